@@ -1,0 +1,52 @@
+"""What every command gets: the environment, memoryd's paths, the loaded config.
+
+Built once at the entry point and passed down; nothing below it reads
+``os.environ`` or config.yaml on its own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any, TextIO
+
+from memoryd.config import Config, load_config
+from memoryd.paths import Paths, resolve_paths
+
+
+@dataclass
+class App:
+    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    cwd: Path = field(default_factory=Path.cwd)
+    out: TextIO = field(default_factory=lambda: sys.stdout)
+    err: TextIO = field(default_factory=lambda: sys.stderr)
+
+    @cached_property
+    def paths(self) -> Paths:
+        return resolve_paths(self.env)
+
+    @cached_property
+    def config(self) -> Config:
+        return load_config(self.paths)
+
+    def reload_config(self) -> Config:
+        self.__dict__.pop("config", None)
+        return self.config
+
+    def emit(self, as_json: bool, data: Any, text: Callable[[], str] | str) -> None:
+        """Print ``data`` as JSON, or the human text."""
+        if as_json:
+            self.out.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+        else:
+            body = text() if callable(text) else text
+            if body:
+                self.out.write(body if body.endswith("\n") else body + "\n")
+
+    def note(self, message: str) -> None:
+        """A human hint on stderr (never mixed into --json output)."""
+        self.err.write(message.rstrip("\n") + "\n")

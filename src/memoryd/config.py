@@ -1,0 +1,287 @@
+"""config.yaml: loaded once at the entry point into a frozen object, passed down.
+
+Every section is a frozen dataclass; the loader walks the dataclass fields, so
+adding a setting is adding a field with a default. An unknown key or a value
+of the wrong type is a :class:`ConfigError` naming the key and the file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import socket
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from memoryd.errors import ConfigError
+from memoryd.fsutil import atomic_write
+from memoryd.paths import Paths
+
+LAYOUTS = ("plugin", "layered", "claude")
+SCOPES = ("global", "project")
+
+
+@dataclass(frozen=True)
+class SyncPolicy:
+    """How one root travels through git. Defaults depend on the root's scope."""
+
+    commit: bool = True  # auto-commit local changes
+    push: bool = True
+    pull: bool = True
+    remote: str = "origin"
+    debounce_s: float = 30.0  # wait this long after a batch before a sync cycle
+    mass_delete_share: float = 0.5  # pause when a cycle deletes more than this share
+
+
+PROJECT_SYNC = SyncPolicy(commit=False, push=False, pull=False)
+
+
+@dataclass(frozen=True)
+class RootConfig:
+    """One memory root. Without an explicit ``sync``, the scope's default policy."""
+
+    path: Path
+    layout: str = "plugin"
+    scope: str = "global"
+    sync: SyncPolicy = None  # type: ignore[assignment]  # filled in by __post_init__
+
+    def __post_init__(self) -> None:
+        if self.sync is None:
+            object.__setattr__(self, "sync", default_policy(self.scope))  # type: ignore[unreachable]
+
+
+def default_policy(scope: str) -> SyncPolicy:
+    return PROJECT_SYNC if scope == "project" else SyncPolicy()
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    limit: int = 10
+    score_floor: float = 0.15
+    half_life_days: float = 14.0
+    project_prior: float = 1.0
+    global_prior: float = 0.5
+    recall_boost_max: float = 0.5  # the hit-count boost tends to 1 + this
+    max_file_bytes: int = 1024 * 1024
+    duplicate_coverage: float = 0.8
+
+
+@dataclass(frozen=True)
+class InjectionConfig:
+    max_chars: int = 1200
+    max_entries: int = 4
+
+
+@dataclass(frozen=True)
+class CompileConfig:
+    folder_descriptions: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DaemonConfig:
+    quiet_ms: int = 150
+    max_wait_ms: int = 1000
+    burst_files: int = 500  # a batch larger than this becomes one reconcile
+    reconcile_interval_s: float = 600.0
+    sync_interval_s: float = 300.0  # periodic pull
+    poll_interval_s: float = 1.0  # when falling back to polling
+
+
+def default_device() -> str:
+    return socket.gethostname().split(".")[0] or "device"
+
+
+@dataclass(frozen=True)
+class Config:
+    device: str = field(default_factory=default_device)
+    roots: tuple[RootConfig, ...] = ()
+    search: SearchConfig = field(default_factory=SearchConfig)
+    injection: InjectionConfig = field(default_factory=InjectionConfig)
+    compile: CompileConfig = field(default_factory=CompileConfig)
+    daemon: DaemonConfig = field(default_factory=DaemonConfig)
+    source: Path | None = field(default=None, compare=False)
+
+    def root_for(self, path: Path) -> RootConfig | None:
+        """The configured root that contains ``path`` (the deepest one)."""
+        best: RootConfig | None = None
+        for root in self.roots:
+            inside = path == root.path or root.path in path.parents
+            if inside and (best is None or len(root.path.parts) > len(best.path.parts)):
+                best = root
+        return best
+
+
+def load_config(paths: Paths) -> Config:
+    """Read ``config.yaml`` (absent means all defaults, with the default global root)."""
+    file = paths.config_file
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return Config(roots=(default_global(paths),))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {file}: {exc}", hint="check its permissions") from exc
+    return parse_config(text, file, paths)
+
+
+def parse_config(text: str, file: Path, paths: Paths) -> Config:
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(
+            f"{file} is not valid YAML: {exc}", hint="fix the file or move it aside"
+        ) from exc
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{file}: the top level must be a mapping of settings")
+    loader = _Loader(file)
+    raw_roots = data.pop("roots", None)
+    config: Config = loader.build(Config, data, "")
+    if raw_roots is None:
+        roots: tuple[RootConfig, ...] = (default_global(paths),)
+    else:
+        roots = loader.roots(raw_roots, file.parent)
+    return dataclasses.replace(config, roots=roots, source=file)
+
+
+def default_global(paths: Paths) -> RootConfig:
+    return RootConfig(path=paths.default_global_root, layout="plugin", scope="global")
+
+
+class _Loader:
+    def __init__(self, file: Path) -> None:
+        self.file = file
+
+    def fail(self, key: str, message: str) -> ConfigError:
+        return ConfigError(
+            f"{self.file}: {key}: {message}", hint=f"edit {self.file} (see docs/config.md)"
+        )
+
+    def build(self, cls: type[Any], data: Any, prefix: str) -> Any:
+        if not isinstance(data, dict):
+            raise self.fail(prefix.rstrip(".") or "top level", "must be a mapping")
+        fields = {f.name: f for f in dataclasses.fields(cls) if f.name not in ("source", "roots")}
+        values: dict[str, Any] = {}
+        for key, value in data.items():
+            if key not in fields:
+                known = ", ".join(sorted(fields))
+                raise self.fail(f"{prefix}{key}", f"unknown key (known keys here: {known})")
+            values[key] = self.convert(fields[key], value, f"{prefix}{key}")
+        return cls(**values)
+
+    def convert(self, spec: dataclasses.Field[Any], value: Any, key: str) -> Any:
+        default = spec.default
+        if default is dataclasses.MISSING and spec.default_factory is not dataclasses.MISSING:
+            default = spec.default_factory()
+        if dataclasses.is_dataclass(default):
+            return self.build(type(default), value, key + ".")
+        problem = _type_error(default, value)
+        if problem:
+            raise self.fail(key, problem)
+        if isinstance(value, int | float) and not isinstance(value, bool) and value < 0:
+            raise self.fail(key, f"must not be negative, got {value!r}")
+        return float(value) if isinstance(default, float) else value
+
+    def roots(self, raw: Any, base: Path) -> tuple[RootConfig, ...]:
+        if not isinstance(raw, list):
+            raise self.fail("roots", "must be a list of roots")
+        roots = []
+        for number, item in enumerate(raw):
+            roots.append(self.root(item, f"roots[{number}]", base))
+        seen: set[Path] = set()
+        for root in roots:
+            if root.path in seen:
+                raise self.fail("roots", f"{root.path} is listed twice")
+            seen.add(root.path)
+        return tuple(roots)
+
+    def root(self, item: Any, key: str, base: Path) -> RootConfig:
+        if not isinstance(item, dict):
+            raise self.fail(key, "must be a mapping with at least 'path'")
+        item = dict(item)
+        unknown = set(item) - {"path", "layout", "scope", "sync"}
+        if unknown:
+            first = sorted(unknown)[0]
+            raise self.fail(f"{key}.{first}", "unknown key (known: layout, path, scope, sync)")
+        raw_path = item.get("path")
+        if not isinstance(raw_path, str) or not raw_path:
+            raise self.fail(f"{key}.path", "is required and must be a string")
+        path = Path(raw_path).expanduser()
+        if not path.is_absolute():
+            path = base / path
+        layout = item.get("layout", "plugin")
+        if layout not in LAYOUTS:
+            raise self.fail(f"{key}.layout", f"must be one of {', '.join(LAYOUTS)}, got {layout!r}")
+        scope = item.get("scope", "global")
+        if scope not in SCOPES:
+            raise self.fail(f"{key}.scope", f"must be one of {', '.join(SCOPES)}, got {scope!r}")
+        base_policy = default_policy(scope)
+        sync_raw = item.get("sync", {})
+        if sync_raw is False:
+            policy = dataclasses.replace(base_policy, commit=False, push=False, pull=False)
+        elif sync_raw is True:
+            policy = dataclasses.replace(base_policy, commit=True, push=True, pull=True)
+        else:
+            given = self.build(SyncPolicy, sync_raw, f"{key}.sync.")
+            explicit = {k: getattr(given, k) for k in sync_raw}
+            policy = dataclasses.replace(base_policy, **explicit)
+        return RootConfig(path=Path(path), layout=layout, scope=scope, sync=policy)
+
+
+def _type_error(default: Any, value: Any) -> str | None:
+    """Why ``value`` cannot stand where ``default`` does (None when it can)."""
+    if isinstance(default, bool):
+        ok, want = isinstance(value, bool), "true or false"
+    elif isinstance(default, int):
+        ok, want = isinstance(value, int) and not isinstance(value, bool), "a whole number"
+    elif isinstance(default, float):
+        ok, want = isinstance(value, int | float) and not isinstance(value, bool), "a number"
+    elif isinstance(default, str):
+        ok, want = isinstance(value, str) and bool(value), "a non-empty string"
+    elif isinstance(default, dict):
+        ok = isinstance(value, dict) and all(
+            isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+        )
+        return None if ok else "must be a mapping of strings to strings"
+    else:
+        return None
+    return None if ok else f"must be {want}, got {value!r}"
+
+
+def root_to_yaml(root: RootConfig) -> dict[str, Any]:
+    """The config.yaml entry for a root (sync settings only where they differ)."""
+    entry: dict[str, Any] = {"path": str(root.path), "layout": root.layout, "scope": root.scope}
+    base = default_policy(root.scope)
+    diff = {
+        f.name: getattr(root.sync, f.name)
+        for f in dataclasses.fields(SyncPolicy)
+        if getattr(root.sync, f.name) != getattr(base, f.name)
+    }
+    if diff:
+        entry["sync"] = diff
+    return entry
+
+
+def register_root(paths: Paths, config: Config, root: RootConfig) -> Config:
+    """Add ``root`` to config.yaml (no-op when it is already there).
+
+    The file is rewritten atomically; the previous version is kept as
+    ``config.yaml.bak`` because YAML comments do not survive a rewrite.
+    """
+    if any(r.path == root.path for r in config.roots):
+        return config
+    file = paths.config_file
+    data: dict[str, Any] = {}
+    if file.exists():
+        old = file.read_bytes()
+        loaded = yaml.safe_load(old) or {}
+        data = dict(loaded) if isinstance(loaded, Mapping) else {}
+        atomic_write(file.with_name(file.name + ".bak"), old)
+    entries = [root_to_yaml(r) for r in config.roots]
+    data = {**data, "roots": [*entries, root_to_yaml(root)]}
+    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+    atomic_write(file, text.encode("utf-8"))
+    return dataclasses.replace(config, roots=(*config.roots, root), source=file)

@@ -1,0 +1,82 @@
+"""One daemon per memoryd home: an flock'ed lock file that holds the pid.
+
+The kernel drops an flock when its process dies, so a stale lock file (left by
+a SIGKILL) never blocks a new daemon, and ``running_pid`` never believes a dead
+one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+from pathlib import Path
+from types import TracebackType
+
+from memoryd.errors import MemorydError
+
+
+class AlreadyRunning(MemorydError):
+    def __init__(self, pid: int | None, lock_file: Path) -> None:
+        who = f"pid {pid}" if pid else "another process"
+        super().__init__(
+            f"memoryd is already running ({who}, lock {lock_file})",
+            hint="stop that daemon first (memoryd service uninstall, or kill the pid)",
+        )
+        self.pid = pid
+
+
+class DaemonLock:
+    """``with DaemonLock(path):`` holds the single-instance lock or raises AlreadyRunning."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.fd: int | None = None
+
+    def acquire(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise AlreadyRunning(running_pid(self.path), self.path) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        os.fsync(fd)
+        self.fd = fd
+
+    def release(self) -> None:
+        if self.fd is not None:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self.fd, 0)
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+            os.close(self.fd)
+            self.fd = None
+
+    def __enter__(self) -> DaemonLock:
+        self.acquire()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.release()
+
+
+def running_pid(path: Path) -> int | None:
+    """The pid of the live daemon holding ``path``, or None when none holds it."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            text = os.read(fd, 64).decode("ascii", "replace").strip()
+            return int(text) if text.isdigit() else -1
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)

@@ -1,0 +1,41 @@
+"""The one error hierarchy. The CLI catches :class:`MemorydError` in one place.
+
+Every message says what went wrong *and* names the next step, because the user
+sees exactly this text and nothing else (no traceback for user errors).
+"""
+
+from __future__ import annotations
+
+
+class MemorydError(Exception):
+    """A problem the user must act on. Exit code 1."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        if self.hint:
+            return f"{self.message}\n  hint: {self.hint}"
+        return self.message
+
+
+class UsageError(MemorydError):
+    """The command line itself is wrong. Exit code 2."""
+
+    exit_code = 2
+
+
+class ConfigError(MemorydError):
+    """config.yaml or the environment is invalid."""
+
+
+class PathError(MemorydError):
+    """A path that memoryd refuses to touch (outside a root, not a repo, ...)."""
+
+
+class Refused(MemorydError):
+    """An input memoryd refuses (a secret, a duplicate, an existing id, ...)."""

@@ -1,0 +1,284 @@
+"""The memory model: a Markdown file with optional YAML frontmatter.
+
+Pure functions of bytes. ``parse`` never raises on bad input: malformed YAML,
+an unclosed fence or undecodable bytes come back as :class:`Problem` records
+with the raw bytes kept, so a caller can still index the body and report the
+file. ``render`` of an untouched memory returns the original bytes exactly;
+an edited one is re-serialised with the original newline style and BOM.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import yaml
+
+from memoryd.errors import MemorydError
+
+BOM = b"\xef\xbb\xbf"
+FENCE = "---"
+KNOWN_FIELDS = (
+    "id", "kind", "summary", "highlight", "created", "updated", "load_when",
+    "pinned", "supersedes", "superseded_by", "sync",
+)  # fmt: skip
+# Anything below this many "epoch milliseconds" is before March 1973: seconds.
+MIN_EPOCH_MS = 100_000_000_000
+
+_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_Dumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something wrong with one memory, phrased for the user."""
+
+    code: str
+    message: str
+
+
+@dataclass(frozen=True)
+class _Source:
+    raw: bytes
+    meta: dict[Any, Any]
+    body: str
+    newline: str
+    bom: bool
+
+
+@dataclass(frozen=True)
+class Memory:
+    """One memory file. ``meta`` is the frontmatter mapping (empty when none)."""
+
+    meta: dict[Any, Any] = field(default_factory=dict)
+    body: str = ""
+    problems: tuple[Problem, ...] = ()
+    newline: str = "\n"
+    bom: bool = False
+    source: _Source | None = field(default=None, compare=False, repr=False)
+
+    # -- typed, lenient accessors: a wrong type reads as "absent"; validate() reports it
+    def text(self, name: str) -> str | None:
+        value = self.meta.get(name)
+        return value if isinstance(value, str) else None
+
+    def integer(self, name: str) -> int | None:
+        value = self.meta.get(name)
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    def strings(self, name: str) -> tuple[str, ...]:
+        value = self.meta.get(name)
+        if isinstance(value, str):
+            return (value,)
+        if isinstance(value, list):
+            return tuple(str(v) for v in value if isinstance(v, str | int | float))
+        return ()
+
+    @property
+    def id(self) -> str | None:
+        return self.text("id")
+
+    @property
+    def kind(self) -> str | None:
+        return self.text("kind")
+
+    @property
+    def summary(self) -> str | None:
+        return self.text("summary")
+
+    @property
+    def highlight(self) -> str | None:
+        return self.text("highlight")
+
+    @property
+    def created(self) -> int | None:
+        return self.integer("created")
+
+    @property
+    def updated(self) -> int | None:
+        return self.integer("updated")
+
+    @property
+    def load_when(self) -> tuple[str, ...]:
+        return self.strings("load_when")
+
+    @property
+    def pinned(self) -> bool:
+        return self.meta.get("pinned") is True
+
+    @property
+    def supersedes(self) -> tuple[str, ...]:
+        return self.strings("supersedes")
+
+    @property
+    def superseded_by(self) -> str | None:
+        return self.text("superseded_by")
+
+    @property
+    def sync(self) -> bool:
+        return self.meta.get("sync") is not False
+
+    @property
+    def malformed(self) -> bool:
+        return any(p.code.startswith("frontmatter.") for p in self.problems)
+
+    def with_fields(self, **changes: Any) -> Memory:
+        """A copy with frontmatter fields set (``None`` removes a field)."""
+        meta = dict(self.meta)
+        for key, value in changes.items():
+            if value is None:
+                meta.pop(key, None)
+            else:
+                meta[key] = value
+        return replace(self, meta=meta)
+
+    def with_body(self, body: str) -> Memory:
+        return replace(self, body=body)
+
+
+def parse(raw: bytes) -> Memory:
+    """Parse a memory file. Never raises; problems are recorded on the result."""
+    problems: list[Problem] = []
+    bom = raw.startswith(BOM)
+    payload = raw[len(BOM) :] if bom else raw
+    try:
+        text = payload.decode("utf-8")
+    except UnicodeDecodeError:
+        text = payload.decode("utf-8", errors="replace")
+        problems.append(Problem("encoding", "not valid UTF-8; read with replacement characters"))
+    first_end = text.find("\n")
+    first_line = text if first_end < 0 else text[:first_end]
+    newline = "\r\n" if first_line.endswith("\r") else "\n"
+    meta, body, fm_problems = _split(text)
+    problems.extend(fm_problems)
+    source = _Source(raw, copy.deepcopy(meta), body, newline, bom)
+    return Memory(meta, body, tuple(problems), newline, bom, source)
+
+
+def _split(text: str) -> tuple[dict[Any, Any], str, list[Problem]]:
+    lines = text.splitlines(keepends=True)
+    if not lines or lines[0].rstrip("\r\n") != FENCE or not lines[0].endswith("\n"):
+        return {}, text, []
+    for number, line in enumerate(lines[1:], start=1):
+        if line.rstrip("\r\n") in (FENCE, "..."):
+            yaml_text = "".join(lines[1:number])
+            body = "".join(lines[number + 1 :])
+            meta, problems = _load_yaml(yaml_text)
+            return meta, body, problems
+    return {}, text, [Problem("frontmatter.unclosed", "frontmatter has no closing '---' line")]
+
+
+def _load_yaml(yaml_text: str) -> tuple[dict[Any, Any], list[Problem]]:
+    try:
+        loaded = yaml.load(yaml_text, Loader=_Loader)  # a safe loader (C if available)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (frontmatter line {mark.line + 1})" if mark is not None else ""
+        reason = getattr(exc, "problem", None) or type(exc).__name__
+        return {}, [Problem("frontmatter.yaml", f"malformed YAML{where}: {reason}")]
+    if loaded is None:
+        return {}, []
+    if not isinstance(loaded, dict):
+        kind = type(loaded).__name__
+        return {}, [Problem("frontmatter.shape", f"frontmatter is a {kind}, not a mapping")]
+    return loaded, []
+
+
+def render(memory: Memory) -> bytes:
+    """Serialise a memory. Untouched memories come back byte for byte."""
+    src = memory.source
+    if (
+        src is not None
+        and memory.meta == src.meta
+        and memory.body == src.body
+        and memory.newline == src.newline
+        and memory.bom == src.bom
+    ):
+        return src.raw
+    if memory.malformed and src is not None and memory.meta != src.meta:
+        raise MemorydError(
+            "cannot rewrite a memory whose frontmatter is malformed",
+            hint="fix the YAML between the '---' lines by hand first (memoryd inspect shows where)",
+        )
+    text = memory.body
+    # An empty frontmatter keeps a body that starts with '---' from reading as one.
+    if memory.meta or text.split("\n", 1)[0].rstrip("\r") == FENCE:
+        dumped = _dump(memory.meta) if memory.meta else ""
+        front = f"{FENCE}\n{dumped}{FENCE}\n"
+        if memory.newline != "\n":
+            front = front.replace("\n", memory.newline)
+        text = front + text
+    data = text.encode("utf-8")
+    return BOM + data if memory.bom else data
+
+
+def _dump(meta: dict[Any, Any]) -> str:
+    return yaml.dump(
+        meta,
+        Dumper=_Dumper,
+        sort_keys=False,
+        allow_unicode=True,
+        default_flow_style=False,
+        width=10_000,
+    )
+
+
+def new_memory(meta: Mapping[str, Any], body: str) -> Memory:
+    """A memory that has no file yet. ``body`` gets a trailing newline."""
+    if body and not body.endswith("\n"):
+        body += "\n"
+    return Memory(meta=dict(meta), body=body)
+
+
+def id_for_path(relative: str) -> str:
+    """The plugin-layout id of a file: its root-relative POSIX path without ``.md``."""
+    return relative[:-3] if relative.endswith(".md") else relative
+
+
+def validate(memory: Memory, expected_id: str | None = None) -> list[Problem]:
+    """Every problem of this memory: parse problems, then field problems."""
+    problems = list(memory.problems)
+    meta = memory.meta
+    for name in ("id", "kind", "summary", "highlight", "superseded_by"):
+        if name in meta and not isinstance(meta[name], str):
+            problems.append(_type_problem(name, "a string", meta[name]))
+    if isinstance(meta.get("summary"), str) and "\n" in meta["summary"].strip():
+        problems.append(Problem("field.summary", "summary should be one line"))
+    for name in ("created", "updated"):
+        problems.extend(_check_epoch_ms(name, meta))
+    for name in ("pinned", "sync"):
+        if name in meta and not isinstance(meta[name], bool):
+            problems.append(_type_problem(name, "true or false", meta[name]))
+    for name in ("load_when", "supersedes"):
+        value = meta.get(name)
+        ok_list = isinstance(value, list) and all(isinstance(v, str) for v in value)
+        if name in meta and not ok_list and not (name == "supersedes" and isinstance(value, str)):
+            problems.append(_type_problem(name, "a list of strings", value))
+    own_id = memory.id
+    if expected_id is not None and own_id is not None and own_id != expected_id:
+        problems.append(
+            Problem("field.id", f"id {own_id!r} does not match its path (expected {expected_id!r})")
+        )
+    return problems
+
+
+def _check_epoch_ms(name: str, meta: Mapping[Any, Any]) -> list[Problem]:
+    if name not in meta:
+        return []
+    value = meta[name]
+    if not isinstance(value, int) or isinstance(value, bool):
+        return [_type_problem(name, "an integer of epoch milliseconds", value)]
+    if 0 < value < MIN_EPOCH_MS:
+        return [
+            Problem(
+                f"field.{name}",
+                f"{name} looks like epoch seconds ({value}); write milliseconds ({value * 1000})",
+            )
+        ]
+    return []
+
+
+def _type_problem(name: str, expected: str, value: Any) -> Problem:
+    return Problem(f"field.{name}", f"{name} should be {expected}, got {type(value).__name__}")

@@ -1,0 +1,148 @@
+"""Memory roots on disk: creating one, finding a project's, walking its files."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from memoryd.errors import PathError
+from memoryd.fsutil import atomic_write
+
+log = logging.getLogger(__name__)
+
+CATEGORIES = ("rules", "preferences", "decisions", "pitfalls", "facts")
+PROJECT_DIRNAME = ".memory"
+STATE_FILE = ".state.json"
+ROOT_FILE = "ROOT.md"
+INDEX_FILE = "index.md"
+SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__"})
+# Editor swap/backup/lock files and our own temp files: never memories.
+_TEMP_RE = re.compile(
+    r"(^\.#)|(^#.*#$)|(~$)|(\.sw[a-p]$)|(^4913$)|(\.tmp$)|(\.kate-swp$)|(^\.memoryd-tmp-)"
+    r"|(\.bak$)|(\.orig$)|(^\.~lock\.)|(\.crswap$)|(^\.goutputstream-)",
+)
+
+ROOT_TEMPLATE = """\
+# Memory
+
+## Current goal
+
+(Write here what you are working toward now. memoryd never rewrites this section.)
+"""
+
+
+@dataclass(frozen=True)
+class InitResult:
+    root: Path
+    created: tuple[str, ...]  # root-relative paths that did not exist before
+
+
+def is_temp_name(name: str) -> bool:
+    """Editor temp, swap, lock and backup files (and memoryd's own temp files)."""
+    return bool(_TEMP_RE.search(name))
+
+
+def is_memory_name(name: str) -> bool:
+    return name.endswith(".md") and not name.startswith(".") and not is_temp_name(name)
+
+
+def init_root(root: Path) -> InitResult:
+    """Create a plugin-layout root; running it again changes nothing."""
+    created: list[str] = []
+    if root.exists() and not root.is_dir():
+        raise PathError(f"{root} exists and is not a folder", hint="move it aside and run again")
+    if not root.exists():
+        root.mkdir(parents=True)
+        created.append(".")
+    for name in CATEGORIES:
+        folder = root / name
+        if not folder.exists():
+            folder.mkdir()
+            created.append(name + "/")
+    root_md = root / ROOT_FILE
+    if not root_md.exists():
+        atomic_write(root_md, ROOT_TEMPLATE.encode("utf-8"))
+        created.append(ROOT_FILE)
+    if ensure_gitignored(root, STATE_FILE):
+        created.append(".gitignore")
+    return InitResult(root, tuple(created))
+
+
+def ensure_gitignored(root: Path, pattern: str) -> bool:
+    """Make sure ``pattern`` is a line of ``root/.gitignore``; True when written."""
+    file = root / ".gitignore"
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    lines = text.splitlines()
+    if pattern in (line.strip() for line in lines) or f"/{pattern}" in lines:
+        return False
+    if text and not text.endswith("\n"):
+        text += "\n"
+    atomic_write(file, (text + pattern + "\n").encode("utf-8"))
+    return True
+
+
+def git_toplevel(start: Path) -> Path | None:
+    """The work tree that contains ``start`` (found by walking up to a ``.git``)."""
+    current = start.resolve()
+    for folder in (current, *current.parents):
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
+def project_root_for(start: Path) -> Path | None:
+    """``<git top level>/.memory`` for ``start``, whether or not it exists yet."""
+    top = git_toplevel(start)
+    return None if top is None else top / PROJECT_DIRNAME
+
+
+def walk_root(root: Path) -> list[Path]:
+    """Every memory file under ``root``, sorted, never leaving the root.
+
+    Skips VCS and hidden folders, editor temp files, linked folders, and linked
+    files whose target resolves outside the root. Unreadable folders are logged and skipped (the
+    caller decides what "unknown" means for the files it had there).
+    """
+    real_root = root.resolve()
+    found: list[Path] = []
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError as exc:
+            log.warning("cannot list %s: %s", folder, exc)
+            continue
+        for entry in entries:
+            path = Path(entry.path)
+            if entry.is_symlink() and not _inside(path, real_root):
+                log.debug("skipping symlink out of root: %s", path)
+                continue
+            if entry.is_dir():
+                if entry.is_symlink():  # never descend through links: no loops, no escapes
+                    continue
+                if entry.name not in SKIP_DIRS and not entry.name.startswith("."):
+                    stack.append(path)
+            elif is_memory_name(entry.name):
+                found.append(path)
+    found.sort()
+    return found
+
+
+def _inside(path: Path, real_root: Path) -> bool:
+    try:
+        target = path.resolve()
+    except OSError:
+        return False
+    return target == real_root or real_root in target.parents
+
+
+def relative_id(root: Path, path: Path) -> str:
+    """Root-relative POSIX path of a file."""
+    return path.relative_to(root).as_posix()

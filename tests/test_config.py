@@ -1,0 +1,115 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memoryd.config import Config, RootConfig, load_config, register_root
+from memoryd.errors import ConfigError
+from memoryd.paths import resolve_paths
+
+
+def write_config(home: Path, text: str) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text(text, encoding="utf-8")
+
+
+def test_defaults_without_a_file(isolated_home: Path) -> None:
+    config = load_config(resolve_paths())
+    assert [r.path for r in config.roots] == [isolated_home / "memory"]
+    root = config.roots[0]
+    assert (root.layout, root.scope, root.sync.commit, root.sync.push) == (
+        "plugin",
+        "global",
+        True,
+        True,
+    )
+    assert config.search.limit == 10
+    assert config.search.score_floor == 0.15
+    assert config.injection.max_chars == 1200
+
+
+def test_relative_memoryd_home_is_refused() -> None:
+    with pytest.raises(ConfigError) as info:
+        resolve_paths({"MEMORYD_HOME": "rel/home"})
+    assert str(info.value) == (
+        "MEMORYD_HOME must be an absolute path, got 'rel/home'\n"
+        "  hint: export MEMORYD_HOME=$PWD/rel/home or unset it to use the default folders"
+    )
+
+
+def test_without_memoryd_home_the_opencode_folder_is_the_global_root(tmp_path: Path) -> None:
+    paths = resolve_paths({"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "cfg")})
+    assert paths.default_global_root == tmp_path / "cfg" / "opencode" / "memory"
+    paths = resolve_paths({"HOME": str(tmp_path)})
+    assert paths.default_global_root == tmp_path / ".config" / "opencode" / "memory"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("search:\n  limt: 3\n", "search.limt: unknown key (known keys here: "),
+        ("search:\n  limit: many\n", "search.limit: must be a whole number, got 'many'"),
+        ("search:\n  score_floor: true\n", "search.score_floor: must be a number, got True"),
+        ("daemon:\n  quiet_ms: -5\n", "daemon.quiet_ms: must not be negative, got -5"),
+        ("device: ''\n", "device: must be a non-empty string, got ''"),
+        ("colour: blue\n", "colour: unknown key"),
+        ("roots: {}\n", "roots: must be a list of roots"),
+        ("roots:\n  - layout: plugin\n", "roots[0].path: is required and must be a string"),
+        (
+            "roots:\n  - path: /m\n    layout: flat\n",
+            "roots[0].layout: must be one of plugin, layered, claude",
+        ),
+        (
+            "roots:\n  - path: /m\n    scope: team\n",
+            "roots[0].scope: must be one of global, project",
+        ),
+        ("roots:\n  - path: /m\n    sync: {pusj: true}\n", "roots[0].sync.pusj: unknown key"),
+        ("roots:\n  - path: /m\n  - path: /m\n", "roots: /m is listed twice"),
+        ("- a\n", "the top level must be a mapping"),
+        ("search: [\n", "is not valid YAML"),
+    ],
+)
+def test_config_errors_name_the_key_and_the_file(
+    isolated_home: Path, text: str, message: str
+) -> None:
+    write_config(isolated_home, text)
+    with pytest.raises(ConfigError) as info:
+        load_config(resolve_paths())
+    assert str(isolated_home / "config.yaml") in str(info.value)
+    assert message in str(info.value)
+
+
+def test_project_roots_default_to_no_auto_commit(isolated_home: Path) -> None:
+    write_config(
+        isolated_home,
+        "device: laptop\nroots:\n  - path: /g\n  - path: /p/.memory\n    scope: project\n"
+        "    sync: {commit: true}\n  - path: /q/.memory\n    scope: project\n",
+    )
+    config = load_config(resolve_paths())
+    g, p, q = config.roots
+    assert config.device == "laptop"
+    assert (g.sync.commit, g.sync.push) == (True, True)
+    assert (p.sync.commit, p.sync.push, p.sync.pull) == (True, False, False)
+    assert (q.sync.commit, q.sync.push) == (False, False)
+    assert config.root_for(Path("/p/.memory/facts/x.md")) == p
+    assert config.root_for(Path("/elsewhere")) is None
+
+
+def test_register_root_keeps_settings_and_a_backup(isolated_home: Path) -> None:
+    write_config(isolated_home, "# mine\nsearch:\n  limit: 3\n")
+    paths = resolve_paths()
+    config = load_config(paths)
+    project = RootConfig(path=Path("/p/.memory"), scope="project")
+    after = register_root(paths, config, project)
+    assert register_root(paths, after, project) is after
+    reloaded = load_config(paths)
+    assert reloaded.search.limit == 3
+    assert [r.path for r in reloaded.roots] == [isolated_home / "memory", Path("/p/.memory")]
+    assert reloaded.roots[1].sync.commit is False
+    assert (isolated_home / "config.yaml.bak").read_text() == "# mine\nsearch:\n  limit: 3\n"
+
+
+def test_config_is_frozen() -> None:
+    with pytest.raises(AttributeError):
+        Config().device = "x"  # type: ignore[misc]

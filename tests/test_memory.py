@@ -1,0 +1,171 @@
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memoryd.errors import MemorydError
+from memoryd.memory import Memory, id_for_path, new_memory, parse, render, validate
+
+PLUGIN_EXAMPLE = """\
+---
+id: pitfalls/sqlite-cjk-tokenizer
+kind: pitfall
+summary: unicode61 把整段中文当一个 token,trigram 漏掉两字词。
+highlight: 实测:查"部署"两种分词器都是 0 命中
+created: 1791512014824
+updated: 1791512014824
+load_when:
+  - SQLite
+  - FTS5
+  - 分词
+pinned: true
+---
+正文:上下文、决策、原因、根因。
+"""
+
+TRICKY = {
+    "plugin example (Chinese)": PLUGIN_EXAMPLE.encode(),
+    "crlf": b"---\r\nid: a\r\nkind: fact\r\n---\r\nline one\r\nline two\r\n",
+    "empty": b"",
+    "frontmatter only": b"---\nid: x\n---\n",
+    "frontmatter only, no final newline": b"---\nid: x\n---",
+    "no frontmatter": "# 标题\n\n只有正文。\n".encode(),
+    "unclosed fence": b"---\nid: x\nkind: fact\nbody without end\n",
+    "tabs in yaml": b"---\nid: x\n\tkind: fact\n---\nbody\n",
+    "bad anchor": b"---\nid: *nowhere\n---\nbody\n",
+    "yaml list": b"---\n- a\n- b\n---\nbody\n",
+    "bom": b"\xef\xbb\xbf---\nid: b\n---\nbody\n",
+    "latin-1 bytes": b"---\nid: c\n---\ncaf\xe9\n",
+    "unknown fields and comments": b"---\n# note\nid: u\nfoo: {a: 1}\ndate: 2024-01-02\n---\nx\n",
+    "dashes in body": b"---\nid: d\n---\nabove\n---\nbelow\n",
+    "fence with trailing space": b"--- \nid: e\n---\nbody\n",
+}
+
+
+@pytest.mark.parametrize("raw", TRICKY.values(), ids=TRICKY.keys())
+def test_untouched_round_trip_is_byte_identical(raw: bytes) -> None:
+    assert render(parse(raw)) == raw
+
+
+def test_plugin_example_fields() -> None:
+    m = parse(PLUGIN_EXAMPLE.encode())
+    assert m.id == "pitfalls/sqlite-cjk-tokenizer"
+    assert m.kind == "pitfall"
+    assert m.load_when == ("SQLite", "FTS5", "分词")
+    assert m.pinned is True
+    assert m.sync is True
+    assert m.created == 1791512014824
+    assert m.body == "正文:上下文、决策、原因、根因。\n"
+    assert m.problems == ()
+    assert validate(m, "pitfalls/sqlite-cjk-tokenizer") == []
+
+
+@pytest.mark.parametrize(
+    ("raw", "code", "body_has"),
+    [
+        (TRICKY["unclosed fence"], "frontmatter.unclosed", "body without end"),
+        (TRICKY["tabs in yaml"], "frontmatter.yaml", "body"),
+        (TRICKY["bad anchor"], "frontmatter.yaml", "body"),
+        (TRICKY["yaml list"], "frontmatter.shape", "body"),
+        (TRICKY["latin-1 bytes"], "encoding", "caf\ufffd"),
+    ],
+)
+def test_malformed_input_is_a_problem_not_an_exception(
+    raw: bytes, code: str, body_has: str
+) -> None:
+    m = parse(raw)
+    assert [p.code for p in m.problems] == [code]
+    assert body_has in m.body
+    assert render(m) == raw
+
+
+def test_malformed_yaml_problem_names_the_line() -> None:
+    m = parse(TRICKY["tabs in yaml"])
+    assert m.problems[0].message.startswith("malformed YAML (frontmatter line 2)")
+
+
+def test_edit_keeps_unknown_fields_crlf_and_bom() -> None:
+    raw = b"\xef\xbb\xbf---\r\nid: a\r\nfoo: bar\r\n---\r\nbody\r\n"
+    edited = render(parse(raw).with_fields(summary="新的"))
+    assert edited == "\ufeff---\r\nid: a\r\nfoo: bar\r\nsummary: 新的\r\n---\r\nbody\r\n".encode()
+    again = parse(edited)
+    assert again.meta == {"id": "a", "foo": "bar", "summary": "新的"}
+    assert render(again) == edited
+
+
+def test_removing_a_field_and_editing_the_body() -> None:
+    m = parse(b"---\nid: a\npinned: true\n---\nold\n")
+    out = render(m.with_fields(pinned=None).with_body("new\n"))
+    assert out == b"---\nid: a\n---\nnew\n"
+
+
+def test_rewriting_malformed_frontmatter_is_refused() -> None:
+    m = parse(TRICKY["tabs in yaml"])
+    with pytest.raises(MemorydError, match="frontmatter is malformed"):
+        render(m.with_fields(kind="fact"))
+
+
+def test_new_memory_renders_frontmatter_and_body() -> None:
+    m = new_memory({"id": "facts/x", "kind": "fact", "load_when": ["部署"]}, "text")
+    assert render(m) == "---\nid: facts/x\nkind: fact\nload_when:\n- 部署\n---\ntext\n".encode()
+
+
+def test_body_without_frontmatter_is_a_memory_without_fields() -> None:
+    m = parse(b"just text\n")
+    assert m.meta == {} and m.body == "just text\n" and m.problems == ()
+
+
+@pytest.mark.parametrize(
+    ("meta", "expected"),
+    [
+        (
+            {"updated": 1791512014},
+            "updated looks like epoch seconds (1791512014); write milliseconds (1791512014000)",
+        ),
+        ({"created": "yesterday"}, "created should be an integer of epoch milliseconds, got str"),
+        ({"pinned": "yes"}, "pinned should be true or false, got str"),
+        ({"sync": 1}, "sync should be true or false, got int"),
+        ({"load_when": "SQLite"}, "load_when should be a list of strings, got str"),
+        ({"summary": 3}, "summary should be a string, got int"),
+        ({"summary": "two\nlines"}, "summary should be one line"),
+        ({"id": "facts/other"}, "id 'facts/other' does not match its path (expected 'facts/x')"),
+    ],
+)
+def test_validation_messages(meta: dict[str, object], expected: str) -> None:
+    problems = validate(Memory(meta=meta), expected_id="facts/x")
+    assert [p.message for p in problems] == [expected]
+
+
+def test_lenient_accessors_read_wrong_types_as_absent() -> None:
+    m = Memory(meta={"id": 5, "created": True, "pinned": "true", "sync": False})
+    assert m.id is None and m.created is None and m.pinned is False and m.sync is False
+
+
+def test_id_for_path() -> None:
+    assert id_for_path("pitfalls/sqlite-cjk-tokenizer.md") == "pitfalls/sqlite-cjk-tokenizer"
+
+
+@given(st.binary(max_size=300))
+def test_parse_never_raises_and_round_trips(raw: bytes) -> None:
+    assert render(parse(raw)) == raw
+
+
+@given(
+    st.dictionaries(
+        st.text(st.characters(categories=["L", "N"]), min_size=1, max_size=8),
+        st.one_of(st.text(max_size=20), st.integers(), st.booleans()),
+        max_size=5,
+    ),
+    st.text(max_size=80).map(lambda s: s.replace("\r", "")),
+)
+def test_edited_memories_parse_back_to_what_was_set(meta: dict[str, object], body: str) -> None:
+    rendered = render(Memory(meta=meta, body=body))
+    back = parse(rendered)
+    assert (back.meta, back.body) == (meta, body)
+
+
+def test_a_body_that_starts_with_a_fence_stays_body() -> None:
+    m = Memory(meta={}, body="---\nnot: frontmatter\n---\n")
+    back = parse(render(m))
+    assert (back.meta, back.body) == ({}, m.body)

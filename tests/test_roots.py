@@ -1,0 +1,77 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from memoryd.errors import PathError
+from memoryd.roots import init_root, is_temp_name, project_root_for, walk_root
+
+
+def test_init_root_is_idempotent(tmp_path: Path) -> None:
+    root = tmp_path / "m"
+    first = init_root(root)
+    assert set(first.created) == {
+        ".",
+        "rules/",
+        "preferences/",
+        "decisions/",
+        "pitfalls/",
+        "facts/",
+        "ROOT.md",
+        ".gitignore",
+    }
+    snapshot = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    assert init_root(root).created == ()
+    assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file()} == snapshot
+    assert (root / ".gitignore").read_text() == ".state.json\n"
+    assert "## Current goal" in (root / "ROOT.md").read_text()
+
+
+def test_init_root_keeps_an_existing_gitignore_and_root_md(tmp_path: Path) -> None:
+    root = tmp_path / "m"
+    root.mkdir()
+    (root / ".gitignore").write_text("*.log")
+    (root / "ROOT.md").write_text("mine\n")
+    init_root(root)
+    assert (root / ".gitignore").read_text() == "*.log\n.state.json\n"
+    assert (root / "ROOT.md").read_text() == "mine\n"
+
+
+def test_init_root_refuses_a_file(tmp_path: Path) -> None:
+    (tmp_path / "m").write_text("x")
+    with pytest.raises(PathError, match="exists and is not a folder"):
+        init_root(tmp_path / "m")
+
+
+@pytest.mark.parametrize(
+    "name", [".a.md.swp", "a.md~", ".#a.md", "4913", "a.md.tmp", ".a.md.kate-swp", "#a.md#"]
+)
+def test_editor_temp_names(name: str) -> None:
+    assert is_temp_name(name)
+
+
+def test_walk_root_skips_git_temp_files_and_links_out(tmp_path: Path) -> None:
+    root = tmp_path / "m"
+    (root / "facts" / "deep").mkdir(parents=True)
+    (root / ".git").mkdir()
+    (root / ".git" / "x.md").write_text("no")
+    (root / "facts" / "a.md").write_text("a")
+    (root / "facts" / "deep" / "b.md").write_text("b")
+    (root / "facts" / ".a.md.swp").write_text("swap")
+    (root / "facts" / "note.txt").write_text("not markdown")
+    outside = tmp_path / "secret.md"
+    outside.write_text("outside")
+    os.symlink(outside, root / "facts" / "link-out.md")
+    os.symlink(root / "facts" / "a.md", root / "facts" / "link-in.md")
+    os.symlink(root, root / "facts" / "loop")
+    found = [p.relative_to(root).as_posix() for p in walk_root(root)]
+    assert found == ["facts/a.md", "facts/deep/b.md", "facts/link-in.md"]
+
+
+def test_project_root_for(tmp_path: Path) -> None:
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    (tmp_path / "repo" / "src").mkdir()
+    assert project_root_for(tmp_path / "repo" / "src") == (tmp_path / "repo" / ".memory").resolve()
+    assert project_root_for(tmp_path) is None
