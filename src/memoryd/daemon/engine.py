@@ -21,6 +21,9 @@ from memoryd.daemon.batching import Op
 from memoryd.paths import Paths
 
 log = logging.getLogger(__name__)
+# Past this many paths, one incremental reconcile of the whole root (size+mtime
+# fingerprints, no re-reads) is cheaper than following each path.
+ONLY_MAX = 64
 
 
 def digest(path: Path) -> str | None:
@@ -82,6 +85,8 @@ class Engine:
         """Reindex ``only`` (None: the whole root), recompile, reindex the compiled files."""
         from memoryd.index import reconcile
 
+        if only is not None and len(only) > ONLY_MAX:
+            only = None
         report = reconcile(self.db, config, [root], only)
         result = Refresh(indexed=[*report.added, *report.changed, *report.removed])
         result.unknown = len(report.unknown)

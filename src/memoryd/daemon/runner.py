@@ -25,6 +25,7 @@ from memoryd.daemon.roots import RootGuard
 from memoryd.daemon.scheduler import Scheduler
 from memoryd.daemon.status import StatusBoard, now_iso
 from memoryd.daemon.syncing import Syncer
+from memoryd.daemon.wake import WakeDetector
 from memoryd.daemon.watch import ObserverFactory, Watcher, native_observer
 from memoryd.daemon.worker import Cmd, Command, Worker
 
@@ -51,6 +52,7 @@ class Daemon:
             self.scheduler, self.status, self.paths, lambda: self.config, self.guard.is_paused
         )
         self.overflow = OverflowTrap(lambda: self.worker.send(Cmd.RECONCILE))
+        self.wake = WakeDetector()
         self.stopping = threading.Event()
         self._config_stamp = _stamp(self.paths.config_file)
         self._hooks: list[tuple[int, object]] = []
@@ -76,6 +78,7 @@ class Daemon:
         self.scheduler.shutdown()
         self.overflow.remove()
         self.watcher.stop()
+        self.worker.send(Cmd.RECONCILE)  # whatever the observer had not reported yet
         self.worker.send(Cmd.STOP)
         self.worker.join()
         self.status.update(stopped_at=now_iso())
@@ -109,18 +112,18 @@ class Daemon:
             root = root_of(path, list(roots))
             if root in live and root not in rescan:
                 by_root.setdefault(root, []).append(path)
+        indexed = 0
         for path in sorted(rescan):
-            self._refresh(roots[path], None)
+            indexed += self._refresh(roots[path], None)
         for path, changed in sorted(by_root.items()):
-            self._refresh(roots[path], changed)
-        files = sum(len(v) for v in by_root.values())
-        if files or rescan:
+            indexed += self._refresh(roots[path], changed)
+        if by_root or rescan:
             ms = round((time.perf_counter() - started) * 1000, 1)
-            batch_info = {"at": now_iso(), "files": files, "rescan": len(rescan), "ms": ms}
-            self.status.update(last_batch=batch_info)
+            info = {"at": now_iso(), "files": indexed, "events": batch.events, "ms": ms}
+            self.status.update(last_batch=info)
             log.info(
-                "batch: %d files, %d rescans, %d own writes, %.1f ms",
-                files, len(rescan), dropped, ms,
+                "batch: %d events, %d files changed, %d rescans, %d own writes, %.1f ms",
+                batch.events, indexed, len(rescan), dropped, ms,
             )  # fmt: skip
 
     def _command(self, command: Command) -> None:
@@ -186,7 +189,10 @@ class Daemon:
         self.worker.send(Cmd.RECONCILE, (root,))
 
     def _tick(self) -> None:
-        """Roots that vanished or came back; config.yaml changed on disk."""
+        """Roots that vanished or came back; config.yaml changed; a resume from sleep."""
+        if self.wake.check(time.monotonic(), time.time()):
+            log.info("resumed after %.0f s asleep: syncing now", self.wake.last_gap_s)
+            self.scheduler.now("sync-on-wake", self.syncer.run_all)
         for root in self.config.roots:
             self.guard.check(root.path)
         stamp = _stamp(self.paths.config_file)

@@ -7,6 +7,7 @@ scheduler's thread pool; a second job for the same root waits its turn).
 
 from __future__ import annotations
 
+import importlib
 import logging
 import threading
 from collections.abc import Callable
@@ -66,12 +67,12 @@ class Syncer:
         self.status.root(path, last_sync={"at": now_iso(), "outcome": outcome, "message": message})
 
     def _sync(self, root: RootConfig) -> tuple[str, str]:
-        try:
-            from memoryd.sync.engine import sync_root
+        try:  # the sync engine is a separate subsystem; a build without it still serves
+            engine: Any = importlib.import_module("memoryd.sync.engine")
         except ImportError:
             return "unavailable", "this memoryd has no sync engine"
         try:
-            return describe(sync_root(self.config(), self.paths, root))
+            return describe(engine.sync_root(self.config(), self.paths, root))
         except Exception as exc:  # a failed cycle must not stop the daemon
             log.exception("sync of %s failed", root.path)
             return "failed", f"{type(exc).__name__}: {exc}"
