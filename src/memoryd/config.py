@@ -73,6 +73,7 @@ class SearchConfig:
 class InjectionConfig:
     max_chars: int = 1200
     max_entries: int = 4
+    outline_chars: int = 800  # the outline layer of `memoryd context` (rules are never cut)
 
 
 @dataclass(frozen=True)
