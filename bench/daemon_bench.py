@@ -18,8 +18,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 TARGETS = {"p95": "< 300 ms", "cpu": "< 0.5 %", "rss": "< 80 MB"}
+Row = tuple[str, str, str]
+NO = SimpleNamespace(last_reconcile=None)
 
 
 def generate(root: Path, count: int, start: int = 0, folder: str | None = None) -> list[Path]:
@@ -64,6 +68,73 @@ def wait_for(cond: object, timeout: float, step: float = 0.005) -> bool:
     return False
 
 
+def latency(ctx: dict[str, Any], files: list[Path], edits: int) -> list[Row]:
+    """Append a unique word to a memory; time until recall finds it."""
+    from memoryd.index import recall
+
+    app, db = ctx["app"], ctx["db"]
+    roots = list(app.config.roots)
+    times = []
+    for i in range(edits):
+        path = files[(i * 97) % len(files)]
+        token = f"benchtoken{i:04d}zz"
+        text = path.read_text(encoding="utf-8") + f"\nedited {token}\n"
+        t0 = time.perf_counter()
+        path.write_text(text, encoding="utf-8")
+        found = wait_for(lambda t=token: bool(recall(db, app.config, t, roots, bump=False)), 10)
+        times.append((time.perf_counter() - t0) * 1000 if found else float("inf"))
+        time.sleep(0.05)
+    times.sort()
+    p95 = times[max(0, int(len(times) * 0.95) - 1)]
+    return [
+        (f"save -> recall p50 ({edits} edits)", f"{statistics.median(times):.0f} ms", ""),
+        (f"save -> recall p95 ({edits} edits)", f"{p95:.0f} ms", TARGETS["p95"]),
+    ]
+
+
+def idle(pid: int, seconds: float, memories: int) -> list[Row]:
+    time.sleep(3)  # let the compile of the last edit finish
+    cpu0, _, _ = proc_stat(pid)
+    time.sleep(seconds)
+    cpu1, rss, _ = proc_stat(pid)
+    share = (cpu1 - cpu0) / seconds * 100
+    return [
+        (f"idle CPU over {seconds:.0f} s", f"{share:.2f} %", TARGETS["cpu"]),
+        (f"RSS at {memories} memories", f"{rss / 1024:.1f} MB", TARGETS["rss"]),
+    ]
+
+
+def burst(ctx: dict[str, Any], root: Path, count: int, memories: int) -> list[Row]:
+    """Write ``count`` new files at once; time until the index equals a full scan."""
+    from memoryd.app import App
+    from memoryd.index import open_index, reconcile
+
+    app, db, home = ctx["app"], ctx["db"], ctx["home"]
+    t0 = time.perf_counter()
+    generate(root, count, start=10_000_000, folder="burst")
+    written = time.perf_counter() - t0
+    assert wait_for(lambda: len(db.rows(root)) >= memories + count, 600, 0.1), "never indexed"
+    scratch = App(env={**os.environ, "MEMORYD_HOME": str(home / "scan")})
+    snapshot = lambda: {(str(r.path), r.hash) for r in db.rows()}  # noqa: E731
+    seen, settled_at = snapshot(), time.perf_counter()
+    with open_index(scratch.paths) as fresh:  # the truth: a full scan into a fresh database
+        while time.perf_counter() - t0 < 600:
+            reconcile(fresh, app.config)
+            if {(str(r.path), r.hash) for r in fresh.rows()} == seen:
+                break
+            time.sleep(0.1)
+            now = snapshot()
+            if now != seen:  # the daemon's index moved: note when it last did
+                seen, settled_at = now, time.perf_counter()
+    took = settled_at - t0
+    _, _, peak = proc_stat(ctx["pid"])
+    return [
+        (f"{count}-file burst: index = full scan", f"{took:.1f} s", ""),
+        ("  (of which writing the files)", f"{written:.1f} s", ""),
+        ("peak RSS (whole run)", f"{peak / 1024:.1f} MB", ""),
+    ]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--memories", type=int, default=10_000)
@@ -76,7 +147,7 @@ def main() -> int:
     os.environ["MEMORYD_HOME"] = str(home)
     from memoryd.app import App
     from memoryd.daemon.status import read_status
-    from memoryd.index import open_index, reconcile, recall
+    from memoryd.index import open_index
     from memoryd.setup import init_global
 
     root = init_global(App()).root
@@ -84,74 +155,26 @@ def main() -> int:
     app = App()
     log = (home / "daemon.out").open("w")
     daemon = subprocess.Popen([sys.executable, "-m", "memoryd", "run"], stdout=log, stderr=log)
-    rows: list[tuple[str, str, str]] = []
+    table: list[Row] = []
     try:
         started = time.monotonic()
-
-        def ready() -> bool:
-            status = read_status(app.paths).status
-            return status is not None and status.last_reconcile is not None
-
-        assert wait_for(ready, 300, 0.05), "daemon did not come up"
-        rows.append(("startup: serve + index everything", f"{time.monotonic() - started:.1f} s", ""))
+        status = lambda: read_status(app.paths).status  # noqa: E731
+        assert wait_for(lambda: (status() or NO).last_reconcile, 300, 0.05), "daemon not up"
+        table.append(("startup: index everything", f"{time.monotonic() - started:.1f} s", ""))
         time.sleep(2)
-        db = open_index(app.paths)
-        roots = list(app.config.roots)
-        latencies = []
-        for i in range(args.edits):
-            path = files[(i * 97) % len(files)]
-            token = f"benchtoken{i:04d}zz"
-            text = path.read_text(encoding="utf-8") + f"\nedited {token}\n"
-            t0 = time.perf_counter()
-            path.write_text(text, encoding="utf-8")
-            found = wait_for(
-                lambda token=token: bool(recall(db, app.config, token, roots, bump=False)), 10
-            )
-            latencies.append((time.perf_counter() - t0) * 1000 if found else float("inf"))
-            time.sleep(0.05)
-        latencies.sort()
-        p50 = statistics.median(latencies)
-        p95 = latencies[max(0, int(len(latencies) * 0.95) - 1)]
-        rows.append((f"save -> recall p50 ({args.edits} edits)", f"{p50:.0f} ms", ""))
-        rows.append((f"save -> recall p95 ({args.edits} edits)", f"{p95:.0f} ms", TARGETS["p95"]))
-
-        time.sleep(3)
-        cpu0, _, _ = proc_stat(daemon.pid)
-        time.sleep(args.idle)
-        cpu1, rss, _ = proc_stat(daemon.pid)
-        share = (cpu1 - cpu0) / args.idle * 100
-        rows.append((f"idle CPU over {args.idle:.0f} s", f"{share:.2f} %", TARGETS["cpu"]))
-        rows.append((f"RSS at {args.memories} memories", f"{rss / 1024:.1f} MB", TARGETS["rss"]))
-
-        t0 = time.perf_counter()
-        generate(root, args.burst, start=10_000_000, folder="burst")
-        written = time.perf_counter() - t0
-
-        def caught_up() -> bool:
-            return len(db.rows(root)) >= args.memories + args.burst
-
-        assert wait_for(caught_up, 600, 0.1), "burst never indexed"
-        # then until the index equals a full scan (compiled files included)
-        scratch = App(env={**os.environ, "MEMORYD_HOME": str(home / "scan")})
-        with open_index(scratch.paths) as fresh:
-            time.sleep(0.5)
-            reconcile(fresh, app.config)
-            want = {(str(r.path), r.hash) for r in fresh.rows()}
-        assert wait_for(lambda: {(str(r.path), r.hash) for r in db.rows()} == want, 60, 0.2)
-        took = time.perf_counter() - t0
-        _, _, peak = proc_stat(daemon.pid)
-        rows.append((f"{args.burst}-file burst: index = full scan", f"{took:.1f} s", ""))
-        rows.append(("  (of which writing the files)", f"{written:.1f} s", ""))
-        rows.append(("peak RSS (whole run)", f"{peak / 1024:.1f} MB", ""))
-        db.close()
+        with open_index(app.paths) as db:
+            ctx = {"app": app, "db": db, "home": home, "pid": daemon.pid}
+            table += latency(ctx, files, args.edits)
+            table += idle(daemon.pid, args.idle, args.memories)
+            table += burst(ctx, root, args.burst, args.memories)
     finally:
         daemon.send_signal(signal.SIGTERM)
         code = daemon.wait(timeout=60)
         log.close()
-    rows.append(("exit code after SIGTERM", str(code), "0"))
-    width = max(len(r[0]) for r in rows)
+    table.append(("exit code after SIGTERM", str(code), "0"))
+    width = max(len(r[0]) for r in table)
     print(f"{'measure':<{width}}  {'value':>10}  target")
-    for name, value, target in rows:
+    for name, value, target in table:
         print(f"{name:<{width}}  {value:>10}  {target}")
     print(f"(home: {home})")
     return 0

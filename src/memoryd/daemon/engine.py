@@ -1,18 +1,18 @@
 """The daemon's seam to the index and the compiler, and the memory of its own writes.
 
-``Engine`` is used by the batch worker thread only: it owns the SQLite
-connection. One refresh = reindex what changed, recompile what that affects,
-reindex what the compile wrote (generated files are indexed like the others).
-The written paths and their hashes are remembered, so the watcher's events for
-them are recognised and dropped: no write loops.
+``refresh`` and ``reindex`` touch the database: the batch worker thread alone
+calls them (it owns the SQLite connection). ``compile`` writes ROOT.md and
+index.md and runs on the compile thread; the paths it wrote and their hashes
+are remembered, so the watcher's events for them are recognised and dropped:
+no write loops.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import threading
 from collections.abc import Collection
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,28 +41,24 @@ class OwnWrites:
 
     def __init__(self) -> None:
         self._wrote: dict[Path, str | None] = {}
+        self._lock = threading.Lock()
 
     def record(self, paths: Collection[Path]) -> None:
-        for path in paths:
-            self._wrote[path] = digest(path)
+        hashes = {path: digest(path) for path in paths}
+        with self._lock:
+            self._wrote.update(hashes)
 
     def drop_own(self, ops: dict[Path, Op]) -> int:
         """Remove from ``ops`` the paths still exactly as the daemon left them."""
         dropped = 0
-        for path in [p for p in ops if p in self._wrote]:
-            if digest(path) == self._wrote[path]:
-                del ops[path]
-                dropped += 1
-            else:  # someone changed it since: a real change, and our record is obsolete
-                del self._wrote[path]
+        with self._lock:
+            for path in [p for p in ops if p in self._wrote]:
+                if digest(path) == self._wrote[path]:
+                    del ops[path]
+                    dropped += 1
+                else:  # someone changed it since: a real change, and our record is obsolete
+                    del self._wrote[path]
         return dropped
-
-
-@dataclass
-class Refresh:
-    indexed: list[Path] = field(default_factory=list)  # rows added, changed or removed
-    written: list[Path] = field(default_factory=list)  # compiled files written or removed
-    unknown: int = 0
 
 
 class Engine:
@@ -81,28 +77,26 @@ class Engine:
             self.db.close()
             self.db = None
 
-    def refresh(self, config: Config, root: RootConfig, only: Collection[Path] | None) -> Refresh:
-        """Reindex ``only`` (None: the whole root), recompile, reindex the compiled files."""
+    def refresh(
+        self, config: Config, root: RootConfig, only: Collection[Path] | None
+    ) -> list[Path]:
+        """Reindex ``only`` (None: the whole root); return the paths whose rows changed."""
         from memoryd.index import reconcile
 
         if only is not None and len(only) > ONLY_MAX:
             only = None
         report = reconcile(self.db, config, [root], only)
-        result = Refresh(indexed=[*report.added, *report.changed, *report.removed])
-        result.unknown = len(report.unknown)
-        if only is not None and not result.indexed:
-            return result
-        result.written = self.compile(config, root, None if only is None else result.indexed)
-        if result.written:
-            reconcile(self.db, config, [root], result.written)
-        return result
+        for path, reason in report.unknown:
+            log.warning("cannot index %s: %s", path, reason)
+        return [*report.added, *report.changed, *report.removed]
 
     def compile(self, config: Config, root: RootConfig, changed: list[Path] | None) -> list[Path]:
+        """Recompile ``root`` for ``changed`` (None: all of it); return the paths written."""
         from memoryd.compile_io import compile_root
 
         report = compile_root(root, config, changed=changed)
         written = [*report.written, *report.removed]
         self.own.record(written)
         for problem in report.problems:
-            log.warning("compile %s: %s", root.path, problem)
+            log.debug("compile %s: %s", root.path, problem)
         return written

@@ -18,6 +18,7 @@ from types import FrameType
 from memoryd.app import App
 from memoryd.config import Config, RootConfig
 from memoryd.daemon.batching import Batch, root_of
+from memoryd.daemon.compiling import Compiler
 from memoryd.daemon.engine import Engine
 from memoryd.daemon.lock import DaemonLock
 from memoryd.daemon.logs import OverflowTrap, daemon_logging
@@ -46,6 +47,7 @@ class Daemon:
             burst_files=settings.burst_files, on_start=self.engine.open, on_stop=self.engine.close,
         )  # fmt: skip
         self.watcher = Watcher(self.worker.put, settings.poll_interval_s, native)
+        self.compiler = Compiler(self._compile, self._compiled)
         self.scheduler = Scheduler()
         self.guard = RootGuard(self.watcher, self.status, self._rescan)
         self.syncer = Syncer(
@@ -63,6 +65,7 @@ class Daemon:
         self.lock.acquire()
         self.status.update()
         self.worker.start()
+        self.compiler.start()
         self.watcher.start()
         self.overflow.install()
         for root in self.config.roots:
@@ -73,12 +76,13 @@ class Daemon:
         log.info("memoryd %d serving %d roots", self.status.status.pid, len(self.config.roots))
 
     def stop(self) -> None:
-        """Flush the batch, finish the running job, stop scheduler, observer, database."""
+        """Flush the batch, finish the running job, stop scheduler, observer, compiler, database."""
         self.worker.send(Cmd.FLUSH, wait=True)
         self.scheduler.shutdown()
         self.overflow.remove()
         self.watcher.stop()
-        self.worker.send(Cmd.RECONCILE)  # whatever the observer had not reported yet
+        self.worker.send(Cmd.RECONCILE, wait=True)  # whatever the observer had not reported
+        self.compiler.stop()  # finishes pending compiles; their writes are queued for indexing
         self.worker.send(Cmd.STOP)
         self.worker.join()
         self.status.update(stopped_at=now_iso())
@@ -131,6 +135,8 @@ class Daemon:
             self._reload()
         elif command.cmd is Cmd.RECONCILE:
             self._reconcile(command.roots)
+        elif command.cmd is Cmd.REINDEX:
+            self._reindex(command)
 
     def _reconcile(self, only_roots: tuple[Path, ...] | None) -> None:
         started = time.perf_counter()
@@ -145,10 +151,29 @@ class Daemon:
         log.info("reconcile: %d roots, %d changes, %.1f ms", len(wanted), changed, ms)
 
     def _refresh(self, root: RootConfig, only: Collection[Path] | None) -> int:
-        result = self.engine.refresh(self.config, root, only)
-        if result.indexed or result.written:
+        """Reindex now (searchable at once), recompile on the compile thread."""
+        changed = self.engine.refresh(self.config, root, only)
+        if changed or only is None:
+            self.compiler.request(root.path, None if only is None else changed)
+        if changed:
             self.syncer.touch(root)
-        return len(result.indexed)
+        return len(changed)
+
+    def _compile(self, path: Path, changed: list[Path] | None) -> list[Path]:  # compile thread
+        root = self._root(path)
+        return [] if root is None else self.engine.compile(self.config, root, changed)
+
+    def _compiled(self, path: Path, written: list[Path]) -> None:  # compile thread
+        self.worker.send(Cmd.REINDEX, (path,), paths=tuple(written))
+
+    def _reindex(self, command: Command) -> None:
+        root = self._root(command.roots[0]) if command.roots else None
+        if root is not None and self.guard.live(root.path):
+            self.engine.refresh(self.config, root, command.paths)
+            self.syncer.touch(root)
+
+    def _root(self, path: Path) -> RootConfig | None:
+        return next((r for r in self.config.roots if r.path == path), None)
 
     def _reload(self) -> None:
         from memoryd.config import load_config

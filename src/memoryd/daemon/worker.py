@@ -24,6 +24,7 @@ log = logging.getLogger(__name__)
 
 class Cmd(enum.Enum):
     RECONCILE = "reconcile"  # roots: the roots to rescan (None: all)
+    REINDEX = "reindex"  # paths: files the compiler wrote, to index without recompiling
     RELOAD = "reload"
     FLUSH = "flush"  # close the open batch now
     STOP = "stop"  # flush, finish what is queued, then end
@@ -34,6 +35,7 @@ class Command:
     cmd: Cmd
     roots: tuple[Path, ...] | None = None
     done: threading.Event | None = None
+    paths: tuple[Path, ...] = ()
 
 
 Item = Change | Command
@@ -63,9 +65,15 @@ class Worker(threading.Thread):
         """Called from the observers' threads: queue and return at once."""
         self.queue.put(change)
 
-    def send(self, cmd: Cmd, roots: tuple[Path, ...] | None = None, wait: bool = False) -> None:
+    def send(
+        self,
+        cmd: Cmd,
+        roots: tuple[Path, ...] | None = None,
+        wait: bool = False,
+        paths: tuple[Path, ...] = (),
+    ) -> None:
         done = threading.Event() if wait else None
-        self.queue.put(Command(cmd, roots, done))
+        self.queue.put(Command(cmd, roots, done, paths))
         if done is not None:
             done.wait()
 
@@ -123,7 +131,7 @@ class Worker(threading.Thread):
                 command.done.set()
 
     def _drain(self) -> None:
-        """Settle every change still queued (nothing is lost on the way out)."""
+        """Settle every change and run every command still queued (nothing lost on the way out)."""
         batch = Batch()
         while True:
             try:
@@ -132,8 +140,16 @@ class Worker(threading.Thread):
                 break
             if isinstance(item, Change):
                 batch.add(item)
-            elif item.done is not None:
+                continue
+            self._settle_now(batch)
+            batch = Batch()
+            if item.cmd not in (Cmd.STOP, Cmd.FLUSH):
+                self._run(lambda item=item: self.command(item), item.cmd.value)  # type: ignore[misc]
+            if item.done is not None:
                 item.done.set()
+        self._settle_now(batch)
+
+    def _settle_now(self, batch: Batch) -> None:
         if batch:
             if len(batch.ops) > self.burst_files:
                 batch.collapse(self.roots())
