@@ -170,4 +170,3 @@ def _bodies(
         if cut:
             return chosen, True
     return chosen, False
-
