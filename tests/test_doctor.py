@@ -232,7 +232,9 @@ def test_a_real_index_is_healthy(world: World) -> None:
         reconcile(db, world.ctx.config)
     check = world.check("index")
     assert check.status == "ok"
-    assert check.detail == (f"{world.ctx.paths.index_db}: 1 memories indexed, passes quick_check")
+    assert check.detail == (
+        f"{world.ctx.paths.index_db}: 1 memory files indexed, passes quick_check"
+    )
 
 
 def test_service_installed_but_stopped(world: World) -> None:
