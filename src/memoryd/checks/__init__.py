@@ -38,6 +38,7 @@ from memoryd.app import App
 from memoryd.compiler import folder_of
 from memoryd.config import RootConfig
 from memoryd.findings import Finding
+from memoryd.layouts import belongs
 from memoryd.memory import Memory, id_for_path
 from memoryd.scan import ScanCache, Scanned, scan_root
 
@@ -89,7 +90,9 @@ class Context:
         views = []
         for root in app.config.roots:
             exists = root.path.is_dir()
-            files = tuple(scan_root(root.path, cache)) if exists else ()
+            scanned = scan_root(root.path, cache) if exists else ()
+            # a claude root also holds transcripts and todos: only its layout's files count
+            files = tuple(f for f in scanned if belongs(root.layout, f.rel))
             views.append(RootView(root, files, exists))
         return cls(app, views, cache)
 

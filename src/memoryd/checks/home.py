@@ -23,7 +23,8 @@ def missing_roots(ctx: Context) -> Iterator[Finding]:
             )
 
 
-@root_check("state.gitignore", layouts=("plugin", "layered", "claude"))
+# memoryd writes hit counts only into plugin roots, never into another agent's tree
+@root_check("state.gitignore", layouts=("plugin",))
 def state_out_of_git(ctx: Context, root: RootView) -> Iterator[Finding]:
     state = root.path / STATE_FILE
     tracked = _git(root.path, "ls-files", "--error-unmatch", "--", STATE_FILE)
