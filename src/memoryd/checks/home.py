@@ -23,8 +23,7 @@ def missing_roots(ctx: Context) -> Iterator[Finding]:
             )
 
 
-# memoryd writes hit counts only into plugin roots, never into another agent's tree
-@root_check("state.gitignore", layouts=("plugin",))
+@root_check("state.gitignore")  # only plugin roots hold a .state.json
 def state_out_of_git(ctx: Context, root: RootView) -> Iterator[Finding]:
     state = root.path / STATE_FILE
     tracked = _git(root.path, "ls-files", "--error-unmatch", "--", STATE_FILE)
