@@ -26,11 +26,15 @@ def syncs(root: RootConfig) -> bool:
     return root.sync.commit or root.sync.push or root.sync.pull
 
 
+QUIET_OUTCOMES = ("ok", "disabled", "busy", "done")  # nothing the user must look at
+
+
 def describe(outcome: Any) -> tuple[str, str]:
-    """(outcome word, message) from whatever ``sync_root`` returned."""
-    word = getattr(outcome, "outcome", None) or getattr(outcome, "status", None)
-    message = getattr(outcome, "message", "") or ""
-    return str(getattr(word, "value", word) or "done"), str(message)
+    """(status word, message) from the ``SyncOutcome`` that ``sync_root`` returned."""
+    word = str(getattr(outcome, "status", None) or "done")
+    message = str(getattr(outcome, "error", None) or getattr(outcome, "action", None) or "")
+    hint = getattr(outcome, "hint", None)
+    return word, f"{message} (hint: {hint})" if hint else message
 
 
 class Syncer:
@@ -65,6 +69,12 @@ class Syncer:
         with self._lock_for(path):
             outcome, message = self._sync(root)
         self.status.root(path, last_sync={"at": now_iso(), "outcome": outcome, "message": message})
+        problem = f"sync of {path}: "
+        for text in [p for p in self.status.snapshot().problems if p.startswith(problem)]:
+            self.status.problem(text, present=False)
+        if outcome not in QUIET_OUTCOMES:
+            log.warning("sync of %s: %s: %s", path, outcome, message)
+            self.status.problem(f"{problem}{outcome}: {message}")
 
     def _sync(self, root: RootConfig) -> tuple[str, str]:
         try:  # the sync engine is a separate subsystem; a build without it still serves
