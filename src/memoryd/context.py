@@ -18,7 +18,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memoryd.app import App
 
 RULES_BLOCK = "rules"
 OUTLINE_BLOCKS = ("directory", "routing")
@@ -171,3 +174,21 @@ def _bodies(
             return chosen, True
     return chosen, False
 
+
+def gather(
+    app: App, query: str, max_chars: int | None = None, max_entries: int | None = None
+) -> Block:
+    """Read the roots' compiled blocks and the best hits for ``query``, then build the block."""
+    from memoryd import locate, upkeep
+
+    settings = app.config.injection
+    chars = settings.max_chars if max_chars is None else max_chars
+    entries = settings.max_entries if max_entries is None else max_entries
+    roots = locate.active_roots(app.config, app.cwd)
+    upkeep.ensure_compiled(app, roots)
+    views = [RootView(r.scope, str(r.path), upkeep.root_blocks(r)) for r in roots]
+    hits: list[Entry] = []
+    if query.strip() and entries > 0:
+        found = upkeep.search(app, roots, query, limit=entries * 2, count_hits=False)
+        hits = [Entry(h.id, h.scope, h.kind, h.summary, h.body) for h in found]
+    return build(views, hits, chars, entries, settings.outline_chars)
