@@ -94,3 +94,16 @@ def test_context_without_query_has_rules_and_outline_only(setup: Setup) -> None:
         bad.stderr
         == "memoryd: error: --max-chars must not be negative, got -1\n  hint: --max-chars 0 or more\n"
     )
+
+
+def test_context_reads_a_claude_code_hook_event(setup: Setup, tmp_path: object) -> None:
+    fill(setup)
+    event = json.dumps({"session_id": "s", "hook_event_name": "UserPromptSubmit",
+                        "cwd": str(setup.repo), "prompt": "why does FTS5 miss 分词?"})  # fmt: skip
+    done = run_cli("context", "--hook", input=event)  # run from elsewhere: cwd comes from the event
+    assert done.returncode == 0, done.stderr
+    assert "### pitfalls/fts5 (project pitfall)" in done.stdout
+    assert "- 部署只用 pnpm" in done.stdout
+    bad = run_cli("context", "--hook", input="not json")
+    assert bad.returncode == 2
+    assert bad.stderr.startswith("memoryd: error: --hook expects the hook's JSON event on stdin: ")
