@@ -29,6 +29,8 @@ CUT = "[… cut: memory_recall or memoryd recall {id} has the rest]"
 OUTLINE_CUT = "[… outline cut: memoryd inspect lists every memory]"
 _EMPTY_ROW = re.compile(r"^\| [^|]+ \| 0 \| .*\|$")  # a directory row of a folder without memories
 _TABLE_RULE = re.compile(r"^\|(?:-+\|)+$")
+_CELL_SPLIT = re.compile(r"(?<!\\)\|")  # a cell boundary: a pipe not escaped as \|
+_LINK = re.compile(r"^\[(.*)\]\(.*\)$")
 
 
 @dataclass(frozen=True)
@@ -84,17 +86,28 @@ def outline_lines(views: Sequence[RootView]) -> list[str]:
 
 
 def _outline_part(block: list[str] | None) -> list[str]:
-    kept = []
+    """A compiled block made compact: its heading, then one short line per table row."""
+    kept: list[str] = []
     for line in block or []:
-        text = line.rstrip()
-        if not text or _EMPTY_ROW.match(text) or _TABLE_RULE.match(text):
-            continue
+        text = line.strip()
         if text.startswith("## "):
-            text = "#### " + text[3:]
-        if text.startswith("_No "):
-            continue
-        kept.append(text)
-    return kept if any(not t.startswith("####") for t in kept) else []
+            kept.append("#### " + text[3:])
+        elif text.startswith("|") and not _TABLE_RULE.match(text) and not _EMPTY_ROW.match(text):
+            kept.extend(_row(text))
+    return kept if len(kept) > 1 else []
+
+
+def _row(text: str) -> list[str]:
+    """``| a | b | c |`` → ``- a (b): c`` (directory) or ``- a → b`` (routing); headers dropped."""
+    cells = [c.strip().replace("\\|", "|") for c in _CELL_SPLIT.split(text.strip("|"))]
+    if cells in (["folder", "memories", "what is in it"], ["when the task involves", "load"]):
+        return []
+    cells[0] = _LINK.sub(r"\1", cells[0])
+    if len(cells) == 3:
+        return [f"- {cells[0]} ({cells[1]}): {cells[2]}"]
+    if len(cells) == 2:
+        return [f"- {cells[0]} → {cells[1]}"]
+    return [text]
 
 
 def cut_lines(lines: list[str], budget: int) -> tuple[list[str], bool]:

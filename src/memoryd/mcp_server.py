@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -25,7 +25,7 @@ from memoryd.errors import MemorydError
 
 try:
     from mcp.server.mcpserver import MCPServer
-    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.types import CallToolResult, TextContent
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise MemorydError(
         "the MCP server needs the official mcp SDK, which is not installed",
@@ -34,7 +34,6 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 NAME = "memoryd"
 Scope = Literal["global", "project"]
-T = TypeVar("T")
 
 INSTRUCTIONS = """\
 Long-term memory shared across sessions: plain Markdown files (a global root and this project's
@@ -82,13 +81,15 @@ class Tools:
         self.app = app
         self.lock = threading.Lock()
 
-    def call(self, work: Callable[[], T]) -> T:
+    def call(self, work: Callable[[], str]) -> CallToolResult:
+        """Run one tool body; a refusal reaches the model as an error with the CLI's text."""
         with self.lock:
             try:
                 self.app.reload_config()
-                return work()
+                text, failed = work(), False
             except MemorydError as exc:
-                raise ToolError(str(exc)) from exc
+                text, failed = str(exc), True
+        return CallToolResult(content=[TextContent(type="text", text=text)], is_error=failed)
 
     def recall(self, query: str, limit: int, kind: str | None, scope: Scope | None) -> str:
         roots = locate.active_roots(self.app.config, self.app.cwd)
@@ -151,7 +152,7 @@ def build_server(app: App) -> Any:
         scope: Annotated[
             Scope | None, Field(description="only the global or only the project root")
         ] = None,
-    ) -> str:
+    ) -> CallToolResult:
         return tools.call(lambda: tools.recall(query, limit, kind, scope))
 
     @server.tool(name="memory_remember", description=REMEMBER, structured_output=False)
@@ -174,11 +175,14 @@ def build_server(app: App) -> Any:
             Field(description="global (all projects) or project; default: project when open"),
         ] = None,
         force: Annotated[bool, Field(description="write even when a duplicate exists")] = False,
-    ) -> str:
+        id: Annotated[
+            str | None, Field(description="an explicit id (category/name); default: from summary")
+        ] = None,
+    ) -> CallToolResult:
         request = remember.Request(
             kind=kind, summary=summary, body=body, load_when=tuple(load_when),
             highlight=highlight, pinned=pinned, supersedes=supersedes, scope=scope,
-            force=force, agent=True,
+            force=force, agent=True, id=id,
         )  # fmt: skip
         return tools.call(lambda: tools.remember(request))
 
@@ -186,17 +190,17 @@ def build_server(app: App) -> Any:
     def memory_forget(
         id: Annotated[str, Field(description="the memory id, e.g. pitfalls/sqlite-cjk")],
         scope: Annotated[Scope | None, Field(description="when the id is in both roots")] = None,
-    ) -> str:
+    ) -> CallToolResult:
         return tools.call(lambda: tools.forget(id, scope))
 
     @server.tool(name="memory_inspect", description=INSPECT, structured_output=False)
-    def memory_inspect() -> str:
+    def memory_inspect() -> CallToolResult:
         return tools.call(tools.inspect)
 
     @server.tool(name="memory_context", description=CONTEXT, structured_output=False)
     def memory_context(
         query: Annotated[str, Field(description="the task or prompt to match memories to")] = "",
-    ) -> str:
+    ) -> CallToolResult:
         return tools.call(lambda: tools.context(query))
 
     return server

@@ -14,9 +14,11 @@ from pathlib import Path
 
 from memoryd.app import App
 from memoryd.config import RootConfig
-from memoryd.roots import ROOT_FILE
+from memoryd.compiler import is_generated
+from memoryd.roots import ROOT_FILE, relative_id
 
 log = logging.getLogger(__name__)
+GENERATED_SLACK = 8  # extra hits fetched to make up for compiled files left out
 
 
 @dataclass(frozen=True)
@@ -63,20 +65,27 @@ def search(
     scope: str | None = None,
     count_hits: bool = True,
 ) -> list[Hit]:
-    """Recall over ``roots`` (reconciled first unless a daemon keeps the index fresh)."""
+    """Recall over ``roots`` (reconciled first unless a daemon keeps the index fresh).
+
+    Compiled files (ROOT.md, index.md) are indexed too, but they only repeat what the
+    memories say: they are left out here, so they never crowd out a memory.
+    """
     from memoryd.index import ensure_fresh, recall
 
     db = ensure_fresh(app, roots=roots)
     try:
         found = recall(
-            db, app.config, query, roots, limit=limit, kind=kind, scope=scope, bump=count_hits
-        )
+            db, app.config, query, roots, limit=limit + GENERATED_SLACK, kind=kind, scope=scope,
+            bump=count_hits,
+        )  # fmt: skip
     finally:
         db.close()
-    return [
+    hits = [
         Hit(h.id, h.path, h.root, h.scope, h.kind, h.summary, h.score, h.terms, h.snippet, h.body)
         for h in found
+        if not is_generated(relative_id(h.root, h.path))
     ]
+    return hits[:limit]
 
 
 def terms(text: str) -> set[str]:

@@ -49,7 +49,9 @@ def test_context_layers_rules_outline_and_hits(setup: Setup) -> None:
     outline = text.split("## Memory outline", 1)[1].split("## Relevant memories", 1)[0]
     assert f"### global memory ({setup.global_root})" in outline
     assert f"### project memory ({setup.project})" in outline
-    assert "| 分词 | `pitfalls/fts5` |" in outline and "| deploy |" in outline
+    assert "- pitfalls/ (1): Non-obvious traps and their root causes\n" in outline
+    assert "- 分词 → `pitfalls/fts5`\n" in outline
+    assert "- deploy → `facts/the-bastion-host-deploys-staging`\n" in outline
     relevant = text.split("## Relevant memories", 1)[1]
     assert relevant.startswith(
         " (best recall hits for this prompt)\n### pitfalls/fts5 (project pitfall): FTS5 分词漏掉两字中文词\n"
