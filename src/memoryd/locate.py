@@ -17,7 +17,7 @@ from memoryd.compiler import is_generated
 from memoryd.config import Config, RootConfig
 from memoryd.errors import MemorydError, Refused, UsageError
 from memoryd.memory import Memory, id_for_path, parse
-from memoryd.roots import project_root_for, relative_id, walk_root
+from memoryd.roots import relative_id, walk_root
 
 SCOPES = ("global", "project")
 PLUGIN = "plugin"
@@ -32,15 +32,10 @@ class Found:
 
 
 def active_roots(config: Config, cwd: Path) -> list[RootConfig]:
-    """The project root of ``cwd`` (when configured) first, then the global roots."""
-    found: list[RootConfig] = []
-    project = project_root_for(cwd)
-    if project is not None:
-        for root in config.roots:
-            if root.scope == "project" and root.path == project:
-                found.append(root)
-    found.extend(root for root in config.roots if root.scope == "global")
-    return found
+    """The roots recall sees from ``cwd`` (global plus this project's), the project first."""
+    from memoryd.index.service import search_roots
+
+    return sorted(search_roots(config, cwd), key=lambda root: root.scope != "project")
 
 
 def writable(roots: list[RootConfig]) -> list[RootConfig]:

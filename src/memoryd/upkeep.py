@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.app import App
-from memoryd.config import RootConfig
 from memoryd.compiler import is_generated
+from memoryd.config import RootConfig
 from memoryd.roots import ROOT_FILE, relative_id
 
 log = logging.getLogger(__name__)
@@ -138,6 +138,7 @@ def root_blocks(root: RootConfig) -> dict[str, list[str]]:
 
 def inspect_text(app: App) -> str:
     """What ``memoryd inspect`` prints, for the MCP tool."""
-    from memoryd.inspect import inspect_text as text_of
+    from memoryd.index.state import read_hits
+    from memoryd.inspection import inspect, render_text
 
-    return text_of(app)
+    return render_text(inspect(app, hits=read_hits))

@@ -5,7 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import git, run_cli
+from memoryd.app import App
+from memoryd.setup import init_global, init_project
+from tests.helpers import git
 
 
 @dataclass(frozen=True)
@@ -29,7 +31,7 @@ def setup(tmp_path: Path, isolated_home: Path) -> Setup:
     repo = tmp_path / "proj"
     repo.mkdir()
     git(repo, "init", "-q")
-    for args in (("init",), ("init", "--project")):
-        done = run_cli(*args, cwd=repo)
-        assert done.returncode == 0, done.stderr
+    app = App(cwd=repo)  # in-process: the same as `memoryd init` and `init --project`
+    init_global(app)
+    init_project(app, repo)
     return Setup(repo, repo / ".memory", isolated_home / "memory")

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import json
 
+from memoryd.app import App
+from memoryd.remember import Request, remember
 from tests.helpers import run_cli
 from tests.tools.conftest import Setup
 
@@ -14,25 +16,19 @@ FTS_BODY = "\n".join(
 )
 
 
-def remember(setup: Setup, *args: str) -> None:
-    done = run_cli("remember", *args, cwd=setup.repo)
-    assert done.returncode == 0, done.stderr
-
-
 def fill(setup: Setup) -> None:
-    remember(setup, "--kind", "rule", "--summary", "Never commit secrets", "--scope", "global")
-    remember(setup, "--kind", "rule", "--summary", "部署只用 pnpm")
-    remember(
-        setup, "--kind", "pitfall", "--summary", "FTS5 分词漏掉两字中文词", "--id", "pitfalls/fts5",
-        "--load-when", "分词", "--load-when", "FTS5", FTS_BODY,
-    )  # fmt: skip
-    remember(
-        setup, "--kind", "fact", "--summary", "The bastion host deploys staging",
-        "--load-when", "deploy", "Use ssh -J bastion.\nOnly on weekdays.",
-    )  # fmt: skip
-    remember(
-        setup, "--kind", "preference", "--summary", "Prefer tabs in Go files", "--scope", "global"
-    )
+    """Chinese and English memories in both roots (written in-process: context is under test)."""
+    app = App(cwd=setup.repo)
+    for request in [
+        Request(kind="rule", summary="Never commit secrets", scope="global"),
+        Request(kind="rule", summary="部署只用 pnpm"),
+        Request(kind="pitfall", summary="FTS5 分词漏掉两字中文词", id="pitfalls/fts5",
+                load_when=("分词", "FTS5"), body=FTS_BODY),
+        Request(kind="fact", summary="The bastion host deploys staging", load_when=("deploy",),
+                body="Use ssh -J bastion.\nOnly on weekdays."),
+        Request(kind="preference", summary="Prefer tabs in Go files", scope="global"),
+    ]:  # fmt: skip
+        remember(app, request)
 
 
 def test_context_layers_rules_outline_and_hits(setup: Setup) -> None:
