@@ -210,7 +210,7 @@ def _old_memory(root: RootConfig, request: Request) -> locate.Found:
 
 
 def _refuse_secrets(root: RootConfig, path: Path, data: bytes) -> None:
-    findings = upkeep.secrets(data.decode("utf-8"))
+    findings = upkeep.secrets(data.decode("utf-8"), root.path)
     if not findings:
         return
     where = path.relative_to(root.path).as_posix()

@@ -95,11 +95,15 @@ def terms(text: str) -> set[str]:
     return set(tokenize(text))
 
 
-def secrets(text: str) -> list[SecretFinding]:
-    """What the secret scanner finds in ``text`` (previews are already redacted)."""
-    from memoryd.sync.secrets import scan
+def secrets(text: str, root: Path) -> list[SecretFinding]:
+    """What the secret scanner finds in ``text`` (allow pragmas and ``root``'s allowlist honoured;
+    previews are already redacted)."""
+    from memoryd.sync.secrets import load_allowlist, scan
 
-    return [SecretFinding(line=f.line, rule=f.rule, preview=f.preview) for f in scan(text)]
+    return [
+        SecretFinding(line=f.line, rule=f.rule, preview=f.preview)
+        for f in scan(text, allow=load_allowlist(root))
+    ]
 
 
 def daemon_running(app: App) -> bool:
