@@ -139,11 +139,12 @@ class _Pass:
         sql = "SELECT path, size, mtime_ns, checked_ns, hash FROM memories WHERE root = ?"
         if prefixes is None:
             rows = self.db.conn.execute(sql, (self.base,)).fetchall()
-        else:  # the path itself, or anything under it ('0' sorts right after '/')
+        else:  # the path itself or anything below it, by an index range scan (not a full scan)
+            sql = sql.replace("root = ?", "+root = ?")  # "+": search by the path index
             sql += " AND (path = ? OR (path > ? AND path < ?))"
             rows = []
-            for prefix in prefixes:
-                params = (self.base, prefix, prefix + "/", prefix + "0")
+            for prefix in set(prefixes):
+                params = (self.base, prefix, prefix + "/", prefix + "0")  # "0" sorts after "/"
                 rows += self.db.conn.execute(sql, params).fetchall()
         return {r[0]: _Known(r[1], r[2], r[3], r[4]) for r in rows}
 
