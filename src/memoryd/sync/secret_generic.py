@@ -17,7 +17,9 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+import string
 from collections.abc import Iterator
+from functools import lru_cache
 from urllib.parse import unquote
 
 from memoryd.sync.secret_values import (
@@ -37,12 +39,13 @@ Span = tuple[str, int, int]
 KEYWORD_RE = re.compile(
     r"(?i)pass|pwd|secret|token|key|auth|cred|密码|口令|密钥|秘钥|令牌|私钥|授权码|凭证|凭据"
 )
+_KEYWORD_LOWER_RE = re.compile(KEYWORD_RE.pattern.removeprefix("(?i)"))
 _CJK_KIND = {
     "密码": "password", "口令": "password", "密钥": "secret", "秘钥": "secret", "私钥": "secret",
     "凭证": "secret", "凭据": "secret", "授权码": "secret", "令牌": "token",
 }  # fmt: skip
-_KEY_CHAR = re.compile(r"[A-Za-z0-9_.\-]")
-_CJK_LEFT = re.compile(r"[\w\u4e00-\u9fff]")
+_KEY_CHARS = frozenset(string.ascii_letters + string.digits + "_.-")
+_KEY_RIGHT_RE = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
 _WORD_SPLIT = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
 _PASSWORD_WORDS = frozenset({"password", "passwd", "pwd", "pass", "passphrase", "passcode", "pw"})
@@ -104,10 +107,15 @@ _CONTINUATION_RE = re.compile(r"[;&,|](?=[A-Za-z_][\w.\-]*=)|[|]")
 _CHECKSUM_PREFIX_RE = re.compile(r"^(?:gh[pousr]|npm)_[A-Za-z0-9]{36}$")
 
 
-def keyword_spans(text: str) -> Iterator[Span]:
+def keyword_spans(text: str, lower: str | None = None) -> Iterator[Span]:
     """Values assigned to a secret-sounding name, in any of the usual syntaxes."""
+    lower = text.lower() if lower is None else lower
+    # Lower-casing keeps offsets for almost all text; when it does not, match case-blind.
+    hits = (
+        _KEYWORD_LOWER_RE.finditer(lower) if len(lower) == len(text) else KEYWORD_RE.finditer(text)
+    )
     done_until = -1
-    for hit in KEYWORD_RE.finditer(text):
+    for hit in hits:
         if hit.start() < done_until:
             continue
         found = _assignment_at(text, hit)
@@ -126,18 +134,17 @@ def _assignment_at(text: str, hit: re.Match[str]) -> tuple[int, Span | None] | N
     start, end = _expand_key(text, hit.start(), hit.end())
     key = text[start:end].rstrip(".-")
     end = start + len(key)
+    xml = start > 0 and text[start - 1] == "<" and text.startswith(">", end)
+    op = None if xml else (_FLAG_OP_RE if key.startswith("-") else _OP_RE).match(text, end)
+    if op is None and not xml:
+        return end, None  # cheap test first: most mentions of "token" assign nothing
     kind = classify_key(key)
     if kind is None:
         return end, None
-    flag = key.startswith("-")
-    xml = start > 0 and text[start - 1] == "<" and text.startswith(">", end)
     if xml:
         close = text.find("<", end + 1, end + 300)
-        value_start, value_end = end + 1, close if close != -1 else end + 1
-        return end, _judge(kind, text, value_start, value_end)
-    op = _FLAG_OP_RE.match(text, end) if flag else _OP_RE.match(text, end)
-    if op is None:
-        return end, None
+        return end, _judge(kind, text, end + 1, close if close != -1 else end + 1)
+    assert op is not None
     if op.groupdict().get("op") == "|" and not _line_starts_with(text, start, "|"):
         return end, None
     return end, _value_span(kind, text, op.end())
@@ -152,12 +159,10 @@ def _cjk_assignment(text: str, hit: re.Match[str]) -> tuple[int, Span | None]:
 
 def _expand_key(text: str, start: int, end: int) -> tuple[int, int]:
     lo = start
-    while lo > 0 and start - lo < 64 and _KEY_CHAR.match(text[lo - 1]):
+    while lo > 0 and start - lo < 64 and text[lo - 1] in _KEY_CHARS:
         lo -= 1
-    hi = end
-    while hi < len(text) and hi - end < 64 and _KEY_CHAR.match(text[hi]):
-        hi += 1
-    return lo, hi
+    right = _KEY_RIGHT_RE.match(text, end)
+    return lo, (right.end() if right else end)
 
 
 def _line_starts_with(text: str, pos: int, prefix: str) -> bool:
@@ -165,6 +170,7 @@ def _line_starts_with(text: str, pos: int, prefix: str) -> bool:
     return text[line_start:pos].lstrip().startswith(prefix)
 
 
+@lru_cache(maxsize=4096)
 def classify_key(key: str) -> str | None:
     """``password``, ``secret``, ``token`` or ``key`` for a secret-sounding name, else None.
 

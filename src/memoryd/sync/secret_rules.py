@@ -39,6 +39,7 @@ class Rule:
     check: Check | None = None
     group: int = 0  # the part of the match that is the secret
     priority: int = 3  # provider 3 > structural 2 > generic 1 when findings overlap
+    context: bool = False  # needs the surrounding text (a key name, spaces, quotes)
 
 
 def _random(min_entropy: float = 3.0, skip: int = 0) -> Check:
@@ -112,6 +113,7 @@ RULES: tuple[Rule, ...] = (
         ("secret_access_key", "secretaccesskey", "aws_secret", "secret_key", "secretkey"),
         _random(3.5),
         group=1,
+        context=True,
     ),
     _token("gcp-api-key", r"AIza[0-9A-Za-z_\-]{35}", "aiza", entropy=3.5, skip=4),
     _token("gcp-oauth-client-secret", r"GOCSPX-[0-9A-Za-z_\-]{28}", "gocspx-", skip=7),
@@ -124,6 +126,7 @@ RULES: tuple[Rule, ...] = (
         ("accountkey", "sharedaccesskey", "storage_key", "storagekey"),
         _random(3.5),
         group=1,
+        context=True,
     ),
     Rule(
         "azure-sas-token",
@@ -147,6 +150,7 @@ RULES: tuple[Rule, ...] = (
         ("heroku",),
         _random(3.0),
         group=1,
+        context=True,
     ),
     _token("cloudflare-origin-ca-key", r"v1\.0-[a-f0-9]{24}-[a-f0-9]{146}", "v1.0-", skip=5),
     Rule(
@@ -158,6 +162,7 @@ RULES: tuple[Rule, ...] = (
         ("cloudflare", "cf_", "cf-"),
         _random(3.3),
         group=1,
+        context=True,
     ),
     Rule(
         "datadog-api-key",
@@ -168,6 +173,7 @@ RULES: tuple[Rule, ...] = (
         ("datadog", "dd_", "dd-"),
         _random(3.0),
         group=1,
+        context=True,
     ),
     _token("tailscale-key", r"tskey-[a-z]+-[0-9A-Za-z_]{6,}-[0-9A-Za-z_]{16,}", "tskey-", skip=6),
     _token("supabase-token", r"sbp_[a-f0-9]{40}", "sbp_", skip=4),

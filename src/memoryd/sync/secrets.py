@@ -153,23 +153,29 @@ def fingerprint(secret: str) -> str:
 
 def _candidates(text: str) -> Iterable[_Candidate]:
     lower = text.lower()
-    for rule in RULES:
-        if rule.keywords and not any(k in lower for k in rule.keywords):
-            continue
-        for match in rule.regex.finditer(text):
-            value = match.group(rule.group)
-            if rule.check is None or rule.check(value):
-                yield _Candidate(
-                    rule.priority, rule.id, match.start(rule.group), match.end(rule.group)
-                )
+    yield from _provider_candidates(text, lower)
     if "://" in text and "@" in text:
         for rule_id, start, end in url_spans(text):
             yield _Candidate(2, rule_id, start, end)
     if "private key" in lower or "private-lines" in lower:
         for rule_id, start, end in private_key_spans(text):
             yield _Candidate(2, rule_id, start, end)
-    for rule_id, start, end in keyword_spans(text):
+    for rule_id, start, end in keyword_spans(text, lower):
         yield _Candidate(1, rule_id, start, end)
+
+
+def _provider_candidates(text: str, lower: str) -> Iterable[_Candidate]:
+    """Token rules run only when one of their keywords is in a word of 16+ characters."""
+    long_words = "\n".join(w for w in lower.split() if len(w) >= 16)
+    for rule in RULES:
+        haystack = lower if rule.context else long_words
+        if not haystack or (rule.keywords and not any(k in haystack for k in rule.keywords)):
+            continue
+        for match in rule.regex.finditer(text):
+            if rule.check is None or rule.check(match.group(rule.group)):
+                yield _Candidate(
+                    rule.priority, rule.id, match.start(rule.group), match.end(rule.group)
+                )
 
 
 def _dedupe(candidates: Iterable[_Candidate]) -> list[_Candidate]:
