@@ -25,21 +25,28 @@ def wordset(text: str) -> frozenset[str]:
 
 _BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
-# Whole values that documentation, tutorials and local setups use as stand-ins.
-DEFAULT_VALUES = wordset(
+# Whole values that documentation and tutorials use as stand-ins.
+DOC_VALUES = wordset(
     """
-    password passw0rd p@ssw0rd p@ssword pass pass123 pass1234 password1 password123 pwd
-    admin admin123 administrator root toor guest test test123 testing tester secret secret123
-    secrets changeme changeit letmein welcome qwerty 123456 1234567 12345678 123456789
-    1234567890 111111 000000 abc123 postgres postgresql mysql redis mongo mongodb rabbitmq
-    example default sample demo dummy foobar foo bar baz hunter2 user username none null nil
-    empty todo tbd fixme xxx na n/a true false undefined required optional string str value
-    mypassword yourpassword supersecret secretpassword mysecretpassword my-secret-pw mysecret
-    rootpassword adminpassword dev development local localhost docker vagrant ubuntu pi
-    raspberry oracle sa sapassword minioadmin minio elastic changeme123 token apikey api_key
-    your_token your_api_key your-api-key yourtoken mytoken secretkey secret_key
+    password pass pwd passwd secret secrets changeme changeit example default sample demo dummy
+    foobar foo bar baz hunter2 none null nil empty todo tbd fixme xxx na n/a true false undefined
+    required optional string str value mypassword yourpassword supersecret secretpassword
+    mysecretpassword my-secret-pw mysecret token apikey api_key your_token your_api_key
+    your-api-key yourtoken mytoken secretkey secret_key placeholder redacted hidden masked
     """
 )
+# Well-known throwaway defaults of local setups (images, tutorials, dev databases).
+WEAK_DEFAULTS = wordset(
+    """
+    passw0rd p@ssw0rd p@ssword pass123 pass1234 password1 password123 admin admin123
+    administrator root toor guest test test123 testing tester secret123 letmein welcome qwerty
+    123456 1234567 12345678 123456789 1234567890 111111 000000 abc123 postgres postgresql mysql
+    redis mongo mongodb rabbitmq user username rootpassword adminpassword dev development local
+    localhost docker vagrant ubuntu pi raspberry oracle sa sapassword minioadmin minio elastic
+    changeme123 wordpress keycloak airflow superset grafana jenkins
+    """
+)
+DEFAULT_VALUES = DOC_VALUES | WEAK_DEFAULTS
 
 # Values that are known public examples (vendor docs); never a live credential.
 KNOWN_EXAMPLES = frozenset(
@@ -52,6 +59,7 @@ KNOWN_EXAMPLES = frozenset(
         "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==",
         # jwt.io's sample token signature
         "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+        "123e4567-e89b-12d3-a456-426614174000",  # the RFC/Wikipedia sample UUID
     }
 )
 
@@ -68,13 +76,14 @@ _PLACEHOLDER_RE = re.compile(
 _REFERENCE_RE = re.compile(
     r"""(?x)
     ^[$&*@!]                                          # shell/template variable, YAML alias or tag
-    | ^[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)+(?:\(.*)?$  # attribute path: settings.SECRET, a.b()
+    | ^[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)+(?:[(\[].*)?$  # attribute path: settings.X, a.b()
     | ^[A-Za-z_][\w.]*\(                              # function call: getenv(...)
     | ^[A-Za-z_][\w]*\[                               # subscript: os.environ[...]
     | ^(?:/|~/|\./|\.\./|[A-Za-z]:\\)                 # a path
     | ^[a-z][a-z0-9+.-]*://                           # a URL (its credentials: own rule)
     | ^(?:sha\d+|md5|sha)[:-]                         # digests, SRI hashes
     | ^arn:                                           # an AWS resource name
+    | ^AAAA[BCE][0-9A-Za-z]{8} | ^(?:ssh|ecdsa|sk-ssh)-  # an SSH public key
     """
 )
 _IDENTIFIER_RE = re.compile(
@@ -111,10 +120,10 @@ def is_repetitive(value: str) -> bool:
     return len(grams) / (n - 2) < 0.6
 
 
-def is_placeholder(value: str) -> bool:
-    """Documentation stand-ins, masks, templates and well-known defaults."""
+def is_placeholder(value: str, defaults: bool = True) -> bool:
+    """Documentation stand-ins, masks, templates and (``defaults``) well-known local defaults."""
     low = value.lower()
-    if low in DEFAULT_VALUES or value in KNOWN_EXAMPLES:
+    if low in (DEFAULT_VALUES if defaults else DOC_VALUES) or value in KNOWN_EXAMPLES:
         return True
     if _PLACEHOLDER_RE.search(value):
         return True
