@@ -70,7 +70,8 @@ _META_WORDS = wordset(
     validator validation strength rule rules placeholder example template budget usage used cost
     costs price per window bucket rate ratio index position pos offset kind class schema input
     output button form page dialog component flow lifetime age scope scopes audience issuer
-    algorithm alg method store storage service server host port user username login account
+    algorithm algo alg method tag tags node nodes attr attrs identifier store storage service
+    server host port user username login account
     email format encoding hint question length issued count counter number num chars budget
     """
 )
@@ -144,7 +145,7 @@ def _assignment_at(text: str, hit: re.Match[str]) -> tuple[int, Span | None] | N
     if start > 0 and text[start - 1] == "<" and text.startswith(">", end):
         kind = classify_key(key)
         close = text.find("<", end + 1, end + 300)
-        if kind is None or close == -1:
+        if kind is None or close == -1 or not text.startswith(f"</{key}>", close):
             return end, None
         return end, _judge(kind, text, end + 1, close)
     flag = key.startswith("-")
@@ -153,7 +154,7 @@ def _assignment_at(text: str, hit: re.Match[str]) -> tuple[int, Span | None] | N
     if op is None and ws is None:
         return end, None  # cheap test first: most mentions of "token" assign nothing
     kind = classify_key(_with_previous_word(text, start, key))
-    if kind is None or (ws is not None and kind != "password"):
+    if kind is None or (ws is not None and (kind != "password" or _ends_with_pass(key))):
         return end, None
     if op is None:
         assert ws is not None
@@ -173,6 +174,11 @@ def _cjk_assignment(text: str, hit: re.Match[str]) -> tuple[int, Span | None]:
     if ws is not None and kind == "password":
         return hit.end(), _value_span(kind, text, ws.end(), strict=True)
     return hit.end(), None
+
+
+def _ends_with_pass(key: str) -> bool:
+    """``pass`` alone is usually the verb ("pass -R/path to the linker")."""
+    return key.lower().rstrip("-_").endswith("pass")
 
 
 def _with_previous_word(text: str, start: int, key: str) -> str:

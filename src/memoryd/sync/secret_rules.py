@@ -22,6 +22,7 @@ from memoryd.sync.secret_values import (
     is_repetitive,
     looks_random,
     shannon,
+    wordset,
 )
 
 Check = Callable[[str], bool]
@@ -72,8 +73,14 @@ def _jwt(value: str) -> bool:
         return False
     if str(head.get("alg", "")).lower() == "none":
         return False
-    # Supabase and similar "anon" keys are publishable by design.
-    return claims.get("role") != "anon"
+    # Supabase and similar "anon" keys are publishable by design; a payload without any
+    # registered or identity claim is a documentation toy ({"some": "payload"}).
+    return claims.get("role") != "anon" and not _JWT_CLAIMS.isdisjoint(claims)
+
+
+_JWT_CLAIMS = wordset(
+    "iss sub aud exp nbf iat jti role scope scp uid user_id email azp client_id tid oid"
+)
 
 
 def _slack_webhook(value: str) -> bool:

@@ -45,10 +45,12 @@ def url_spans(text: str) -> Iterator[Span]:
 def _quiet_url_password(user: str, password: str, host: str) -> bool:
     """Placeholders anywhere; documentation hosts; weak defaults only on local hosts."""
     low = password.lower()
-    if len(password) < 3 or password.startswith(("$", "%", "{", "<", "[", ":")):
+    if len(password) < 6 or ":" in password or password.startswith(("$", "%", "{", "<", "[", ":")):
         return True
     if is_placeholder(password, defaults=False) or is_repetitive(password):
         return True
+    if password.isalpha() and len(password) < 8:
+        return True  # user:pass, admin:secret, user:hello: tutorial pairs
     if _DOC_HOST_RE.search(host):
         return True
     if not _LOCAL_HOST_RE.match(host):

@@ -60,6 +60,11 @@ KNOWN_EXAMPLES = frozenset(
         # jwt.io's sample token signature
         "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
         "123e4567-e89b-12d3-a456-426614174000",  # the RFC/Wikipedia sample UUID
+        # RFC 6749 (OAuth 2.0) sample tokens and client credentials
+        "2YotnFZFEjr1zCsicMWpAA",
+        "tGzv3JOkF0XG5Qx2TlKWIA",
+        "czZCaGRSa3F0MzpnWDFmQmF0M2JW",
+        "SplxlOBeZQQYbYS6WxSbIA",
     }
 )
 
@@ -75,9 +80,9 @@ _PLACEHOLDER_RE = re.compile(
 )
 _REFERENCE_RE = re.compile(
     r"""(?x)
-    ^[$&*@!]                                          # shell/template variable, YAML alias or tag
+    ^[$&*@!{\[(-]                                    # variable, YAML alias/tag, structure, flag
     | ^[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)+(?:[(\[].*)?$  # attribute path: settings.X, a.b()
-    | ^[A-Za-z_][\w.]*\(                              # function call: getenv(...)
+    | \w\(                                             # a function call: getenv(...)
     | ^[A-Za-z_][\w]*\[                               # subscript: os.environ[...]
     | ^(?:/|~/|\./|\.\./|[A-Za-z]:\\)                 # a path
     | ^[a-z][a-z0-9+.-]*://                           # a URL (its credentials: own rule)
@@ -86,14 +91,9 @@ _REFERENCE_RE = re.compile(
     | ^AAAA[BCE][0-9A-Za-z]{8} | ^(?:ssh|ecdsa|sk-ssh)-  # an SSH public key
     """
 )
-_IDENTIFIER_RE = re.compile(
-    r"""(?x)
-    ^[A-Za-z][a-z]+(?:[A-Z][a-z]+)*$              # camelCase / PascalCase / a word
-    | ^[a-z][a-z0-9]*(?:[_-][a-z0-9]+)+$          # snake_case / kebab-case
-    | ^[A-Z][A-Z0-9]*(?:[_-][A-Z0-9]+)+$          # CONST_CASE
-    | ^[A-Z]+$
-    """
-)
+_LOWER_NAME_RE = re.compile(r"^[a-z_.\-]+$")
+_NAME_CHARS_RE = re.compile(r"^[A-Za-z0-9_.\-/:]+$")
+_NAME_PARTS_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$")
 _HEX_RE = re.compile(r"^[0-9a-fA-F]+$")
 _VOWELS = frozenset("aeiouAEIOU")
@@ -136,14 +136,22 @@ def is_reference(value: str) -> bool:
 
 
 def is_identifier(value: str) -> bool:
-    """A variable name or English-like word, not a random string."""
-    if not _IDENTIFIER_RE.match(value):
+    """Names made of words (``SSHPrivateKeyTypes``, ``old_refresh_token``, ``io.x/fooBar``).
+
+    Split at case changes, digits and separators, a name has word-length parts with
+    vowels; a random token breaks into one- and two-letter fragments, or has no vowels.
+    """
+    if not _NAME_CHARS_RE.match(value):
         return False
-    letters = [c for c in value if c.isalpha()]
-    if len(letters) >= 12 and value.isalpha() and (value.islower() or value.isupper()):
-        vowels = sum(1 for c in letters if c in _VOWELS) / len(letters)
-        return vowels >= 0.25  # random lowercase runs have few vowels
-    return True
+    parts = _NAME_PARTS_RE.findall(value)
+    words = [p for p in parts if not p.isdigit()]
+    if not words:
+        return False
+    numbers = [p for p in parts if p.isdigit()]
+    letters = "".join(words)
+    vowels = sum(1 for c in letters if c in _VOWELS) / len(letters)
+    few_numbers = len(numbers) <= 2 and sum(len(n) for n in numbers) <= 6
+    return few_numbers and len(letters) / len(words) >= 3 and vowels >= 0.2
 
 
 def char_classes(value: str) -> int:
@@ -170,7 +178,7 @@ def looks_random(value: str, min_len: int = 16, min_entropy: float = 3.0) -> boo
         return False
     if is_hex(value):
         return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
-    return char_classes(value) >= 2 or not is_identifier(value)
+    return not is_identifier(value)
 
 
 def looks_like_password(value: str, min_len: int = 6) -> bool:
@@ -181,6 +189,8 @@ def looks_like_password(value: str, min_len: int = 6) -> bool:
         return False
     if value.isdigit():
         return len(value) >= 8
+    if _LOWER_NAME_RE.match(value):
+        return False  # pass_fds, db_password_file: a name, not a password
     if is_identifier(value) and not any(c.isdigit() for c in value):
         return False
     has_digit = any(c.isdigit() for c in value)
