@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 
 from memoryd.sync.secret_values import (
+    KNOWN_EXAMPLES,
     char_classes,
     crc32_token_ok,
     is_placeholder,
@@ -70,19 +71,33 @@ _META_WORDS = wordset(
     validator validation strength rule rules placeholder example template budget usage used cost
     costs price per window bucket rate ratio index position pos offset kind class schema input
     output button form page dialog component flow lifetime age scope scopes audience issuer
-    algorithm algo alg method tag tags node nodes attr attrs identifier store storage service
+    algorithm algo alg method error errors exception tag tags node nodes attr attrs identifier
+    store storage service
     server host port user username login account
     email format encoding hint question length issued count counter number num chars budget
     """
 )
-# Qualifiers before "key"/"token" that make it something public or structural.
+# Qualifiers that make any secret-sounding name public, a limit, or a stand-in.
 _NOT_SECRET_QUALIFIERS = wordset(
     """
-    primary foreign sort partition cache idempotency redis s3 object map dict lookup index composite
-    unique public pub publishable site hot shortcut keyboard registry row range routing group item
-    dedup dedupe lock join natural surrogate shard sharding cursor pagination next page continuation
-    translation i18n locale message event metric tag attr attribute column table json yaml max min
-    num csrf xsrf anon anonymous fake dummy example sample mock placeholder
+    public pub publishable site max min num csrf xsrf anon anonymous fake dummy example sample
+    mock placeholder
+    """
+)
+# Qualifiers before "key"/"token" that make it a data-structure or protocol key.
+_NOT_KEY_QUALIFIERS = wordset(
+    """
+    primary foreign sort partition cache idempotency redis s3 object map dict lookup index
+    composite unique hot shortcut keyboard registry row range routing group item dedup dedupe lock
+    join natural surrogate shard sharding cursor pagination next page continuation translation i18n
+    locale message event metric tag attr attribute column table json yaml
+    """
+)
+# Heads of one-word names that end in "key" and hold a secret: accountkey, storagekey...
+_KEY_HEADS = wordset(
+    """
+    api access secret private auth master encryption signing client app account storage shared
+    service license deploy webhook session hmac consumer admin root
     """
 )
 _OP_RE = re.compile(
@@ -231,13 +246,15 @@ def _word_kind(word: str, before: list[str]) -> str | None:
     if any(b in _NOT_SECRET_QUALIFIERS for b in before):
         return None
     if word in _PASSWORD_WORDS:
+        if word == "pass" and before and before[-1] not in _PASS_PREFIXES:
+            return None  # first_pass, shrink_pass: a pass of an algorithm
         return "password"
     if word in _SECRET_WORDS:
         return "secret"
-    if word in _TOKEN_WORDS:
-        return "token"
-    if word == "key":
-        return "token" if before else "key"
+    if word in _TOKEN_WORDS or word == "key":
+        if any(b in _NOT_KEY_QUALIFIERS for b in before):
+            return None
+        return "token" if before or word != "key" else "key"
     return _compound_kind(word)
 
 
@@ -250,6 +267,8 @@ def _compound_kind(word: str) -> str | None:
             return kind
     if word.endswith("pass") and word[:-4] in _PASS_PREFIXES:
         return "password"
+    if word.endswith("key") and word[:-3] in _KEY_HEADS:
+        return "token"
     return None
 
 
@@ -300,12 +319,14 @@ def _judge(kind: str, text: str, start: int, end: int, strict: bool = False) -> 
         value, start = value[7:], start + 7
     if not value or not is_secret_value(kind, value):
         return None
-    if strict and (len(value) < 8 or char_classes(value) < 3):
+    if strict and (len(value) < 8 or char_classes(value) < 3 or value.startswith("-")):
         return None
     return (f"generic-{'password' if kind == 'password' else 'secret'}", start, end)
 
 
 def _judge_basic(text: str, match: re.Match[str]) -> Span | None:
+    if match.group(1) in KNOWN_EXAMPLES:
+        return None
     try:
         decoded = base64.b64decode(match.group(1), validate=True).decode("utf-8")
     except (binascii.Error, ValueError, UnicodeDecodeError):

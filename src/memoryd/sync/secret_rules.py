@@ -20,7 +20,6 @@ from memoryd.sync.secret_values import (
     decode_b64url,
     is_placeholder,
     is_repetitive,
-    looks_random,
     shannon,
     wordset,
 )
@@ -85,7 +84,7 @@ _JWT_CLAIMS = wordset(
 
 def _slack_webhook(value: str) -> bool:
     tail = value.rsplit("/", 1)[-1]
-    return looks_random(tail, min_len=16, min_entropy=3.0)
+    return len(tail) >= 16 and _random(3.0)(tail)
 
 
 def _aws_key_id(value: str) -> bool:
@@ -128,7 +127,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "azure-storage-key",
         _re(
-            r"(?i)\b(?:AccountKey|SharedAccessKey|azure_?storage_?key)\s*[=:]\s*[\"']?([A-Za-z0-9+/]{40,88}={0,2})"
+            r"(?i)\b(?:AccountKey|SharedAccessKey|azure_?storage_?key)[\"']?\s*[=:]\s*[\"']?([A-Za-z0-9+/]{40,88}={0,2})"
         ),
         ("accountkey", "sharedaccesskey", "storage_key", "storagekey"),
         _random(3.5),

@@ -80,17 +80,19 @@ _PLACEHOLDER_RE = re.compile(
 )
 _REFERENCE_RE = re.compile(
     r"""(?x)
-    ^[$&*@!{\[(-]                                    # variable, YAML alias/tag, structure, flag
+    ^\$ | ^[{\[(]                                    # a variable; structure
+    | ^![\w!/:]+$ | ^@[\w.\-/]+$                      # a YAML tag; an @reference
     | ^[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)+(?:[(\[].*)?$  # attribute path: settings.X, a.b()
     | \w\(                                             # a function call: getenv(...)
     | ^[A-Za-z_][\w]*\[                               # subscript: os.environ[...]
-    | ^(?:/|~/|\./|\.\./|[A-Za-z]:\\)                 # a path
+    | ^(?:~|\.\.?)?/[\w.\-/]*$ | ^[A-Za-z]:\\        # a path
     | ^[a-z][a-z0-9+.-]*://                           # a URL (its credentials: own rule)
     | ^(?:sha\d+|md5|sha)[:-]                         # digests, SRI hashes
     | ^arn:                                           # an AWS resource name
     | ^AAAA[BCE][0-9A-Za-z]{8} | ^(?:ssh|ecdsa|sk-ssh)-  # an SSH public key
     """
 )
+_SEPARATED_NAME_RE = re.compile(r"^(?:[a-z]+(?:[_.\-][a-z]+)+|[A-Z]+(?:[_.\-][A-Z]+)+)$")
 _LOWER_NAME_RE = re.compile(r"^[a-z_.\-]+$")
 _NAME_CHARS_RE = re.compile(r"^[A-Za-z0-9_.\-/:]+$")
 _NAME_PARTS_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
@@ -132,14 +134,16 @@ def is_placeholder(value: str, defaults: bool = True) -> bool:
 
 def is_reference(value: str) -> bool:
     """Code that *names* a secret instead of containing it."""
+    if value[:1] in "*&" and (is_identifier(value[1:]) or _LOWER_NAME_RE.match(value[1:])):
+        return True  # a YAML alias or anchor: *default_password
     return bool(_REFERENCE_RE.search(value))
 
 
 def is_identifier(value: str) -> bool:
     """Names made of words (``SSHPrivateKeyTypes``, ``old_refresh_token``, ``io.x/fooBar``).
 
-    Split at case changes, digits and separators, a name has word-length parts with
-    vowels; a random token breaks into one- and two-letter fragments, or has no vowels.
+    Split at case changes, digits and separators, a name is made of words with vowels
+    and short acronyms; a random token breaks into vowelless runs and one-letter bits.
     """
     if not _NAME_CHARS_RE.match(value):
         return False
@@ -148,10 +152,21 @@ def is_identifier(value: str) -> bool:
     if not words:
         return False
     numbers = [p for p in parts if p.isdigit()]
-    letters = "".join(words)
-    vowels = sum(1 for c in letters if c in _VOWELS) / len(letters)
-    few_numbers = len(numbers) <= 2 and sum(len(n) for n in numbers) <= 6
-    return few_numbers and len(letters) / len(words) >= 3 and vowels >= 0.2
+    if len(numbers) > 2 or sum(len(n) for n in numbers) > 6:
+        return False
+    if sum(1 for w in words if len(w) == 1) > 1:  # random case flips leave 1-letter bits
+        return False
+    letters = sum(len(w) for w in words)
+    wordlike = sum(len(w) for w in words if _is_word(w))
+    return letters / len(words) >= 3 and wordlike / letters >= 0.75
+
+
+def _is_word(part: str) -> bool:
+    if len(part) <= 2 or (part.isupper() and len(part) <= 4):
+        return True  # io, Am; an acronym: SSH, API, URL
+    vowels = sum(1 for c in part if c in _VOWELS)
+    with_y = vowels + part.lower().count("y")
+    return vowels / len(part) >= 0.2 or (len(part) >= 5 and with_y / len(part) >= 0.25)
 
 
 def char_classes(value: str) -> int:
@@ -172,13 +187,15 @@ def is_hex(value: str) -> bool:
 
 def looks_random(value: str, min_len: int = 16, min_entropy: float = 3.0) -> bool:
     """A machine-generated token: long, varied, not a placeholder, not a sequence."""
-    if len(value) < min_len or is_placeholder(value) or is_repetitive(value):
+    if len(value) < min_len or any(c.isspace() for c in value):
+        return False
+    if is_placeholder(value) or is_repetitive(value):
         return False
     if shannon(value) < min_entropy:
         return False
     if is_hex(value):
         return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
-    return not is_identifier(value)
+    return not is_identifier(value) and not _SEPARATED_NAME_RE.match(value)
 
 
 def looks_like_password(value: str, min_len: int = 6) -> bool:
@@ -196,7 +213,7 @@ def looks_like_password(value: str, min_len: int = 6) -> bool:
     has_digit = any(c.isdigit() for c in value)
     has_symbol = any(not c.isalnum() for c in value)
     mixed = any(c.islower() for c in value) and any(c.isupper() for c in value)
-    return has_digit or has_symbol or (mixed and len(value) >= 8)
+    return has_digit or has_symbol or (mixed and len(value) >= 10)
 
 
 def looks_like_token(value: str, min_len: int = 16) -> bool:
