@@ -225,12 +225,33 @@ def test_damaged_index(world: World) -> None:
     assert check.fix == f"delete {db}; memoryd rebuilds it from the files (they are the truth)"
 
 
+def test_a_real_index_is_healthy(world: World) -> None:
+    from memoryd.index import open_index, reconcile
+
+    with open_index(world.ctx.paths) as db:
+        reconcile(db, world.ctx.config)
+    check = world.check("index")
+    assert check.status == "ok"
+    assert check.detail == (
+        f"{world.ctx.paths.index_db}: 1 memory files indexed, passes quick_check"
+    )
+
+
 def test_service_installed_but_stopped(world: World) -> None:
     world.systemctl.set_state(active=False)
     check = world.check("service")
     assert check.status == "fail"
     assert check.detail.endswith("installed but not running (inactive (dead))")
     assert check.fix.startswith("journalctl --user -u memoryd")
+
+
+def test_no_service_manager(world: World, tmp_path: Path) -> None:
+    empty = tmp_path / "no-systemd"
+    empty.mkdir()
+    check = world.check("service", env={**world.ctx.env, "PATH": str(empty)})
+    assert check.status == "fail"
+    assert check.detail.endswith("installed; systemctl not found on PATH")
+    assert check.fix.startswith("this machine has no systemd; run 'memoryd run' under your own")
 
 
 def test_cli_exit_code_and_json(world: World) -> None:

@@ -17,6 +17,22 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument("--kind", default=None, metavar="K", help="only memories of this kind")
     parser.add_argument("--scope", choices=("global", "project"), default=None)
     parser.add_argument(
+        "--type",
+        default=None,
+        metavar="T",
+        help="layered/claude layouts: only this type (memory, checkpoint, progress, notes, "
+        "free; user, feedback, project, reference)",
+    )
+    parser.add_argument(
+        "--scope-id", default=None, metavar="ID", help="layered/claude layouts: only this scope id"
+    )
+    parser.add_argument(
+        "--markers",
+        choices=("plugin", "layered"),
+        default="plugin",
+        help="how snippets mark matches: «plugin» or <<layered>>",
+    )
+    parser.add_argument(
         "--project", default=None, metavar="DIR", help="search this project instead of the cwd's"
     )
     add_json(parser)
@@ -34,7 +50,8 @@ def run(app: App, args: argparse.Namespace) -> int:
     roots = search_roots(app.config, app.cwd, project)
     with ensure_fresh(app, roots=roots) as db:
         hits = recall(db, app.config, query, roots, limit=args.limit, kind=args.kind,
-                      scope=args.scope)  # fmt: skip
+                      scope=args.scope, type=args.type, scope_id=args.scope_id,
+                      markers=args.markers)  # fmt: skip
     app.emit(args.json, [h.to_json() for h in hits], lambda: _text(hits))
     if not hits:
         where = ", ".join(str(r.path) for r in roots) or "no roots"
@@ -48,7 +65,8 @@ def run(app: App, args: argparse.Namespace) -> int:
 def _text(hits: list[Any]) -> str:
     blocks = []
     for number, hit in enumerate(hits, start=1):
-        kind = f"{hit.kind}, " if hit.kind else ""
+        label = hit.kind or (hit.row.type if hit.row is not None else None)
+        kind = f"{label}, " if label else ""
         terms = ", ".join(f"{t}×{n}" for t, n in hit.terms.items())
         lines = [f"{number}. {hit.id}  ({kind}{hit.scope}, score {hit.score:.3g})"]
         if hit.summary:

@@ -22,7 +22,7 @@ from typing import Any
 
 from memoryd.config import Config, RootConfig
 from memoryd.index.db import IndexDB, dump_problems, join_lines
-from memoryd.index.layout import identify
+from memoryd.index.layout import identify, member
 from memoryd.memory import Problem, id_for_path, parse, validate
 from memoryd.roots import SKIP_DIRS, is_memory_name, walk_root
 
@@ -98,6 +98,8 @@ def reconcile(
     report = ReconcileReport()
     for root in config.roots if roots is None else roots:
         _Pass(db, config, root, report).run(only)
+    if only is None:
+        _drop_unlisted_foreign_roots(db, [*config.roots, *(roots or ())], report)
     report.seconds = time.perf_counter() - started
     return report
 
@@ -118,7 +120,8 @@ class _Pass:
                 reason = "root folder is missing or not a folder; its rows are kept"
                 self.report.unknown.append((self.root.path, reason))
                 return
-            files, known = walk_root(self.root.path), self.known(None)
+            files = [f for f in walk_root(self.root.path) if self.member(f)]
+            known = self.known(None)
         else:
             files, known = self.plan(only)
         seen = set(files)
@@ -130,12 +133,17 @@ class _Pass:
 
     def known(self, prefixes: Iterable[Path] | None) -> dict[Path, _Known]:
         sql = "SELECT path, size, mtime_ns, checked_ns, hash FROM memories WHERE root = ?"
-        rows = self.db.conn.execute(sql, (str(self.root.path),)).fetchall()
-        found = {Path(r[0]): _Known(r[1], r[2], r[3], r[4]) for r in rows}
+        root = str(self.root.path)
         if prefixes is None:
-            return found
-        wanted = list(prefixes)
-        return {p: k for p, k in found.items() if any(p == w or w in p.parents for w in wanted)}
+            rows = self.db.conn.execute(sql, (root,)).fetchall()
+        else:  # the path itself or anything below it, by an index range scan (not a full scan)
+            sql = sql.replace("root = ?", "+root = ?")  # "+": search by the path index
+            sql += " AND (path = ? OR (path >= ? AND path < ?))"
+            rows = []
+            for prefix in {str(p) for p in prefixes}:
+                params = (root, prefix, prefix + "/", prefix + "0")  # "0" sorts right after "/"
+                rows += self.db.conn.execute(sql, params).fetchall()
+        return {Path(r[0]): _Known(r[1], r[2], r[3], r[4]) for r in rows}
 
     def plan(self, only: Collection[Path]) -> tuple[list[Path], dict[Path, _Known]]:
         """The files to visit and the rows to check for the changed paths in ``only``."""
@@ -161,8 +169,12 @@ class _Pass:
         if any(p.is_symlink() for p in path.parents if self.root.path in p.parents):
             return False  # walk_root never descends through a linked folder
         if path.is_symlink():
-            return path.resolve().is_relative_to(self.root.path.resolve())
-        return True
+            return path.resolve().is_relative_to(self.root.path.resolve()) and self.member(path)
+        return self.member(path)
+
+    def member(self, path: Path) -> bool:
+        """A file of the root's layout (a claude root holds transcripts too)."""
+        return member(self.root, path.relative_to(self.root.path).as_posix())
 
     def visit(self, path: Path, known: _Known | None) -> None:
         try:
@@ -217,6 +229,21 @@ class _Pass:
             for sql, params in self.ops:
                 conn.execute(sql, params)
         self.ops = []
+
+
+def _drop_unlisted_foreign_roots(
+    db: IndexDB, listed: Sequence[RootConfig], report: ReconcileReport
+) -> None:
+    """Remove the rows of layered/claude roots config.yaml no longer lists (opt-out)."""
+    keep = sorted({str(r.path) for r in listed})
+    marks = ", ".join("?" for _ in keep)
+    where = f"layout != 'plugin' AND root NOT IN ({marks})" if keep else "layout != 'plugin'"
+    rows = db.conn.execute(f"SELECT path FROM memories WHERE {where}", keep).fetchall()
+    if not rows:
+        return
+    with db.write() as conn:
+        conn.execute(f"DELETE FROM memories WHERE {where}", keep)
+    report.removed.extend(Path(r[0]) for r in rows)
 
 
 def _fresh(known: _Known, size: int, mtime_ns: int) -> bool:

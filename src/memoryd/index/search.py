@@ -16,7 +16,7 @@ from typing import Any
 
 from memoryd.config import Config, RootConfig, SearchConfig
 from memoryd.index.db import ROW_COLUMNS, IndexDB, Row, row_from_sql
-from memoryd.index.snippet import hit_counts, make_snippet
+from memoryd.index.snippet import MARKERS, hit_counts, make_snippet
 from memoryd.index.state import bump_hits, read_hits
 from memoryd.index.tokenizer import fts_expression, query_terms
 
@@ -45,7 +45,12 @@ class Hit:
     row: Row | None = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
+        foreign = {}
+        if self.row is not None and self.row.layout != "plugin":
+            row = self.row
+            foreign = {"layout": row.layout, "type": row.type, "scope_id": row.scope_id}
         return {
+            **foreign,
             "id": self.id,
             "path": str(self.path),
             "root": str(self.root),
@@ -70,8 +75,15 @@ def recall(
     scope: str | None = None,
     now_ms: int | None = None,
     bump: bool = True,
+    type: str | None = None,
+    scope_id: str | None = None,
+    markers: str = "plugin",
 ) -> list[Hit]:
-    """The best memories for ``query`` in ``roots``, hit counts bumped (unless ``bump=False``)."""
+    """The best memories for ``query`` in ``roots``, hit counts bumped (unless ``bump=False``).
+
+    ``type`` and ``scope_id`` filter the layered and claude layouts' rows;
+    ``markers="layered"`` marks matches in snippets with ``<<`` ``>>``.
+    """
     settings = config.search
     limit = settings.limit if limit is None else limit
     roots = [r for r in roots if scope is None or r.scope == scope]
@@ -80,7 +92,8 @@ def recall(
     if expression is None or limit <= 0 or not roots:
         return []
     fetch = max(limit, min(limit * 3, MAX_FETCH))
-    candidates = _candidates(db, expression, roots, kind, fetch)
+    filters = {"kind": kind, "type": type, "scope_id": scope_id}
+    candidates = _candidates(db, expression, roots, filters, fetch)
     now = int(time.time() * 1000) if now_ms is None else now_ms
     counts = {r.path: read_hits(r.path) for r in roots}
     scored = [
@@ -88,14 +101,19 @@ def recall(
         for rel, row in candidates
     ]
     kept = cut(sorted(scored, key=lambda s: -s[0]), settings.score_floor, limit)
-    hits = [_hit(row, total, rel, terms) for total, rel, row in kept]
+    marks = MARKERS[markers]
+    hits = [_hit(row, total, rel, terms, marks) for total, rel, row in kept]
     if bump:
         _bump(hits)
     return hits
 
 
 def _candidates(
-    db: IndexDB, expression: str, roots: Sequence[RootConfig], kind: str | None, fetch: int
+    db: IndexDB,
+    expression: str,
+    roots: Sequence[RootConfig],
+    filters: dict[str, str | None],
+    fetch: int,
 ) -> list[tuple[float, Row]]:
     columns = ", ".join(f"m.{c.strip()}" for c in ROW_COLUMNS.split(","))
     weights = ", ".join(str(w) for w in COLUMN_WEIGHTS)
@@ -106,17 +124,24 @@ def _candidates(
         f"WHERE memories_fts MATCH ? AND m.root IN ({marks}) AND m.superseded_by IS NULL"
     )
     params: list[Any] = [expression, *(str(r.path) for r in roots)]
-    if kind is not None:
-        sql += " AND m.kind = ?"
-        params.append(kind)
+    for column, value in filters.items():  # column names are ours, never the user's
+        if value is not None:
+            sql += f" AND m.{column} = ?"
+            params.append(value)
     sql += " ORDER BY rel LIMIT ?"
     params.append(fetch)
     return [(-values[-1], row_from_sql(values[:-1])) for values in db.conn.execute(sql, params)]
 
 
 def score(settings: SearchConfig, relevance: float, row: Row, hits: int, now_ms: int) -> float:
-    """bm25 relevance × scope prior × time decay × recall boost (pure)."""
+    """bm25 relevance × scope prior × time decay × recall boost (pure).
+
+    Rows of the layered and claude layouts rank by bm25 and scope prior only, as the
+    layered memory's own search does (no decay, and memoryd keeps no hit counts there).
+    """
     prior = settings.project_prior if row.scope == "project" else settings.global_prior
+    if row.layout != "plugin":
+        return relevance * prior
     return relevance * prior * decay(settings, row, now_ms) * boost(settings, hits)
 
 
@@ -146,7 +171,7 @@ def cut(
     return kept[:limit]
 
 
-def _hit(row: Row, total: float, relevance: float, terms: list[str]) -> Hit:
+def _hit(row: Row, total: float, relevance: float, terms: list[str], marks: tuple[str, str]) -> Hit:
     return Hit(
         id=row.id,
         path=row.path,
@@ -156,7 +181,7 @@ def _hit(row: Row, total: float, relevance: float, terms: list[str]) -> Hit:
         summary=row.summary,
         score=total,
         terms=hit_counts(terms, row),
-        snippet=make_snippet(terms, row.body or row.summary or ""),
+        snippet=make_snippet(terms, row.body or row.summary or "", marks=marks),
         body=row.body,
         relevance=relevance,
         row=row,
@@ -166,6 +191,8 @@ def _hit(row: Row, total: float, relevance: float, terms: list[str]) -> Hit:
 def _bump(hits: Sequence[Hit]) -> None:
     by_root: dict[Path, list[str]] = {}
     for hit in hits:
+        if hit.row is not None and hit.row.layout != "plugin":
+            continue  # never write into another agent's tree
         by_root.setdefault(hit.root, []).append(hit.id)
     for root, ids in by_root.items():
         bump_hits(root, ids)

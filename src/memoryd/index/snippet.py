@@ -16,6 +16,7 @@ from typing import Protocol
 from memoryd.index.tokenizer import CJK_RANGES, index_tokens, is_cjk_char, normalize
 
 OPEN, CLOSE = "«", "»"
+MARKERS = {"plugin": (OPEN, CLOSE), "layered": ("<<", ">>")}  # `recall --markers`
 WIDTH = 160  # characters of original text in a snippet
 _SPACE_RE = re.compile(r"\s+")
 
@@ -44,14 +45,14 @@ def hit_counts(terms: Sequence[str], row: _Text) -> dict[str, int]:
     return counts
 
 
-def make_snippet(terms: Sequence[str], *texts: str) -> str:
+def make_snippet(terms: Sequence[str], *texts: str, marks: tuple[str, str] = (OPEN, CLOSE)) -> str:
     """About :data:`WIDTH` characters of the first text that matches, matches marked."""
     for text in texts:
         spans = find_spans(terms, text)
         if spans:
-            return _render(text, spans)
+            return _render(text, spans, marks)
     first = next((t for t in texts if t.strip()), "")
-    return _render(first, [])
+    return _render(first, [], marks)
 
 
 def find_spans(terms: Sequence[str], text: str) -> list[tuple[int, int]]:
@@ -96,7 +97,7 @@ def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return merged
 
 
-def _render(text: str, spans: list[tuple[int, int]]) -> str:
+def _render(text: str, spans: list[tuple[int, int]], marks: tuple[str, str] = (OPEN, CLOSE)) -> str:
     begin = _best_window(spans) if spans else 0
     begin = max(0, min(begin, len(text) - WIDTH))
     end = min(len(text), begin + WIDTH)
@@ -106,7 +107,7 @@ def _render(text: str, spans: list[tuple[int, int]]) -> str:
         if stop <= begin or start >= end:
             continue
         left, right = max(start, begin), min(stop, end)
-        out += [text[cursor:left], OPEN, text[left:right], CLOSE]
+        out += [text[cursor:left], marks[0], text[left:right], marks[1]]
         cursor = right
     out.append(text[cursor:end])
     if end < len(text):
