@@ -54,6 +54,10 @@ def global_root(app: App) -> RootConfig:
 def init_global(app: App) -> SetupResult:
     root = global_root(app)
     created = init_root(root.path).created
+    from memoryd.sync.git import init_repo
+
+    if init_repo(root.path):  # the global root is its own repository (sync needs one)
+        created = (*created, ".git/")
     config_file = app.paths.config_file
     if not config_file.exists():
         text = CONFIG_TEMPLATE.format(global_root=root.path)

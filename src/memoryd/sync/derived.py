@@ -1,0 +1,104 @@
+"""The sync engine's seams to the compiler and the secret scanner, in one place.
+
+Generated files (ROOT.md's compiled blocks, every index.md, CONFLICTS.md) are
+never a user-facing conflict: either side is taken and the root recompiled.
+Every file about to be committed goes through the secret scanner in process.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import posixpath
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from memoryd.config import Config
+from memoryd.roots import INDEX_FILE, ROOT_FILE
+from memoryd.sync.conflicts import CONFLICTS_FILE
+
+log = logging.getLogger(__name__)
+
+_BEGIN = re.compile(r"^\s*<!-- memoryd:begin ([A-Za-z0-9_-]+)(?: [^\n]*?)? -->\s*$")
+_END = re.compile(r"^\s*<!-- memoryd:end ([A-Za-z0-9_-]+) -->\s*$")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One reason a file is quarantined (the secret scanner's, or our own)."""
+
+    path: str  # root-relative
+    line: int
+    rule: str
+    preview: str
+
+
+def is_generated(relpath: str) -> bool:
+    """Root-relative ``relpath`` is compiled output (never a user-facing conflict)."""
+    if relpath == CONFLICTS_FILE:
+        return True
+    try:
+        compiler = importlib.import_module("memoryd.compiler")
+    except ImportError:
+        return relpath == ROOT_FILE or posixpath.basename(relpath) == INDEX_FILE
+    return bool(compiler.is_generated(relpath))
+
+
+def is_fully_generated(relpath: str) -> bool:
+    """Generated from end to end (ROOT.md has human text around its blocks)."""
+    return is_generated(relpath) and relpath != ROOT_FILE
+
+
+def recompile(root: Path, config: Config) -> list[Path]:
+    """Rewrite the root's compiled files (only changed bytes); [] until the compiler lands."""
+    try:
+        compile_io = importlib.import_module("memoryd.compile_io")
+    except ImportError:
+        log.debug("compiler not available; %s not recompiled", root)
+        return []
+    written = compile_io.compile_root(root, config)
+    return [Path(p) for p in written or []]
+
+
+def scan_file(path: Path, root: Path) -> list[Finding]:
+    """Secret findings in one file about to be committed (none until the scanner lands)."""
+    try:
+        secrets = importlib.import_module("memoryd.sync.secrets")
+    except ImportError:
+        return []
+    rel = path.relative_to(root).as_posix()
+    found = secrets.scan_path(path, root)
+    return [Finding(rel, int(f.line), str(f.rule), str(f.preview)) for f in found]
+
+
+def strip_blocks(text: str) -> tuple[str, dict[str, str]]:
+    """``text`` with every compiled block emptied (markers kept), and the blocks' bodies."""
+    out: list[str] = []
+    bodies: dict[str, str] = {}
+    inside: str | None = None
+    for line in text.splitlines(keepends=True):
+        if inside is None:
+            out.append(line)
+            begin = _BEGIN.match(line)
+            if begin:
+                inside, bodies[begin.group(1)] = begin.group(1), ""
+        elif _END.match(line) and _END.match(line).group(1) == inside:  # type: ignore[union-attr]
+            out.append(line)
+            inside = None
+        else:
+            bodies[inside] += line
+    if inside is not None:  # damaged markers: treat the whole file as human text
+        return text, {}
+    return "".join(out), bodies
+
+
+def fill_blocks(text: str, bodies: dict[str, str]) -> str:
+    """Put block bodies back into a stripped text (blocks without a body stay empty)."""
+    out: list[str] = []
+    for line in text.splitlines(keepends=True):
+        out.append(line)
+        begin = _BEGIN.match(line)
+        if begin:
+            out.append(bodies.get(begin.group(1), ""))
+    return "".join(out)
