@@ -125,7 +125,9 @@ def test_generated_files_never_conflict(world: World) -> None:
     world.settle()
     world.a.write("ROOT.md", root_md.replace("- old rule", "- rule compiled on A"))
     world.a.write("facts/index.md", "# facts\n\n- a.md: compiled on A\n")
-    world.b.write("ROOT.md", root_md.replace("ship it", "ship it today").replace("- old rule", "- B"))
+    world.b.write(
+        "ROOT.md", root_md.replace("ship it", "ship it today").replace("- old rule", "- B")
+    )
     world.b.write("facts/index.md", "# facts\n\n- b.md: compiled on B\n")
     world.a.sync()
     outcome = world.b.sync()
@@ -311,3 +313,23 @@ def test_sync_false_and_oversize_files_stay_local(world: World) -> None:
     (world.a.root / "facts/big.md").unlink()
     world.oracle.versions = [v for v in world.oracle.versions if v[0] != "facts/big.md"]
     world.settle()
+
+
+def test_second_device_with_its_own_history_joins(world: World) -> None:
+    import shutil
+
+    world.a.write("facts/a.md", memory("facts/a", "a", "from A\n"))
+    world.a.sync()
+    shutil.rmtree(world.b.root)
+    from memoryd.roots import init_root
+
+    init_root(world.b.root)
+    git(world.b.root, "init", "-q", "-b", "main")
+    world.b.write("facts/a.md", memory("facts/a", "a", "B's own idea of a\n"))
+    world.b.write("facts/b.md", memory("facts/b", "b", "from B\n"))
+    assert world.b.sync().action.startswith("committed locally")
+    git(world.b.root, "remote", "add", "origin", str(world.remote))
+    outcome = world.b.sync()
+    assert outcome.pushed and [c["path"] for c in outcome.conflicts] == ["facts/a.md"]
+    world.settle()
+    assert "from B" in world.a.read("facts/b.md") and "from A" in world.a.read("facts/a.md")

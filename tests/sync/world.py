@@ -25,7 +25,9 @@ def blob_sha(data: bytes) -> str:
 
 
 def has_object(repo: Path, sha: str) -> bool:
-    done = subprocess.run(["git", "cat-file", "-e", sha], cwd=repo, capture_output=True, check=False)
+    done = subprocess.run(
+        ["git", "cat-file", "-e", sha], cwd=repo, capture_output=True, check=False
+    )
     return done.returncode == 0
 
 
