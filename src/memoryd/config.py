@@ -75,6 +75,7 @@ class SearchConfig:
 class InjectionConfig:
     max_chars: int = 1200
     max_entries: int = 4
+    outline_chars: int = 800  # the outline layer of `memoryd context` (rules are never cut)
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,13 @@ class DaemonConfig:
     poll_interval_s: float = 1.0  # when falling back to polling
 
 
+@dataclass(frozen=True)
+class LayeredConfig:
+    """The layered memory tree (layout: layered)."""
+
+    disable_write: bool = False  # `memoryd guard` refuses every write into the tree
+
+
 def default_device() -> str:
     return socket.gethostname().split(".")[0] or "device"
 
@@ -104,6 +112,7 @@ class Config:
     injection: InjectionConfig = field(default_factory=InjectionConfig)
     compile: CompileConfig = field(default_factory=CompileConfig)
     daemon: DaemonConfig = field(default_factory=DaemonConfig)
+    layered: LayeredConfig = field(default_factory=LayeredConfig)
     source: Path | None = field(default=None, compare=False)
 
     def root_for(self, path: Path) -> RootConfig | None:
@@ -287,3 +296,24 @@ def register_root(paths: Paths, config: Config, root: RootConfig) -> Config:
     text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
     atomic_write(file, text.encode("utf-8"))
     return dataclasses.replace(config, roots=(*config.roots, root), source=file)
+
+
+def unregister_root(paths: Paths, config: Config, path: Path) -> Config:
+    """Remove the root at ``path`` from config.yaml (no-op when it is not there).
+
+    Like :func:`register_root`, the previous file is kept as ``config.yaml.bak``.
+    """
+    kept = tuple(r for r in config.roots if r.path != path)
+    if len(kept) == len(config.roots):
+        return config
+    file = paths.config_file
+    data: dict[str, Any] = {}
+    if file.exists():
+        old = file.read_bytes()
+        loaded = yaml.safe_load(old) or {}
+        data = dict(loaded) if isinstance(loaded, Mapping) else {}
+        atomic_write(file.with_name(file.name + ".bak"), old)
+    data = {**data, "roots": [root_to_yaml(r) for r in kept]}
+    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+    atomic_write(file, text.encode("utf-8"))
+    return dataclasses.replace(config, roots=kept, source=file)

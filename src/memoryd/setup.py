@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.app import App
+from memoryd.compile_io import compile_root
 from memoryd.config import PROJECT_SYNC, RootConfig, register_root
 from memoryd.errors import PathError
 from memoryd.fsutil import atomic_write
@@ -54,6 +55,7 @@ def global_root(app: App) -> RootConfig:
 def init_global(app: App) -> SetupResult:
     root = global_root(app)
     created = init_root(root.path).created
+    compile_root(root, app.config)  # a fresh ROOT.md gets its compiled blocks
     from memoryd.sync.git import init_repo
 
     if init_repo(root.path):  # the global root is its own repository (sync needs one)
@@ -81,6 +83,7 @@ def init_project(app: App, directory: Path) -> SetupResult:
     created = init_root(path).created
     before = app.config
     root = RootConfig(path=path, layout="plugin", scope="project", sync=PROJECT_SYNC)
+    compile_root(root, app.config)
     after = register_root(app.paths, before, root)
     if after is not before:
         app.reload_config()

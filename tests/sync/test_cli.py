@@ -103,7 +103,7 @@ def test_resolve_settles_one_conflict(
     conflicted: tuple[World, str], keep: str, at_path: str, extra: str | None
 ) -> None:
     world, copy = conflicted
-    code, out, err = _cli(world.a.paths.home, "resolve", copy[:-3], "--keep", keep)  # type: ignore[arg-type]
+    code, _out, err = _cli(world.a.paths.home, "resolve", copy[:-3], "--keep", keep)  # type: ignore[arg-type]
     assert code == 0, err
     assert at_path in world.a.read("facts/x.md")
     assert not (world.a.root / copy).exists()
@@ -123,3 +123,18 @@ def test_resolve_unknown_id(isolated_home: Path) -> None:
     done = run_cli("resolve", "facts/nothing", "--keep", "local")
     assert done.returncode == 1
     assert "no sync conflict with id 'facts/nothing'" in done.stderr
+
+
+def test_inspect_reports_conflicts_and_pauses(conflicted: tuple[World, str]) -> None:
+    world, copy = conflicted
+    for n in range(4):
+        world.a.write(f"facts/m{n}.md", memory(f"facts/m{n}", "m", f"{n}\n"))
+    world.a.sync()
+    for n in range(4):
+        world.a.delete(f"facts/m{n}.md")
+    assert world.a.sync().status == "paused"
+    code, out, _ = _cli(world.a.paths.home, "inspect", "--json")  # type: ignore[arg-type]
+    assert code == 1
+    text = json.dumps(json.loads(out))
+    assert "sync.conflicts" in text and copy in text
+    assert "sync.state" in text and "sync paused: 4 of" in text

@@ -7,6 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from memoryd.compile_io import compile_root
+from memoryd.sync.derived import recompile
+from memoryd.sync.report import sync_problems
 from memoryd.sync.state import load_state
 from tests.helpers import git
 from tests.sync.world import World, make_world, memory
@@ -116,27 +119,25 @@ def test_rename_against_edit_lands_the_edit_at_the_new_path(world: World) -> Non
 
 
 def test_generated_files_never_conflict(world: World) -> None:
-    root_md = (
-        "# Memory\n\n## Current goal\n\nship it\n\n"
-        "<!-- memoryd:begin rules (compiled) -->\n- old rule\n<!-- memoryd:end rules -->\n"
-    )
-    world.a.write("ROOT.md", root_md)
-    world.a.write("facts/index.md", "# facts\n\n- nothing yet\n")
+    world.a.write("facts/shared.md", memory("facts/shared", "shared", "x\n"))
     world.settle()
-    world.a.write("ROOT.md", root_md.replace("- old rule", "- rule compiled on A"))
-    world.a.write("facts/index.md", "# facts\n\n- a.md: compiled on A\n")
-    world.b.write(
-        "ROOT.md", root_md.replace("ship it", "ship it today").replace("- old rule", "- B")
-    )
-    world.b.write("facts/index.md", "# facts\n\n- b.md: compiled on B\n")
+    for device, name in ((world.a, "one"), (world.b, "two")):
+        device.write(f"facts/{name}.md", memory(f"facts/{name}", f"{name} fact", "y\n"))
+        device.write(f"rules/{name}.md", f"---\nkind: rule\nsummary: rule {name}\n---\n")
+        recompile(device.root_config, device.config)  # each device compiles its own view
+    human = world.b.read("ROOT.md").replace("## Current goal\n", "## Current goal\n\nship it\n")
+    world.b.write("ROOT.md", human)
     world.a.sync()
     outcome = world.b.sync()
     assert outcome.conflicts == [] and outcome.status == "ok"
     world.settle()
     for device in world.devices:
         text = device.read("ROOT.md")
-        assert "ship it today" in text  # the human edit survives
-        assert "- rule compiled on A" in text  # the blocks are the remote's until recompiled
+        assert "ship it" in text  # the human edit survives
+        assert "rule one" in text and "rule two" in text  # recompiled from both sides
+        assert "one fact" in device.read("facts/index.md")
+        assert "two fact" in device.read("facts/index.md")
+        assert not compile_root(device.root_config, device.config, check=True).stale
         assert not list(device.root.rglob("*.conflict-*"))
 
 
@@ -333,3 +334,27 @@ def test_second_device_with_its_own_history_joins(world: World) -> None:
     assert outcome.pushed and [c["path"] for c in outcome.conflicts] == ["facts/a.md"]
     world.settle()
     assert "from B" in world.a.read("facts/b.md") and "from A" in world.a.read("facts/a.md")
+
+
+def test_a_secret_is_quarantined_while_the_rest_commits(world: World) -> None:
+    leak = "connect with postgres://admin:S3cr3tPassw0rdXYZ@db.internal:5432/app\n"
+    world.a.write("facts/db.md", memory("facts/db", "database", "intro\n" + leak))
+    world.a.write("facts/fine.md", memory("facts/fine", "fine", "nothing secret\n"))
+    outcome = world.a.sync()
+    assert outcome.pushed
+    assert [(q.path, q.line, q.rule) for q in outcome.quarantined] == [
+        ("facts/db.md", 7, "url-credentials")
+    ]
+    assert "S3cr3tPassw0rdXYZ" not in str(outcome.to_json())  # only the redacted preview
+    files = world.a.files()
+    assert "facts/fine.md" in files and "facts/db.md" not in files
+    assert (world.a.root / "facts/db.md").exists()
+    problems = sync_problems(world.a.config, world.a.paths)
+    assert any(p.code == "sync.quarantined" and p.path == "facts/db.md" for p in problems)
+    world.a.write("facts/db.md", memory("facts/db", "database", "intro\nuse the vault\n"))
+    world.oracle.versions = [v for v in world.oracle.versions if b"S3cr3t" not in v[1]]
+    assert world.a.sync().quarantined == []  # released once the finding is gone
+    world.settle()
+    assert "facts/db.md" in world.b.files()
+    for device in (world.a.root, world.b.root, world.remote):
+        assert "S3cr3tPassw0rdXYZ" not in git(device, "log", "--all", "-p")

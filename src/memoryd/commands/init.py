@@ -19,6 +19,24 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         metavar="DIR",
         help="create <git top level of DIR>/.memory/ and register it (DIR defaults to .)",
     )
+    parser.add_argument(
+        "--layered",
+        action="store_true",
+        help="register the layered memory tree (<data>/memory/) and set up this project's "
+        "MEMORY.md",
+    )
+    parser.add_argument(
+        "--project-id", metavar="PID", help="with --layered: the MiMo Code project id to set up"
+    )
+    claude = parser.add_mutually_exclusive_group()
+    claude.add_argument(
+        "--claude",
+        action="store_true",
+        help="index Claude Code's memory folders (prints what that means for privacy first)",
+    )
+    claude.add_argument(
+        "--no-claude", action="store_true", help="stop indexing Claude Code's memory folders"
+    )
     add_json(parser)
     parser.set_defaults(handler=run)
 
@@ -26,6 +44,10 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 def run(app: App, args: argparse.Namespace) -> int:
     from memoryd.setup import init_global, init_project
 
+    if args.claude or args.no_claude:
+        return _claude(app, args)
+    if args.layered:
+        return _layered(app, args)
     if args.project is not None:
         result = init_project(app, app.cwd / Path(args.project))
     else:
@@ -46,4 +68,46 @@ def run(app: App, args: argparse.Namespace) -> int:
         return "\n".join(lines)
 
     app.emit(args.json, data, text)
+    return 0
+
+
+def _layered(app: App, args: argparse.Namespace) -> int:
+    from memoryd.layouts.layered import setup_layered
+
+    result, pid = setup_layered(app, app.cwd, args.project_id)
+    data = {
+        "root": str(result.root),
+        "created": list(result.created),
+        "registered": result.registered,
+        "project_id": pid,
+    }
+
+    def text() -> str:
+        lines = [f"{result.root}: layered memory tree ready"]
+        lines += [f"  created {name}" for name in result.created]
+        if result.registered:
+            lines.append(f"  registered in {app.paths.config_file}")
+        if pid is None:
+            lines.append(
+                "  no project MEMORY.md: this repository has no MiMo Code project id yet "
+                "(.git/mimocode-project-id); run MiMo Code here once or pass --project-id"
+            )
+        return "\n".join(lines)
+
+    app.emit(args.json, data, text)
+    return 0
+
+
+def _claude(app: App, args: argparse.Namespace) -> int:
+    from memoryd.layouts.claude import disable_claude, enable_claude, privacy_notice
+
+    if args.claude:
+        app.note(privacy_notice(app.env))
+        switch = enable_claude(app.paths, app.config, app.env)
+    else:
+        switch = disable_claude(app.paths, app.config, app.env)
+    data = {"folder": str(switch.folder), "enabled": switch.enabled, "changed": switch.changed}
+    state = "on" if switch.enabled else "off"
+    same = "" if switch.changed else " (it already was)"
+    app.emit(args.json, data, f"Claude Code memory indexing is {state}{same}: {switch.folder}")
     return 0

@@ -7,15 +7,14 @@ Every file about to be committed goes through the secret scanner in process.
 
 from __future__ import annotations
 
-import importlib
 import logging
-import posixpath
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from memoryd.config import Config
-from memoryd.roots import INDEX_FILE, ROOT_FILE
+from memoryd import compiler
+from memoryd.config import Config, RootConfig
+from memoryd.roots import ROOT_FILE
 from memoryd.sync.conflicts import CONFLICTS_FILE
 
 log = logging.getLogger(__name__)
@@ -36,13 +35,7 @@ class Finding:
 
 def is_generated(relpath: str) -> bool:
     """Root-relative ``relpath`` is compiled output (never a user-facing conflict)."""
-    if relpath == CONFLICTS_FILE:
-        return True
-    try:
-        compiler = importlib.import_module("memoryd.compiler")
-    except ImportError:
-        return relpath == ROOT_FILE or posixpath.basename(relpath) == INDEX_FILE
-    return bool(compiler.is_generated(relpath))
+    return relpath == CONFLICTS_FILE or compiler.is_generated(relpath)
 
 
 def is_fully_generated(relpath: str) -> bool:
@@ -50,26 +43,20 @@ def is_fully_generated(relpath: str) -> bool:
     return is_generated(relpath) and relpath != ROOT_FILE
 
 
-def recompile(root: Path, config: Config) -> list[Path]:
-    """Rewrite the root's compiled files (only changed bytes); [] until the compiler lands."""
-    try:
-        compile_io = importlib.import_module("memoryd.compile_io")
-    except ImportError:
-        log.debug("compiler not available; %s not recompiled", root)
-        return []
-    written = compile_io.compile_root(root, config)
-    return [Path(p) for p in written or []]
+def recompile(root: RootConfig, config: Config) -> list[Path]:
+    """Rewrite the root's compiled files (only changed bytes); the paths written."""
+    from memoryd.compile_io import compile_root
+
+    report = compile_root(root, config)
+    return [*report.written, *report.removed]
 
 
 def scan_file(path: Path, root: Path) -> list[Finding]:
-    """Secret findings in one file about to be committed (none until the scanner lands)."""
-    try:
-        secrets = importlib.import_module("memoryd.sync.secrets")
-    except ImportError:
-        return []
+    """Secret findings in one file about to be committed."""
+    from memoryd.sync.secrets import scan_path
+
     rel = path.relative_to(root).as_posix()
-    found = secrets.scan_path(path, root)
-    return [Finding(rel, int(f.line), str(f.rule), str(f.preview)) for f in found]
+    return [Finding(rel, f.line, f.rule, f.preview) for f in scan_path(path, root)]
 
 
 def strip_blocks(text: str) -> tuple[str, dict[str, str]]:

@@ -287,7 +287,7 @@ class _Cycle:
 
     def after_move(self) -> None:
         """Recompile what the move changed, and commit that (same bytes on every device)."""
-        recompile(self.root.path, self.config)
+        recompile(self.root, self.config)
         if self.policy.commit:
             self.commit_local()
 

@@ -19,8 +19,9 @@ class SyncProblem:
 
     root: str
     code: str  # sync.conflict, sync.paused, sync.quarantined, sync.error, sync.not-pushed
-    path: str | None
+    path: str | None  # root-relative
     message: str
+    fix: str
 
 
 def pick_roots(config: Config, path: Path | None) -> list[RootConfig]:
@@ -68,30 +69,41 @@ def sync_problems(config: Config, paths: Paths) -> list[SyncProblem]:
     problems = [
         SyncProblem(
             str(c.root), "sync.conflict", c.copy,
-            f"sync conflict: {c.copy} is {c.name.device}'s version of {c.name.original} "
-            f"(memoryd resolve {c.id} --keep local|remote|both)",
+            f"sync conflict: {c.copy} is {c.name.device}'s version of {c.name.original}",
+            f"memoryd resolve {c.id} --keep local|remote|both",
         )
         for c in all_conflicts(config)
     ]  # fmt: skip
+    return problems + state_problems(config, paths)
+
+
+def state_problems(config: Config, paths: Paths) -> list[SyncProblem]:
+    """What the roots' last sync cycles left to act on (read from the state files)."""
+    problems = []
     configured = {str(r.path) for r in config.roots}
     for state in all_states(paths):
         if state.root not in configured:
             continue
+        root = state.root
         if state.paused:
-            hint = f"memoryd sync --root {state.root} --allow-mass-delete"
-            message = f"sync paused: {state.paused.get('reason')} ({hint})"
-            problems.append(SyncProblem(state.root, "sync.paused", None, message))
+            problems.append(SyncProblem(
+                root, "sync.paused", None, f"sync paused: {state.paused.get('reason')}",
+                f"restore the files, or memoryd sync --root {root} --allow-mass-delete",
+            ))  # fmt: skip
         for q in state.quarantined:
-            message = f"quarantined, not synced: {q.get('path')}:{q.get('line')} {q.get('rule')}"
-            problems.append(SyncProblem(state.root, "sync.quarantined", q.get("path"), message))
+            problems.append(SyncProblem(
+                root, "sync.quarantined", q.get("path"),
+                f"kept out of sync: line {q.get('line')}: {q.get('rule')} ({q.get('preview')})",
+                "remove the secret (or allow it: see memoryd scan); it syncs once it is gone",
+            ))  # fmt: skip
         if state.last_error and not state.paused:
-            problems.append(
-                SyncProblem(state.root, "sync.error", None, f"last sync: {state.last_error}")
-            )
+            problems.append(SyncProblem(
+                root, "sync.error", None, f"last sync: {state.last_error}",
+                "memoryd retries on its own; memoryd sync --root ROOT runs one now",
+            ))  # fmt: skip
         if state.not_pushed:
-            problems.append(
-                SyncProblem(
-                    state.root, "sync.not-pushed", None, f"{state.not_pushed} commit(s) not pushed"
-                )
-            )
+            problems.append(SyncProblem(
+                root, "sync.not-pushed", None, f"{state.not_pushed} commit(s) not pushed",
+                "they are pushed when the remote is reachable again",
+            ))  # fmt: skip
     return problems

@@ -1,0 +1,76 @@
+"""``memoryd recall QUERY``: search the global root and this project's root."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from memoryd.app import App
+from memoryd.commands import add_json
+
+
+def register(sub: argparse._SubParsersAction[Any]) -> None:
+    parser = sub.add_parser("recall", help="search memories (global root + this project's root)")
+    parser.add_argument("query", nargs="+", help="words to look for (any language)")
+    parser.add_argument("--limit", type=int, default=None, metavar="N", help="at most N results")
+    parser.add_argument("--kind", default=None, metavar="K", help="only memories of this kind")
+    parser.add_argument("--scope", choices=("global", "project"), default=None)
+    parser.add_argument(
+        "--type",
+        default=None,
+        metavar="T",
+        help="layered/claude layouts: only this type (memory, checkpoint, progress, notes, "
+        "free; user, feedback, project, reference)",
+    )
+    parser.add_argument(
+        "--scope-id", default=None, metavar="ID", help="layered/claude layouts: only this scope id"
+    )
+    parser.add_argument(
+        "--markers",
+        choices=("plugin", "layered"),
+        default="plugin",
+        help="how snippets mark matches: «plugin» or <<layered>>",
+    )
+    parser.add_argument(
+        "--project", default=None, metavar="DIR", help="search this project instead of the cwd's"
+    )
+    add_json(parser)
+    parser.set_defaults(handler=run)
+
+
+def run(app: App, args: argparse.Namespace) -> int:
+    from memoryd.errors import UsageError
+    from memoryd.index import ensure_fresh, recall, search_roots
+
+    if args.limit is not None and args.limit < 1:
+        raise UsageError("--limit must be at least 1", hint="for example --limit 5")
+    query = " ".join(args.query)
+    project = app.cwd / Path(args.project) if args.project else None
+    roots = search_roots(app.config, app.cwd, project)
+    with ensure_fresh(app, roots=roots) as db:
+        hits = recall(db, app.config, query, roots, limit=args.limit, kind=args.kind,
+                      scope=args.scope, type=args.type, scope_id=args.scope_id,
+                      markers=args.markers)  # fmt: skip
+    app.emit(args.json, [h.to_json() for h in hits], lambda: _text(hits))
+    if not hits:
+        where = ", ".join(str(r.path) for r in roots) or "no roots"
+        app.note(
+            f"no memory matches {query!r} (searched {where}); "
+            "try fewer or rarer words, or another language"
+        )
+    return 0
+
+
+def _text(hits: list[Any]) -> str:
+    blocks = []
+    for number, hit in enumerate(hits, start=1):
+        label = hit.kind or (hit.row.type if hit.row is not None else None)
+        kind = f"{label}, " if label else ""
+        terms = ", ".join(f"{t}×{n}" for t, n in hit.terms.items())
+        lines = [f"{number}. {hit.id}  ({kind}{hit.scope}, score {hit.score:.3g})"]
+        if hit.summary:
+            lines.append(f"   {hit.summary}")
+        lines += [f"   {hit.snippet}", f"   matched: {terms}", f"   {hit.path}"]
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)

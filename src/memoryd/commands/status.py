@@ -1,0 +1,65 @@
+"""``memoryd status``: what the running daemon is doing (read from its status file)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from memoryd.app import App
+from memoryd.commands import add_json
+from memoryd.errors import MemorydError
+
+
+def register(sub: argparse._SubParsersAction[Any]) -> None:
+    parser = sub.add_parser("status", help="show the running daemon's status")
+    add_json(parser)
+    parser.set_defaults(handler=run)
+
+
+def run(app: App, args: argparse.Namespace) -> int:
+    from memoryd.daemon.status import read_status
+
+    view = read_status(app.paths)
+    status = view.status
+    if args.json:
+        data = {
+            "running": view.running and not view.stale,
+            "stale": view.stale,
+            "pid": view.running_pid,
+            "status": status.to_json() if status else None,
+        }
+        app.emit(True, data, "")
+        return 0 if data["running"] else 1
+    if view.stale:
+        assert status is not None
+        raise MemorydError(
+            f"the daemon status is stale: pid {status.pid} is gone "
+            f"(last update {status.updated_at})",
+            hint=f"start it again with 'memoryd run'; its log is {app.paths.log_file}",
+        )
+    if not view.running or status is None:
+        last = ""
+        if status is not None and status.stopped_at:
+            last = f" (the last one, pid {status.pid}, stopped at {status.stopped_at})"
+        raise MemorydError(
+            f"no memoryd daemon is running{last}",
+            hint="start it with 'memoryd run' or 'memoryd service install'",
+        )
+    app.emit(False, None, lambda: render(status))
+    return 0
+
+
+def render(status: Any) -> str:
+    lines = [f"memoryd is running (pid {status.pid}, since {status.started_at})"]
+    for path, root in sorted(status.roots.items()):
+        sync = root.last_sync
+        synced = f", last sync {sync['outcome']} at {sync['at']}" if sync else ""
+        lines.append(f"  {path}: {root.state}, {root.mode}{synced}")
+    if status.last_reconcile:
+        rec = status.last_reconcile
+        lines.append(f"  last reconcile: {rec['at']} ({rec['ms']} ms)")
+    if status.last_batch:
+        batch = status.last_batch
+        lines.append(f"  last batch: {batch['files']} files in {batch['ms']} ms at {batch['at']}")
+    lines += [f"  problem: {text}" for text in status.problems] or ["  no problems"]
+    return "\n".join(lines)

@@ -1,0 +1,194 @@
+"""Compiling a root on disk: read its files, write ROOT.md and index.md when bytes change.
+
+``compile_root`` is what the CLI, the daemon, sync and the agent tools call. It writes
+with ``write_if_changed`` (atomic, and nothing at all when the bytes are equal, so a
+watcher sees no event and git no change), deletes the index.md of a folder that lost its
+last memory, and reports the paths it wrote so the daemon can ignore its own writes.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memoryd.compiler import Compiled, compile_files, folder_of, index_path, is_ours
+from memoryd.config import Config, RootConfig
+from memoryd.findings import Finding
+from memoryd.fsutil import fsync_dir, write_if_changed
+from memoryd.memory import Memory
+from memoryd.roots import ROOT_FILE
+from memoryd.scan import ScanCache, Scanned, scan_root
+
+log = logging.getLogger(__name__)
+
+COMPILED_LAYOUTS = ("plugin",)  # the other layouts keep their own index files
+_CACHE = ScanCache()  # one per process: the daemon re-parses only files that changed
+
+
+@dataclass
+class CompileReport:
+    root: Path
+    written: list[Path] = field(default_factory=list)  # files actually written
+    removed: list[Path] = field(default_factory=list)  # index.md files deleted
+    stale: list[Path] = field(default_factory=list)  # with check=True: files a compile would change
+    problems: list[Finding] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "root": str(self.root),
+            "written": [str(p) for p in self.written],
+            "removed": [str(p) for p in self.removed],
+            "stale": [str(p) for p in self.stale],
+            "problems": [p.as_dict() for p in self.problems],
+        }
+
+
+@dataclass(frozen=True)
+class _Plan:
+    compiled: Compiled
+    targets: list[str]  # folders whose index.md to settle
+    blocked: set[str]  # folders holding an unreadable memory: their index.md is left alone
+
+
+def compile_root(
+    root: RootConfig,
+    config: Config,
+    changed: Collection[Path] | None = None,
+    *,
+    check: bool = False,
+    cache: ScanCache | None = None,
+) -> CompileReport:
+    """Compile one root. ``changed``: the paths of a batch (only their folders' index.md)."""
+    report = CompileReport(root.path)
+    if root.layout not in COMPILED_LAYOUTS or not root.path.is_dir():
+        return report
+    files = scan_root(root.path, _CACHE if cache is None else cache)
+    plan = _plan(root.path, files, config, changed, report)
+    for folder in plan.targets:
+        if folder not in plan.blocked:
+            _settle_index(root.path, folder, plan.compiled, check, report)
+    if not plan.blocked:
+        _settle_root_md(root.path, plan.compiled, check, report)
+    return report
+
+
+def _plan(
+    root: Path,
+    files: list[Scanned],
+    config: Config,
+    changed: Collection[Path] | None,
+    report: CompileReport,
+) -> _Plan:
+    memories: dict[str, Memory] = {}
+    blocked: set[str] = set()
+    indexed: set[str] = set()
+    for item in files:
+        if item.rel == ROOT_FILE:
+            continue
+        if item.generated:
+            indexed.add(folder_of(item.rel))
+        elif item.memory is None:
+            blocked.add(folder_of(item.rel))
+            report.problems.append(_unreadable(item))
+        else:
+            memories[item.rel] = item.memory
+    folders = {folder_of(rel) for rel in memories} | indexed | blocked
+    targets = folders if changed is None else affected(root, changed, folders)
+    compiled = compile_files(
+        memories, _read(root / ROOT_FILE), config.compile.folder_descriptions, targets
+    )
+    return _Plan(compiled, sorted(targets), blocked)
+
+
+def affected(root: Path, changed: Collection[Path], folders: set[str]) -> set[str]:
+    """The folders whose index.md a batch of changed paths can change."""
+    result: set[str] = set()
+    for path in changed:
+        full = path if path.is_absolute() else root / path
+        try:
+            rel = full.relative_to(root).as_posix()
+        except ValueError:
+            continue
+        if rel == ".":
+            return set(folders)
+        result.add(folder_of(rel))
+        result |= {f for f in folders if f == rel or f.startswith(rel + "/")}
+    return result
+
+
+def _settle_index(
+    root: Path, folder: str, compiled: Compiled, check: bool, r: CompileReport
+) -> None:
+    path = root / index_path(folder)
+    data = compiled.indexes.get(folder)
+    if data is not None:
+        if check:
+            if _read(path) != data:
+                r.stale.append(path)
+        elif write_if_changed(path, data):
+            r.written.append(path)
+        return
+    old = _read(path)
+    if old is None:
+        return
+    if not is_ours(old):
+        r.problems.append(_foreign_index(path))
+    elif check:
+        r.stale.append(path)
+    else:
+        _remove(path)
+        r.removed.append(path)
+
+
+def _settle_root_md(root: Path, compiled: Compiled, check: bool, r: CompileReport) -> None:
+    path = root / ROOT_FILE
+    if compiled.root_md is None:
+        r.problems.append(
+            Finding(
+                path,
+                compiled.problem or "cannot be compiled",
+                "repair the memoryd marker comments by hand (every begin needs its end, each "
+                "block once) or delete them all to get fresh blocks, then run 'memoryd compile'",
+            )
+        )
+    elif check:
+        if _read(path) != compiled.root_md:
+            r.stale.append(path)
+    elif write_if_changed(path, compiled.root_md):
+        r.written.append(path)
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None
+
+
+def _remove(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return
+    fsync_dir(path.parent)
+    log.info("removed %s: its folder holds no memory any more", path)
+
+
+def _unreadable(item: Scanned) -> Finding:
+    return Finding(
+        item.path,
+        f"cannot be read ({item.error}); its folder's index.md and ROOT.md are left as they are",
+        f"make it readable (chmod u+r {item.path}) or move it out of the root",
+    )
+
+
+def _foreign_index(path: Path) -> Finding:
+    return Finding(
+        path,
+        "this folder holds no memory and its index.md was not written by memoryd",
+        f"move its text into a memory, then delete {path}",
+    )

@@ -1,0 +1,172 @@
+"""The per-turn injection block: what `memoryd context` prints for an agent harness.
+
+Three layers, in this order and with shrinking budget:
+
+1. Iron rules, every time: the global roots' first (a project cannot override
+   them), then the project's.
+2. The outline, every time and kept short: what memory exists and when to load
+   which part, taken from the compiled blocks of each root's ROOT.md.
+3. The bodies of the best recall hits for the query: at most ``max_entries``
+   within ``max_chars`` of body text, cut at a line boundary with a marker.
+
+:func:`build` is pure, so the same files and query give the same bytes (a
+harness can cache on them); :func:`gather` reads the inputs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+RULES_BLOCK = "rules"
+OUTLINE_BLOCKS = ("directory", "routing")
+CUT = "[… cut: memory_recall or memoryd recall {id} has the rest]"
+OUTLINE_CUT = "[… outline cut: memoryd inspect lists every memory]"
+_EMPTY_ROW = re.compile(r"^\| [^|]+ \| 0 \| .*\|$")  # a directory row of a folder without memories
+_TABLE_RULE = re.compile(r"^\|(?:-+\|)+$")
+
+
+@dataclass(frozen=True)
+class RootView:
+    """One root's compiled ROOT.md blocks (block name → lines between its markers)."""
+
+    scope: str
+    path: str
+    blocks: dict[str, list[str]]
+
+
+@dataclass(frozen=True)
+class Entry:
+    id: str
+    scope: str
+    kind: str | None
+    summary: str | None
+    body: str
+
+
+@dataclass(frozen=True)
+class Block:
+    text: str
+    rules: list[str] = field(default_factory=list)
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    cut: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "rules": self.rules, "entries": self.entries, "cut": self.cut}
+
+
+def ordered(views: Sequence[RootView]) -> list[RootView]:
+    """Global roots first (their rules stand above a project's), then project roots."""
+    return sorted(views, key=lambda v: (v.scope != "global", v.path))
+
+
+def rule_lines(views: Sequence[RootView]) -> list[str]:
+    lines: list[str] = []
+    for view in ordered(views):
+        for line in view.blocks.get(RULES_BLOCK, []):
+            if line.startswith("- "):
+                lines.append(f"{line} [{view.scope}]")
+    return lines
+
+
+def outline_lines(views: Sequence[RootView]) -> list[str]:
+    lines: list[str] = []
+    for view in ordered(views):
+        body = [line for name in OUTLINE_BLOCKS for line in _outline_part(view.blocks.get(name))]
+        if body:
+            lines += [f"### {view.scope} memory ({view.path})", *body]
+    return lines
+
+
+def _outline_part(block: list[str] | None) -> list[str]:
+    kept = []
+    for line in block or []:
+        text = line.rstrip()
+        if not text or _EMPTY_ROW.match(text) or _TABLE_RULE.match(text):
+            continue
+        if text.startswith("## "):
+            text = "#### " + text[3:]
+        if text.startswith("_No "):
+            continue
+        kept.append(text)
+    return kept if any(not t.startswith("####") for t in kept) else []
+
+
+def cut_lines(lines: list[str], budget: int) -> tuple[list[str], bool]:
+    """The longest prefix of whole lines within ``budget`` characters, and whether it was cut."""
+    kept: list[str] = []
+    used = 0
+    for line in lines:
+        cost = len(line) + 1
+        if used + cost > budget:
+            return kept, True
+        kept.append(line)
+        used += cost
+    return kept, False
+
+
+def cut_body(body: str, budget: int) -> tuple[str, bool]:
+    """``body`` within ``budget`` characters, cut at a line boundary.
+
+    A first line longer than the whole budget is cut inside the line (at the
+    last space when there is one) rather than dropping the body altogether.
+    """
+    lines = body.strip("\n").split("\n")
+    kept, cut = cut_lines(lines, budget)
+    if cut and not kept and budget > 0:
+        head = lines[0][:budget]
+        space = head.rfind(" ")
+        kept = [head[:space] if space > budget // 2 else head]
+    return "\n".join(kept), cut
+
+
+def build(
+    views: Sequence[RootView],
+    hits: Sequence[Entry],
+    max_chars: int,
+    max_entries: int,
+    outline_chars: int,
+) -> Block:
+    """The injection block (pure: the same inputs give the same text)."""
+    rules = rule_lines(views)
+    out = ["<memory>", "## Iron rules (always follow; global first, then this project)"]
+    out += rules or ["(none)"]
+    outline, outline_cut = cut_lines(outline_lines(views), outline_chars)
+    if outline:
+        out += ["", "## Memory outline (what exists; load more with memory_recall)", *outline]
+        out += [OUTLINE_CUT] if outline_cut else []
+    chosen, any_cut = _bodies(hits, rules, max_chars, max_entries)
+    if chosen:
+        out += ["", "## Relevant memories (best recall hits for this prompt)"]
+        for entry, text, cut in chosen:
+            title = f"### {entry.id} ({entry.scope} {entry.kind or 'memory'})"
+            out += [title + (f": {entry.summary}" if entry.summary else "")]
+            out += [text] if text else []
+            out += [CUT.format(id=entry.id)] if cut else []
+    out.append("</memory>")
+    entries = [
+        {"id": e.id, "scope": e.scope, "kind": e.kind, "summary": e.summary, "cut": c}
+        for e, _, c in chosen
+    ]
+    return Block("\n".join(out) + "\n", rules, entries, any_cut or outline_cut)
+
+
+def _bodies(
+    hits: Sequence[Entry], rules: list[str], max_chars: int, max_entries: int
+) -> tuple[list[tuple[Entry, str, bool]], bool]:
+    shown_rules = "\n".join(rules)
+    chosen: list[tuple[Entry, str, bool]] = []
+    left = max_chars
+    for entry in hits:
+        if len(chosen) >= max_entries or left <= 0:
+            break
+        if entry.kind == "rule" and f"`{entry.id}`" in shown_rules:
+            continue  # already in layer 1
+        text, cut = cut_body(entry.body, left)
+        chosen.append((entry, text, cut))
+        left -= len(text)
+        if cut:
+            return chosen, True
+    return chosen, False

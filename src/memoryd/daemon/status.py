@@ -1,0 +1,139 @@
+"""The daemon's status file: rewritten atomically on every change of state.
+
+The daemon owns a :class:`StatusBoard`; ``memoryd status`` and ``memoryd
+doctor`` call :func:`read_status`, which also tells whether the daemon that
+wrote the file is still alive (the lock file is the truth, not the pid in the
+status file).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memoryd.daemon.lock import running_pid
+from memoryd.fsutil import atomic_write
+from memoryd.paths import Paths
+
+log = logging.getLogger(__name__)
+
+
+def now_iso() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+@dataclass
+class RootState:
+    mode: str = "none"  # events | polling | none (not watched)
+    state: str = "starting"  # starting | watching | paused
+    last_sync: dict[str, Any] | None = None  # {at, outcome, message}
+
+
+@dataclass
+class Status:
+    pid: int
+    started_at: str
+    updated_at: str = ""
+    stopped_at: str | None = None
+    roots: dict[str, RootState] = field(default_factory=dict)
+    last_reconcile: dict[str, Any] | None = None  # {at, ms, roots, changed}
+    last_batch: dict[str, Any] | None = None  # {at, files, ms}
+    problems: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Status:
+        roots = {k: RootState(**v) for k, v in dict(data.get("roots") or {}).items()}
+        known = {f.name for f in dataclasses.fields(cls)} - {"roots"}
+        return cls(roots=roots, **{k: v for k, v in data.items() if k in known})
+
+
+@dataclass(frozen=True)
+class StatusView:
+    """What a reader learns: the last status written and whether its writer lives."""
+
+    status: Status | None
+    running_pid: int | None  # from the lock file
+
+    @property
+    def running(self) -> bool:
+        return self.running_pid is not None
+
+    @property
+    def stale(self) -> bool:
+        """A status that claims a live daemon whose process is gone (or is another one)."""
+        if self.status is None or self.status.stopped_at is not None:
+            return False
+        return self.running_pid != self.status.pid
+
+
+def read_status(paths: Paths) -> StatusView:
+    """The status file (None when absent or unreadable) and the live daemon's pid."""
+    status: Status | None = None
+    try:
+        status = Status.from_json(json.loads(paths.status_file.read_text(encoding="utf-8")))
+    except FileNotFoundError:
+        pass
+    except (OSError, ValueError, TypeError) as exc:
+        log.warning("cannot read %s: %s", paths.status_file, exc)
+    return StatusView(status, running_pid(paths.lock_file))
+
+
+class StatusBoard:
+    """The daemon's live status; every change rewrites the file atomically."""
+
+    def __init__(self, file: Path) -> None:
+        self.file = file
+        self._lock = threading.Lock()
+        self.status = Status(pid=os.getpid(), started_at=now_iso())
+
+    def update(self, **fields: Any) -> None:
+        with self._lock:
+            for key, value in fields.items():
+                setattr(self.status, key, value)
+            self._write()
+
+    def root(self, path: Path, **fields: Any) -> None:
+        with self._lock:
+            state = self.status.roots.setdefault(str(path), RootState())
+            for key, value in fields.items():
+                setattr(state, key, value)
+            self._write()
+
+    def forget_root(self, path: Path) -> None:
+        with self._lock:
+            self.status.roots.pop(str(path), None)
+            self._write()
+
+    def problem(self, text: str, present: bool = True) -> None:
+        """Add (or, with ``present=False``, clear) one pending problem."""
+        with self._lock:
+            problems = self.status.problems
+            if present == (text in problems):
+                return
+            if present:
+                problems.append(text)
+            else:
+                problems.remove(text)
+            self._write()
+
+    def snapshot(self) -> Status:
+        with self._lock:
+            return Status.from_json(json.loads(json.dumps(self.status.to_json())))
+
+    def _write(self) -> None:
+        self.status.updated_at = now_iso()
+        data = json.dumps(self.status.to_json(), indent=2, ensure_ascii=False) + "\n"
+        try:
+            atomic_write(self.file, data.encode("utf-8"))
+        except OSError as exc:  # a full disk must not stop the daemon
+            log.warning("cannot write %s: %s", self.file, exc)

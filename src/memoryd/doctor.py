@@ -1,0 +1,198 @@
+"""``memoryd doctor``: why sync does not work, and the fix, without reading a log.
+
+Each check is a small function of a :class:`Context` returning :class:`Check`
+values (ok / warn / fail / skip, a one-line detail and, when not ok, the fix).
+Git-facing checks (identity, remote, push auth) live in :mod:`memoryd.doctor_git`.
+Any ``fail`` makes ``memoryd doctor`` exit 1; a ``warn`` does not.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memoryd.config import Config, RootConfig
+from memoryd.paths import Paths
+
+INOTIFY_WATCHES = Path("/proc/sys/fs/inotify/max_user_watches")
+STATUSES = ("ok", "warn", "fail", "skip")
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str  # git, root, identity, remote, push-auth, inotify, index, service, daemon
+    status: str  # ok | warn | fail | skip
+    detail: str
+    fix: str = ""
+    subject: str = ""  # the root a check is about ("" for machine-wide checks)
+
+
+@dataclass
+class Context:
+    """Everything the checks read; tests swap what they cannot own."""
+
+    env: Mapping[str, str]
+    paths: Paths
+    config: Config
+    manager: str = field(
+        default_factory=lambda: "launchd" if sys.platform == "darwin" else "systemd"
+    )
+    inotify_file: Path = INOTIFY_WATCHES
+    remote_timeout_s: float = 10.0
+
+
+def synced(root: RootConfig) -> bool:
+    return root.sync.commit or root.sync.push or root.sync.pull
+
+
+def run_checks(ctx: Context) -> list[Check]:
+    from memoryd import doctor_git
+
+    git = doctor_git.check_git(ctx)
+    checks = [git]
+    for root in ctx.config.roots:
+        here = check_root(ctx, root)
+        checks.append(here)
+        if here.status == "ok" and git.status == "ok" and synced(root):
+            checks += doctor_git.root_checks(ctx, root)
+    for check in (check_inotify, check_index, check_service, check_daemon):
+        checks.append(check(ctx))
+    return checks
+
+
+def failed(checks: list[Check]) -> bool:
+    return any(check.status == "fail" for check in checks)
+
+
+def ok(name: str, detail: str, subject: str = "") -> Check:
+    return Check(name, "ok", detail, subject=subject)
+
+
+def fail(name: str, detail: str, fix: str, subject: str = "") -> Check:
+    return Check(name, "fail", detail, fix=fix, subject=subject)
+
+
+def warn(name: str, detail: str, fix: str = "", subject: str = "") -> Check:
+    return Check(name, "warn", detail, fix=fix, subject=subject)
+
+
+def check_root(ctx: Context, root: RootConfig) -> Check:
+    from memoryd.roots import git_toplevel
+
+    path, subject = root.path, str(root.path)
+    if not path.is_dir():
+        init = "memoryd init --project" if root.scope == "project" else "memoryd init"
+        fix = f"run '{init}', or remove it from {ctx.paths.config_file}"
+        return fail("root", f"{path} does not exist", fix, subject)
+    if not os.access(path, os.W_OK | os.X_OK):
+        fix = f"chown -R $USER {path} (or fix its permissions)"
+        return fail("root", f"{path} is not writable", fix, subject)
+    if synced(root) and git_toplevel(path) is None:
+        fix = f"git -C {path} init && git -C {path} remote add {root.sync.remote} <url>"
+        return fail("root", f"{path} syncs but is not inside a git repository", fix, subject)
+    where = "in a git repository" if synced(root) else "sync off"
+    return ok("root", f"{path}: present, writable, {where}", subject)
+
+
+def count_folders(roots: list[Path]) -> int:
+    """Folders a recursive watch of ``roots`` needs (every one, .git included)."""
+    return sum(1 for root in roots for _ in os.walk(root))  # os.walk never follows links
+
+
+def check_inotify(ctx: Context) -> Check:
+    try:
+        limit = int(ctx.inotify_file.read_text().strip())
+    except (OSError, ValueError):
+        return Check("inotify", "skip", f"no inotify watch limit at {ctx.inotify_file} (not Linux)")
+    needed = count_folders([r.path for r in ctx.config.roots if r.path.is_dir()])
+    detail = f"memoryd watches {needed} folders; the limit is {limit} for all your programs"
+    if needed * 2 > limit:
+        fix = (
+            "echo fs.inotify.max_user_watches=524288 | sudo tee /etc/sysctl.d/60-memoryd.conf"
+            " && sudo sysctl --system (until then memoryd falls back to polling)"
+        )
+        return fail("inotify", detail + ", and memoryd alone needs over half", fix)
+    return ok("inotify", detail)
+
+
+def check_index(ctx: Context) -> Check:
+    db = ctx.paths.index_db
+    if not db.exists():
+        return ok("index", f"{db} not built yet (memoryd builds it on first use)")
+    fix = f"delete {db}; memoryd rebuilds it from the files (they are the truth)"
+    try:
+        conn = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True, timeout=5)
+        try:
+            rows = conn.execute("PRAGMA quick_check").fetchall()
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        return fail("index", f"{db} cannot be read: {exc}", fix)
+    verdict = "; ".join(str(row[0]) for row in rows[:3])
+    if verdict != "ok":
+        return fail("index", f"{db} is damaged: {verdict}", fix)
+    return ok("index", f"{db} passes quick_check")
+
+
+def check_service(ctx: Context) -> Check:
+    from memoryd.daemon.lock import running_pid
+    from memoryd.daemon.service import status
+
+    state = status(ctx.manager, ctx.env)
+    where = f"{ctx.manager} unit {state.path}"
+    install, logs = "memoryd service install", _LOGS[ctx.manager]
+    if not state.installed:
+        pid = running_pid(ctx.paths.lock_file)
+        if pid is None:
+            return fail("service", f"no {where}", install)
+        return warn("service", f"no {where}; daemon pid {pid} runs without one", install)
+    if not state.ours:
+        return warn("service", f"{where} was not written by memoryd")
+    if state.running is None:
+        return fail("service", f"{where} installed; {state.detail}", logs)
+    if not state.running:
+        return fail("service", f"{where} installed but not running ({state.detail})", logs)
+    return ok("service", f"{where} running (pid {state.pid})")
+
+
+_LOGS = {
+    "systemd": "journalctl --user -u memoryd says why; then systemctl --user restart memoryd",
+    "launchd": "launchd.err.log in memoryd's log folder says why; then memoryd service install",
+}
+
+
+def check_daemon(ctx: Context) -> Check:
+    from memoryd.daemon.status import read_status
+
+    view = read_status(ctx.paths)
+    status, pid = view.status, view.running_pid
+    start = "memoryd service install (or memoryd run)"
+    if view.stale and status is not None:
+        gone = f"pid {status.pid} is gone (last update {status.updated_at})"
+        detail = f"the daemon status is stale: {gone}"
+        return fail("daemon", detail, f"{start}; the old daemon's log is {ctx.paths.log_file}")
+    if pid is None:
+        return fail("daemon", "no memoryd daemon is running", start)
+    if status is None:
+        return warn("daemon", f"daemon pid {pid} has written no status yet")
+    if status.problems:
+        detail = f"daemon pid {pid} reports: " + "; ".join(status.problems)
+        return fail("daemon", detail, "memoryd status shows what it is doing")
+    return ok("daemon", f"daemon pid {pid} running, status updated {status.updated_at}")
+
+
+def render(checks: list[Check]) -> str:
+    """The human report: one line a check, its fix under it, a count at the end."""
+    lines = []
+    for check in checks:
+        label = "ok" if check.status == "ok" else check.status.upper()
+        lines.append(f"{label:<5} {check.name:<9} {check.detail}")
+        if check.fix and check.status in ("fail", "warn"):
+            lines.append(f"{'':<15} fix: {check.fix}")
+    counts = [f"{n} {s}" for s in STATUSES if (n := sum(c.status == s for c in checks))]
+    lines.append(", ".join(counts))
+    return "\n".join(lines)

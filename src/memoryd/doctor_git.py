@@ -1,0 +1,215 @@
+"""The git side of ``memoryd doctor``: git itself, identity, remote, push auth.
+
+The remote is probed with ``git ls-remote`` in its own session (no terminal to
+prompt on) and killed with its children after a timeout. Push auth is judged
+for the environment the *service* gets, not the shell's: the classic failure is
+a push that works in a terminal and fails under systemd or launchd.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import stat
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from memoryd.config import RootConfig
+from memoryd.doctor import Check, Context, fail, ok
+
+
+@dataclass(frozen=True)
+class Done:
+    code: int  # -1: timed out
+    out: str
+    err: str
+
+    @property
+    def first_error(self) -> str:
+        lines = [line for line in self.err.splitlines() if line.strip()]
+        return lines[0].strip() if lines else f"exit {self.code}"
+
+
+def run_git(env: Mapping[str, str], repo: Path | None, *args: str, timeout: float = 30.0) -> Done:
+    """git in its own session, killed with its children (ssh...) after ``timeout``."""
+    argv = ["git", *(["-C", str(repo)] if repo else []), *args]
+    proc = subprocess.Popen(
+        argv,
+        env={**env, "GIT_TERMINAL_PROMPT": "0"},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        return Done(-1, "", f"no answer in {timeout:g} s")
+    return Done(proc.returncode, out, err)
+
+
+def check_git(ctx: Context) -> Check:
+    if shutil.which("git", path=ctx.env.get("PATH")) is None:
+        fix = "install git (apt install git, dnf install git, brew install git) and retry"
+        return fail("git", "git is not on PATH", fix)
+    done = run_git(ctx.env, None, "--version")
+    if done.code != 0:
+        return fail("git", f"git --version failed: {done.first_error}", "reinstall git")
+    return ok("git", done.out.strip())
+
+
+def root_checks(ctx: Context, root: RootConfig) -> list[Check]:
+    checks = []
+    if root.sync.commit or root.sync.pull:
+        checks.append(check_identity(ctx, root))
+    if root.sync.push or root.sync.pull:
+        remote = check_remote(ctx, root)
+        checks.append(remote)
+        if root.sync.push and remote.status != "fail":
+            checks.append(check_push_auth(ctx, root))
+    return checks
+
+
+def check_identity(ctx: Context, root: RootConfig) -> Check:
+    values = {key: run_git(ctx.env, root.path, "config", key).out.strip() for key in _IDENTITY}
+    missing = [key for key, value in values.items() if not value]
+    if missing:
+        detail = f"{root.path}: {' and '.join(missing)} not set; git refuses to commit"
+        fix = " && ".join(f'git config --global {key} "{_IDENTITY[key]}"' for key in missing)
+        return fail("identity", detail, fix, str(root.path))
+    who = f"{values['user.name']} <{values['user.email']}>"
+    return ok("identity", f"{root.path}: commits as {who}", str(root.path))
+
+
+_IDENTITY = {"user.name": "Your Name", "user.email": "you@example.com"}
+
+
+def check_remote(ctx: Context, root: RootConfig) -> Check:
+    path, remote, subject = root.path, root.sync.remote, str(root.path)
+    url = run_git(ctx.env, path, "remote", "get-url", remote)
+    if url.code != 0:
+        fix = f"git -C {path} remote add {remote} <url of your memory repository>"
+        return fail("remote", f"{path}: no remote '{remote}'", fix, subject)
+    where = url.out.strip()
+    probe = run_git(ctx.env, path, "ls-remote", "--heads", remote, timeout=ctx.remote_timeout_s)
+    if probe.code != 0:
+        detail = f"{path}: '{remote}' ({where}) is unreachable: {probe.first_error}"
+        fix = (
+            f"check the URL (git -C {path} remote -v), the network and your credentials; "
+            f"git -C {path} ls-remote {remote} shows the whole error"
+        )
+        return fail("remote", detail, fix, subject)
+    return ok("remote", f"{path}: '{remote}' ({where}) answers", subject)
+
+
+def remote_kind(url: str) -> str:
+    """ssh, https, local or other (git://...), by git's own URL rules."""
+    if url.startswith(("ssh://", "git+ssh://", "ssh+git://")):
+        return "ssh"
+    if url.startswith(("https://", "http://")):
+        return "https"
+    if url.startswith("file://") or url.startswith(("/", ".", "~")):
+        return "local"
+    if "://" in url:
+        return "other"
+    return "ssh" if re.match(r"^[^/:]+:", url) else "local"
+
+
+def check_push_auth(ctx: Context, root: RootConfig) -> Check:
+    remote, subject = root.sync.remote, str(root.path)
+    url = run_git(ctx.env, root.path, "remote", "get-url", "--push", remote).out.strip()
+    kind = remote_kind(url)
+    if kind == "ssh":
+        status, detail, fix = _ssh_auth(ctx, root)
+    elif kind == "https":
+        status, detail, fix = _https_auth(ctx, root, url)
+    elif kind == "local":
+        status, detail, fix = "ok", "a local remote needs no authentication", ""
+    else:
+        status, detail, fix = "warn", f"pushing over {url.split(':')[0]} is usually read-only", ""
+    return Check(
+        "push-auth", status, f"{root.path}: push to {url}: {detail}", fix=fix, subject=subject
+    )
+
+
+def _ssh_auth(ctx: Context, root: RootConfig) -> tuple[str, str, str]:
+    env = service_env(ctx)
+    command = run_git(ctx.env, root.path, "config", "core.sshCommand").out.strip()
+    command = command or env.get("GIT_SSH_COMMAND", "")
+    if command:
+        return "ok", f"the service uses ssh command {command!r}", ""
+    sock = env.get("SSH_AUTH_SOCK", "")
+    fix = (
+        "give the service an SSH agent with a stable socket, or a key of its own "
+        f"(git -C {root.path} config core.sshCommand 'ssh -i <key>'); see docs/service.md"
+    )
+    if not sock:
+        return "fail", "the service gets no SSH agent (SSH_AUTH_SOCK) and no ssh command", fix
+    if not _is_socket(sock):
+        return "fail", f"the service's SSH_AUTH_SOCK {sock} is not a live socket", fix
+    return "ok", f"the service uses the SSH agent at {sock}", ""
+
+
+def _https_auth(ctx: Context, root: RootConfig, url: str) -> tuple[str, str, str]:
+    if re.match(r"^https?://[^/@]+:[^/@]+@", url):
+        return "ok", "the URL carries credentials", ""
+    helpers = run_git(ctx.env, root.path, "config", "--get-urlmatch", "credential.helper", url)
+    helper = helpers.out.strip()
+    fix = (
+        "git config --global credential.helper store (or libsecret, osxkeychain, "
+        "manager); see docs/service.md"
+    )
+    if not helper:
+        return "fail", "no credential helper; a service cannot type a password", fix
+    if helper.split()[0] == "cache":
+        return "warn", "credential.helper cache forgets after its timeout", fix
+    return "ok", f"credential helper {helper!r}", ""
+
+
+def _is_socket(path: str) -> bool:
+    try:
+        return stat.S_ISSOCK(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def service_env(ctx: Context) -> dict[str, str]:
+    """The environment the service has (or would have, once installed) for git."""
+    from memoryd.daemon import service, units
+
+    text = service.read_unit(service.unit_path(ctx.manager, ctx.env))
+    if text is None or units.MARKER not in text:
+        return units.service_environment(ctx.env, ctx.manager)
+    env = units.unit_environment(ctx.manager, text)
+    if "SSH_AUTH_SOCK" not in env:
+        env.update(_manager_agent(ctx))
+    return env
+
+
+def _manager_agent(ctx: Context) -> dict[str, str]:
+    """SSH_AUTH_SOCK the manager itself hands its services, when it does."""
+    sock = ctx.env.get("SSH_AUTH_SOCK", "")
+    if ctx.manager == "launchd":
+        return {"SSH_AUTH_SOCK": sock} if "com.apple.launchd" in sock else {}
+    try:
+        done = subprocess.run(
+            ["systemctl", "--user", "show-environment"],
+            env=dict(ctx.env),
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    for line in done.stdout.splitlines() if done.returncode == 0 else []:
+        if line.startswith("SSH_AUTH_SOCK="):
+            return {"SSH_AUTH_SOCK": line.partition("=")[2]}
+    return {}

@@ -1,0 +1,142 @@
+"""The index handle: :func:`open_index`, :class:`IndexDB` and its :class:`Row`."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+from memoryd.index import schema
+from memoryd.memory import Problem
+from memoryd.paths import Paths
+
+ROW_COLUMNS = (
+    "path, root, scope, layout, type, scope_id, id, kind, summary, load_when, pinned, "
+    "supersedes, superseded_by, created, updated, size, mtime_ns, hash, problems, body, oversized"
+)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One indexed memory file, as stored."""
+
+    path: Path
+    root: Path
+    scope: str
+    layout: str
+    type: str | None
+    scope_id: str | None
+    id: str
+    kind: str | None
+    summary: str | None
+    load_when: tuple[str, ...]
+    pinned: bool
+    supersedes: tuple[str, ...]
+    superseded_by: str | None
+    created: int | None
+    updated: int | None
+    size: int
+    mtime_ns: int
+    hash: str
+    problems: tuple[Problem, ...]
+    body: str
+    oversized: bool = False
+
+
+def join_lines(values: tuple[str, ...]) -> str | None:
+    return "\n".join(values) if values else None
+
+
+def split_lines(value: str | None) -> tuple[str, ...]:
+    return tuple(value.split("\n")) if value else ()
+
+
+def dump_problems(problems: list[Problem] | tuple[Problem, ...]) -> str:
+    return json.dumps(
+        [{"code": p.code, "message": p.message} for p in problems], ensure_ascii=False
+    )
+
+
+def load_problems(text: str) -> tuple[Problem, ...]:
+    return tuple(Problem(p["code"], p["message"]) for p in json.loads(text or "[]"))
+
+
+def row_from_sql(values: tuple[object, ...]) -> Row:
+    (path, root, scope, layout, type_, scope_id, id_, kind, summary, load_when, pinned,
+     supersedes, superseded_by, created, updated, size, mtime_ns, hash_, problems, body,
+     oversized) = values  # fmt: skip
+    return Row(
+        path=Path(str(path)),
+        root=Path(str(root)),
+        scope=str(scope),
+        layout=str(layout),
+        type=type_ if isinstance(type_, str) else None,
+        scope_id=scope_id if isinstance(scope_id, str) else None,
+        id=str(id_),
+        kind=kind if isinstance(kind, str) else None,
+        summary=summary if isinstance(summary, str) else None,
+        load_when=split_lines(load_when if isinstance(load_when, str) else None),
+        pinned=bool(pinned),
+        supersedes=split_lines(supersedes if isinstance(supersedes, str) else None),
+        superseded_by=superseded_by if isinstance(superseded_by, str) else None,
+        created=created if isinstance(created, int) else None,
+        updated=updated if isinstance(updated, int) else None,
+        size=int(size),  # type: ignore[call-overload]
+        mtime_ns=int(mtime_ns),  # type: ignore[call-overload]
+        hash=str(hash_),
+        problems=load_problems(str(problems)),
+        body=str(body),
+        oversized=bool(oversized),
+    )
+
+
+class IndexDB:
+    """An open index. ``with open_index(paths) as db:`` closes it afterwards."""
+
+    def __init__(self, conn: sqlite3.Connection, file: Path) -> None:
+        self.conn = conn
+        self.file = file
+
+    def rows(self, root: Path | None = None) -> list[Row]:
+        """Every indexed file (of one root), sorted by path."""
+        sql = f"SELECT {ROW_COLUMNS} FROM memories"
+        params: tuple[str, ...] = ()
+        if root is not None:
+            sql += " WHERE root = ?"
+            params = (str(root),)
+        cursor = self.conn.execute(sql + " ORDER BY path", params)
+        return [row_from_sql(values) for values in cursor]
+
+    def count(self) -> int:
+        return int(self.conn.execute("SELECT count(*) FROM memories").fetchone()[0])
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """A ``BEGIN IMMEDIATE`` transaction."""
+        with schema.write(self.conn) as conn:
+            yield conn
+
+    def reset(self) -> None:
+        """Empty the index (``reindex --full``)."""
+        schema.reset(self.conn)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> IndexDB:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+def open_index(paths: Paths, *, check_same_thread: bool = True) -> IndexDB:
+    """Open (creating, migrating or rebuilding as needed) the index in memoryd's cache."""
+    file = paths.index_db
+    return IndexDB(schema.connect(file, check_same_thread=check_same_thread), file)

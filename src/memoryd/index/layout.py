@@ -1,0 +1,40 @@
+"""What a file is in its root's layout: its id, type and scope id.
+
+The one place the index asks about layouts. The plugin layout (the OpenCode
+memory plugin's tree) has no type or scope id, and a file's id is its
+frontmatter ``id`` or else its root-relative path without ``.md``. The layered
+and claude layouts take id, type and scope id from :mod:`memoryd.layouts`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memoryd import layouts
+from memoryd.config import RootConfig
+from memoryd.memory import Memory, id_for_path
+
+
+@dataclass(frozen=True)
+class Identity:
+    id: str
+    type: str | None = None
+    scope_id: str | None = None
+
+
+def identify(root: RootConfig, relative: str, memory: Memory) -> Identity:
+    """The identity of the file at ``relative`` (root-relative POSIX path) in ``root``."""
+    entry = layouts.entry_for(root.layout, relative, memory.meta)
+    if entry is not None:
+        return Identity(id=entry.id, type=entry.type, scope_id=entry.scope_id)
+    return Identity(id=memory.id or id_for_path(relative))
+
+
+def member(root: RootConfig, relative: str) -> bool:
+    """Whether the file at ``relative`` is a memory of ``root``'s layout at all."""
+    return layouts.belongs(root.layout, relative)
+
+
+def keeps_state(root: RootConfig) -> bool:
+    """Whether memoryd may write its hit counts into the root (only its own layout)."""
+    return root.layout == "plugin"

@@ -1,0 +1,212 @@
+"""The index database: opening, checking, migrating, moving a bad one aside.
+
+The database is a cache of the memory files. Anything unexpected about it (not
+a database, ``quick_check`` fails, an application id or schema version this
+code does not know) makes :func:`open_connection` move it aside and start an
+empty one, which the next reconcile fills from the files.
+
+The full-text table is *contentless* (``content=''``): the memories table keeps
+the original text, and the triggers below feed FTS5 the pre-tokenized text
+through the ``memoryd_tokens`` SQL function that every connection registers.
+Deleting from a contentless table needs the exact tokens that were inserted;
+the function is deterministic and its version is recorded in the schema
+(``TOKENIZER_VERSION``), so the ``'delete'`` command always gets them. The
+triggers run inside the statement's transaction, so the two tables never
+disagree, and ``AUTOINCREMENT`` keeps a rowid from ever being reused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from memoryd.index.tokenizer import TOKENIZER_VERSION, index_text
+
+log = logging.getLogger(__name__)
+
+APPLICATION_ID = 0x6D656D64  # "memd"
+# user_version = SCHEMA_VERSION * 100 + TOKENIZER_VERSION
+SCHEMA_VERSION = 1
+USER_VERSION = SCHEMA_VERSION * 100 + TOKENIZER_VERSION
+BUSY_TIMEOUT_MS = 10_000
+
+_FTS_COLUMNS = "id, summary, load_when, body"
+_TOKENS = (
+    "memoryd_tokens({p}.id), memoryd_tokens({p}.summary), "
+    "memoryd_tokens({p}.load_when), memoryd_tokens({p}.body)"
+)
+
+_CREATE_V1 = f"""
+CREATE TABLE memories (
+    rowid INTEGER PRIMARY KEY AUTOINCREMENT,
+    path TEXT NOT NULL UNIQUE,
+    root TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    layout TEXT NOT NULL,
+    type TEXT,
+    scope_id TEXT,
+    id TEXT NOT NULL,
+    kind TEXT,
+    summary TEXT,
+    load_when TEXT,          -- the load_when list, one entry per line
+    pinned INTEGER NOT NULL DEFAULT 0,
+    supersedes TEXT,         -- one id per line
+    superseded_by TEXT,
+    created INTEGER,
+    updated INTEGER,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    checked_ns INTEGER NOT NULL,  -- when the file was read (racy-mtime guard)
+    hash TEXT NOT NULL,
+    oversized INTEGER NOT NULL DEFAULT 0,
+    problems TEXT NOT NULL DEFAULT '[]',  -- JSON list of {{code, message}}
+    body TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX memories_root ON memories(root);
+CREATE INDEX memories_id ON memories(id);
+CREATE VIRTUAL TABLE memories_fts USING fts5(
+    {_FTS_COLUMNS}, content='', tokenize="ascii tokenchars '_'"
+);
+CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
+    INSERT INTO memories_fts(rowid, {_FTS_COLUMNS})
+    VALUES (new.rowid, {_TOKENS.format(p="new")});
+END;
+CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
+    INSERT INTO memories_fts(memories_fts, rowid, {_FTS_COLUMNS})
+    VALUES ('delete', old.rowid, {_TOKENS.format(p="old")});
+END;
+CREATE TRIGGER memories_au AFTER UPDATE OF id, summary, load_when, body ON memories BEGIN
+    INSERT INTO memories_fts(memories_fts, rowid, {_FTS_COLUMNS})
+    VALUES ('delete', old.rowid, {_TOKENS.format(p="old")});
+    INSERT INTO memories_fts(rowid, {_FTS_COLUMNS})
+    VALUES (new.rowid, {_TOKENS.format(p="new")});
+END;
+"""
+
+# Forward migrations: MIGRATIONS[v] turns schema v-1 into schema v.
+MIGRATIONS: dict[int, str] = {1: _CREATE_V1}
+
+
+class BadDatabase(Exception):
+    """The file is not an index this code can trust."""
+
+
+def connect(file: Path, check_same_thread: bool = True) -> sqlite3.Connection:
+    """A ready connection: the database checked, migrated, or moved aside and rebuilt."""
+    file.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        return _open_checked(file, check_same_thread)
+    except (BadDatabase, sqlite3.DatabaseError) as exc:
+        move_aside(file, str(exc))
+    return _open_checked(file, check_same_thread)
+
+
+def _open_checked(file: Path, check_same_thread: bool) -> sqlite3.Connection:
+    conn = sqlite3.connect(file, isolation_level=None, check_same_thread=check_same_thread)
+    try:
+        _configure(conn)
+        _check(conn)
+        _migrate(conn)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _configure(conn: sqlite3.Connection) -> None:
+    conn.create_function("memoryd_tokens", 1, index_text, deterministic=True)
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+
+
+def _check(conn: sqlite3.Connection) -> None:
+    result = conn.execute("PRAGMA quick_check").fetchone()
+    if result is None or result[0] != "ok":
+        raise BadDatabase(f"quick_check failed: {result[0] if result else 'no answer'}")
+    app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if app_id == 0 and version == 0 and _is_empty(conn):
+        return
+    if app_id != APPLICATION_ID:
+        raise BadDatabase(f"not a memoryd index (application_id {app_id})")
+    if version not in _known_versions():
+        raise BadDatabase(f"unknown schema version {version}")
+
+
+def _known_versions() -> set[int]:
+    return {v * 100 + TOKENIZER_VERSION for v in MIGRATIONS}
+
+
+def _is_empty(conn: sqlite3.Connection) -> bool:
+    return bool(conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0)
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    if conn.execute("PRAGMA user_version").fetchone()[0] == USER_VERSION:
+        return  # the common case: no write lock taken
+    with write(conn):
+        current = conn.execute("PRAGMA user_version").fetchone()[0] // 100
+        for version in range(current + 1, SCHEMA_VERSION + 1):
+            log.info("index: migrating schema to version %d", version)
+            for statement in _statements(MIGRATIONS[version]):
+                conn.execute(statement)
+        if current != SCHEMA_VERSION:
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            conn.execute(f"PRAGMA user_version = {USER_VERSION}")
+
+
+def _statements(script: str) -> Iterator[str]:
+    """Split a script into statements (triggers contain semicolons)."""
+    pending = ""
+    for line in script.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            yield pending.strip()
+            pending = ""
+    if pending.strip():
+        raise ValueError(f"incomplete statement in migration: {pending!r}")
+
+
+def reset(conn: sqlite3.Connection) -> None:
+    """Drop everything and create the current schema (``reindex --full``)."""
+    with write(conn):
+        tables = conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'memories'"
+        ).fetchall()
+        if tables:
+            conn.execute("DROP TABLE memories")  # drops its triggers and indexes too
+        conn.execute("DROP TABLE IF EXISTS memories_fts")
+        for version in range(1, SCHEMA_VERSION + 1):
+            for statement in _statements(MIGRATIONS[version]):
+                conn.execute(statement)
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        conn.execute(f"PRAGMA user_version = {USER_VERSION}")
+
+
+@contextlib.contextmanager
+def write(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One ``BEGIN IMMEDIATE`` transaction: committed on success, rolled back on error."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def move_aside(file: Path, reason: str, clock: Callable[[], float] = time.time) -> Path:
+    """Rename a bad database (and its WAL files) so a fresh one can take its place."""
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(clock()))
+    aside = file.with_name(f"{file.name}.bad-{stamp}-{os.getpid()}")
+    log.warning("index: %s is unusable (%s); moved to %s and rebuilding", file, reason, aside)
+    for suffix in ("", "-wal", "-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            os.replace(f"{file}{suffix}", f"{aside}{suffix}")
+    return aside

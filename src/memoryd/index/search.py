@@ -1,0 +1,198 @@
+"""Recall: query the FTS5 table, rank, cut at the score floor, explain each hit.
+
+The query is tokenized like the text and becomes OR-joined quoted terms (the
+design's rule: AND finds nothing for most multi-word queries of real memory).
+FTS5's column-weighted bm25 picks ``min(limit*3, 50)`` candidates, which are
+then ranked by bm25 × scope prior × time decay × recall boost (:func:`score`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memoryd.config import Config, RootConfig, SearchConfig
+from memoryd.index.db import ROW_COLUMNS, IndexDB, Row, row_from_sql
+from memoryd.index.snippet import MARKERS, hit_counts, make_snippet
+from memoryd.index.state import bump_hits, read_hits
+from memoryd.index.tokenizer import fts_expression, query_terms
+
+# bm25 column weights: id, summary, load_when, body.
+COLUMN_WEIGHTS = (3.0, 4.0, 4.0, 1.0)
+DAY_MS = 86_400_000
+BOOST_HALF = 3  # hits at which the recall boost is half its maximum
+MAX_FETCH = 50
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One recalled memory with the reasons it matched."""
+
+    id: str
+    path: Path
+    root: Path
+    scope: str
+    kind: str | None
+    summary: str | None
+    score: float
+    terms: dict[str, int]  # matched query term -> occurrences in the memory
+    snippet: str  # original text around the matches, matches marked «like this»
+    body: str
+    relevance: float = 0.0  # the bm25 part of the score
+    row: Row | None = field(default=None, repr=False, compare=False)
+
+    def to_json(self) -> dict[str, Any]:
+        foreign = {}
+        if self.row is not None and self.row.layout != "plugin":
+            row = self.row
+            foreign = {"layout": row.layout, "type": row.type, "scope_id": row.scope_id}
+        return {
+            **foreign,
+            "id": self.id,
+            "path": str(self.path),
+            "root": str(self.root),
+            "scope": self.scope,
+            "kind": self.kind,
+            "summary": self.summary,
+            "score": round(self.score, 6),
+            "terms": self.terms,
+            "snippet": self.snippet,
+            "body": self.body,
+        }
+
+
+def recall(
+    db: IndexDB,
+    config: Config,
+    query: str,
+    roots: Sequence[RootConfig],
+    *,
+    limit: int | None = None,
+    kind: str | None = None,
+    scope: str | None = None,
+    now_ms: int | None = None,
+    bump: bool = True,
+    type: str | None = None,
+    scope_id: str | None = None,
+    markers: str = "plugin",
+) -> list[Hit]:
+    """The best memories for ``query`` in ``roots``, hit counts bumped (unless ``bump=False``).
+
+    ``type`` and ``scope_id`` filter the layered and claude layouts' rows;
+    ``markers="layered"`` marks matches in snippets with ``<<`` ``>>``.
+    """
+    settings = config.search
+    limit = settings.limit if limit is None else limit
+    roots = [r for r in roots if scope is None or r.scope == scope]
+    terms = query_terms(query)
+    expression = fts_expression(terms)
+    if expression is None or limit <= 0 or not roots:
+        return []
+    fetch = max(limit, min(limit * 3, MAX_FETCH))
+    filters = {"kind": kind, "type": type, "scope_id": scope_id}
+    candidates = _candidates(db, expression, roots, filters, fetch)
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    counts = {r.path: read_hits(r.path) for r in roots}
+    scored = [
+        (score(settings, rel, row, counts[row.root].get(row.id, 0), now), rel, row)
+        for rel, row in candidates
+    ]
+    kept = cut(sorted(scored, key=lambda s: -s[0]), settings.score_floor, limit)
+    marks = MARKERS[markers]
+    hits = [_hit(row, total, rel, terms, marks) for total, rel, row in kept]
+    if bump:
+        _bump(hits)
+    return hits
+
+
+def _candidates(
+    db: IndexDB,
+    expression: str,
+    roots: Sequence[RootConfig],
+    filters: dict[str, str | None],
+    fetch: int,
+) -> list[tuple[float, Row]]:
+    columns = ", ".join(f"m.{c.strip()}" for c in ROW_COLUMNS.split(","))
+    weights = ", ".join(str(w) for w in COLUMN_WEIGHTS)
+    marks = ", ".join("?" for _ in roots)
+    sql = (
+        f"SELECT {columns}, bm25(memories_fts, {weights}) AS rel "
+        "FROM memories_fts JOIN memories AS m ON m.rowid = memories_fts.rowid "
+        f"WHERE memories_fts MATCH ? AND m.root IN ({marks}) AND m.superseded_by IS NULL"
+    )
+    params: list[Any] = [expression, *(str(r.path) for r in roots)]
+    for column, value in filters.items():  # column names are ours, never the user's
+        if value is not None:
+            sql += f" AND m.{column} = ?"
+            params.append(value)
+    sql += " ORDER BY rel LIMIT ?"
+    params.append(fetch)
+    return [(-values[-1], row_from_sql(values[:-1])) for values in db.conn.execute(sql, params)]
+
+
+def score(settings: SearchConfig, relevance: float, row: Row, hits: int, now_ms: int) -> float:
+    """bm25 relevance × scope prior × time decay × recall boost (pure).
+
+    Rows of the layered and claude layouts rank by bm25 and scope prior only, as the
+    layered memory's own search does (no decay, and memoryd keeps no hit counts there).
+    """
+    prior = settings.project_prior if row.scope == "project" else settings.global_prior
+    if row.layout != "plugin":
+        return relevance * prior
+    return relevance * prior * decay(settings, row, now_ms) * boost(settings, hits)
+
+
+def decay(settings: SearchConfig, row: Row, now_ms: int) -> float:
+    """Halves every ``half_life_days`` since ``updated``; pinned memories never decay."""
+    if row.pinned or settings.half_life_days <= 0:
+        return 1.0
+    stamp = row.updated or row.created or row.mtime_ns // 1_000_000
+    age_days = max(0, now_ms - stamp) / DAY_MS
+    return float(0.5 ** (age_days / settings.half_life_days))
+
+
+def boost(settings: SearchConfig, hits: int) -> float:
+    """Grows with the hit count towards ``1 + recall_boost_max``."""
+    hits = max(0, hits)
+    return 1.0 + settings.recall_boost_max * hits / (hits + BOOST_HALF)
+
+
+def cut(
+    scored: list[tuple[float, float, Row]], floor: float, limit: int
+) -> list[tuple[float, float, Row]]:
+    """Keep results scoring at least ``floor`` × the best one (the best always stays)."""
+    if not scored:
+        return []
+    top = scored[0][0]
+    kept = [scored[0], *(s for s in scored[1:] if s[0] >= floor * top)]
+    return kept[:limit]
+
+
+def _hit(row: Row, total: float, relevance: float, terms: list[str], marks: tuple[str, str]) -> Hit:
+    return Hit(
+        id=row.id,
+        path=row.path,
+        root=row.root,
+        scope=row.scope,
+        kind=row.kind,
+        summary=row.summary,
+        score=total,
+        terms=hit_counts(terms, row),
+        snippet=make_snippet(terms, row.body or row.summary or "", marks=marks),
+        body=row.body,
+        relevance=relevance,
+        row=row,
+    )
+
+
+def _bump(hits: Sequence[Hit]) -> None:
+    by_root: dict[Path, list[str]] = {}
+    for hit in hits:
+        if hit.row is not None and hit.row.layout != "plugin":
+            continue  # never write into another agent's tree
+        by_root.setdefault(hit.root, []).append(hit.id)
+    for root, ids in by_root.items():
+        bump_hits(root, ids)

@@ -1,0 +1,66 @@
+"""What commands call: which roots a recall searches, and a fresh index to read."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+from memoryd.app import App
+from memoryd.config import PROJECT_SYNC, Config, RootConfig
+from memoryd.errors import PathError
+from memoryd.index.db import IndexDB, open_index
+from memoryd.index.reconcile import reconcile
+from memoryd.roots import project_root_for
+
+log = logging.getLogger(__name__)
+
+
+def search_roots(config: Config, cwd: Path, project: Path | None = None) -> list[RootConfig]:
+    """The global roots plus the project root of ``project`` (default: ``cwd``).
+
+    The project root is included when it exists even if config.yaml does not
+    list it; other projects' roots never are.
+    """
+    roots = [r for r in config.roots if r.scope == "global"]
+    own = project_root_for(project or cwd)
+    if own is None:
+        if project is not None:
+            raise PathError(
+                f"{project} is not inside a git repository",
+                hint="pass --project a folder inside the project's repository",
+            )
+        return roots
+    for root in config.roots:
+        if _same(root.path, own):
+            return roots if root in roots else [*roots, root]
+    if own.is_dir():
+        roots.append(RootConfig(path=own, layout="plugin", scope="project", sync=PROJECT_SYNC))
+    return roots
+
+
+def _same(a: Path, b: Path) -> bool:
+    return a == b or a.resolve() == b.resolve()
+
+
+def ensure_fresh(app: App, *, roots: Sequence[RootConfig] | None = None) -> IndexDB:
+    """Open the index; reconcile first unless a daemon keeps it fresh.
+
+    ``roots`` (default: every configured root) are the roots about to be read.
+    Roots that config.yaml does not list are reconciled even when a daemon runs,
+    because the daemon does not watch them.
+    """
+    from memoryd.daemon.lock import running_pid
+
+    wanted = list(app.config.roots if roots is None else roots)
+    db = open_index(app.paths)
+    try:
+        if running_pid(app.paths.lock_file) is not None:
+            wanted = [r for r in wanted if r not in app.config.roots]
+        if wanted:
+            report = reconcile(db, app.config, wanted)
+            log.debug("reconciled %d roots in %.3fs", len(wanted), report.seconds)
+    except BaseException:
+        db.close()
+        raise
+    return db

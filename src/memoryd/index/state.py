@@ -1,0 +1,72 @@
+"""Per-root hit counters in ``<root>/.state.json`` (git-ignored, never synced).
+
+``{"hits": {"<memory id>": <count>, ...}}``; other keys are kept as they are.
+A bump is read-modify-write under an exclusive ``flock`` on the root folder
+itself, so two processes recalling at once never lose a count, and no lock
+file appears in the root (nothing for git or the watcher to see). The new
+content replaces the file atomically, so a reader without the lock sees either
+the old or the new counts, never a torn file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import logging
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from memoryd.fsutil import atomic_write
+from memoryd.roots import STATE_FILE
+
+log = logging.getLogger(__name__)
+
+
+def read_hits(root: Path) -> dict[str, int]:
+    """The hit count of every memory id in ``root`` (empty when there is no state)."""
+    hits = _load(root / STATE_FILE).get("hits")
+    if not isinstance(hits, dict):
+        return {}
+    return {k: v for k, v in hits.items() if isinstance(v, int) and not isinstance(v, bool)}
+
+
+def bump_hits(root: Path, ids: Sequence[str]) -> None:
+    """Add one hit to each id (an id listed twice gets two)."""
+    if not ids or not root.is_dir():
+        return
+    file = root / STATE_FILE
+    with _locked(root):
+        state = _load(file)
+        hits = state.get("hits")
+        if not isinstance(hits, dict):
+            hits = {}
+        for memory_id in ids:
+            old = hits.get(memory_id)
+            hits[memory_id] = (old if isinstance(old, int) else 0) + 1
+        state["hits"] = hits
+        text = json.dumps(state, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
+        atomic_write(file, text.encode("utf-8"))
+
+
+def _load(file: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(file.read_bytes())
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        log.warning("ignoring unreadable %s: %s", file, exc)
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+@contextlib.contextmanager
+def _locked(root: Path) -> Iterator[None]:
+    fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock

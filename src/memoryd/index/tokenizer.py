@@ -1,0 +1,105 @@
+"""The one tokenizer, used for indexing and for queries (pure functions of text).
+
+SQLite's own tokenizers cannot search Chinese: ``unicode61`` turns a whole run
+like ``部署脚本用`` into one token and ``trigram`` needs three characters, so the
+two-character words that dominate Chinese (部署, 配置, 依赖) are never found.
+So the text is tokenized here, and FTS5 only splits the result on spaces:
+
+* NFKC, then case folding;
+* runs of Han, Hiragana, Katakana and Hangul become overlapping bigrams, and a
+  one-character run is the character itself;
+* other runs of letters, digits and ``_`` stay whole words (``npm`` is not
+  found inside ``pnpm``).
+
+The index additionally stores the last character of every CJK run of two or
+more (:func:`index_tokens`), so a one-character query, searched as an FTS5
+prefix, finds a character wherever it stands in a run: as the first half of a
+bigram or as the run's last character.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+
+# Bump when the output for some text changes: the index is rebuilt from the files.
+TOKENIZER_VERSION = 1
+
+CJK_RANGES = (
+    "\u1100-\u11ff"  # Hangul Jamo
+    "\u2e80-\u2fdf"  # CJK radicals, Kangxi radicals
+    "\u3005-\u3007"  # 々 〆 〇
+    "\u3040-\u309f"  # Hiragana
+    "\u30a0-\u30ff"  # Katakana
+    "\u3130-\u318f"  # Hangul compatibility Jamo
+    "\u31f0-\u31ff"  # Katakana phonetic extensions
+    "\u3400-\u4dbf"  # CJK extension A
+    "\u4e00-\u9fff"  # CJK unified ideographs
+    "\ua960-\ua97f"  # Hangul Jamo extended A
+    "\uac00-\ud7ff"  # Hangul syllables, Jamo extended B
+    "\uf900-\ufaff"  # CJK compatibility ideographs
+    "\U00020000-\U0003ffff"  # CJK extensions B and later
+)
+# A CJK run, or a run of word characters that are not CJK.
+_TOKEN_RE = re.compile(f"([{CJK_RANGES}]+)|([^\\W{CJK_RANGES}]+)")
+_CJK_CHAR_RE = re.compile(f"[{CJK_RANGES}]")
+
+
+def normalize(text: str) -> str:
+    """NFKC, then case folded: what every token is made of."""
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def tokenize(text: str) -> list[str]:
+    """The tokens of ``text`` in order (duplicates kept)."""
+    out: list[str] = []
+    for match in _TOKEN_RE.finditer(normalize(text)):
+        run = match.group(1)
+        if run is None:
+            out.append(match.group(2))
+        elif len(run) == 1:
+            out.append(run)
+        else:
+            out.extend(run[i : i + 2] for i in range(len(run) - 1))
+    return out
+
+
+def index_tokens(text: str) -> list[str]:
+    """:func:`tokenize` plus the last character of each CJK run of two or more."""
+    out: list[str] = []
+    for match in _TOKEN_RE.finditer(normalize(text)):
+        run = match.group(1)
+        if run is None:
+            out.append(match.group(2))
+        elif len(run) == 1:
+            out.append(run)
+        else:
+            out.extend(run[i : i + 2] for i in range(len(run) - 1))
+            out.append(run[-1])
+    return out
+
+
+def index_text(text: str | None) -> str:
+    """What FTS5 stores for one column: the index tokens joined by spaces."""
+    return " ".join(index_tokens(text)) if text else ""
+
+
+def is_cjk_char(token: str) -> bool:
+    """A one-character CJK token (searched as a prefix)."""
+    return len(token) == 1 and _CJK_CHAR_RE.match(token) is not None
+
+
+def query_terms(query: str) -> list[str]:
+    """The distinct tokens of a query, in first-seen order."""
+    return list(dict.fromkeys(tokenize(query)))
+
+
+def fts_expression(terms: Iterable[str]) -> str | None:
+    """An FTS5 MATCH expression: quoted terms joined by OR (None when there are none).
+
+    Tokens hold only letters, digits and ``_``, so quoting makes every FTS5
+    operator in user input (``AND``, ``NEAR``, ``*``, ``(``, ``"``) a plain word.
+    """
+    parts = [f'"{t}"*' if is_cjk_char(t) else f'"{t}"' for t in terms]
+    return " OR ".join(parts) or None

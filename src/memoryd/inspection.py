@@ -1,0 +1,110 @@
+"""``memoryd inspect`` as a library: every memory of every root, and the self-check."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memoryd.app import App
+from memoryd.checks import Context, RootView, memory_id, run_checks
+from memoryd.findings import Finding
+from memoryd.memory import Memory
+
+HitReader = Callable[[Path], Mapping[str, int]]
+
+
+@dataclass(frozen=True)
+class MemoryRow:
+    root: Path
+    scope: str
+    path: str  # root-relative
+    id: str
+    kind: str | None
+    summary: str | None
+    pinned: bool
+    superseded_by: str | None
+    hits: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "root": str(self.root),
+            "scope": self.scope,
+            "path": self.path,
+            "id": self.id,
+            "kind": self.kind,
+            "summary": self.summary,
+            "pinned": self.pinned,
+            "superseded": self.superseded_by is not None,
+            "superseded_by": self.superseded_by,
+            "hits": self.hits,
+        }
+
+
+@dataclass(frozen=True)
+class Inspection:
+    memories: list[MemoryRow]
+    findings: list[Finding]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "memories": [m.as_dict() for m in self.memories],
+            "problems": [f.as_dict() for f in self.findings],
+        }
+
+
+def inspect(app: App, hits: HitReader | None = None) -> Inspection:
+    ctx = Context.build(app)
+    read = hits or _no_hits
+    rows = [row for root in ctx.roots if root.exists for row in memory_rows(root, read(root.path))]
+    return Inspection(rows, run_checks(ctx))
+
+
+def memory_rows(root: RootView, hits: Mapping[str, int]) -> list[MemoryRow]:
+    rows = []
+    for rel, item in sorted(root.memories.items()):
+        memory = item.memory or Memory()
+        ident = memory_id(item)
+        rows.append(
+            MemoryRow(
+                root=root.path,
+                scope=root.config.scope,
+                path=rel,
+                id=ident,
+                kind=memory.kind,
+                summary=memory.summary,
+                pinned=memory.pinned,
+                superseded_by=memory.superseded_by,
+                hits=hits.get(ident, 0),
+            )
+        )
+    return rows
+
+
+def _no_hits(root: Path) -> Mapping[str, int]:
+    return {}
+
+
+def render_text(result: Inspection) -> str:
+    """The human listing: one line per memory, then the problems with their fixes."""
+    lines = []
+    width = max((len(m.id) for m in result.memories), default=2)
+    kinds = max((len(m.kind or "-") for m in result.memories), default=4)
+    for m in result.memories:
+        flags = ("pinned " if m.pinned else "") + (
+            f"superseded by {m.superseded_by} " if m.superseded_by else ""
+        )
+        summary = " ".join((m.summary or "(no summary)").split())
+        lines.append(
+            f"{m.id:<{width}}  {m.kind or '-':<{kinds}}  {m.scope:<7}  "
+            f"hits {m.hits:<4} {flags}{summary}"
+        )
+    lines.append(f"{len(result.memories)} memories")
+    if result.findings:
+        lines.append("")
+        lines += [f.text() for f in result.findings]
+        lines.append(f"{len(result.findings)} problem(s) found")
+    else:
+        lines.append("no problems found")
+    return "\n".join(lines)

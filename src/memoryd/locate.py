@@ -1,0 +1,122 @@
+"""Which roots a caller sees, and finding one memory by id in them.
+
+A caller (a command run in some folder, an MCP server started in a project)
+sees the global root plus the project root of its folder, never another
+project's. An id names a file inside a root: ``pitfalls/foo`` is
+``<root>/pitfalls/foo.md`` (plugin layout); a file whose frontmatter ``id``
+says otherwise is found by that id too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from memoryd import safepath
+from memoryd.config import Config, RootConfig
+from memoryd.errors import MemorydError, Refused, UsageError
+from memoryd.memory import Memory, id_for_path, parse
+from memoryd.roots import INDEX_FILE, ROOT_FILE, project_root_for, relative_id, walk_root
+
+SCOPES = ("global", "project")
+
+
+@dataclass(frozen=True)
+class Found:
+    root: RootConfig
+    path: Path
+    id: str
+    memory: Memory
+
+
+def active_roots(config: Config, cwd: Path) -> list[RootConfig]:
+    """The project root of ``cwd`` (when configured) first, then the global roots."""
+    found: list[RootConfig] = []
+    project = project_root_for(cwd)
+    if project is not None:
+        for root in config.roots:
+            if root.scope == "project" and root.path == project:
+                found.append(root)
+    found.extend(root for root in config.roots if root.scope == "global")
+    return found
+
+
+def target_root(roots: list[RootConfig], scope: str | None) -> RootConfig:
+    """Where a new memory goes: the chosen scope, else the project root when there is one."""
+    if scope is not None and scope not in SCOPES:
+        raise UsageError(f"unknown scope {scope!r}", hint="use --scope global or --scope project")
+    for root in roots:
+        if scope is None or root.scope == scope:
+            return root
+    if scope == "project":
+        raise MemorydError(
+            "this folder has no project memory root",
+            hint="run 'memoryd init --project' here first, or use --scope global",
+        )
+    raise MemorydError("no global memory root is configured", hint="run 'memoryd init'")
+
+
+def normal_id(raw: str) -> str:
+    """An id as the user may type it: a trailing ``.md`` and leading ``./`` are dropped."""
+    text = raw.strip()
+    while text.startswith("./"):
+        text = text[2:]
+    return text[:-3] if text.endswith(".md") else text
+
+
+def find(roots: list[RootConfig], raw_id: str, scope: str | None = None) -> Found:
+    """The one memory with this id in ``roots`` (restricted to ``scope`` when given)."""
+    memory_id = normal_id(raw_id)
+    chosen = [r for r in roots if scope is None or r.scope == scope]
+    hits = [hit for root in chosen if (hit := find_in(root, memory_id)) is not None]
+    if not hits:
+        where = ", ".join(str(r.path) for r in chosen) or "no root"
+        raise Refused(
+            f"no memory with id {memory_id!r} in {where}",
+            hint="memoryd inspect lists every memory with its id",
+        )
+    if len(hits) > 1:
+        raise Refused(
+            f"{memory_id!r} exists in both the project and the global root",
+            hint="pass --scope project or --scope global to choose one",
+        )
+    return hits[0]
+
+
+def find_in(root: RootConfig, memory_id: str) -> Found | None:
+    """The memory at ``<root>/<id>.md``, else one whose frontmatter id is ``memory_id``."""
+    path = safepath.inside(root.path, memory_id, ".md")
+    if is_generated(relative_id(root.path, path)):
+        raise Refused(
+            f"{memory_id!r} is a file memoryd compiles, not a memory",
+            hint="edit ROOT.md's human sections by hand; index.md is rebuilt from the memories",
+        )
+    if path.is_file():
+        return Found(root, path, memory_id, parse(path.read_bytes()))
+    for other in walk_root(root.path):
+        if is_generated(relative_id(root.path, other)):
+            continue
+        memory = parse(other.read_bytes())
+        if memory.id == memory_id:
+            return Found(root, other, memory_id, memory)
+    return None
+
+
+def is_generated(relpath: str) -> bool:
+    """ROOT.md at the top of a root and every folder's index.md are compiled, not memories."""
+    return relpath in (ROOT_FILE,) or relpath.rsplit("/", 1)[-1] == INDEX_FILE
+
+
+def path_id(root: RootConfig, path: Path) -> str:
+    return id_for_path(relative_id(root.path, path))
+
+
+def all_memories(root: RootConfig) -> list[tuple[Path, Memory]]:
+    """Every memory file of ``root`` parsed (for link upkeep; not the search path)."""
+    out: list[tuple[Path, Memory]] = []
+    for path in walk_root(root.path):
+        try:
+            out.append((path, parse(path.read_bytes())))
+        except OSError:
+            continue
+    return out

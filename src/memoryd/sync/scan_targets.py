@@ -1,0 +1,125 @@
+"""What ``memoryd scan`` scans: files, folders, or the staged blobs of a repository.
+
+The staged mode reads the index (what the commit will contain), not the working
+tree, through one ``git cat-file --batch`` process.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memoryd.errors import PathError
+from memoryd.sync.secrets import (
+    ALLOWLIST_FILE,
+    Finding,
+    decode,
+    find_allowlist_root,
+    load_allowlist,
+    scan,
+    scan_path,
+)
+
+SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", ".tox"})
+
+
+@dataclass
+class ScanReport:
+    files: int = 0
+    findings: list[tuple[str, Finding]] = field(default_factory=list)  # (display path, finding)
+
+    def add(self, where: str, found: list[Finding]) -> None:
+        self.files += 1
+        self.findings.extend((where, f) for f in found)
+
+
+def scan_paths(paths: list[Path], cwd: Path) -> ScanReport:
+    """Scan files and folders (recursively, skipping VCS and dependency folders)."""
+    report = ScanReport()
+    for path in paths:
+        if not path.exists():
+            raise PathError(f"{path} does not exist", hint="check the path and run again")
+        for file in _files_under(path):
+            report.add(_display(file, cwd), scan_path(file))
+    return report
+
+
+def _files_under(path: Path) -> list[Path]:
+    if path.is_file():
+        return [path]
+    found = []
+    for dirpath, dirnames, filenames in os.walk(path):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+        found += [Path(dirpath, n) for n in sorted(filenames) if n != ALLOWLIST_FILE]
+    return [f for f in found if f.is_file() and not f.is_symlink()]
+
+
+def _display(file: Path, cwd: Path) -> str:
+    try:
+        return str(file.resolve().relative_to(cwd.resolve()))
+    except ValueError:
+        return str(file)
+
+
+def scan_staged(repo: Path) -> ScanReport:
+    """Scan the index content of every file added, copied, modified or renamed in the index."""
+    top = _git(repo, "rev-parse", "--show-toplevel").strip()
+    if not top:
+        raise PathError(f"{repo} is not inside a git work tree", hint="run it in a repository")
+    top_path = Path(top)
+    names = [n for n in _git(top_path, "diff", "--cached", "--name-only", "-z",
+                             "--diff-filter=ACMR").split("\0") if n]  # fmt: skip
+    report = ScanReport()
+    if not names:
+        return report
+    blobs = _staged_blobs(top_path, set(names))
+    for name, data in _cat_blobs(top_path, blobs):
+        text = decode(data)
+        if text is None or Path(name).name == ALLOWLIST_FILE:
+            continue
+        allow_root = find_allowlist_root(top_path / name)
+        allow = load_allowlist(allow_root) if allow_root else frozenset()
+        report.add(name, scan(text, allow=allow))
+    return report
+
+
+def _staged_blobs(top: Path, names: set[str]) -> list[tuple[str, str]]:
+    entries = []
+    for record in _git(top, "ls-files", "-s", "-z").split("\0"):
+        if not record:
+            continue
+        meta, _tab, name = record.partition("\t")
+        mode, sha, _stage = meta.split()
+        if name in names and mode.startswith("100"):  # regular files, not links or submodules
+            entries.append((name, sha))
+    return entries
+
+
+def _cat_blobs(top: Path, blobs: list[tuple[str, str]]) -> list[tuple[str, bytes]]:
+    request = "".join(f"{sha}\n" for _name, sha in blobs).encode()
+    done = subprocess.run(
+        ["git", "cat-file", "--batch"], cwd=top, input=request, capture_output=True, check=True
+    )
+    out, pos, result = done.stdout, 0, []
+    for name, _sha in blobs:
+        header_end = out.index(b"\n", pos)
+        size = int(out[pos:header_end].split()[2])
+        start = header_end + 1
+        result.append((name, out[start : start + size]))
+        pos = start + size + 1
+    return result
+
+
+def _git(cwd: Path, *args: str) -> str:
+    try:
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
+    except FileNotFoundError as exc:
+        raise PathError("git is not installed", hint="install git and run again") from exc
+    if done.returncode != 0:
+        raise PathError(
+            f"{cwd} is not inside a git work tree ({done.stderr.strip().splitlines()[-1:] or ''})",
+            hint="run it in a repository, or pass the files to scan",
+        )
+    return done.stdout

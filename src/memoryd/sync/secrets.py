@@ -1,0 +1,213 @@
+"""The secret gate's scanner: ``scan(text) -> list[Finding]``.
+
+Pure and fast: provider rules run only when their literal keywords occur, the
+generic layer (keyword assignments, URL credentials, private key blocks) judges
+values by shape. A finding never carries the secret itself, only a redacted
+preview (first and last few characters) and a fingerprint (a slow salted hash)
+that the per-root allowlist stores instead of the value.
+
+Deliberate false positives are allowed on their line with a comment containing
+``memoryd:allow`` (``gitleaks:allow`` and ``pragma: allowlist secret`` are
+honoured too), or by adding the finding's fingerprint to ``.memoryd-allowlist``
+at the root of the memory tree (or the repository).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from bisect import bisect_right
+from collections.abc import Collection, Iterable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from memoryd.sync.secret_generic import keyword_spans, private_key_spans, url_spans
+from memoryd.sync.secret_rules import RULES
+
+log = logging.getLogger(__name__)
+
+ALLOWLIST_FILE = ".memoryd-allowlist"
+PRAGMAS = ("memoryd:allow", "gitleaks:allow", "pragma: allowlist secret")
+MAX_SCAN_BYTES = 4 * 1024 * 1024
+_FINGERPRINT_SALT = b"memoryd-secret-fingerprint-v1"
+_FINGERPRINT_ROUNDS = 2000
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One secret: where it is and how to recognise it, never what it is."""
+
+    rule: str
+    line: int  # 1-based
+    start: int  # 1-based column of the first character
+    end: int  # 1-based column just past the last character on that line
+    preview: str  # first and last few characters only
+    fingerprint: str  # salted slow hash of the value; what allowlists store
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    priority: int
+    rule: str
+    start: int
+    end: int
+
+
+def scan(text: str, *, pragmas: bool = True, allow: Collection[str] = ()) -> list[Finding]:
+    """Every secret in ``text``, in order. Pragma lines and ``allow`` fingerprints are skipped."""
+    candidates = _dedupe(_candidates(text))
+    if not candidates:
+        return []
+    line_starts = _line_starts(text)
+    findings = []
+    for cand in candidates:
+        finding = _finding(text, line_starts, cand)
+        if allow and finding.fingerprint in allow:
+            continue
+        if pragmas and _has_pragma(text, line_starts, finding.line):
+            continue
+        findings.append(finding)
+    return findings
+
+
+def scan_path(path: Path, root: Path | None = None) -> list[Finding]:
+    """Scan one file, honouring pragmas and the allowlist of ``root`` (found upwards if None)."""
+    text = read_text(path)
+    if text is None:
+        return []
+    allow_root = root if root is not None else find_allowlist_root(path)
+    allow = load_allowlist(allow_root) if allow_root is not None else frozenset()
+    return scan(text, allow=allow)
+
+
+def read_text(path: Path) -> str | None:
+    """The file as text, or None for binary and oversized files."""
+    with path.open("rb") as handle:
+        data = handle.read(MAX_SCAN_BYTES + 1)
+    return decode(data)
+
+
+def decode(data: bytes) -> str | None:
+    if len(data) > MAX_SCAN_BYTES or b"\0" in data[:8192]:
+        return None
+    return data.decode("utf-8", errors="replace")
+
+
+# --- allowlist -------------------------------------------------------------------
+
+
+def load_allowlist(root: Path) -> frozenset[str]:
+    """Fingerprints listed in ``root/.memoryd-allowlist`` (first word of each line)."""
+    try:
+        text = (root / ALLOWLIST_FILE).read_text(encoding="utf-8")
+    except (FileNotFoundError, NotADirectoryError):
+        return frozenset()
+    entries = set()
+    for line in text.splitlines():
+        word = line.split("#", 1)[0].strip()
+        if word:
+            entries.add(word.split()[0].lower())
+    return frozenset(entries)
+
+
+def find_allowlist_root(path: Path) -> Path | None:
+    """The nearest folder above ``path`` holding an allowlist, stopping at a repository top."""
+    folder = path.resolve().parent
+    for candidate in (folder, *folder.parents):
+        if (candidate / ALLOWLIST_FILE).is_file():
+            return candidate
+        if (candidate / ".git").exists():
+            return None
+    return None
+
+
+def allowlist_line(finding: Finding, where: str) -> str:
+    """The line to add to an allowlist for ``finding`` (no secret in it)."""
+    return f"{finding.fingerprint}  # {finding.rule} {where}"
+
+
+# --- redaction -------------------------------------------------------------------
+
+
+def preview(secret: str) -> str:
+    """First and last few characters; short secrets show almost nothing."""
+    keep = min(4, len(secret) // 5)
+    if keep == 0:
+        return "*" * 4
+    return f"{secret[:keep]}…{secret[-keep:]}"
+
+
+def fingerprint(secret: str) -> str:
+    """A salted, slow hash: stable across files and devices, useless for guessing."""
+    digest = hashlib.pbkdf2_hmac(
+        "sha256", secret.encode("utf-8"), _FINGERPRINT_SALT, _FINGERPRINT_ROUNDS
+    )
+    return digest.hex()[:20]
+
+
+# --- internals -------------------------------------------------------------------
+
+
+def _candidates(text: str) -> Iterable[_Candidate]:
+    lower = text.lower()
+    for rule in RULES:
+        if rule.keywords and not any(k in lower for k in rule.keywords):
+            continue
+        for match in rule.regex.finditer(text):
+            value = match.group(rule.group)
+            if rule.check is None or rule.check(value):
+                yield _Candidate(
+                    rule.priority, rule.id, match.start(rule.group), match.end(rule.group)
+                )
+    if "://" in text and "@" in text:
+        for rule_id, start, end in url_spans(text):
+            yield _Candidate(2, rule_id, start, end)
+    if "private key" in lower or "private-lines" in lower:
+        for rule_id, start, end in private_key_spans(text):
+            yield _Candidate(2, rule_id, start, end)
+    for rule_id, start, end in keyword_spans(text):
+        yield _Candidate(1, rule_id, start, end)
+
+
+def _dedupe(candidates: Iterable[_Candidate]) -> list[_Candidate]:
+    """Overlapping findings collapse into the most specific one."""
+    kept: list[_Candidate] = []
+    for cand in sorted(candidates, key=lambda c: (-c.priority, c.start)):
+        if all(cand.end <= k.start or cand.start >= k.end for k in kept):
+            kept.append(cand)
+    return sorted(kept, key=lambda c: c.start)
+
+
+def _line_starts(text: str) -> list[int]:
+    starts = [0]
+    pos = text.find("\n")
+    while pos != -1:
+        starts.append(pos + 1)
+        pos = text.find("\n", pos + 1)
+    return starts
+
+
+def _finding(text: str, line_starts: list[int], cand: _Candidate) -> Finding:
+    index = bisect_right(line_starts, cand.start) - 1
+    line_start = line_starts[index]
+    line_end = text.find("\n", line_start)
+    line_end = len(text) if line_end == -1 else line_end
+    secret = text[cand.start : cand.end]
+    return Finding(
+        rule=cand.rule,
+        line=index + 1,
+        start=cand.start - line_start + 1,
+        end=min(cand.end, line_end) - line_start + 1,
+        preview=preview(secret),
+        fingerprint=fingerprint(secret),
+    )
+
+
+def _has_pragma(text: str, line_starts: list[int], line: int) -> bool:
+    start = line_starts[line - 1]
+    end = line_starts[line] - 1 if line < len(line_starts) else len(text)
+    content = text[start:end]
+    return any(p in content for p in PRAGMAS)

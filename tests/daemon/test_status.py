@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from memoryd.daemon.lock import DaemonLock
+from memoryd.daemon.status import StatusBoard, read_status
+from memoryd.paths import resolve_paths
+from tests.helpers import run_cli
+
+
+def test_board_rewrites_the_file_on_each_change(isolated_home: Path) -> None:
+    paths = resolve_paths()
+    board = StatusBoard(paths.status_file)
+    board.root(Path("/r"), mode="events", state="watching")
+    board.update(last_batch={"at": "t", "files": 3, "ms": 12})
+    board.problem("root /x is missing")
+    board.problem("root /x is missing")  # once only
+    data = json.loads(paths.status_file.read_text())
+    assert data["roots"]["/r"]["mode"] == "events"
+    assert data["last_batch"]["files"] == 3
+    assert data["problems"] == ["root /x is missing"]
+    board.problem("root /x is missing", present=False)
+    assert read_status(paths).status.problems == []  # type: ignore[union-attr]
+    assert not list(paths.status_file.parent.glob(".memoryd-tmp-*"))
+
+
+def test_status_without_daemon_says_so(isolated_home: Path) -> None:
+    done = run_cli("status")
+    assert done.returncode == 1
+    assert "memoryd: error: no memoryd daemon is running\n" in done.stderr
+    assert "hint: start it with 'memoryd run'" in done.stderr
+    done = run_cli("status", "--json")
+    assert done.returncode == 1
+    assert json.loads(done.stdout) == {
+        "running": False,
+        "stale": False,
+        "pid": None,
+        "status": None,
+    }
+
+
+def test_status_of_a_live_daemon_then_a_stale_one(isolated_home: Path) -> None:
+    paths = resolve_paths()
+    board = StatusBoard(paths.status_file)
+    board.root(Path("/r"), mode="polling", state="watching")
+    with DaemonLock(paths.lock_file):
+        done = run_cli("status")
+        assert done.returncode == 0, done.stderr
+        assert f"memoryd is running (pid {board.status.pid}" in done.stdout
+        assert "  /r: watching, polling" in done.stdout
+        data = json.loads(run_cli("status", "--json").stdout)
+        assert data["running"] is True and data["status"]["roots"]["/r"]["mode"] == "polling"
+    view = read_status(paths)
+    assert view.stale and not view.running
+    done = run_cli("status")
+    assert done.returncode == 1
+    assert f"the daemon status is stale: pid {board.status.pid} is gone" in done.stderr
+
+
+def test_status_after_a_clean_stop(isolated_home: Path) -> None:
+    paths = resolve_paths()
+    board = StatusBoard(paths.status_file)
+    board.update(stopped_at="2026-01-01T00:00:00Z")
+    assert not read_status(paths).stale
+    done = run_cli("status")
+    assert done.returncode == 1
+    assert (
+        f"no memoryd daemon is running (the last one, pid {board.status.pid}, stopped at 2026-01-01T00:00:00Z)"
+        in done.stderr
+    )

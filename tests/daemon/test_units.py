@@ -1,0 +1,170 @@
+"""Rendering the systemd unit and the LaunchAgent, and shipping their templates."""
+
+from __future__ import annotations
+
+import os
+import plistlib
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from memoryd.daemon import service, units
+from memoryd.paths import resolve_paths
+
+REPO = Path(__file__).resolve().parents[2]
+ODD = '/tmp/odd dir/50% "quoted" $HOME \\ back'
+
+
+def test_repository_units_are_the_packaged_templates() -> None:
+    assert (REPO / "systemd" / "memoryd.service").read_bytes() == (
+        REPO / "src/memoryd/units/memoryd.service"
+    ).read_bytes()
+    assert (REPO / "launchd" / units.LAUNCHD_PLIST).read_bytes() == (
+        REPO / "src/memoryd/units" / units.LAUNCHD_PLIST
+    ).read_bytes()
+
+
+def test_a_built_wheel_ships_the_templates_and_finds_them(tmp_path: Path) -> None:
+    source = tmp_path / "source"
+    (source / "src").mkdir(parents=True)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(REPO / name, source / name)
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
+    shutil.copytree(REPO / "src/memoryd", source / "src/memoryd", ignore=ignore)
+    build = "import setuptools.build_meta as b, sys; print(b.build_wheel(sys.argv[1]))"
+    done = subprocess.run(
+        [sys.executable, "-c", build, str(tmp_path / "dist")],
+        cwd=source, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    wheel = tmp_path / "dist" / done.stdout.strip().splitlines()[-1]
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        archive.extractall(tmp_path / "site")
+    assert {"memoryd/units/memoryd.service", f"memoryd/units/{units.LAUNCHD_PLIST}"} <= names
+    probe = (
+        "import memoryd, memoryd.daemon.units as u; print(memoryd.__file__); "
+        "print(u.template('memoryd.service') == open(sys.argv[1]).read())"
+    )
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys; " + probe, str(REPO / "systemd/memoryd.service")],
+        env=env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    where, same = done.stdout.split()
+    assert where == str(tmp_path / "site/memoryd/__init__.py")  # the wheel's copy, not src/
+    assert same == "True"
+
+
+def _render_systemd(env: dict[str, str]) -> str:
+    return service.render("systemd", env, resolve_paths(env))
+
+
+def test_systemd_unit_runs_this_python_with_the_environment_a_push_needs(tmp_path: Path) -> None:
+    env = {
+        "HOME": str(tmp_path / "home"),
+        "MEMORYD_HOME": str(tmp_path / "mh"),
+        "SSH_AUTH_SOCK": ODD,
+        "PATH": "/usr/bin:relative/bin:/usr/bin:/bin",
+        "UNRELATED": "x",
+    }
+    text = _render_systemd(env)
+    unit = units.parse_systemd(text)
+    assert units.MARKER in text
+    assert unit["Service"]["Restart"] == ["on-failure"]
+    assert unit["Service"]["RestartSec"] == ["15"]
+    assert unit["Install"]["WantedBy"] == ["default.target"]
+    assert "User" not in unit["Service"]  # a user unit: never another user, never root
+    exec_start = units.unit_words(unit["Service"]["ExecStart"][0], exec_line=True)
+    assert exec_start == [sys.executable, "-m", "memoryd", "run"]
+    assert units.systemd_environment(text) == {
+        "MEMORYD_HOME": str(tmp_path / "mh"),
+        "SSH_AUTH_SOCK": ODD,
+        "PATH": "/usr/bin:/bin",
+    }
+
+
+def test_systemd_unit_without_optional_variables_sets_none_of_them(tmp_path: Path) -> None:
+    text = _render_systemd({"HOME": str(tmp_path)})
+    assert "Environment" not in units.parse_systemd(text)["Service"]
+    assert "@" not in text.split("[Unit]", 1)[1]  # no placeholder left
+
+
+def test_systemd_analyze_accepts_the_installed_unit(tmp_path: Path) -> None:
+    analyze = shutil.which("systemd-analyze")
+    if analyze is None:
+        pytest.skip("no systemd-analyze here; the parse tests above cover the unit")
+    env = {**os.environ, "MEMORYD_HOME": str(tmp_path / "my home"), "SSH_AUTH_SOCK": ODD}
+    path = tmp_path / "home" / ".config/systemd/user/memoryd.service"
+    path.parent.mkdir(parents=True)
+    path.write_text(_render_systemd(env))
+    runtime = tmp_path / "runtime"
+    runtime.mkdir(mode=0o700)
+    done = subprocess.run(
+        [analyze, "verify", "--user", str(path)],
+        env={**env, "XDG_RUNTIME_DIR": str(runtime)},
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stderr, done.stdout) == (0, "", "")
+
+
+def test_systemd_analyze_would_catch_a_broken_unit(tmp_path: Path) -> None:
+    analyze = shutil.which("systemd-analyze")
+    if analyze is None:
+        pytest.skip("no systemd-analyze here")
+    path = tmp_path / "memoryd.service"
+    path.write_text(
+        _render_systemd(dict(os.environ)).replace(sys.executable, "/nonexistent/python")
+    )
+    runtime = tmp_path / "runtime"
+    runtime.mkdir(mode=0o700)
+    done = subprocess.run(
+        [analyze, "verify", "--user", str(path)],
+        env={**os.environ, "XDG_RUNTIME_DIR": str(runtime)},
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert "/nonexistent/python is not executable" in done.stderr
+
+
+def test_launchd_plist_round_trips_through_plistlib(tmp_path: Path) -> None:
+    env = {
+        "HOME": str(tmp_path / "home"),
+        "MEMORYD_HOME": str(tmp_path / "mh"),
+        "SSH_AUTH_SOCK": "/Users/me/.ssh/agent.sock",
+        "PATH": "/opt/homebrew/bin:/usr/bin",
+    }
+    paths = resolve_paths(env)
+    text = service.render("launchd", env, paths)
+    data = plistlib.loads(text.encode())
+    assert units.MARKER in text
+    assert data == plistlib.loads(plistlib.dumps(data))
+    assert data["Label"] == "dev.memoryd.daemon"
+    assert data["ProgramArguments"] == [sys.executable, "-m", "memoryd", "run"]
+    assert data["RunAtLoad"] is True
+    assert data["KeepAlive"] == {"SuccessfulExit": False}
+    assert data["StandardOutPath"] == str(paths.log_dir / "launchd.out.log")
+    assert data["StandardErrorPath"] == str(paths.log_dir / "launchd.err.log")
+    assert data["EnvironmentVariables"] == {
+        "MEMORYD_HOME": str(tmp_path / "mh"),
+        "SSH_AUTH_SOCK": "/Users/me/.ssh/agent.sock",
+        "PATH": "/opt/homebrew/bin:/usr/bin",
+    }
+    assert units.launchd_environment(text) == data["EnvironmentVariables"]
+
+
+def test_launchd_keeps_its_own_per_boot_agent_socket(tmp_path: Path) -> None:
+    sock = "/private/tmp/com.apple.launchd.AbCdEf/Listeners"
+    env = {"HOME": str(tmp_path), "SSH_AUTH_SOCK": sock}
+    data = plistlib.loads(service.render("launchd", env, resolve_paths(env)).encode())
+    assert "SSH_AUTH_SOCK" not in data["EnvironmentVariables"]
+    assert units.systemd_environment(_render_systemd(env))["SSH_AUTH_SOCK"] == sock
+
+
+def test_a_line_break_cannot_reach_a_unit(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="cannot contain a line break"):
+        _render_systemd({"HOME": str(tmp_path), "SSH_AUTH_SOCK": "/a\nExecStartPre=/bin/evil"})

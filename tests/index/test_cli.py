@@ -1,0 +1,130 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memoryd.index.state import bump_hits, read_hits
+from tests.helpers import git, run_cli
+from tests.index.conftest import write_memory
+
+
+@pytest.fixture
+def home(isolated_home: Path) -> Path:
+    assert run_cli("init").returncode == 0
+    return isolated_home / "memory"
+
+
+def make_project(tmp_path: Path, name: str, body: str) -> Path:
+    repo = tmp_path / name
+    repo.mkdir()
+    git(repo, "init", "-q")
+    write_memory(repo / ".memory", "facts/where.md", body)
+    return repo
+
+
+def test_recall_searches_global_and_this_project_only(tmp_path: Path, home: Path) -> None:
+    write_memory(home, "pitfalls/deploy.md", "部署脚本用 pnpm 而不是 npm", kind="pitfall")
+    mine = make_project(tmp_path, "mine", "部署 in mine")
+    make_project(tmp_path, "other", "部署 in other")
+    (mine / "src").mkdir()
+    done = run_cli("recall", "部署", "--json", cwd=mine / "src")
+    assert done.returncode == 0, done.stderr
+    hits = json.loads(done.stdout)
+    assert {h["path"] for h in hits} == {
+        str(home / "pitfalls/deploy.md"),
+        str(mine.resolve() / ".memory/facts/where.md"),
+    }
+    assert hits[0]["scope"] == "project"  # the project prior wins a tie
+    assert set(hits[0]) >= {"id", "path", "root", "scope", "kind", "summary", "score", "terms",
+                            "snippet", "body"}  # fmt: skip
+    other = run_cli("recall", "部署", "--json", "--project", str(tmp_path / "other"), cwd=tmp_path)
+    assert "in other" in other.stdout and "in mine" not in other.stdout
+
+
+def test_recall_text_output_and_empty_result(home: Path, tmp_path: Path) -> None:
+    write_memory(home, "pitfalls/deploy.md", "The LockFile broke", summary="lockfile trouble")
+    done = run_cli("recall", "lockfile", cwd=tmp_path)
+    assert done.returncode == 0
+    assert "1. pitfalls/deploy" in done.stdout and "«LockFile»" in done.stdout
+    assert "matched: lockfile×" in done.stdout
+    empty = run_cli("recall", "zeppelin", "--json", cwd=tmp_path)
+    assert (empty.returncode, json.loads(empty.stdout)) == (0, [])
+    assert "no memory matches 'zeppelin'" in empty.stderr
+    plain = run_cli("recall", "zeppelin", cwd=tmp_path)
+    assert (plain.returncode, plain.stdout) == (0, "")
+
+
+def test_recall_bad_limit_is_a_usage_error(home: Path, tmp_path: Path) -> None:
+    done = run_cli("recall", "x", "--limit", "0", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr == (
+        "memoryd: error: --limit must be at least 1\n  hint: for example --limit 5\n"
+    )
+
+
+def test_project_outside_a_repository_is_refused(home: Path, tmp_path: Path) -> None:
+    done = run_cli("recall", "x", "--project", str(tmp_path), cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr == (
+        f"memoryd: error: {tmp_path} is not inside a git repository\n"
+        "  hint: pass --project a folder inside the project's repository\n"
+    )
+
+
+def test_cli_sees_edits_without_a_daemon(home: Path, tmp_path: Path) -> None:
+    path = write_memory(home, "facts/a.md", "alpha")
+    assert "facts/a" in run_cli("recall", "alpha", cwd=tmp_path).stdout
+    write_memory(home, "facts/a.md", "omega")
+    assert run_cli("recall", "alpha", cwd=tmp_path).stdout == ""
+    path.unlink()
+    assert run_cli("recall", "omega", cwd=tmp_path).stdout == ""
+
+
+def test_reindex_and_full_rebuild(home: Path, tmp_path: Path) -> None:
+    write_memory(home, "facts/a.md", "alpha")
+    first = json.loads(run_cli("reindex", "--json", cwd=tmp_path).stdout)
+    assert len(first["added"]) == 2 and first["memories"] == 2  # facts/a and ROOT.md
+    again = json.loads(run_cli("reindex", "--json", cwd=tmp_path).stdout)
+    assert again["added"] == [] and again["memories"] == 2
+    full = run_cli("reindex", "--full", cwd=tmp_path)
+    assert full.returncode == 0
+    assert full.stdout.startswith("indexed 2 memories in ")
+    assert "2 added, 0 changed, 0 removed" in full.stdout
+
+
+BUMPER = """
+import sys
+from pathlib import Path
+from memoryd.index.state import bump_hits
+root = Path(sys.argv[1])
+for _ in range(int(sys.argv[2])):
+    bump_hits(root, ["facts/a", "facts/b"])
+"""
+
+
+def test_two_processes_bumping_at_once_lose_no_count(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    bump_hits(root, ["facts/a"])
+    procs = [subprocess.Popen([sys.executable, "-c", BUMPER, str(root), "60"]) for _ in range(2)]
+    for proc in procs:
+        assert proc.wait(timeout=60) == 0
+    assert read_hits(root) == {"facts/a": 121, "facts/b": 120}
+    assert [p.name for p in root.iterdir()] == [".state.json"]
+
+
+def test_two_cli_recalls_at_once_lose_no_count(home: Path, tmp_path: Path) -> None:
+    write_memory(home, "facts/a.md", "alpha")
+    assert run_cli("reindex", cwd=tmp_path).returncode == 0
+    procs = [
+        subprocess.Popen([sys.executable, "-m", "memoryd", "recall", "alpha"], cwd=tmp_path,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        for _ in range(4)
+    ]  # fmt: skip
+    for proc in procs:
+        assert proc.wait(timeout=60) == 0, proc.stderr.read() if proc.stderr else ""
+    assert read_hits(home) == {"facts/a": 4}

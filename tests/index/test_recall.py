@@ -1,0 +1,190 @@
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from memoryd.config import Config, SearchConfig
+from memoryd.index import IndexDB, recall, reconcile
+from memoryd.index.state import read_hits
+from tests.index.conftest import DAY_MS, NOW_MS, World
+
+SENTENCE = "部署脚本用 pnpm 而不是 npm,因为 lockfile 不兼容"
+
+
+def ids(hits: list) -> list[str]:  # type: ignore[type-arg]
+    return [h.id for h in hits]
+
+
+def search(db: IndexDB, world: World, query: str, config: Config | None = None, **kw: object):  # type: ignore[no-untyped-def]
+    config = config or world.config
+    reconcile(db, config, world.roots)
+    return recall(db, config, query, world.roots, now_ms=NOW_MS, bump=False, **kw)  # type: ignore[arg-type]
+
+
+def filler(world: World, n: int = 20) -> None:
+    """Unrelated memories, so that bm25's idf means something."""
+    for i in range(n):
+        world.write(world.global_root, f"facts/filler-{i:02}.md", f"unrelated note number {i}")
+
+
+@pytest.mark.parametrize(
+    "query", ["部署", "部署脚本", "脚本", "不兼容", "兼容", "pnpm", "lockfile", "LockFile", "部"]
+)
+def test_design_sentence_is_found(world: World, db: IndexDB, query: str) -> None:
+    world.write(world.global_root, "pitfalls/deploy.md", SENTENCE, updated=NOW_MS)
+    world.write(world.global_root, "facts/other.md", "部门 npm 的配置")
+    assert "pitfalls/deploy" in ids(search(db, world, query))
+
+
+def test_npm_does_not_match_pnpm(world: World, db: IndexDB) -> None:
+    world.write(world.global_root, "pitfalls/pnpm.md", "always pnpm here")
+    assert search(db, world, "npm") == []
+
+
+@pytest.mark.parametrize(
+    "query", ['"', "*", "AND", "(", "NEAR", 'pnpm" OR *', "NEAR(pnpm", "(pnpm"]
+)
+def test_fts_syntax_characters_never_raise(world: World, db: IndexDB, query: str) -> None:
+    world.write(world.global_root, "facts/a.md", "rock and roll near the pnpm store")
+    hits = search(db, world, query)
+    assert ids(hits) == ([] if query in ('"', "*", "(") else ["facts/a"])
+
+
+def test_project_beats_global_on_equal_text(world: World, db: IndexDB) -> None:
+    world.write(world.global_root, "facts/x.md", "redis cache eviction", updated=NOW_MS)
+    world.write(world.project_root, "facts/x.md", "redis cache eviction", updated=NOW_MS)
+    hits = search(db, world, "redis")
+    assert [h.scope for h in hits] == ["project", "global"]
+    assert hits[1].score == pytest.approx(hits[0].score * 0.5)
+
+
+def test_scope_priors_are_configurable(world: World, db: IndexDB) -> None:
+    world.write(world.global_root, "facts/x.md", "redis cache eviction", updated=NOW_MS)
+    world.write(world.project_root, "facts/x.md", "redis cache eviction", updated=NOW_MS)
+    search_cfg = SearchConfig(project_prior=0.2, global_prior=1.0)
+    config = dataclasses.replace(world.config, search=search_cfg)
+    assert [h.scope for h in search(db, world, "redis", config)] == ["global", "project"]
+
+
+def test_time_decay_halves_per_half_life(world: World, db: IndexDB) -> None:
+    world.write(world.global_root, "facts/old.md", "kafka lag", updated=NOW_MS - 14 * DAY_MS)
+    world.write(world.global_root, "facts/new.md", "kafka lag", updated=NOW_MS)
+    hits = search(db, world, "kafka")
+    assert ids(hits) == ["facts/new", "facts/old"]
+    assert hits[1].score == pytest.approx(hits[0].score / 2)
+
+
+def test_half_life_zero_turns_decay_off(world: World, db: IndexDB) -> None:
+    world.write(world.global_root, "facts/old.md", "kafka lag", updated=NOW_MS - 90 * DAY_MS)
+    world.write(world.global_root, "facts/new.md", "kafka lag", updated=NOW_MS)
+    config = dataclasses.replace(world.config, search=SearchConfig(half_life_days=0))
+    hits = search(db, world, "kafka", config)
+    assert hits[0].score == pytest.approx(hits[1].score)
+
+
+def test_pinned_never_decays(world: World, db: IndexDB) -> None:
+    old = NOW_MS - 365 * DAY_MS
+    world.write(world.global_root, "rules/pinned.md", "kafka lag", updated=old, pinned=True)
+    world.write(world.global_root, "rules/recent.md", "kafka lag", updated=NOW_MS - DAY_MS)
+    assert ids(search(db, world, "kafka")) == ["rules/pinned", "rules/recent"]
+
+
+def test_recall_boost_from_hit_counts(world: World, db: IndexDB) -> None:
+    world.write(world.global_root, "facts/aaa.md", "kafka lag", updated=NOW_MS)
+    world.write(world.global_root, "facts/bbb.md", "kafka lag", updated=NOW_MS)
+    assert ids(search(db, world, "kafka")) == ["facts/aaa", "facts/bbb"]
+    state = {"hits": {"facts/bbb": 3}}
+    (world.global_root.path / ".state.json").write_text(json.dumps(state))
+    hits = search(db, world, "kafka")
+    assert ids(hits) == ["facts/bbb", "facts/aaa"]
+    assert hits[0].score == pytest.approx(hits[1].score * 1.25)  # 1 + 0.5 * 3 / (3 + 3)
+
+
+def test_boost_is_bounded(world: World, db: IndexDB) -> None:
+    world.write(world.global_root, "facts/aaa.md", "kafka lag", updated=NOW_MS)
+    world.write(world.global_root, "facts/bbb.md", "kafka lag", updated=NOW_MS)
+    (world.global_root.path / ".state.json").write_text(json.dumps({"hits": {"facts/bbb": 10**9}}))
+    hits = search(db, world, "kafka")
+    assert hits[0].score / hits[1].score == pytest.approx(1.5, rel=1e-6)
+
+
+def test_superseded_memories_are_never_returned(world: World, db: IndexDB) -> None:
+    world.write(world.global_root, "decisions/old.md", "use kafka kafka kafka",
+                superseded_by="decisions/new")  # fmt: skip
+    world.write(world.global_root, "decisions/new.md", "use kafka", supersedes=["decisions/old"])
+    assert ids(search(db, world, "kafka")) == ["decisions/new"]
+
+
+def test_score_floor_drops_weak_results_but_keeps_the_top(world: World, db: IndexDB) -> None:
+    filler(world)
+    world.write(world.global_root, "facts/strong.md", "kafka kafka kafka", summary="kafka lag",
+                updated=NOW_MS)  # fmt: skip
+    long_body = "kafka " + " ".join(f"word{i}" for i in range(400))
+    world.write(world.global_root, "facts/weak.md", long_body, updated=NOW_MS - 60 * DAY_MS)
+    no_floor = dataclasses.replace(world.config, search=SearchConfig(score_floor=0))
+    everything = search(db, world, "kafka", no_floor)
+    assert ids(everything) == ["facts/strong", "facts/weak"]
+    assert everything[1].score < 0.15 * everything[0].score
+    assert ids(search(db, world, "kafka")) == ["facts/strong"]
+    high = dataclasses.replace(world.config, search=SearchConfig(score_floor=5.0))
+    assert ids(search(db, world, "kafka", high)) == ["facts/strong"]
+
+
+def test_limit_kind_and_scope_filters(world: World, db: IndexDB) -> None:
+    for i in range(5):
+        world.write(world.global_root, f"facts/f{i}.md", "grpc deadline", kind="fact")
+    world.write(world.project_root, "pitfalls/p.md", "grpc deadline", kind="pitfall")
+    assert len(search(db, world, "grpc", limit=2)) == 2
+    assert ids(search(db, world, "grpc", kind="pitfall")) == ["pitfalls/p"]
+    assert {h.scope for h in search(db, world, "grpc", scope="global")} == {"global"}
+
+
+def test_default_limit_is_ten(world: World, db: IndexDB) -> None:
+    for i in range(15):
+        world.write(world.global_root, f"facts/f{i:02}.md", "grpc deadline", updated=NOW_MS)
+    assert len(search(db, world, "grpc")) == 10
+
+
+def test_hit_reasons_count_matched_terms(world: World, db: IndexDB) -> None:
+    world.write(world.global_root, "pitfalls/deploy.md", SENTENCE + "\n再次部署。",
+                summary="pnpm 部署", load_when=["pnpm"])  # fmt: skip
+    (hit,) = search(db, world, "部署 pnpm yarn")
+    assert hit.terms == {"部署": 3, "pnpm": 3}
+    assert hit.summary == "pnpm 部署"
+    assert hit.body.startswith(SENTENCE)
+
+
+def test_snippet_is_cut_from_original_text(world: World, db: IndexDB) -> None:
+    body = ("Intro line. " * 30) + "The ＬｏｃｋＦｉｌｅ of pnpm 不兼容 here." + (" tail" * 60)
+    world.write(world.global_root, "pitfalls/lock.md", body)
+    (hit,) = search(db, world, "lockfile 兼容")
+    assert "«ＬｏｃｋＦｉｌｅ»" in hit.snippet
+    assert "不«兼容»" in hit.snippet
+    assert hit.snippet.startswith("…") and hit.snippet.endswith("…")
+    assert len(hit.snippet) < 200
+
+
+def test_word_terms_are_not_marked_inside_longer_words(world: World, db: IndexDB) -> None:
+    world.write(world.global_root, "facts/n.md", "pnpm then npm")
+    (hit,) = search(db, world, "npm")
+    assert hit.snippet == "pnpm then «npm»"
+
+
+def test_recall_bumps_hit_counts(world: World, db: IndexDB) -> None:
+    world.write(world.global_root, "facts/a.md", "grpc deadline")
+    world.write(world.project_root, "facts/b.md", "grpc deadline")
+    reconcile(db, world.config, world.roots)
+    recall(db, world.config, "grpc", world.roots)
+    recall(db, world.config, "grpc", world.roots)
+    assert read_hits(world.global_root.path) == {"facts/a": 2}
+    assert read_hits(world.project_root.path) == {"facts/b": 2}
+
+
+def test_roots_not_searched_are_never_returned(world: World, db: IndexDB) -> None:
+    world.write(world.global_root, "facts/a.md", "grpc deadline")
+    world.write(world.project_root, "facts/b.md", "grpc deadline")
+    reconcile(db, world.config, world.roots)
+    hits = recall(db, world.config, "grpc", [world.global_root], bump=False)
+    assert ids(hits) == ["facts/a"]

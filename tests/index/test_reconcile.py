@@ -1,0 +1,227 @@
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from memoryd.config import SearchConfig
+from memoryd.index import IndexDB, open_index, recall, reconcile
+from tests.index.conftest import World, write_memory
+
+# the package's `reconcile` attribute is the function; the test patches the module
+reconcile_module = importlib.import_module("memoryd.index.reconcile")
+
+
+def indexed(db: IndexDB) -> dict[str, str]:
+    return {r.id: r.body.strip() for r in db.rows()}
+
+
+def test_add_edit_delete_rename(world: World, db: IndexDB) -> None:
+    root = world.global_root
+    a = world.write(root, "facts/a.md", "alpha", kind="fact")
+    b = world.write(root, "facts/b.md", "beta")
+    report = reconcile(db, world.config)
+    assert sorted(report.added) == [a, b] and indexed(db) == {"facts/a": "alpha", "facts/b": "beta"}
+
+    assert not reconcile(db, world.config).modified  # nothing changed: nothing written
+    world.write(root, "facts/a.md", "alpha two", kind="fact")
+    report = reconcile(db, world.config)
+    assert report.changed == [a] and indexed(db)["facts/a"] == "alpha two"
+
+    b.unlink()
+    assert reconcile(db, world.config).removed == [b]
+    c = a.with_name("c.md")
+    a.rename(c)
+    report = reconcile(db, world.config)
+    assert (report.added, report.removed) == ([c], [a])
+    assert indexed(db) == {"facts/c": "alpha two"}
+    assert recall(db, world.config, "alpha", world.roots, bump=False)[0].path == c
+
+
+def test_only_reconciles_the_changed_paths(world: World, db: IndexDB) -> None:
+    root = world.global_root
+    a = world.write(root, "facts/a.md", "alpha")
+    b = world.write(root, "facts/b.md", "beta")
+    reconcile(db, world.config)
+    world.write(root, "facts/b.md", "beta two")
+    c = world.write(root, "facts/c.md", "gamma")
+    a.unlink()
+    report = reconcile(db, world.config, only=[a, c])
+    assert (report.added, report.removed, report.changed) == ([c], [a], [])
+    assert indexed(db)["facts/b"] == "beta"  # not in the batch: untouched
+    assert reconcile(db, world.config, only=[b]).changed == [b]
+
+
+def test_only_handles_folders_moved_and_deleted(world: World, db: IndexDB) -> None:
+    root = world.global_root
+    world.write(root, "team/x.md", "xray")
+    world.write(root, "team/deep/y.md", "yankee")
+    reconcile(db, world.config)
+    (root.path / "team").rename(root.path / "crew")
+    report = reconcile(db, world.config, only=[root.path / "team", root.path / "crew"])
+    assert len(report.removed) == 2 and len(report.added) == 2
+    assert sorted(r.id for r in db.rows()) == ["crew/deep/y", "crew/x"]
+
+
+def test_git_hidden_and_temp_files_are_skipped_generated_are_indexed(
+    world: World, db: IndexDB
+) -> None:
+    root = world.global_root.path
+    write_memory(root, ".git/x.md", "in git")
+    write_memory(root, "facts/.hidden.md", "hidden")
+    write_memory(root, "facts/a.md~", "backup")
+    write_memory(root, "ROOT.md", "# Memory")
+    write_memory(root, "facts/index.md", "- a")
+    reconcile(db, world.config)
+    assert sorted(r.id for r in db.rows()) == ["ROOT", "facts/index"]
+
+
+def test_symlinks_are_not_followed_out_of_a_root(world: World, db: IndexDB, tmp_path: Path) -> None:
+    outside = write_memory(tmp_path / "elsewhere", "secret.md", "outside")
+    (world.global_root.path / "link.md").symlink_to(outside)
+    (world.global_root.path / "dir").symlink_to(outside.parent)
+    reconcile(db, world.config)
+    reconcile(db, world.config, only=[world.global_root.path / "link.md"])
+    assert db.rows() == []
+
+
+def test_unreadable_file_is_unknown_and_keeps_its_row(
+    world: World, db: IndexDB, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Tests run as root here, where chmod cannot deny a read: make the read fail instead.
+    a = world.write(world.global_root, "facts/a.md", "alpha")
+    reconcile(db, world.config)
+    world.write(world.global_root, "facts/a.md", "alpha changed")
+    real = reconcile_module.read_file
+
+    def deny(path: Path, cap: int):  # type: ignore[no-untyped-def]
+        if path == a:
+            raise PermissionError(13, "Permission denied")
+        return real(path, cap)
+
+    monkeypatch.setattr(reconcile_module, "read_file", deny)
+    report = reconcile(db, world.config)
+    assert report.unknown == [(a, "Permission denied")] and not report.modified
+    assert indexed(db) == {"facts/a": "alpha"}
+
+
+def test_unlistable_folder_keeps_its_rows(
+    world: World, db: IndexDB, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = world.write(world.global_root, "facts/a.md", "alpha")
+    reconcile(db, world.config)
+    facts = a.parent
+    real_scandir = os.scandir
+
+    def scandir(path):  # type: ignore[no-untyped-def]
+        if Path(path) == facts:
+            raise PermissionError(13, "Permission denied")
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    report = reconcile(db, world.config)
+    assert report.removed == [] and report.unknown[0][0] == a
+    assert indexed(db) == {"facts/a": "alpha"}
+
+
+def test_missing_root_keeps_its_rows(world: World, db: IndexDB) -> None:
+    world.write(world.global_root, "facts/a.md", "alpha")
+    reconcile(db, world.config)
+    world.global_root.path.rename(world.global_root.path.with_name("moved"))
+    report = reconcile(db, world.config)
+    assert report.unknown and not report.removed and len(db.rows()) == 1
+
+
+def test_oversized_file_is_indexed_by_frontmatter_only(world: World, db: IndexDB) -> None:
+    big = world.write(world.global_root, "facts/big.md", "needle " * 400, summary="haystack")
+    config = dataclasses.replace(world.config, search=SearchConfig(max_file_bytes=1000))
+    report = reconcile(db, config)
+    assert report.oversized == [big]
+    (row,) = db.rows()
+    assert row.body == "" and row.summary == "haystack" and row.size > 1000
+    assert [p.code for p in row.problems] == ["file.oversized"]
+    assert recall(db, config, "needle", world.roots, bump=False) == []
+    assert len(recall(db, config, "haystack", world.roots, bump=False)) == 1
+
+
+def test_malformed_frontmatter_is_indexed_by_body_with_problems(world: World, db: IndexDB) -> None:
+    path = world.global_root.path / "facts" / "bad.md"
+    path.parent.mkdir()
+    path.write_text("---\nkind: [unclosed\n---\nthe zeppelin body\n")
+    reconcile(db, world.config)
+    (row,) = db.rows()
+    assert row.id == "facts/bad" and "zeppelin" in row.body
+    assert row.problems[0].code == "frontmatter.yaml"
+
+
+def test_same_size_edit_within_the_mtime_tick_is_seen(world: World, db: IndexDB) -> None:
+    path = world.global_root.path / "a.md"
+    path.write_text("alpha\n")
+    reconcile(db, world.config)
+    st = path.stat()
+    path.write_text("omega\n")  # same size...
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # ...and same mtime
+    assert reconcile(db, world.config).changed == [path]
+
+
+def test_deleted_database_is_rebuilt_from_the_files(world: World) -> None:
+    world.write(world.global_root, "facts/a.md", "alpha")
+    with open_index(world.paths) as db:
+        reconcile(db, world.config)
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{world.paths.index_db}{suffix}").unlink(missing_ok=True)
+    with open_index(world.paths) as db:
+        assert db.rows() == []
+        reconcile(db, world.config)
+        assert indexed(db) == {"facts/a": "alpha"}
+
+
+@pytest.mark.parametrize("damage", ["garbage", "foreign", "future"])
+def test_corrupt_or_unknown_database_is_moved_aside(world: World, damage: str) -> None:
+    world.write(world.global_root, "facts/a.md", "alpha")
+    file = world.paths.index_db
+    file.parent.mkdir(parents=True, exist_ok=True)
+    if damage == "garbage":
+        file.write_bytes(b"this is not a database" * 100)
+    else:
+        conn = sqlite3.connect(file)
+        conn.execute("CREATE TABLE other (x)")
+        if damage == "future":
+            conn.execute("PRAGMA application_id = 1835363684")
+            conn.execute("PRAGMA user_version = 99999")
+        conn.commit()
+        conn.close()
+    with open_index(world.paths) as db:
+        reconcile(db, world.config)
+        assert indexed(db) == {"facts/a": "alpha"}
+    aside = [p.name for p in file.parent.iterdir() if ".bad-" in p.name]
+    assert len(aside) == 1
+
+
+def test_corrupted_pages_are_detected(world: World) -> None:
+    for i in range(300):
+        world.write(world.global_root, f"facts/a{i}.md", f"alpha {i} " * 50)
+    with open_index(world.paths) as db:
+        reconcile(db, world.config)
+        db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    file = world.paths.index_db
+    data = bytearray(file.read_bytes())
+    for offset in range(4096 * 3, len(data) - 4096, 4096 * 2):
+        data[offset + 100 : offset + 400] = os.urandom(300)
+    file.write_bytes(bytes(data))
+    with open_index(world.paths) as db:
+        reconcile(db, world.config)
+        assert len(db.rows()) == 300
+    assert any(".bad-" in p.name for p in file.parent.iterdir())
+
+
+def test_reset_rebuilds_from_nothing(world: World, db: IndexDB) -> None:
+    world.write(world.global_root, "facts/a.md", "alpha")
+    reconcile(db, world.config)
+    db.reset()
+    assert db.rows() == []
+    assert len(reconcile(db, world.config).added) == 1

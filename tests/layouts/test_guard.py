@@ -1,0 +1,198 @@
+"""Every decision of the layered tree's write gate, in one table, and the command."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from memoryd.guard import WriteRequest, check_write
+from tests.helpers import run_cli
+
+ROOT = "/data/memory"
+WT = "/work/proj"
+CW = "checkpoint-writer"
+
+# target, agent, task, write_enabled, allowed, rule
+CASES = [
+    # outside the tree: only the system agents' sandbox applies
+    (f"{WT}/src/a.ts", "", "", True, True, "outside"),
+    (f"{WT}/src/a.ts", "build", "", True, True, "outside"),
+    ("src/a.ts", "build", "", False, True, "outside"),  # disable_write only covers the tree
+    ("/data/memory-other/x.md", "", "", True, True, "outside"),  # prefix is not containment
+    (f"{WT}/src/a.ts", CW, "", True, False, "sandbox"),
+    ("/data/memory-other/x.md", CW, "", True, False, "sandbox"),
+    (f"{ROOT}/projects/../../etc/x.md", CW, "", True, False, "sandbox"),
+    (f"{WT}/src/a.ts", CW, "", False, False, "sandbox"),  # sandbox is checked first
+    (f"{WT}/.mimocode/agents.json", "dream", "", True, True, "outside"),
+    (f"{WT}/.mimocode/../src/x.ts", "dream", "", True, False, "sandbox"),
+    (".mimocode/../src/x.ts", "dream", "", True, False, "sandbox"),
+    (f"{WT}/src/x.ts", "distill", "", True, False, "sandbox"),
+    (f"{WT}/.mimocode-evil/x.ts", "distill", "", True, False, "sandbox"),
+    (f"{ROOT}/projects/p1/MEMORY.md", "dream", "", True, True, "memory"),
+    (f"{ROOT}/global/MEMORY.md", "dream", "", True, True, "memory"),
+    # disable_write: every write into the tree, whoever writes
+    (f"{ROOT}/projects/p1/MEMORY.md", "", "", False, False, "disabled"),
+    (f"{ROOT}/sessions/s1/checkpoint.md", CW, "", False, False, "disabled"),
+    (f"{ROOT}/nowhere.txt", "", "", False, False, "disabled"),
+    # shape: <scope>/<scope_id>/<key>.md
+    (f"{ROOT}/MEMORY.md", "", "", True, False, "shape"),
+    (f"{ROOT}/notes/s1/x.md", "", "", True, False, "shape"),
+    (f"{ROOT}/projects/MEMORY.md", "", "", True, False, "shape"),
+    (f"{ROOT}/projects/p1/MEMORY.txt", "", "", True, False, "shape"),
+    (f"{ROOT}/projects/p1", "", "", True, False, "shape"),
+    (ROOT, "", "", True, False, "shape"),
+    (f"{ROOT}/sessions/../projects.md", "", "", True, False, "shape"),
+    (f"{ROOT}/projects/p1/MEMORY.md", CW, "", True, True, "checkpoint-writer"),
+    (f"{ROOT}/Global/MEMORY.md", CW, "", True, False, "shape"),
+    # the main agent and other agents: anything well shaped outside tasks/
+    (f"{ROOT}/global/MEMORY.md", "", "", True, True, "memory"),
+    (f"{ROOT}/projects/p1/MEMORY.md", "build", "", True, True, "memory"),
+    (f"{ROOT}/projects/p1/memory-arch.md", "", "", True, True, "memory"),
+    (f"{ROOT}/projects/p1/free/deep/key.md", "", "", True, True, "memory"),
+    (f"{ROOT}/sessions/s1/notes.md", "", "", True, True, "memory"),
+    (f"{ROOT}/sessions/s1/checkpoint.md", "", "", True, True, "memory"),
+    (f"{ROOT}/sessions/s1/tasks.md", "", "", True, True, "memory"),
+    (f"{ROOT}/sessions/s1/tasks/T3/progress.md", "", "", True, False, "tasks"),
+    (f"{ROOT}/sessions/s1/tasks/T3/progress.md", "build", "", True, False, "tasks"),
+    (f"{ROOT}/sessions/s1/tasks/notes.md", "", "T3", True, False, "tasks"),
+    # a subagent bound to a task: its own tasks/<TID>/ subtree only
+    (f"{ROOT}/sessions/s1/tasks/T3/progress.md", "explore", "T3", True, True, "own-task"),
+    (f"{ROOT}/sessions/s1/tasks/T3/sub/scratch.md", "explore", "T3", True, True, "own-task"),
+    (f"{ROOT}/sessions/s1/tasks/T3.1.2/progress.md", "", "T3.1.2", True, True, "own-task"),
+    (f"{ROOT}/sessions/s1/tasks/T4/progress.md", "explore", "T3", True, False, "tasks"),
+    (f"{ROOT}/sessions/s1/tasks/T3.1/progress.md", "explore", "T3", True, False, "tasks"),
+    (f"{ROOT}/sessions/s1/tasks/T3/../T4/x.md", "explore", "T3", True, False, "tasks"),
+    (f"{ROOT}/sessions/s1/tasks/x3/p.md", "explore", "x3", True, False, "tasks"),
+    (f"{ROOT}/sessions/s1/tasks/T3/data.json", "explore", "T3", True, False, "shape"),
+    (f"{ROOT}/projects/p1/MEMORY.md", "explore", "T3", True, True, "memory"),
+    # the checkpoint-writer's exact whitelist
+    (f"{ROOT}/projects/p1/Memory.md", CW, "", True, True, "checkpoint-writer"),
+    (f"{ROOT}/projects/p1/memory-arch.md", CW, "", True, True, "checkpoint-writer"),
+    (f"{ROOT}/projects/p1/pinned.md", CW, "", True, False, "checkpoint-writer"),
+    (f"{ROOT}/projects/p1/sub/MEMORY.md", CW, "", True, False, "checkpoint-writer"),
+    (f"{ROOT}/sessions/s1/checkpoint.md", CW, "", True, True, "checkpoint-writer"),
+    (f"{ROOT}/sessions/s1/checkpoint-tools.md", CW, "", True, True, "checkpoint-writer"),
+    (f"{ROOT}/sessions/s1/notes.md", CW, "", True, True, "checkpoint-writer"),
+    (f"{ROOT}/sessions/s1/Checkpoint.md", CW, "", True, False, "checkpoint-writer"),
+    (f"{ROOT}/sessions/s1/other.md", CW, "", True, False, "checkpoint-writer"),
+    (f"{ROOT}/sessions/s1/tasks/T3/progress.md", CW, "", True, True, "checkpoint-writer"),
+    (f"{ROOT}/sessions/s1/tasks/T3.1.2/any-name.md", CW, "", True, True, "checkpoint-writer"),
+    (f"{ROOT}/sessions/s1/tasks/X1/progress.md", CW, "", True, False, "checkpoint-writer"),
+    (f"{ROOT}/sessions/s1/tasks/T3./progress.md", CW, "", True, False, "checkpoint-writer"),
+    (f"{ROOT}/sessions/s1/tasks/T3/sub/x.md", CW, "", True, False, "checkpoint-writer"),
+    (f"{ROOT}/global/MEMORY.md", CW, "", True, False, "checkpoint-writer"),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c[1] or 'main'}:{c[0]}" for c in CASES])
+def test_guard_table(case: tuple[str, str, str, bool, bool, str]) -> None:
+    target, agent, task, enabled, allowed, rule = case
+    request = WriteRequest(
+        target=target, memory_root=ROOT, cwd=WT, agent=agent, task=task, write_enabled=enabled
+    )
+    decision = check_write(request)
+    assert (decision.allowed, decision.rule) == (allowed, rule)
+    assert bool(decision.message) is not allowed
+
+
+def test_disable_write_message_says_writing_is_off_and_memory_is_searchable() -> None:
+    request = WriteRequest(
+        target="projects/p1/MEMORY.md", memory_root=ROOT, cwd=ROOT, write_enabled=False
+    )
+    assert check_write(request).message == (
+        "memory writing is turned off (disable_write), so /data/memory/projects/p1/MEMORY.md "
+        "was not written. This is a setting, not a wrong path: do not retry under another "
+        "memory path. Existing memory is still searchable (memoryd recall, or the memory tool)."
+    )
+
+
+def test_shape_message_names_the_two_canonical_paths() -> None:
+    request = WriteRequest(
+        target=f"{ROOT}/MEMORY.md", memory_root=ROOT, project_id="p9", session_id="s9"
+    )
+    assert check_write(request).message == (
+        "/data/memory/MEMORY.md is not a memory path. Memory files live at "
+        "/data/memory/<scope>/<scope_id>/<key>.md with scope global, projects or sessions.\n"
+        "Write here instead:\n"
+        "  /data/memory/projects/p9/MEMORY.md\n"
+        "    project memory: edit its ## Rules, ## Architecture decisions or "
+        "## Discovered durable knowledge section\n"
+        "  /data/memory/sessions/s9/notes.md\n"
+        "    session scratchpad: append entries headed ## [turn N · YYYY-MM-DDTHH:MM:SSZ]"
+    )
+
+
+def test_sandbox_message_shows_the_resolved_escape() -> None:
+    request = WriteRequest(target=".mimocode/../src/x.ts", memory_root=ROOT, cwd=WT, agent="dream")
+    assert check_write(request).message == (
+        "agent 'dream' may write only inside the memory tree /data/memory or "
+        "/work/proj/.mimocode; /work/proj/src/x.ts is outside both."
+    )
+
+
+def test_tasks_message_points_a_bound_subagent_at_its_own_folder() -> None:
+    target = f"{ROOT}/sessions/s1/tasks/T4/progress.md"
+    request = WriteRequest(target=target, memory_root=ROOT, task="T3", session_id="s1")
+    message = check_write(request).message
+    assert message.startswith("sessions/s1/tasks/T4/progress.md is under a session's tasks/")
+    assert "(you are bound to task T3)" in message
+    assert "/data/memory/sessions/s1/notes.md" in message
+
+
+# -- the command ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def mimo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "mimo"
+    monkeypatch.setenv("MIMOCODE_HOME", str(home))
+    root = home / "data" / "memory"
+    root.mkdir(parents=True)
+    return root
+
+
+def test_guard_command_allows_and_refuses(mimo: Path, tmp_path: Path) -> None:
+    ok = run_cli("guard", str(mimo / "projects" / "p1" / "MEMORY.md"))
+    assert (ok.returncode, ok.stdout, ok.stderr) == (0, "", "")
+    refused = run_cli(
+        "guard", str(mimo / "sessions" / "s1" / "tasks" / "T2" / "progress.md"), "--task", "T1"
+    )
+    assert refused.returncode == 1
+    assert refused.stderr.startswith("memoryd: error: sessions/s1/tasks/T2/progress.md is under")
+    own = run_cli("guard", str(mimo / "sessions/s1/tasks/T1/progress.md"), "--task", "T1")
+    assert own.returncode == 0
+
+
+def test_guard_command_resolves_relative_escapes_from_the_current_folder(
+    mimo: Path, tmp_path: Path
+) -> None:
+    work = tmp_path / "proj"
+    (work / ".mimocode").mkdir(parents=True)
+    escape = run_cli("guard", ".mimocode/../src/x.ts", "--agent", "dream", cwd=work)
+    assert escape.returncode == 1
+    assert f"{work}/src/x.ts is outside both" in escape.stderr
+    inside = run_cli("guard", ".mimocode/agent.json", "--agent", "dream", "--json", cwd=work)
+    assert inside.returncode == 0 and '"allowed": true' in inside.stdout
+
+
+def test_guard_command_sees_through_a_linked_spelling_of_the_tree(
+    mimo: Path, tmp_path: Path
+) -> None:
+    link = tmp_path / "link-to-memory"
+    os.symlink(mimo, link)
+    refused = run_cli("guard", str(link / "MEMORY.md"))
+    assert refused.returncode == 1 and "is not a memory path" in refused.stderr
+
+
+def test_guard_command_reads_disable_write_from_config(mimo: Path) -> None:
+    config = Path(os.environ["MEMORYD_HOME"]) / "config.yaml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("layered:\n  disable_write: true\n")
+    refused = run_cli("guard", str(mimo / "projects" / "p1" / "MEMORY.md"))
+    assert refused.returncode == 1
+    assert "memory writing is turned off (disable_write)" in refused.stderr
+    assert "still searchable" in refused.stderr
+    outside = run_cli("guard", str(mimo.parent / "other.txt"))
+    assert outside.returncode == 0

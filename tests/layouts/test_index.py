@@ -1,0 +1,165 @@
+"""Both foreign layouts indexed and recalled, with --type, --scope-id and --markers layered."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from memoryd.app import App
+from memoryd.cli import main
+from memoryd.index import open_index, recall, reconcile
+from tests.helpers import run_cli
+
+LAYERED = {
+    "global/MEMORY.md": "# Global\nPrefer ripgrep over grep for searching.\n",
+    "projects/p1/MEMORY.md": "## Rules\nThe deploy script uses pnpm, never npm: lockfile.\n",
+    "projects/p1/memory-arch.md": "Architecture: the deploy pipeline runs on buildkite.\n",
+    "projects/p2/MEMORY.md": "## Rules\nDeploy with cargo dist.\n",
+    "sessions/s1/checkpoint.md": "## Current state\nDeploy blocked on a flaky lockfile test.\n",
+    "sessions/s1/notes.md": "## [turn 3 · 2026-11-29T10:00:00Z]\nDeploy notes scratch.\n",
+    "sessions/s1/tasks/T1/progress.md": "§1 deploy progress: pnpm install passes.\n",
+    "sessions/s1/tasks/T1/notes.md": "Task notes about the deploy.\n",
+    "stray.md": "Deploy text outside any scope is not a memory.\n",
+}
+CLAUDE = {
+    "-home-me-app/memory/MEMORY.md": "- [User role](user_role.md): deploy engineer\n",
+    "-home-me-app/memory/user_role.md": "---\nname: role\ntype: user\n---\nThe user runs deploy.\n",
+    "-home-me-app/memory/feedback_tests.md": (
+        "---\nname: tests\nmetadata:\n  type: feedback\n---\nRun deploy tests first.\n"
+    ),
+    "-home-me-web/memory/project_goal.md": "---\ntype: project\n---\nShip the deploy page.\n",
+    "-home-me-app/todos/deploy.md": "deploy todo that is not a memory\n",
+}
+
+
+def build(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+@pytest.fixture
+def trees(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    monkeypatch.setenv("MIMOCODE_HOME", str(tmp_path / "mimo"))
+    layered = tmp_path / "mimo" / "data" / "memory"
+    claude = Path(os.environ["HOME"]) / ".claude" / "projects"
+    build(layered, LAYERED)
+    build(claude, CLAUDE)
+    for args in (["init"], ["init", "--layered", "--project-id", "p1"], ["init", "--claude"]):
+        err = io.StringIO()
+        assert main(args, App(cwd=tmp_path, out=io.StringIO(), err=err)) == 0, err.getvalue()
+    return layered, claude
+
+
+def recall_json(*args: str) -> list[dict[str, object]]:
+    done = run_cli("recall", *args, "--json", "--limit", "20")
+    assert done.returncode == 0, done.stderr
+    hits: list[dict[str, object]] = json.loads(done.stdout)
+    return hits
+
+
+def by_id(hits: list[dict[str, object]]) -> dict[str, dict[str, object]]:
+    return {str(h["id"]): h for h in hits}
+
+
+def test_both_layouts_are_indexed_with_type_and_scope_id(trees: tuple[Path, Path]) -> None:
+    hits = by_id(recall_json("deploy"))
+    expected = {
+        "projects/p1/MEMORY": ("layered", "memory", "p1"),
+        "projects/p1/memory-arch": ("layered", "memory", "p1"),
+        "projects/p2/MEMORY": ("layered", "memory", "p2"),
+        "sessions/s1/checkpoint": ("layered", "checkpoint", "s1"),
+        "sessions/s1/notes": ("layered", "free", "s1"),
+        "sessions/s1/tasks/T1/progress": ("layered", "progress", "s1"),
+        "sessions/s1/tasks/T1/notes": ("layered", "notes", "s1"),
+        "-home-me-app/memory/MEMORY": ("claude", "free", "-home-me-app"),
+        "-home-me-app/memory/user_role": ("claude", "user", "-home-me-app"),
+        "-home-me-app/memory/feedback_tests": ("claude", "feedback", "-home-me-app"),
+        "-home-me-web/memory/project_goal": ("claude", "project", "-home-me-web"),
+    }
+    got = {k: (h["layout"], h["type"], h["scope_id"]) for k, h in hits.items()}
+    assert got == expected  # no stray.md, no todos/: not memories of their layouts
+
+
+def test_type_and_scope_id_filters(trees: tuple[Path, Path]) -> None:
+    assert set(by_id(recall_json("deploy", "--type", "progress"))) == {
+        "sessions/s1/tasks/T1/progress"
+    }
+    assert set(by_id(recall_json("deploy", "--scope-id", "p1"))) == {
+        "projects/p1/MEMORY",
+        "projects/p1/memory-arch",
+    }
+    assert set(by_id(recall_json("deploy", "--type", "memory", "--scope-id", "p2"))) == {
+        "projects/p2/MEMORY"
+    }
+    assert set(by_id(recall_json("deploy", "--type", "feedback"))) == {
+        "-home-me-app/memory/feedback_tests"
+    }
+    # a scope id that starts with '-' (Claude Code's folder names do) needs '='
+    assert set(by_id(recall_json("deploy", "--scope-id=-home-me-web"))) == {
+        "-home-me-web/memory/project_goal"
+    }
+    assert recall_json("deploy", "--type", "pinned") == []
+
+
+def test_layered_markers_and_or_joined_terms(trees: tuple[Path, Path]) -> None:
+    # OR: a file matching only one of the words is found
+    hits = by_id(recall_json("ripgrep", "nonexistentword", "--markers", "layered"))
+    assert set(hits) == {"global/MEMORY"}
+    assert (
+        hits["global/MEMORY"]["snippet"] == "# Global Prefer <<ripgrep>> over grep for searching."
+    )
+    plain = by_id(recall_json("ripgrep"))
+    assert "«ripgrep»" in str(plain["global/MEMORY"]["snippet"])
+
+
+def test_recall_never_writes_into_foreign_trees(trees: tuple[Path, Path]) -> None:
+    layered, claude = trees
+    before = sorted(p.relative_to(layered.parent) for p in layered.rglob("*"))
+    assert recall_json("deploy")
+    assert not (claude / ".state.json").exists()
+    assert not (layered / ".state.json").exists()
+    assert sorted(p.relative_to(layered.parent) for p in layered.rglob("*")) == before
+
+
+def test_turning_claude_off_removes_its_rows_at_the_next_reconcile(
+    trees: tuple[Path, Path],
+) -> None:
+    assert any(h["layout"] == "claude" for h in recall_json("deploy"))
+    assert run_cli("init", "--no-claude").returncode == 0
+    app = App()
+    with open_index(app.paths) as db:
+        assert any(r.layout == "claude" for r in db.rows())  # still cached until...
+        report = reconcile(db, app.config)
+        assert len([p for p in report.removed if ".claude" in str(p)]) == 4
+        assert not any(r.layout == "claude" for r in db.rows())
+        assert any(r.layout == "layered" for r in db.rows())
+    assert not any(h.get("layout") == "claude" for h in recall_json("deploy"))
+
+
+def test_layered_rows_rank_by_bm25_and_keep_the_relative_floor(
+    trees: tuple[Path, Path],
+) -> None:
+    app = App()
+    roots = [r for r in app.config.roots if r.layout == "layered"]
+    with open_index(app.paths) as db:
+        reconcile(db, app.config, roots)
+        hits = recall(db, app.config, "pnpm lockfile", roots, limit=10, bump=False)
+    assert hits[0].id == "projects/p1/MEMORY"  # the only file with both words
+    top = hits[0].score
+    assert all(h.score >= 0.15 * top for h in hits)
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    prior = app.config.search.global_prior
+    assert all(abs(h.score - h.relevance * prior) < 1e-9 for h in hits)  # no decay, no boost
+
+
+def test_a_file_leaving_the_layout_shape_leaves_the_index(trees: tuple[Path, Path]) -> None:
+    layered, _claude = trees
+    assert "projects/p2/MEMORY" in by_id(recall_json("cargo"))
+    (layered / "projects" / "p2" / "MEMORY.md").rename(layered / "projects" / "MEMORY.md")
+    assert recall_json("cargo") == []

@@ -1,0 +1,121 @@
+"""The pre-commit hook in real repositories: blocks secrets, keeps foreign hooks."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from memoryd.errors import Refused
+from memoryd.sync import hook
+from tests.helpers import git, run_cli
+from tests.sync.fake_tokens import github
+
+
+def _repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir(parents=True)
+    git(repo, "init", "-q")
+    return repo
+
+
+def _commit(repo: Path, name: str, content: str) -> subprocess.CompletedProcess[str]:
+    (repo / name).write_text(content)
+    git(repo, "add", name)
+    return subprocess.run(
+        ["git", "commit", "-q", "-m", f"add {name}"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_hook_blocks_a_staged_secret_and_lets_clean_commits_through(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    done = run_cli("hook", "install", "--repo", str(repo))
+    assert done.returncode == 0, done.stderr
+    assert "installed" in done.stdout
+    token = github("hook1")
+    blocked = _commit(repo, "note.md", f"token: {token}\n")
+    assert blocked.returncode != 0
+    assert "note.md:1:8: github-token" in blocked.stdout + blocked.stderr
+    assert token not in blocked.stdout + blocked.stderr
+    git(repo, "reset", "-q")
+    assert _commit(repo, "clean.md", "nothing secret here\n").returncode == 0
+
+
+def test_hook_scans_the_index_not_the_working_tree(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    hook.install(repo)
+    (repo / "a.md").write_text("clean\n")
+    git(repo, "add", "a.md")
+    (repo / "a.md").write_text(f"token: {github('hook2')}\n")  # unstaged change
+    done = subprocess.run(
+        ["git", "commit", "-q", "-m", "a"], cwd=repo, capture_output=True, check=False
+    )
+    assert done.returncode == 0
+
+
+def test_foreign_hook_is_kept_run_and_restored(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    hooks = repo / ".git" / "hooks"
+    foreign = hooks / "pre-commit"
+    foreign.write_text('#!/bin/sh\necho legacy-ran >> "$(git rev-parse --git-dir)/legacy.log"\n')
+    foreign.chmod(0o755)
+    result = hook.install(repo)
+    assert result.action == "installed" and result.legacy == hooks / "pre-commit.legacy"
+    assert _commit(repo, "a.md", "clean\n").returncode == 0
+    assert (repo / ".git" / "legacy.log").read_text() == "legacy-ran\n"
+    assert hook.install(repo).action == "unchanged"
+    removed = hook.uninstall(repo)
+    assert removed.action == "removed" and removed.legacy == foreign
+    assert "legacy-ran" in foreign.read_text() and not (hooks / "pre-commit.legacy").exists()
+
+
+def test_failing_legacy_hook_still_blocks(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    foreign = repo / ".git" / "hooks" / "pre-commit"
+    foreign.write_text("#!/bin/sh\nexit 3\n")
+    foreign.chmod(0o755)
+    hook.install(repo)
+    assert _commit(repo, "a.md", "clean\n").returncode != 0
+
+
+def test_uninstall_leaves_a_foreign_hook_alone(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    foreign = repo / ".git" / "hooks" / "pre-commit"
+    foreign.write_text("#!/bin/sh\nexit 0\n")
+    with pytest.raises(Refused, match="is not memoryd's hook"):
+        hook.uninstall(repo)
+    assert foreign.exists()
+    assert hook.uninstall(_repo(tmp_path / "other")).action == "absent"
+
+
+def test_refuses_when_core_hooks_path_is_set(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    git(repo, "config", "core.hooksPath", ".githooks")
+    done = run_cli("hook", "install", "--repo", str(repo))
+    assert done.returncode == 1
+    assert done.stderr == (
+        f"memoryd: error: core.hooksPath is set to .githooks in {repo}, so git ignores .git/hooks\n"
+        "  hint: add 'memoryd scan --staged' to a pre-commit hook in that folder, or use the "
+        "pre-commit framework with memoryd's .pre-commit-hooks.yaml\n"
+    )
+    assert not (repo / ".git" / "hooks" / "pre-commit").exists()
+
+
+def test_hook_uses_the_absolute_interpreter(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    result = hook.install(repo, python="/opt/py thon/bin/python3")
+    assert "exec '/opt/py thon/bin/python3' -m memoryd scan --staged" in result.path.read_text()
+    assert result.path.stat().st_mode & 0o111
+
+
+def test_hook_outside_a_repository(tmp_path: Path) -> None:
+    done = run_cli("hook", "install", "--repo", str(tmp_path))
+    assert done.returncode == 1
+    assert done.stderr == (
+        f"memoryd: error: {tmp_path} is not inside a git repository\n  hint: pass --repo DIR\n"
+    )

@@ -1,0 +1,90 @@
+"""The scanner's contract: findings locate a secret without ever carrying it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from memoryd.sync.secrets import (
+    ALLOWLIST_FILE,
+    Finding,
+    allowlist_line,
+    fingerprint,
+    load_allowlist,
+    preview,
+    scan,
+    scan_path,
+)
+from tests.sync.fake_tokens import github, rand
+
+
+def test_finding_has_rule_line_columns_preview_and_fingerprint() -> None:
+    token = github("api1")
+    text = f"---\nid: x\n---\nfirst line\n  token here: {token} end\n"
+    [f] = scan(text)
+    assert (f.rule, f.line) == ("github-token", 5)
+    assert text.splitlines()[4][f.start - 1 : f.end - 1] == token
+    assert f.preview == f"{token[:4]}…{token[-4:]}"
+    assert f.fingerprint == fingerprint(token) and len(f.fingerprint) == 20
+
+
+def test_no_part_of_the_output_contains_the_secret() -> None:
+    token = github("api2")
+    password = "Zq8!" + rand("pw", 12)
+    findings = scan(f"GH={token}\nDB_PASSWORD={password}\n")
+    dumped = json.dumps([f.to_dict() for f in findings])
+    assert len(findings) == 2
+    assert token not in dumped and password not in dumped
+    assert token[4:-4] not in dumped and password[2:-2] not in dumped
+
+
+def test_preview_reveals_little_of_short_secrets() -> None:
+    assert preview("abc") == "****"
+    assert preview("hunter22") == "h…2"
+    assert preview("x" * 40) == "xxxx…xxxx"
+
+
+def test_fingerprint_is_stable_and_value_specific() -> None:
+    assert fingerprint("one-secret") == fingerprint("one-secret")
+    assert fingerprint("one-secret") != fingerprint("two-secret")
+
+
+def test_inline_pragma_allows_the_line_only() -> None:
+    token = github("api3")
+    other = github("api4")
+    text = f"example: {token}  <!-- memoryd:allow -->\nreal: {other}\n"
+    assert [f.line for f in scan(text)] == [2]
+    assert len(scan(text, pragmas=False)) == 2
+
+
+def test_allowlist_by_fingerprint(tmp_path: Path) -> None:
+    token = github("api5")
+    note = tmp_path / "facts" / "ci.md"
+    note.parent.mkdir()
+    note.write_text(f"token: {token}\n")
+    [f] = scan_path(note, tmp_path)
+    (tmp_path / ALLOWLIST_FILE).write_text(
+        "# deliberate examples\n" + allowlist_line(f, "facts/ci.md:1") + "\n"
+    )
+    assert load_allowlist(tmp_path) == {f.fingerprint}
+    assert token not in (tmp_path / ALLOWLIST_FILE).read_text()
+    assert scan_path(note, tmp_path) == []
+    assert scan_path(note) == []  # the allowlist is found by walking up
+
+
+def test_allowlist_absent_is_empty(tmp_path: Path) -> None:
+    assert load_allowlist(tmp_path) == frozenset()
+
+
+def test_scan_path_skips_binary_files(tmp_path: Path) -> None:
+    blob = tmp_path / "image.png"
+    blob.write_bytes(b"\x89PNG\0\0" + github("bin").encode())
+    assert scan_path(blob) == []
+
+
+def test_findings_are_in_text_order_and_do_not_overlap() -> None:
+    token = github("api6")
+    text = f"url: https://bot:{token}@github.com/acme/repo.git\npassword: Xy7#{rand('o', 10)}\n"
+    findings = scan(text)
+    assert [f.rule for f in findings] == ["github-token", "generic-password"]
+    assert isinstance(findings[0], Finding)

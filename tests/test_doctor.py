@@ -1,0 +1,246 @@
+"""``memoryd doctor`` against a real root, a real bare remote and fake systemctl.
+
+The ``world`` fixture makes every check pass; each test breaks one thing and
+asserts that exactly that check fails, with its fix.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import pytest
+
+from memoryd import doctor
+from memoryd.config import load_config
+from memoryd.daemon import service
+from memoryd.daemon.lock import DaemonLock
+from memoryd.daemon.status import StatusBoard
+from memoryd.paths import resolve_paths
+from tests.fakes import FakeTool, install_fakes
+from tests.helpers import git, run_cli
+
+
+@dataclass
+class World:
+    root: Path
+    remote: Path
+    ctx: doctor.Context
+    lock: DaemonLock
+    systemctl: FakeTool
+
+    def statuses(self, **changes: object) -> dict[str, str]:
+        checks = doctor.run_checks(replace(self.ctx, **changes))  # type: ignore[arg-type]
+        return {c.name: c.status for c in checks}
+
+    def check(self, name: str, **changes: object) -> doctor.Check:
+        checks = doctor.run_checks(replace(self.ctx, **changes))  # type: ignore[arg-type]
+        (found,) = [c for c in checks if c.name == name]
+        return found
+
+
+ALL_OK = {
+    "git": "ok", "root": "ok", "identity": "ok", "remote": "ok", "push-auth": "ok",
+    "inotify": "ok", "index": "ok", "service": "ok", "daemon": "ok",
+}  # fmt: skip
+
+
+@pytest.fixture
+def world(tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    fakes = install_fakes(tmp_path, monkeypatch)
+    remote, root = tmp_path / "remote.git", tmp_path / "mem"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    root.mkdir()
+    git(root, "init", "-q")
+    (root / "note.md").write_text("hello\n")
+    git(root, "add", "note.md")
+    git(root, "commit", "-qm", "first")
+    git(root, "remote", "add", "origin", str(remote))
+    git(root, "push", "-q", "origin", "HEAD:main")
+    isolated_home.mkdir(exist_ok=True)
+    (isolated_home / "config.yaml").write_text(f"roots:\n  - path: {root}\n")
+    watches = tmp_path / "max_user_watches"
+    watches.write_text("524288\n")
+    env = dict(os.environ)
+    paths = resolve_paths(env)
+    service.install("systemd", env, paths)
+    lock = DaemonLock(paths.lock_file)
+    lock.acquire()
+    StatusBoard(paths.status_file).update()
+    ctx = doctor.Context(env, paths, load_config(paths), "systemd", watches, 10.0)
+    yield World(root, remote, ctx, lock, fakes["systemctl"])
+    lock.release()
+
+
+def test_everything_ok(world: World) -> None:
+    checks = doctor.run_checks(world.ctx)
+    assert {c.name: c.status for c in checks} == ALL_OK
+    assert not doctor.failed(checks)
+    text = doctor.render(checks)
+    assert f"ok    remote    {world.root}: 'origin' ({world.remote}) answers\n" in text
+    assert text.endswith("\n9 ok")
+
+
+def test_no_remote(world: World) -> None:
+    git(world.root, "remote", "remove", "origin")
+    check = world.check("remote")
+    assert (check.status, check.detail) == ("fail", f"{world.root}: no remote 'origin'")
+    assert check.fix == f"git -C {world.root} remote add origin <url of your memory repository>"
+    statuses = world.statuses()
+    assert "push-auth" not in statuses
+    assert [n for n, s in statuses.items() if s != "ok"] == ["remote"]
+
+
+def test_unreachable_remote(world: World, tmp_path: Path) -> None:
+    gone = tmp_path / "moved-away.git"
+    git(world.root, "remote", "set-url", "origin", str(gone))
+    check = world.check("remote")
+    assert check.status == "fail"
+    assert check.detail == (
+        f"{world.root}: 'origin' ({gone}) is unreachable: "
+        f"fatal: '{gone}' does not appear to be a git repository"
+    )
+    assert check.fix.startswith(f"check the URL (git -C {world.root} remote -v)")
+
+
+def test_a_remote_that_hangs_is_given_up_after_the_timeout(world: World) -> None:
+    git(world.root, "config", "protocol.ext.allow", "always")
+    git(world.root, "remote", "set-url", "origin", "ext::sleep 30")
+    started = time.monotonic()
+    check = world.check("remote", remote_timeout_s=0.5)
+    assert time.monotonic() - started < 10
+    assert check.status == "fail"
+    assert check.detail.endswith("(ext::sleep 30) is unreachable: no answer in 0.5 s")
+
+
+def test_missing_identity(world: World, tmp_path: Path) -> None:
+    empty = tmp_path / "empty-gitconfig"
+    empty.write_text("")
+    env = {**world.ctx.env, "GIT_CONFIG_GLOBAL": str(empty)}
+    check = world.check("identity", env=env)
+    assert check.status == "fail"
+    assert check.detail == f"{world.root}: user.name and user.email not set; git refuses to commit"
+    assert check.fix == (
+        'git config --global user.name "Your Name" && '
+        'git config --global user.email "you@example.com"'
+    )
+    assert [n for n, s in world.statuses(env=env).items() if s != "ok"] == ["identity"]
+
+
+def test_low_watch_limit(world: World, tmp_path: Path) -> None:
+    low = tmp_path / "low"
+    low.write_text("16\n")
+    folders = doctor.count_folders([world.root])
+    assert folders > 8  # .git alone has more
+    check = world.check("inotify", inotify_file=low)
+    assert check.status == "fail"
+    assert check.detail == (
+        f"memoryd watches {folders} folders; the limit is 16 for all your programs, "
+        "and memoryd alone needs over half"
+    )
+    assert "fs.inotify.max_user_watches=524288" in check.fix
+    assert world.check("inotify", inotify_file=tmp_path / "absent").status == "skip"
+
+
+def test_stale_status(world: World) -> None:
+    world.lock.release()  # the daemon died without writing stopped_at
+    check = world.check("daemon")
+    assert check.status == "fail"
+    assert check.detail.startswith(f"the daemon status is stale: pid {os.getpid()} is gone")
+    assert check.fix.startswith("memoryd service install (or memoryd run)")
+    assert [n for n, s in world.statuses().items() if s != "ok"] == ["daemon"]
+
+
+def test_no_daemon_at_all(world: World) -> None:
+    world.lock.release()
+    world.ctx.paths.status_file.unlink()
+    check = world.check("daemon")
+    assert (check.status, check.detail) == ("fail", "no memoryd daemon is running")
+
+
+def test_push_auth_over_ssh_needs_an_agent_the_service_can_reach(
+    world: World, tmp_path: Path
+) -> None:
+    git(world.root, "remote", "set-url", "--push", "origin", "git@example.invalid:me/mem.git")
+    check = world.check("push-auth")
+    assert check.status == "fail"
+    assert check.detail == (
+        f"{world.root}: push to git@example.invalid:me/mem.git: "
+        "the service gets no SSH agent (SSH_AUTH_SOCK) and no ssh command"
+    )
+    assert check.fix.endswith("see docs/service.md")
+    agent = socket.socket(socket.AF_UNIX)
+    sock = tmp_path / "a.sock"
+    agent.bind(str(sock))
+    try:
+        world.systemctl.set_state(manager_env={"SSH_AUTH_SOCK": str(sock)})
+        assert world.check("push-auth").detail.endswith(f"the service uses the SSH agent at {sock}")
+        world.systemctl.set_state(manager_env={"SSH_AUTH_SOCK": str(tmp_path / "gone")})
+        assert world.check("push-auth").status == "fail"
+    finally:
+        agent.close()
+    git(world.root, "config", "core.sshCommand", "ssh -i ~/.ssh/memoryd")
+    assert world.check("push-auth").status == "ok"
+
+
+def test_push_auth_over_https_needs_a_credential_helper(world: World) -> None:
+    git(world.root, "remote", "set-url", "--push", "origin", "https://example.invalid/me/mem.git")
+    check = world.check("push-auth")
+    assert check.status == "fail"
+    assert check.detail.endswith("no credential helper; a service cannot type a password")
+    git(world.root, "config", "credential.helper", "cache --timeout 900")
+    assert world.check("push-auth").status == "warn"
+    git(world.root, "config", "credential.helper", "store")
+    assert world.check("push-auth").status == "ok"
+
+
+def test_root_missing_unwritable_or_not_a_repo(world: World, tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (world.ctx.paths.config_file).write_text(f"roots:\n  - path: {plain}\n")
+    config = load_config(world.ctx.paths)
+    check = world.check("root", config=config)
+    assert (check.status, check.detail) == (
+        "fail", f"{plain} syncs but is not inside a git repository",
+    )  # fmt: skip
+    assert check.fix == f"git -C {plain} init && git -C {plain} remote add origin <url>"
+    assert "identity" not in world.statuses(config=config)
+    plain.rmdir()
+    check = world.check("root", config=config)
+    assert (check.status, check.detail) == ("fail", f"{plain} does not exist")
+
+
+def test_damaged_index(world: World) -> None:
+    db = world.ctx.paths.index_db
+    db.parent.mkdir(parents=True, exist_ok=True)
+    db.write_bytes(b"this is not sqlite" * 100)
+    check = world.check("index")
+    assert check.status == "fail"
+    assert check.fix == f"delete {db}; memoryd rebuilds it from the files (they are the truth)"
+
+
+def test_service_installed_but_stopped(world: World) -> None:
+    world.systemctl.set_state(active=False)
+    check = world.check("service")
+    assert check.status == "fail"
+    assert check.detail.endswith("installed but not running (inactive (dead))")
+    assert check.fix.startswith("journalctl --user -u memoryd")
+
+
+def test_cli_exit_code_and_json(world: World) -> None:
+    done = run_cli("doctor", "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    data = json.loads(done.stdout)
+    assert data["ok"] is True
+    assert {c["name"]: c["status"] for c in data["checks"]}["remote"] == "ok"
+    git(world.root, "remote", "remove", "origin")
+    done = run_cli("doctor")
+    assert done.returncode == 1
+    assert f"FAIL  remote    {world.root}: no remote 'origin'\n" in done.stdout
+    assert f"fix: git -C {world.root} remote add origin" in done.stdout

@@ -1,0 +1,90 @@
+from __future__ import annotations
+
+import pytest
+
+from memoryd.markers import DamagedMarkers, begin_line, end_line, extract, splice
+
+
+def block(name: str, *body: str) -> str:
+    return "\n".join([begin_line(name, "(note)"), *body, end_line(name)]) + "\n"
+
+
+NEW = {"a": block("a", "new a"), "b": block("b", "new b")}
+
+
+def test_blocks_are_appended_to_a_file_without_markers() -> None:
+    assert splice("# Title\n\nmine\n", NEW) == "# Title\n\nmine\n\n" + NEW["a"] + "\n" + NEW["b"]
+
+
+def test_a_file_without_final_newline_gets_one_before_the_blocks() -> None:
+    assert splice("mine", {"a": NEW["a"]}) == "mine\n\n" + NEW["a"]
+
+
+def test_an_empty_file_becomes_the_blocks() -> None:
+    assert splice("", {"a": NEW["a"]}) == NEW["a"]
+
+
+def test_blocks_are_replaced_whole_and_human_text_survives() -> None:
+    text = (
+        "before  \n\n"
+        "<!-- memoryd:begin b -->\nold b\nmore old b\n<!-- memoryd:end b -->\n"
+        "between\t\n"
+        "<!-- memoryd:begin a (anything) -->\n<!-- memoryd:end a -->\n"
+        "after\n\n\n"
+    )
+    assert splice(text, NEW) == (
+        "before  \n\n" + NEW["b"] + "between\t\n" + NEW["a"] + "after\n\n\n"
+    )
+
+
+def test_a_missing_block_is_appended_after_the_others() -> None:
+    text = "x\n<!-- memoryd:begin a -->\nold\n<!-- memoryd:end a -->\ny\n"
+    assert splice(text, NEW) == "x\n" + NEW["a"] + "y\n\n" + NEW["b"]
+
+
+def test_blocks_of_other_names_are_left_alone() -> None:
+    text = "<!-- memoryd:begin future -->\nkeep me\n<!-- memoryd:end future -->\n"
+    assert splice(text, {"a": NEW["a"]}) == text + "\n" + NEW["a"]
+
+
+def test_crlf_files_keep_crlf() -> None:
+    text = "x\r\n<!-- memoryd:begin a -->\r\nold\r\n<!-- memoryd:end a -->\r\ny\r\n"
+    out = splice(text, {"a": NEW["a"]})
+    assert out == "x\r\n" + NEW["a"].replace("\n", "\r\n") + "y\r\n"
+
+
+def test_a_block_ending_the_file_without_newline_keeps_that() -> None:
+    text = "x\n<!-- memoryd:begin a -->\nold\n<!-- memoryd:end a -->"
+    assert splice(text, {"a": NEW["a"]}) == "x\n" + NEW["a"].rstrip("\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("x\n<!-- memoryd:begin a -->\ny\n", "line 2: block 'a' begins but never ends"),
+        ("<!-- memoryd:end a -->\n", "line 1: end of block 'a' without its begin"),
+        (
+            "<!-- memoryd:begin a -->\n<!-- memoryd:begin b -->\n<!-- memoryd:end b -->\n",
+            "line 2: block 'b' begins inside block 'a' (begun on line 1, never ended)",
+        ),
+        (
+            "<!-- memoryd:begin a -->\n<!-- memoryd:end b -->\n",
+            "line 2: end of block 'b' without its begin",
+        ),
+        (
+            "<!-- memoryd:begin a -->\n<!-- memoryd:end a -->\n"
+            "<!-- memoryd:begin a -->\n<!-- memoryd:end a -->\n",
+            "line 3: block 'a' appears twice",
+        ),
+    ],
+)
+def test_damaged_markers_are_refused_with_the_line(text: str, message: str) -> None:
+    with pytest.raises(DamagedMarkers) as caught:
+        splice(text, NEW)
+    assert str(caught.value) == message
+    assert extract(text) == {}
+
+
+def test_extract_returns_the_inner_text() -> None:
+    text = "x\n" + NEW["a"] + "y\n"
+    assert extract(text) == {"a": "new a\n"}

@@ -1,0 +1,69 @@
+"""``memoryd scan`` end to end: files, folders, staged blobs, JSON, exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.helpers import git, run_cli
+from tests.sync.fake_tokens import github
+
+
+def test_scan_folder_reports_file_line_rule_and_exits_1(tmp_path: Path) -> None:
+    token = github("cli1")
+    tmp_path = tmp_path / "root"
+    tmp_path.mkdir()
+    (tmp_path / "facts").mkdir()
+    (tmp_path / "facts" / "ci.md").write_text(f"# CI\n\nGH_TOKEN={token}\n")
+    (tmp_path / "clean.md").write_text("nothing here\n")
+    done = run_cli("scan", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stdout.splitlines()[0].startswith("facts/ci.md:3:10: github-token ghp_…")
+    assert "1 secret(s) found in 2 file(s) scanned" in done.stdout
+    assert token not in done.stdout + done.stderr
+    assert "memoryd:allow" in done.stderr
+
+
+def test_scan_clean_exits_0(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("The token expires hourly.\n")
+    done = run_cli("scan", "a.md", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (0, "no secrets found in 1 file(s)\n")
+
+
+def test_scan_json(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text(f"token: {github('cli2')}\n")
+    done = run_cli("scan", "--json", "a.md", cwd=tmp_path)
+    data = json.loads(done.stdout)
+    assert done.returncode == 1 and data["files"] == 1
+    [f] = data["findings"]
+    assert {k: f[k] for k in ("path", "line", "start", "rule")} == {
+        "path": "a.md", "line": 1, "start": 8, "rule": "github-token",
+    }  # fmt: skip
+    assert set(f) == {"path", "rule", "line", "start", "end", "preview", "fingerprint"}
+
+
+def test_scan_staged_reads_the_index(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q")
+    (tmp_path / "a.md").write_text(f"token: {github('cli3')}\n")
+    git(tmp_path, "add", "a.md")
+    (tmp_path / "a.md").write_text("cleaned in the working tree only\n")
+    done = run_cli("scan", "--staged", cwd=tmp_path)
+    assert done.returncode == 1 and done.stdout.startswith("a.md:1:8: github-token")
+    git(tmp_path, "add", "a.md")
+    assert run_cli("scan", "--staged", cwd=tmp_path).returncode == 0
+
+
+def test_scan_missing_path_and_usage(tmp_path: Path) -> None:
+    done = run_cli("scan", "nope.md", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr == (
+        f"memoryd: error: {tmp_path / 'nope.md'} does not exist\n"
+        "  hint: check the path and run again\n"
+    )
+    assert run_cli("scan", "--staged", "a.md", cwd=tmp_path).returncode == 2
+
+
+def test_scan_staged_outside_a_repository(tmp_path: Path) -> None:
+    done = run_cli("scan", "--staged", cwd=tmp_path)
+    assert done.returncode == 1
+    assert "is not inside a git work tree" in done.stderr

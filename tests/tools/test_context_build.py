@@ -1,0 +1,113 @@
+from __future__ import annotations
+
+from memoryd.context import CUT, Entry, RootView, build, cut_body
+
+GLOBAL = RootView(
+    "global",
+    "/g",
+    {
+        "rules": ["## Iron rules", "", "- Never force-push main (`rules/no-force-push`)"],
+        "directory": [
+            "## Directory", "", "| folder | memories | what is in it |", "|---|---|---|",
+            "| [rules/](rules/index.md) | 1 | Iron rules |", "| facts/ | 0 | Facts |",
+        ],
+        "routing": ["## Routing", "", "_No memory has `load_when` triggers yet._"],
+    },
+)  # fmt: skip
+PROJECT = RootView(
+    "project",
+    "/p/.memory",
+    {
+        "rules": ["## Iron rules", "", "- 部署只用 pnpm (`rules/pnpm`)"],
+        "directory": ["## Directory", "", "| [pitfalls/](pitfalls/index.md) | 2 | 坑 |"],
+        "routing": ["## Routing", "", "| when the task involves | load |", "|---|---|",
+                    "| 分词 | `pitfalls/fts5` |"],
+    },
+)  # fmt: skip
+HITS = [
+    Entry("pitfalls/fts5", "project", "pitfall", "unicode61 把整段中文当一个 token",
+          "第一行：实测查“部署”0 命中\n第二行：trigram 要求至少三个字符\n第三行：所以自己切二元组"),
+    Entry("facts/deploy", "global", "fact", "Deploys run from the bastion", "Line one.\nLine two."),
+    Entry("facts/other", "global", "fact", "Other", "More."),
+]  # fmt: skip
+
+
+def test_layers_come_in_order_global_rules_first() -> None:
+    block = build([PROJECT, GLOBAL], HITS, max_chars=1200, max_entries=4, outline_chars=800)
+    text = block.text
+    assert text.startswith("<memory>\n## Iron rules")
+    assert text.index("Never force-push main") < text.index("部署只用 pnpm")
+    assert block.rules == [
+        "- Never force-push main (`rules/no-force-push`) [global]",
+        "- 部署只用 pnpm (`rules/pnpm`) [project]",
+    ]
+    assert (
+        text.index("## Iron rules")
+        < text.index("## Memory outline")
+        < text.index("## Relevant memories")
+    )
+    assert "| facts/ | 0 |" not in text  # empty folders stay out of the outline
+    assert "| 分词 | `pitfalls/fts5` |" in text
+    assert "|---|" not in text
+    assert "第三行：所以自己切二元组" in text and "Line two." in text
+    assert text.endswith("</memory>\n")
+    assert not block.cut
+
+
+def test_same_inputs_same_bytes() -> None:
+    one = build([GLOBAL, PROJECT], HITS, 1200, 4, 800).text
+    two = build([PROJECT, GLOBAL], list(HITS), 1200, 4, 800).text
+    assert one == two
+
+
+def test_the_body_budget_cuts_at_a_line_boundary_with_a_marker() -> None:
+    first_two = len("第一行：实测查“部署”0 命中\n第二行：trigram 要求至少三个字符")
+    block = build([GLOBAL], HITS, max_chars=first_two + 1, max_entries=4, outline_chars=800)
+    assert "第二行：trigram 要求至少三个字符\n" + CUT.format(id="pitfalls/fts5") in block.text
+    assert "第三行" not in block.text
+    assert "facts/deploy" not in block.text
+    assert block.cut
+    assert block.entries == [
+        {"id": "pitfalls/fts5", "scope": "project", "kind": "pitfall",
+         "summary": "unicode61 把整段中文当一个 token", "cut": True},
+    ]  # fmt: skip
+
+
+def test_max_entries_limits_the_bodies_and_rules_are_never_cut() -> None:
+    block = build([GLOBAL, PROJECT], HITS, max_chars=1200, max_entries=1, outline_chars=0)
+    assert [e["id"] for e in block.entries] == ["pitfalls/fts5"]
+    assert "## Memory outline" not in block.text
+    assert "部署只用 pnpm" in block.text and "Never force-push" in block.text
+
+
+def test_the_outline_is_cut_with_a_marker() -> None:
+    block = build([GLOBAL, PROJECT], [], max_chars=1200, max_entries=4, outline_chars=60)
+    assert "[… outline cut: memoryd inspect lists every memory]" in block.text
+    assert "## Relevant memories" not in block.text
+
+
+def test_a_rule_already_shown_is_not_repeated_as_a_body() -> None:
+    rule = Entry("rules/pnpm", "project", "rule", "部署只用 pnpm", "因为 lockfile 不兼容")
+    block = build([PROJECT], [rule, HITS[1]], 1200, 4, 800)
+    assert [e["id"] for e in block.entries] == ["facts/deploy"]
+
+
+def test_total_body_text_stays_within_budget() -> None:
+    for budget in range(0, 120, 7):
+        block = build([], HITS, max_chars=budget, max_entries=4, outline_chars=0)
+        if budget == 0:
+            assert "## Relevant memories" not in block.text
+            continue
+        section = block.text.split("## Relevant memories", 1)[1].split("</memory>")[0]
+        body_lines = [
+            line for line in section.splitlines()[1:]
+            if line and not line.startswith(("### ", "[… cut"))
+        ]  # fmt: skip
+        newlines_inside = len(body_lines) - len(block.entries)
+        assert sum(len(line) for line in body_lines) + newlines_inside <= budget
+
+
+def test_one_long_line_is_cut_inside_rather_than_dropped() -> None:
+    text, cut = cut_body("alpha beta gamma delta", 12)
+    assert (text, cut) == ("alpha beta", True)
+    assert cut_body("short\nbody\n", 100) == ("short\nbody", False)
