@@ -225,6 +225,18 @@ def test_damaged_index(world: World) -> None:
     assert check.fix == f"delete {db}; memoryd rebuilds it from the files (they are the truth)"
 
 
+def test_a_real_index_is_healthy(world: World) -> None:
+    from memoryd.index import open_index, reconcile
+
+    with open_index(world.ctx.paths) as db:
+        reconcile(db, world.ctx.config)
+    check = world.check("index")
+    assert check.status == "ok"
+    assert check.detail == (
+        f"{world.ctx.paths.index_db}: 1 memory files indexed, passes quick_check"
+    )
+
+
 def test_service_installed_but_stopped(world: World) -> None:
     world.systemctl.set_state(active=False)
     check = world.check("service")

@@ -263,3 +263,44 @@ def test_a_new_check_is_one_registration(root: Path) -> None:
         from memoryd import checks
 
         checks._REGISTRY.pop("zz.example")
+
+
+def test_hit_counts_come_from_the_state_file(root: Path) -> None:
+    (root / ".state.json").write_text('{"hits": {"facts/a": 3}}')
+    rows = {m.id: m.hits for m in inspect(App()).memories}
+    assert rows == {"decisions/b": 0, "facts/a": 3}
+
+
+def test_the_index_out_of_step_with_the_disk_is_reported(root: Path, isolated_home: Path) -> None:
+    from memoryd.daemon.lock import DaemonLock
+    from memoryd.index import ensure_fresh
+
+    app = App()
+    ensure_fresh(app).close()  # the index now matches the disk
+    write(isolated_home / "config.yaml", "daemon:\n  max_wait_ms: 0\n")
+    (root / "decisions/b.md").rename(root / "facts/b.md")
+    recompile(root)
+    with DaemonLock(app.paths.lock_file):  # a "daemon" that has not caught up yet
+        found = findings()
+    fix = "run 'memoryd reindex' (and if a daemon runs, check 'memoryd status' for why it fell behind)"
+    assert sorted(f for f in found if f[0] == "index.rows") == [
+        (
+            "index.rows",
+            "memory/decisions/b.md",
+            "the search index still has a row for this file, which is gone",
+            fix,
+        ),
+        (
+            "index.rows",
+            "memory/decisions/index.md",
+            "the search index still has a row for this file, which is gone",
+            fix,
+        ),
+        (
+            "index.rows",
+            "memory/facts/b.md",
+            "is missing from the search index, so recall cannot find it",
+            fix,
+        ),
+    ]
+    assert findings() == []  # without a daemon, inspect reconciles first

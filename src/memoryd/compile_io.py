@@ -15,11 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memoryd.compiler import Compiled, compile_files, folder_of, index_path, is_ours
+from memoryd.compiler import Compiled, Entry, compile_entries, folder_of, index_path, is_ours
 from memoryd.config import Config, RootConfig
 from memoryd.findings import Finding
 from memoryd.fsutil import fsync_dir, write_if_changed
-from memoryd.memory import Memory
 from memoryd.roots import ROOT_FILE
 from memoryd.scan import ScanCache, Scanned, scan_root
 
@@ -66,7 +65,7 @@ def compile_root(
     report = CompileReport(root.path)
     if root.layout not in COMPILED_LAYOUTS or not root.path.is_dir():
         return report
-    files = scan_root(root.path, _CACHE if cache is None else cache)
+    files = scan_root(root.path, _CACHE if cache is None else cache, changed)
     plan = _plan(root.path, files, config, changed, report)
     for folder in plan.targets:
         if folder not in plan.blocked:
@@ -83,7 +82,7 @@ def _plan(
     changed: Collection[Path] | None,
     report: CompileReport,
 ) -> _Plan:
-    memories: dict[str, Memory] = {}
+    entries: list[Entry] = []
     blocked: set[str] = set()
     indexed: set[str] = set()
     for item in files:
@@ -95,11 +94,11 @@ def _plan(
             blocked.add(folder_of(item.rel))
             report.problems.append(_unreadable(item))
         else:
-            memories[item.rel] = item.memory
-    folders = {folder_of(rel) for rel in memories} | indexed | blocked
+            entries.append(item.entry)
+    folders = {e.folder for e in entries} | indexed | blocked
     targets = folders if changed is None else affected(root, changed, folders)
-    compiled = compile_files(
-        memories, _read(root / ROOT_FILE), config.compile.folder_descriptions, targets
+    compiled = compile_entries(
+        entries, _read(root / ROOT_FILE), config.compile.folder_descriptions, targets
     )
     return _Plan(compiled, sorted(targets), blocked)
 

@@ -44,14 +44,8 @@ class Entry:
     summary: str | None  # one line
     load_when: tuple[str, ...]
     superseded_by: str | None
-
-    @property
-    def folder(self) -> str:
-        return folder_of(self.path)
-
-    @property
-    def name(self) -> str:
-        return posixpath.basename(self.path)
+    folder: str = ""  # "" is the root itself
+    name: str = ""  # the file name
 
 
 @dataclass(frozen=True)
@@ -88,6 +82,8 @@ def entry_for(path: str, memory: Memory) -> Entry:
         summary=summary or None,
         load_when=tuple(dict.fromkeys(t for t in triggers if t)),
         superseded_by=memory.superseded_by,
+        folder=folder_of(path),
+        name=posixpath.basename(path),
     )
 
 
@@ -103,7 +99,16 @@ def compile_files(
     folders: Collection[str] | None = None,
 ) -> Compiled:
     """ROOT.md's bytes and the index.md bytes of ``folders`` (every folder when None)."""
-    entries = entries_of(memories)
+    return compile_entries(entries_of(memories), root_md, descriptions, folders)
+
+
+def compile_entries(
+    entries: list[Entry],
+    root_md: bytes | None,
+    descriptions: Mapping[str, str] | None = None,
+    folders: Collection[str] | None = None,
+) -> Compiled:
+    """:func:`compile_files` from entries already derived (no generated files among them)."""
     by_folder = group(entries)
     wanted = sorted(by_folder if folders is None else set(folders) & set(by_folder))
     indexes = {folder: render_index(folder, by_folder[folder]) for folder in wanted}

@@ -120,6 +120,10 @@ def check_inotify(ctx: Context) -> Check:
 
 
 def check_index(ctx: Context) -> Check:
+    """Read-only first (opening the index would quietly move a bad one aside), then open it."""
+    from memoryd.index import open_index
+    from memoryd.index.schema import APPLICATION_ID
+
     db = ctx.paths.index_db
     if not db.exists():
         return ok("index", f"{db} not built yet (memoryd builds it on first use)")
@@ -128,6 +132,7 @@ def check_index(ctx: Context) -> Check:
         conn = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True, timeout=5)
         try:
             rows = conn.execute("PRAGMA quick_check").fetchall()
+            app_id = conn.execute("PRAGMA application_id").fetchone()[0]
         finally:
             conn.close()
     except sqlite3.Error as exc:
@@ -135,7 +140,11 @@ def check_index(ctx: Context) -> Check:
     verdict = "; ".join(str(row[0]) for row in rows[:3])
     if verdict != "ok":
         return fail("index", f"{db} is damaged: {verdict}", fix)
-    return ok("index", f"{db} passes quick_check")
+    if app_id not in (0, APPLICATION_ID):
+        return fail("index", f"{db} is not a memoryd index (application_id {app_id})", fix)
+    with open_index(ctx.paths) as index:
+        count = index.count()
+    return ok("index", f"{db}: {count} memory files indexed, passes quick_check")
 
 
 def check_service(ctx: Context) -> Check:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.app import App
-from memoryd.checks import Context, RootView, memory_id, run_checks
+from memoryd.checks import Context, RootView, run_checks
 from memoryd.findings import Finding
 from memoryd.memory import Memory
 
@@ -55,17 +55,23 @@ class Inspection:
 
 
 def inspect(app: App, hits: HitReader | None = None) -> Inspection:
+    """Every memory of every configured root, and every check's findings."""
+    from memoryd.index.state import read_hits
+
+    read = hits or read_hits
     ctx = Context.build(app)
-    read = hits or _no_hits
-    rows = [row for root in ctx.roots if root.exists for row in memory_rows(root, read(root.path))]
-    return Inspection(rows, run_checks(ctx))
+    try:
+        rows = [r for root in ctx.roots if root.exists for r in memory_rows(root, read(root.path))]
+        return Inspection(rows, run_checks(ctx))
+    finally:
+        ctx.close()
 
 
 def memory_rows(root: RootView, hits: Mapping[str, int]) -> list[MemoryRow]:
     rows = []
     for rel, item in sorted(root.memories.items()):
         memory = item.memory or Memory()
-        ident = memory_id(item)
+        ident = root.id_of(item)
         rows.append(
             MemoryRow(
                 root=root.path,
@@ -80,10 +86,6 @@ def memory_rows(root: RootView, hits: Mapping[str, int]) -> list[MemoryRow]:
             )
         )
     return rows
-
-
-def _no_hits(root: Path) -> Mapping[str, int]:
-    return {}
 
 
 def render_text(result: Inspection) -> str:

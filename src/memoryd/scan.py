@@ -1,10 +1,12 @@
-"""Reading a root's files for compile and inspect, re-parsing only what changed.
+"""Reading a root's files for compile and inspect, re-reading only what changed.
 
-``scan_root`` walks a root (``roots.walk_root``), stats every file and parses the ones
-whose fingerprint (size, mtime, ctime, inode) is new. Parsed results are kept without
-their body, so a daemon holding the cache for 100k memories stays small. A file whose
-mtime is within a couple of seconds of now is never cached (the "racy git" rule: a
-second write inside the same timestamp tick would go unseen).
+``scan_root`` lists a root like ``roots.walk_root``, stats every file and parses the
+ones whose fingerprint (size, mtime, ctime, inode) is new. With ``changed`` (the paths
+of a batch) and an earlier listing of the root in the cache, it touches only those
+paths: the daemon's compile after one edit costs a few syscalls, not a walk. Parsed
+results are kept without their body, so a cache for 100k memories stays small. A file
+whose mtime is within a couple of seconds of now is never trusted from the cache (the
+"racy git" rule: a second write inside the same timestamp tick would go unseen).
 """
 
 from __future__ import annotations
@@ -13,12 +15,14 @@ import os
 import stat
 import threading
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
-from memoryd.compiler import is_generated
+from memoryd.compiler import Entry, entry_for, is_generated
 from memoryd.memory import Memory, parse
-from memoryd.roots import relative_id, walk_root
+from memoryd.roots import SKIP_DIRS, is_memory_name, walk_root
 
 RACY_NS = 2_000_000_000
 Fingerprint = tuple[int, int, int, int]
@@ -33,49 +37,111 @@ class Scanned:
     size: int
     memory: Memory | None  # None when the file could not be read, or is generated
     error: str | None = None
+    fingerprint: Fingerprint | None = None  # None: not to be trusted next time
 
     @property
     def generated(self) -> bool:
         return is_generated(self.rel)
 
+    @cached_property
+    def entry(self) -> Entry:
+        """What the compiled files show of it (computed once per version of the file)."""
+        return entry_for(self.rel, self.memory or Memory())
+
+
+Listing = dict[str, Scanned]
+
 
 class ScanCache:
-    """Parsed frontmatter by path and fingerprint; safe to share between threads."""
+    """The last listing of each root, with parsed frontmatter; shared between threads."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._entries: dict[Path, tuple[Fingerprint, Memory]] = {}
+        self._listings: dict[Path, Listing] = {}
         self.parsed = 0  # how many files were read and parsed (for tests and benchmarks)
 
-    def get(self, path: Path, fingerprint: Fingerprint) -> Memory | None:
+    def listing(self, root: Path) -> Listing | None:
         with self._lock:
-            hit = self._entries.get(path)
-        return hit[1] if hit and hit[0] == fingerprint else None
+            found = self._listings.get(root)
+            return None if found is None else dict(found)
 
-    def put(self, path: Path, fingerprint: Fingerprint, memory: Memory) -> None:
+    def store(self, root: Path, listing: Listing) -> None:
         with self._lock:
-            self.parsed += 1
-            if time.time_ns() - fingerprint[1] > RACY_NS:
-                self._entries[path] = (fingerprint, memory)
-            else:
-                self._entries.pop(path, None)
-
-    def forget_missing(self, root: Path, present: set[Path]) -> None:
-        with self._lock:
-            for path in [p for p in self._entries if root in p.parents and p not in present]:
-                del self._entries[path]
+            self._listings[root] = listing
 
 
-def scan_root(root: Path, cache: ScanCache | None = None) -> list[Scanned]:
+def scan_root(
+    root: Path, cache: ScanCache | None = None, changed: Collection[Path] | None = None
+) -> list[Scanned]:
     """Every memory-named file of ``root``, sorted by path; generated ones are not parsed."""
     cache = cache if cache is not None else ScanCache()
-    files = walk_root(root)
-    cache.forget_missing(root, set(files))
-    return [scan_file(root, path, cache) for path in files]
+    old = cache.listing(root)
+    if changed is None or old is None:
+        new = {s.rel: s for s in (_scan(root, p, old or {}, cache) for p in walk_root(root))}
+    else:
+        new = dict(old)
+        for path in changed:
+            _refresh(root, path, new, old, cache)
+    cache.store(root, new)
+    return [new[rel] for rel in sorted(new)]
 
 
-def scan_file(root: Path, path: Path, cache: ScanCache) -> Scanned:
-    rel = relative_id(root, path)
+def _refresh(root: Path, path: Path, new: Listing, old: Listing, cache: ScanCache) -> None:
+    """Bring the listing in line with one changed path (a file or a folder, or gone)."""
+    full = path if path.is_absolute() else root / path
+    rel = _rel(root, full)
+    if rel is None or rel.startswith("../"):
+        return
+    if rel == ".":
+        rel, full = "", root
+    prefix = rel + "/" if rel else ""
+    for key in [k for k in new if k == rel or k.startswith(prefix)]:
+        del new[key]
+    if full.is_dir() and not full.is_symlink():
+        if _walkable(root, full):
+            for found in walk_root(full):
+                item = _scan(root, found, old, cache)
+                new[item.rel] = item
+    elif os.path.lexists(full) and _listed_by_walk(root, full):
+        new[rel] = _scan(root, full, old, cache)
+
+
+def _walkable(root: Path, folder: Path) -> bool:
+    """Would walk_root(root) descend into ``folder``?"""
+    current = root
+    for part in folder.relative_to(root).parts:
+        current = current / part
+        if part in SKIP_DIRS or part.startswith(".") or current.is_symlink():
+            return False
+    return True
+
+
+def _listed_by_walk(root: Path, path: Path) -> bool:
+    """Would walk_root(root) list this existing non-folder path?"""
+    if not is_memory_name(path.name) or not _walkable(root, path.parent):
+        return False
+    if not path.is_symlink():
+        return True
+    try:
+        target = path.resolve()
+    except OSError:
+        return False
+    real = root.resolve()
+    return target == real or real in target.parents
+
+
+def _rel(root: Path, path: Path) -> str | None:
+    text, base = str(path), str(root)
+    if text == base:
+        return "."
+    if not text.startswith(base.rstrip(os.sep) + os.sep):
+        return None
+    rel = text[len(base.rstrip(os.sep)) + 1 :]
+    return rel.replace(os.sep, "/") if os.sep != "/" else rel
+
+
+def _scan(root: Path, path: Path, old: Listing, cache: ScanCache) -> Scanned:
+    rel = _rel(root, path) or path.name
     if is_generated(rel):
         return Scanned(path, rel, 0, None)
     try:
@@ -85,16 +151,19 @@ def scan_file(root: Path, path: Path, cache: ScanCache) -> Scanned:
     if not stat.S_ISREG(st.st_mode):  # a FIFO or device named like a memory: never open it
         return Scanned(path, rel, 0, None, "not a regular file")
     fingerprint = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
-    memory = cache.get(path, fingerprint)
-    if memory is None:
-        try:
-            raw = path.read_bytes()
-        except OSError as exc:
-            return Scanned(path, rel, st.st_size, None, _reason(exc))
-        parsed = parse(raw)
-        memory = Memory(meta=parsed.meta, problems=parsed.problems)
-        cache.put(path, fingerprint, memory)
-    return Scanned(path, rel, st.st_size, memory)
+    known = old.get(rel)
+    if known is not None and known.fingerprint == fingerprint and known.memory is not None:
+        return known
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        return Scanned(path, rel, st.st_size, None, _reason(exc))
+    parsed = parse(raw)
+    cache.parsed += 1
+    trusted = fingerprint if time.time_ns() - st.st_mtime_ns > RACY_NS else None
+    return Scanned(
+        path, rel, st.st_size, Memory(parsed.meta, problems=parsed.problems), None, trusted
+    )
 
 
 def _reason(exc: OSError) -> str:

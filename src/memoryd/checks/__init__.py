@@ -32,14 +32,18 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
+from memoryd import layouts
 from memoryd.app import App
 from memoryd.compiler import folder_of
 from memoryd.config import RootConfig
 from memoryd.findings import Finding
-from memoryd.memory import Memory, id_for_path
+from memoryd.memory import Memory
 from memoryd.scan import ScanCache, Scanned, scan_root
+
+if TYPE_CHECKING:
+    from memoryd.index import IndexDB
 
 
 class Check(Protocol):
@@ -70,8 +74,14 @@ class RootView:
     def by_id(self) -> dict[str, list[Scanned]]:
         ids: dict[str, list[Scanned]] = defaultdict(list)
         for item in self.memories.values():
-            ids[memory_id(item)].append(item)
+            ids[self.id_of(item)].append(item)
         return dict(ids)
+
+    def id_of(self, item: Scanned) -> str:
+        """The id the index gives this file (its ``id:`` or its path, by layout)."""
+        from memoryd.index.layout import identify
+
+        return identify(self.config, item.rel, item.memory or Memory()).id
 
     def folders(self) -> set[str]:
         return {folder_of(rel) for rel in self.memories}
@@ -82,6 +92,20 @@ class Context:
     app: App
     roots: list[RootView]
     cache: ScanCache = field(default_factory=ScanCache)
+    _index: IndexDB | None = None
+
+    def index(self) -> IndexDB:
+        """The search index, reconciled first unless a daemon keeps it fresh (opened once)."""
+        if self._index is None:
+            from memoryd.index import ensure_fresh
+
+            self._index = ensure_fresh(self.app)
+        return self._index
+
+    def close(self) -> None:
+        if self._index is not None:
+            self._index.close()
+            self._index = None
 
     @classmethod
     def build(cls, app: App, cache: ScanCache | None = None) -> Context:
@@ -89,14 +113,10 @@ class Context:
         views = []
         for root in app.config.roots:
             exists = root.path.is_dir()
-            files = tuple(scan_root(root.path, cache)) if exists else ()
+            scanned = scan_root(root.path, cache) if exists else []
+            files = tuple(f for f in scanned if layouts.belongs(root.layout, f.rel))
             views.append(RootView(root, files, exists))
         return cls(app, views, cache)
-
-
-def memory_id(item: Scanned) -> str:
-    memory = item.memory or Memory()
-    return memory.id or id_for_path(item.rel)
 
 
 @dataclass(frozen=True)

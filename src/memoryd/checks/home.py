@@ -23,7 +23,7 @@ def missing_roots(ctx: Context) -> Iterator[Finding]:
             )
 
 
-@root_check("state.gitignore", layouts=("plugin", "layered", "claude"))
+@root_check("state.gitignore")  # only plugin roots hold a .state.json
 def state_out_of_git(ctx: Context, root: RootView) -> Iterator[Finding]:
     state = root.path / STATE_FILE
     tracked = _git(root.path, "ls-files", "--error-unmatch", "--", STATE_FILE)

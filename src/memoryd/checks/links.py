@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from memoryd.checks import Context, RootView, memory_id, root_check
+from memoryd.checks import Context, RootView, root_check
 from memoryd.findings import Finding
 from memoryd.memory import Memory
 
@@ -26,7 +26,7 @@ def duplicate_ids(ctx: Context, root: RootView) -> Iterator[Finding]:
 def supersede_links(ctx: Context, root: RootView) -> Iterator[Finding]:
     for item in root.memories.values():
         memory = item.memory or Memory()
-        own = memory_id(item)
+        own = root.id_of(item)
         for old in memory.supersedes:
             yield from _forward(root, item.path, own, old)
         if memory.superseded_by:

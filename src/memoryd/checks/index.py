@@ -1,0 +1,32 @@
+"""The search index against the disk: a row for every file, no row for a file that is gone."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from memoryd.checks import Context, RootView, root_check
+from memoryd.daemon.lock import running_pid
+from memoryd.findings import Finding
+
+FIX = "run 'memoryd reindex' (and if a daemon runs, check 'memoryd status' for why it fell behind)"
+
+
+@root_check("index.rows", layouts=("plugin", "layered", "claude"))
+def rows_match_disk(ctx: Context, root: RootView) -> Iterator[Finding]:
+    # Unreadable files are the files checks' business (the index keeps their old rows).
+    disk = {f.path for f in root.files if f.memory is not None or f.generated}
+    extra, missing = _compare(ctx, root, disk)
+    if (extra or missing) and running_pid(ctx.app.paths.lock_file) is not None:
+        time.sleep(ctx.app.config.daemon.max_wait_ms / 1000 + 0.5)  # a batch may be in flight
+        extra, missing = _compare(ctx, root, {p for p in disk if p.exists()})
+    for path in sorted(extra):
+        yield Finding(path, "the search index still has a row for this file, which is gone", FIX)
+    for path in sorted(missing):
+        yield Finding(path, "is missing from the search index, so recall cannot find it", FIX)
+
+
+def _compare(ctx: Context, root: RootView, disk: set[Path]) -> tuple[set[Path], set[Path]]:
+    rows = {row.path for row in ctx.index().rows(root.path)}
+    return rows - disk, disk - rows

@@ -1,0 +1,116 @@
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from memoryd.scan import ScanCache, scan_root
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def old(root: Path) -> None:
+    past = 1_700_000_000
+    for path in root.rglob("*"):
+        os.utime(path, (past, past), follow_symlinks=False)
+
+
+def listing(
+    root: Path, cache: ScanCache, changed: list[Path] | None = None
+) -> list[tuple[str, object]]:
+    return [
+        (s.rel, s.memory.meta if s.memory else s.error) for s in scan_root(root, cache, changed)
+    ]
+
+
+def _add(r: Path) -> list[Path]:
+    return [write(r / "facts/new.md", "---\nsummary: new\n---\n")]
+
+
+def _edit(r: Path) -> list[Path]:
+    return [write(r / "facts/a.md", "---\nsummary: edited\n---\n")]
+
+
+def _delete(r: Path) -> list[Path]:
+    (r / "facts/a.md").unlink()
+    return [r / "facts/a.md"]
+
+
+def _remove_tree(r: Path) -> list[Path]:
+    shutil.rmtree(r / "deep")
+    return [r / "deep"]
+
+
+def _move_tree(r: Path) -> list[Path]:
+    (r / "deep").rename(r / "moved")
+    return [r / "deep", r / "moved"]
+
+
+def _hidden_and_temp(r: Path) -> list[Path]:
+    return [
+        write(r / ".git/x.md", "x"),
+        write(r / "facts/.#a.md", "x"),
+        write(r / "facts/b.md~", "x"),
+    ]
+
+
+def _links(r: Path) -> list[Path]:
+    outside = write(r.parent / "outside.md", "---\nsummary: outside\n---\n")
+    (r / "facts/out.md").symlink_to(outside)
+    (r / "facts/in.md").symlink_to(r / "facts/a.md")
+    (r / "linked").symlink_to(r / "deep")
+    return [r / "facts/out.md", r / "facts/in.md", r / "linked", r / "linked/x/y.md"]
+
+
+def _generated_and_outside(r: Path) -> list[Path]:
+    return [write(r / "facts/index.md", "gen"), r.parent / "elsewhere.md", r]
+
+
+OPS: dict[str, Callable[[Path], list[Path]]] = {
+    "add": _add, "edit": _edit, "delete": _delete, "remove tree": _remove_tree,
+    "move tree": _move_tree, "hidden and temp": _hidden_and_temp, "links": _links,
+    "generated, outside and the root": _generated_and_outside,
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_a_scan_of_changed_paths_equals_a_full_scan(name: str, tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    write(root / "facts/a.md", "---\nsummary: a\n---\n")
+    write(root / "deep/x/y.md", "---\nsummary: y\n---\n")
+    write(root / "deep/z.md", "no frontmatter\n")
+    old(root)
+    cache = ScanCache()
+    listing(root, cache)
+    changed = OPS[name](root)
+    assert listing(root, cache, changed) == listing(root, ScanCache())
+
+
+def test_unchanged_files_are_not_read_again(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    for i in range(5):
+        write(root / f"facts/m{i}.md", f"---\nsummary: {i}\n---\n")
+    old(root)
+    cache = ScanCache()
+    listing(root, cache)
+    assert cache.parsed == 5
+    listing(root, cache)
+    assert cache.parsed == 5
+    write(root / "facts/m1.md", "---\nsummary: one\n---\n")  # fresh mtime: racy, read again
+    listing(root, cache, [root / "facts/m1.md"])
+    listing(root, cache)
+    assert cache.parsed == 7
+
+
+def test_a_fifo_named_like_a_memory_is_never_opened(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    os.mkfifo(root / "pipe.md")
+    assert listing(root, ScanCache()) == [("pipe.md", "not a regular file")]
