@@ -91,6 +91,7 @@ class DaemonConfig:
     reconcile_interval_s: float = 600.0
     sync_interval_s: float = 300.0  # periodic pull
     poll_interval_s: float = 1.0  # when falling back to polling
+    root_check_s: float = 2.0  # how often to look for roots that vanished or came back
 
 
 @dataclass(frozen=True)

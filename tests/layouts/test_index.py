@@ -163,3 +163,22 @@ def test_a_file_leaving_the_layout_shape_leaves_the_index(trees: tuple[Path, Pat
     assert "projects/p2/MEMORY" in by_id(recall_json("cargo"))
     (layered / "projects" / "p2" / "MEMORY.md").rename(layered / "projects" / "MEMORY.md")
     assert recall_json("cargo") == []
+
+
+def test_inspect_only_looks_at_files_of_each_layout(trees: tuple[Path, Path]) -> None:
+    layered, claude = trees
+    broken = "---\n: [unclosed\n---\n"
+    (claude / "-home-me-app" / "todos" / "broken.md").write_text(broken)
+    (layered / "stray-broken.md").write_text(broken)
+    (claude / "-home-me-app" / "memory" / "bad.md").write_text(broken)
+    data = json.loads(run_cli("inspect", "--json").stdout)
+    problems = {(p["check"], p["path"]) for p in data["problems"]}
+    assert ("files.malformed", str(claude / "-home-me-app/memory/bad.md")) in problems
+    checked = {path for _check, path in problems}
+    assert str(claude / "-home-me-app/todos/broken.md") not in checked
+    assert str(layered / "stray-broken.md") not in checked
+    assert not any(check == "state.gitignore" for check, _path in problems)
+    listed = {(m["root"], m["path"]) for m in data["memories"]}
+    assert (str(claude), "-home-me-app/todos/deploy.md") not in listed
+    assert (str(layered), "stray.md") not in listed
+    assert (str(layered), "sessions/s1/tasks/T1/progress.md") in listed

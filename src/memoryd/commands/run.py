@@ -1,4 +1,4 @@
-"""``memoryd run``: the long-lived daemon (placeholder until the daemon lands)."""
+"""``memoryd run``: the long-lived daemon, in the foreground (what the service runs)."""
 
 from __future__ import annotations
 
@@ -6,16 +6,17 @@ import argparse
 from typing import Any
 
 from memoryd.app import App
-from memoryd.errors import MemorydError
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
-    parser = sub.add_parser("run", help="run the daemon in the foreground")
+    parser = sub.add_parser(
+        "run",
+        help="run the daemon in the foreground (SIGTERM/SIGINT stop it, SIGHUP reloads config)",
+    )
     parser.set_defaults(handler=run)
 
 
 def run(app: App, args: argparse.Namespace) -> int:
-    raise MemorydError(
-        "the daemon is not built yet",
-        hint="the roots are set up; 'memoryd init' and the other commands work without it",
-    )
+    from memoryd.daemon.runner import Daemon
+
+    return Daemon(app).serve(verbosity=getattr(args, "verbose", 0))

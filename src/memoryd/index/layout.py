@@ -33,8 +33,3 @@ def identify(root: RootConfig, relative: str, memory: Memory) -> Identity:
 def member(root: RootConfig, relative: str) -> bool:
     """Whether the file at ``relative`` is a memory of ``root``'s layout at all."""
     return layouts.belongs(root.layout, relative)
-
-
-def keeps_state(root: RootConfig) -> bool:
-    """Whether memoryd may write its hit counts into the root (only its own layout)."""
-    return root.layout == "plugin"

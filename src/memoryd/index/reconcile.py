@@ -133,12 +133,17 @@ class _Pass:
 
     def known(self, prefixes: Iterable[Path] | None) -> dict[Path, _Known]:
         sql = "SELECT path, size, mtime_ns, checked_ns, hash FROM memories WHERE root = ?"
-        rows = self.db.conn.execute(sql, (str(self.root.path),)).fetchall()
-        found = {Path(r[0]): _Known(r[1], r[2], r[3], r[4]) for r in rows}
+        root = str(self.root.path)
         if prefixes is None:
-            return found
-        wanted = list(prefixes)
-        return {p: k for p, k in found.items() if any(p == w or w in p.parents for w in wanted)}
+            rows = self.db.conn.execute(sql, (root,)).fetchall()
+        else:  # the path itself or anything below it, by an index range scan (not a full scan)
+            sql = sql.replace("root = ?", "+root = ?")  # "+": search by the path index
+            sql += " AND (path = ? OR (path >= ? AND path < ?))"
+            rows = []
+            for prefix in {str(p) for p in prefixes}:
+                params = (root, prefix, prefix + "/", prefix + "0")  # "0" sorts right after "/"
+                rows += self.db.conn.execute(sql, params).fetchall()
+        return {Path(r[0]): _Known(r[1], r[2], r[3], r[4]) for r in rows}
 
     def plan(self, only: Collection[Path]) -> tuple[list[Path], dict[Path, _Known]]:
         """The files to visit and the rows to check for the changed paths in ``only``."""

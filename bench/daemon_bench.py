@@ -1,0 +1,184 @@
+"""Daemon benchmark: save-to-recall latency, idle CPU, RSS, and a burst of new files.
+
+Runs the real ``memoryd run`` as a subprocess against a throwaway MEMORYD_HOME
+holding N memories, then prints a table. Linux only (reads /proc).
+
+    .venv/bin/python bench/daemon_bench.py                 # 10k memories, 100 edits, 60 s idle
+    .venv/bin/python bench/daemon_bench.py --memories 2000 --idle 10 --burst 1000   # quick run
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+TARGETS = {"p95": "< 300 ms", "cpu": "< 0.5 %", "rss": "< 80 MB"}
+Row = tuple[str, str, str]
+NO = SimpleNamespace(last_reconcile=None)
+
+
+def generate(root: Path, count: int, start: int = 0, folder: str | None = None) -> list[Path]:
+    """Memories with frontmatter, mixed English and Chinese (bench/corpus.py when present)."""
+    try:
+        from bench.corpus import write_corpus  # type: ignore[attr-defined]
+    except ImportError:
+        write_corpus = None
+    if write_corpus is not None and folder is None and start == 0:
+        return list(write_corpus(root, count))
+    files = []
+    kinds = ["fact", "pitfall", "decision", "rule", "preference"]
+    for n in range(start, start + count):
+        kind = kinds[n % len(kinds)]
+        sub = root / (folder or f"{kind}s") / f"topic{n % 40:02d}"
+        sub.mkdir(parents=True, exist_ok=True)
+        path = sub / f"memory-{n:06d}.md"
+        body = f"Memory {n} about sqlite fts5 tokenizer 分词 缓存 number{n} and watchdog events.\n"
+        text = f"---\nid: m{n}\nkind: {kind}\nsummary: memory number {n} 记忆 {n}\n---\n{body}"
+        path.write_text(text, encoding="utf-8")
+        files.append(path)
+    return files
+
+
+def proc_stat(pid: int) -> tuple[float, int, int]:
+    """(cpu seconds used, rss kB, peak rss kB) of ``pid``."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    cpu = (int(fields[11]) + int(fields[12])) / ticks
+    status = dict(
+        line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+    )
+    return cpu, int(status["VmRSS"].split()[0]), int(status["VmHWM"].split()[0])
+
+
+def wait_for(cond: object, timeout: float, step: float = 0.005) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():  # type: ignore[operator]
+            return True
+        time.sleep(step)
+    return False
+
+
+def latency(ctx: dict[str, Any], files: list[Path], edits: int) -> list[Row]:
+    """Append a unique word to a memory; time until recall finds it."""
+    from memoryd.index import recall
+
+    app, db = ctx["app"], ctx["db"]
+    roots = list(app.config.roots)
+    times = []
+    for i in range(edits):
+        path = files[(i * 97) % len(files)]
+        token = f"benchtoken{i:04d}zz"
+        text = path.read_text(encoding="utf-8") + f"\nedited {token}\n"
+        t0 = time.perf_counter()
+        path.write_text(text, encoding="utf-8")
+        found = wait_for(lambda t=token: bool(recall(db, app.config, t, roots, bump=False)), 10)
+        times.append((time.perf_counter() - t0) * 1000 if found else float("inf"))
+        time.sleep(0.05)
+    times.sort()
+    p95 = times[max(0, int(len(times) * 0.95) - 1)]
+    return [
+        (f"save -> recall p50 ({edits} edits)", f"{statistics.median(times):.0f} ms", ""),
+        (f"save -> recall p95 ({edits} edits)", f"{p95:.0f} ms", TARGETS["p95"]),
+    ]
+
+
+def idle(pid: int, seconds: float, memories: int) -> list[Row]:
+    time.sleep(3)  # let the compile of the last edit finish
+    cpu0, _, _ = proc_stat(pid)
+    time.sleep(seconds)
+    cpu1, rss, _ = proc_stat(pid)
+    share = (cpu1 - cpu0) / seconds * 100
+    return [
+        (f"idle CPU over {seconds:.0f} s", f"{share:.2f} %", TARGETS["cpu"]),
+        (f"RSS at {memories} memories", f"{rss / 1024:.1f} MB", TARGETS["rss"]),
+    ]
+
+
+def burst(ctx: dict[str, Any], root: Path, count: int, memories: int) -> list[Row]:
+    """Write ``count`` new files at once; time until the index equals a full scan."""
+    from memoryd.app import App
+    from memoryd.index import open_index, reconcile
+
+    app, db, home = ctx["app"], ctx["db"], ctx["home"]
+    t0 = time.perf_counter()
+    generate(root, count, start=10_000_000, folder="burst")
+    written = time.perf_counter() - t0
+    assert wait_for(lambda: len(db.rows(root)) >= memories + count, 600, 0.1), "never indexed"
+    scratch = App(env={**os.environ, "MEMORYD_HOME": str(home / "scan")})
+    snapshot = lambda: {(str(r.path), r.hash) for r in db.rows()}  # noqa: E731
+    seen, settled_at = snapshot(), time.perf_counter()
+    with open_index(scratch.paths) as fresh:  # the truth: a full scan into a fresh database
+        while time.perf_counter() - t0 < 600:
+            reconcile(fresh, app.config)
+            if {(str(r.path), r.hash) for r in fresh.rows()} == seen:
+                break
+            time.sleep(0.1)
+            now = snapshot()
+            if now != seen:  # the daemon's index moved: note when it last did
+                seen, settled_at = now, time.perf_counter()
+    took = settled_at - t0
+    _, _, peak = proc_stat(ctx["pid"])
+    return [
+        (f"{count}-file burst: index = full scan", f"{took:.1f} s", ""),
+        ("  (of which writing the files)", f"{written:.1f} s", ""),
+        ("peak RSS (whole run)", f"{peak / 1024:.1f} MB", ""),
+    ]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--memories", type=int, default=10_000)
+    parser.add_argument("--edits", type=int, default=100)
+    parser.add_argument("--idle", type=float, default=60.0)
+    parser.add_argument("--burst", type=int, default=5_000)
+    args = parser.parse_args()
+
+    home = Path(tempfile.mkdtemp(prefix="memoryd-bench-"))
+    os.environ["MEMORYD_HOME"] = str(home)
+    from memoryd.app import App
+    from memoryd.daemon.status import read_status
+    from memoryd.index import open_index
+    from memoryd.setup import init_global
+
+    root = init_global(App()).root
+    files = generate(root, args.memories)
+    app = App()
+    log = (home / "daemon.out").open("w")
+    daemon = subprocess.Popen([sys.executable, "-m", "memoryd", "run"], stdout=log, stderr=log)
+    table: list[Row] = []
+    try:
+        started = time.monotonic()
+        status = lambda: read_status(app.paths).status  # noqa: E731
+        assert wait_for(lambda: (status() or NO).last_reconcile, 300, 0.05), "daemon not up"
+        table.append(("startup: index everything", f"{time.monotonic() - started:.1f} s", ""))
+        time.sleep(2)
+        with open_index(app.paths) as db:
+            ctx = {"app": app, "db": db, "home": home, "pid": daemon.pid}
+            table += latency(ctx, files, args.edits)
+            table += idle(daemon.pid, args.idle, args.memories)
+            table += burst(ctx, root, args.burst, args.memories)
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        code = daemon.wait(timeout=60)
+        log.close()
+    table.append(("exit code after SIGTERM", str(code), "0"))
+    width = max(len(r[0]) for r in table)
+    print(f"{'measure':<{width}}  {'value':>10}  target")
+    for name, value, target in table:
+        print(f"{name:<{width}}  {value:>10}  {target}")
+    print(f"(home: {home})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

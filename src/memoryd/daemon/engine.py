@@ -1,0 +1,102 @@
+"""The daemon's seam to the index and the compiler, and the memory of its own writes.
+
+``refresh`` and ``reindex`` touch the database: the batch worker thread alone
+calls them (it owns the SQLite connection). ``compile`` writes ROOT.md and
+index.md and runs on the compile thread; the paths it wrote and their hashes
+are remembered, so the watcher's events for them are recognised and dropped:
+no write loops.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+from collections.abc import Collection
+from pathlib import Path
+from typing import Any
+
+from memoryd.config import Config, RootConfig
+from memoryd.daemon.batching import Op
+from memoryd.paths import Paths
+
+log = logging.getLogger(__name__)
+# Past this many paths, one incremental reconcile of the whole root (size+mtime
+# fingerprints, no re-reads) is cheaper than following each path.
+ONLY_MAX = 64
+
+
+def digest(path: Path) -> str | None:
+    """The content hash of ``path`` (None when it does not exist)."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None
+    except OSError:
+        return "unreadable"
+
+
+class OwnWrites:
+    """Files the daemon wrote, with the hash it wrote (None: it deleted them)."""
+
+    def __init__(self) -> None:
+        self._wrote: dict[Path, str | None] = {}
+        self._lock = threading.Lock()
+
+    def record(self, paths: Collection[Path]) -> None:
+        hashes = {path: digest(path) for path in paths}
+        with self._lock:
+            self._wrote.update(hashes)
+
+    def drop_own(self, ops: dict[Path, Op]) -> int:
+        """Remove from ``ops`` the paths still exactly as the daemon left them."""
+        dropped = 0
+        with self._lock:
+            for path in [p for p in ops if p in self._wrote]:
+                if digest(path) == self._wrote[path]:
+                    del ops[path]
+                    dropped += 1
+                else:  # someone changed it since: a real change, and our record is obsolete
+                    del self._wrote[path]
+        return dropped
+
+
+class Engine:
+    def __init__(self, paths: Paths) -> None:
+        self.paths = paths
+        self.db: Any = None
+        self.own = OwnWrites()
+
+    def open(self) -> None:
+        from memoryd.index import open_index
+
+        self.db = open_index(self.paths)
+
+    def close(self) -> None:
+        if self.db is not None:
+            self.db.close()
+            self.db = None
+
+    def refresh(
+        self, config: Config, root: RootConfig, only: Collection[Path] | None
+    ) -> list[Path]:
+        """Reindex ``only`` (None: the whole root); return the paths whose rows changed."""
+        from memoryd.index import reconcile
+
+        if only is not None and len(only) > ONLY_MAX:
+            only = None
+        report = reconcile(self.db, config, [root], only)
+        for path, reason in report.unknown:
+            log.warning("cannot index %s: %s", path, reason)
+        return [*report.added, *report.changed, *report.removed]
+
+    def compile(self, config: Config, root: RootConfig, changed: list[Path] | None) -> list[Path]:
+        """Recompile ``root`` for ``changed`` (None: all of it); return the paths written."""
+        from memoryd.compile_io import compile_root
+
+        report = compile_root(root, config, changed=changed)
+        written = [*report.written, *report.removed]
+        self.own.record(written)
+        for problem in report.problems:
+            log.debug("compile %s: %s", root.path, problem)
+        return written

@@ -1,0 +1,93 @@
+"""Roots that come and go: a root whose folder disappears is paused, not emptied.
+
+A paused root is not watched and not reconciled, so its index rows stay and
+nothing in it is treated as deleted. When the folder is back, it is watched
+again and rescanned.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from memoryd.daemon.status import StatusBoard
+from memoryd.daemon.watch import Watcher
+
+log = logging.getLogger(__name__)
+
+MISSING = "root {} is missing: paused (its index rows are kept) until it returns"
+POLLING = "root {} is polled, not watched: raise fs.inotify.max_user_watches to get events"
+
+
+class RootGuard:
+    def __init__(
+        self, watcher: Watcher, status: StatusBoard, rescan: Callable[[Path], None]
+    ) -> None:
+        self.watcher, self.status, self.rescan = watcher, status, rescan
+        self._paused: set[Path] = set()
+        self._lock = threading.RLock()
+
+    def watch(self, path: Path) -> None:
+        """Start watching a configured root (paused at once when it is missing)."""
+        with self._lock:
+            if not path.is_dir() or not self._add(path):
+                self._pause(path)
+
+    def check(self, path: Path) -> None:
+        """Pause a root that vanished, resume one that came back."""
+        with self._lock:
+            present = path.is_dir()
+            if path in self._paused and present:
+                self._resume(path)
+            elif path not in self._paused and not present and path in self.watcher.modes:
+                self._pause(path)
+
+    def live(self, path: Path) -> bool:
+        """Whether ``path`` may be reconciled now (pausing it when it is gone)."""
+        with self._lock:
+            if path in self._paused:
+                return False
+            if not path.is_dir():
+                self._pause(path)
+                return False
+            return True
+
+    def is_paused(self, path: Path) -> bool:
+        return path in self._paused
+
+    def forget(self, path: Path) -> None:
+        """The root left config.yaml: stop watching it."""
+        with self._lock:
+            self.watcher.remove(path)
+            self._paused.discard(path)
+            self.status.problem(MISSING.format(path), present=False)
+            self.status.problem(POLLING.format(path), present=False)
+            self.status.forget_root(path)
+
+    def _add(self, path: Path) -> bool:
+        try:
+            mode = self.watcher.add(path)
+        except OSError as exc:
+            log.warning("cannot watch %s: %s", path, exc)
+            return False
+        self.status.root(path, mode=mode, state="watching")
+        self.status.problem(POLLING.format(path), present=mode == "polling")
+        return True
+
+    def _pause(self, path: Path) -> None:
+        if path not in self._paused:
+            log.warning(MISSING.format(path))
+        self._paused.add(path)
+        self.watcher.remove(path)
+        self.status.root(path, mode="none", state="paused")
+        self.status.problem(MISSING.format(path))
+
+    def _resume(self, path: Path) -> None:
+        if not self._add(path):
+            return
+        self._paused.discard(path)
+        self.status.problem(MISSING.format(path), present=False)
+        log.info("root %s is back: resuming", path)
+        self.rescan(path)

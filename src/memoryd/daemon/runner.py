@@ -1,0 +1,260 @@
+"""``memoryd run``: the daemon's lifecycle, tying watcher, worker, scheduler and sync together.
+
+Threads: watchdog's observers (queue only), the batch worker (all index and
+compile work, owns the database), APScheduler (periodic reconcile, sync, the
+roots check). The main thread only waits for signals.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import time
+from collections.abc import Collection
+from pathlib import Path
+from types import FrameType
+
+from memoryd.app import App
+from memoryd.config import Config, RootConfig
+from memoryd.daemon.batching import Batch, root_of
+from memoryd.daemon.compiling import Compiler
+from memoryd.daemon.engine import Engine
+from memoryd.daemon.lock import DaemonLock
+from memoryd.daemon.logs import OverflowTrap, daemon_logging
+from memoryd.daemon.roots import RootGuard
+from memoryd.daemon.scheduler import Scheduler
+from memoryd.daemon.status import StatusBoard, now_iso
+from memoryd.daemon.syncing import Syncer
+from memoryd.daemon.wake import WakeDetector
+from memoryd.daemon.watch import ObserverFactory, Watcher, native_observer
+from memoryd.daemon.worker import Cmd, Command, Worker
+
+log = logging.getLogger(__name__)
+
+
+class Daemon:
+    def __init__(self, app: App, *, native: ObserverFactory = native_observer) -> None:
+        self.app, self.paths = app, app.paths
+        self.config: Config = app.config
+        settings = self.config.daemon
+        self.lock = DaemonLock(self.paths.lock_file)
+        self.status = StatusBoard(self.paths.status_file)
+        self.engine = Engine(self.paths)
+        self.worker = Worker(
+            self._settle, self._command, self._root_paths,
+            quiet_s=settings.quiet_ms / 1000, max_wait_s=settings.max_wait_ms / 1000,
+            burst_files=settings.burst_files, on_start=self.engine.open, on_stop=self.engine.close,
+        )  # fmt: skip
+        self.watcher = Watcher(self.worker.put, settings.poll_interval_s, native)
+        self.compiler = Compiler(self._compile, self._compiled)
+        self.scheduler = Scheduler()
+        self.guard = RootGuard(self.watcher, self.status, self._rescan)
+        self.syncer = Syncer(
+            self.scheduler, self.status, self.paths, lambda: self.config, self.guard.is_paused
+        )
+        self.overflow = OverflowTrap(lambda: self.worker.send(Cmd.RECONCILE))
+        self.wake = WakeDetector()
+        self.stopping = threading.Event()
+        self._config_stamp = _stamp(self.paths.config_file)
+        self._hooks: list[tuple[int, object]] = []
+
+    # -- lifecycle
+    def start(self) -> None:
+        """Take the lock, serve at once, reconcile every root in the background."""
+        self.lock.acquire()
+        self.status.update()
+        self.worker.start()
+        self.compiler.start()
+        self.watcher.start()
+        self.overflow.install()
+        for root in self.config.roots:
+            self.guard.watch(root.path)
+        self.worker.send(Cmd.RECONCILE)
+        self._schedule()
+        self.scheduler.start()
+        log.info("memoryd %d serving %d roots", self.status.status.pid, len(self.config.roots))
+
+    def stop(self) -> None:
+        """Flush the batch, finish the running job, stop scheduler, observer, compiler, database."""
+        self.worker.send(Cmd.FLUSH, wait=True)
+        self.scheduler.shutdown()
+        self.overflow.remove()
+        self.watcher.stop()
+        self.worker.send(Cmd.RECONCILE, wait=True)  # whatever the observer had not reported
+        self.compiler.stop()  # finishes pending compiles; their writes are queued for indexing
+        self.worker.send(Cmd.STOP)
+        self.worker.join()
+        self.status.update(stopped_at=now_iso())
+        self.lock.release()
+        log.info("memoryd stopped")
+
+    def serve(self, verbosity: int = 0) -> int:
+        """Run until SIGTERM or SIGINT (SIGHUP reloads config.yaml); exit code 0."""
+        with daemon_logging(self.paths.log_file, verbosity):
+            self._install_signals()
+            try:
+                self.start()
+                self.stopping.wait()
+                log.info("stopping")
+                self.stop()
+            finally:
+                self._restore_signals()
+        return 0
+
+    # -- work on the batch worker thread
+    def _settle(self, batch: Batch) -> None:
+        started = time.perf_counter()
+        for gone in batch.gone:
+            self.guard.check(gone)
+        dropped = self.engine.own.drop_own(batch.ops)
+        roots = {r.path: r for r in self.config.roots}
+        live = [p for p in roots if self.guard.live(p)]
+        rescan = {r for r in (root_of(p, live) for p in batch.rescan) if r is not None}
+        by_root: dict[Path, list[Path]] = {}
+        for path in batch.ops:
+            root = root_of(path, list(roots))
+            if root in live and root not in rescan:
+                by_root.setdefault(root, []).append(path)
+        indexed = 0
+        for path in sorted(rescan):
+            indexed += self._refresh(roots[path], None)
+        for path, changed in sorted(by_root.items()):
+            indexed += self._refresh(roots[path], changed)
+        if by_root or rescan:
+            ms = round((time.perf_counter() - started) * 1000, 1)
+            info = {"at": now_iso(), "files": indexed, "events": batch.events, "ms": ms}
+            self.status.update(last_batch=info)
+            log.info(
+                "batch: %d events, %d files changed, %d rescans, %d own writes, %.1f ms",
+                batch.events, indexed, len(rescan), dropped, ms,
+            )  # fmt: skip
+
+    def _command(self, command: Command) -> None:
+        if command.cmd is Cmd.RELOAD:
+            self._reload()
+        elif command.cmd is Cmd.RECONCILE:
+            self._reconcile(command.roots)
+        elif command.cmd is Cmd.REINDEX:
+            self._reindex(command)
+
+    def _reconcile(self, only_roots: tuple[Path, ...] | None) -> None:
+        started = time.perf_counter()
+        wanted = [r for r in self.config.roots if only_roots is None or r.path in only_roots]
+        changed = 0
+        for root in wanted:
+            if self.guard.live(root.path):
+                changed += self._refresh(root, None)
+        ms = round((time.perf_counter() - started) * 1000, 1)
+        info = {"at": now_iso(), "ms": ms, "roots": len(wanted), "changed": changed}
+        self.status.update(last_reconcile=info)
+        log.info("reconcile: %d roots, %d changes, %.1f ms", len(wanted), changed, ms)
+
+    def _refresh(self, root: RootConfig, only: Collection[Path] | None) -> int:
+        """Reindex now (searchable at once), recompile on the compile thread."""
+        changed = self.engine.refresh(self.config, root, only)
+        if changed or only is None:
+            self.compiler.request(root.path, None if only is None else changed)
+        if changed:
+            self.syncer.touch(root)
+        return len(changed)
+
+    def _compile(self, path: Path, changed: list[Path] | None) -> list[Path]:  # compile thread
+        root = self._root(path)
+        return [] if root is None else self.engine.compile(self.config, root, changed)
+
+    def _compiled(self, path: Path, written: list[Path]) -> None:  # compile thread
+        self.worker.send(Cmd.REINDEX, (path,), paths=tuple(written))
+
+    def _reindex(self, command: Command) -> None:
+        root = self._root(command.roots[0]) if command.roots else None
+        if root is not None and self.guard.live(root.path):
+            self.engine.refresh(self.config, root, command.paths)
+            self.syncer.touch(root)
+
+    def _root(self, path: Path) -> RootConfig | None:
+        return next((r for r in self.config.roots if r.path == path), None)
+
+    def _reload(self) -> None:
+        from memoryd.config import load_config
+        from memoryd.errors import MemorydError
+
+        try:
+            new = load_config(self.paths)
+        except MemorydError as exc:
+            log.error("config.yaml not reloaded: %s", exc)
+            self.status.problem(f"config.yaml not reloaded: {exc.message}")
+            return
+        self.status.status.problems[:] = [
+            p for p in self.status.status.problems if not p.startswith("config.yaml")
+        ]
+        old, self.config = self.config, new
+        before, after = {r.path for r in old.roots}, {r.path for r in new.roots}
+        for path in before - after:
+            self.guard.forget(path)
+        for path in sorted(after - before):
+            self.guard.watch(path)
+            self._reconcile((path,))
+        if new.daemon != old.daemon:
+            self._schedule()
+        added, removed = len(after - before), len(before - after)
+        log.info("config reloaded: %d roots (%d added, %d removed)", len(after), added, removed)
+
+    # -- timers (scheduler threads)
+    def _schedule(self) -> None:
+        settings = self.config.daemon
+        self.scheduler.every("reconcile", settings.reconcile_interval_s, self._periodic_reconcile)
+        self.scheduler.every("sync", settings.sync_interval_s, self.syncer.run_all)
+        self.scheduler.every("tick", settings.root_check_s, self._tick)
+
+    def _periodic_reconcile(self) -> None:
+        self.worker.send(Cmd.RECONCILE)
+
+    def _rescan(self, root: Path) -> None:
+        self.worker.send(Cmd.RECONCILE, (root,))
+
+    def _tick(self) -> None:
+        """Roots that vanished or came back; config.yaml changed; a resume from sleep."""
+        if self.wake.check(time.monotonic(), time.time()):
+            log.info("resumed after %.0f s asleep: syncing now", self.wake.last_gap_s)
+            self.scheduler.now("sync-on-wake", self.syncer.run_all)
+        for root in self.config.roots:
+            self.guard.check(root.path)
+        stamp = _stamp(self.paths.config_file)
+        if stamp != self._config_stamp:
+            self._config_stamp = stamp
+            log.info("config.yaml changed; reloading")
+            self.worker.send(Cmd.RELOAD)
+
+    def _root_paths(self) -> list[Path]:
+        return [r.path for r in self.config.roots]
+
+    # -- signals (main thread)
+    def _install_signals(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for sig, handler in (
+            (signal.SIGTERM, self._on_stop),
+            (signal.SIGINT, self._on_stop),
+            (signal.SIGHUP, self._on_hup),
+        ):
+            self._hooks.append((sig, signal.signal(sig, handler)))
+
+    def _restore_signals(self) -> None:
+        for sig, previous in self._hooks:
+            signal.signal(sig, previous)  # type: ignore[arg-type]
+        self._hooks.clear()
+
+    def _on_stop(self, signum: int, frame: FrameType | None) -> None:
+        self.stopping.set()
+
+    def _on_hup(self, signum: int, frame: FrameType | None) -> None:
+        self.worker.queue.put(Command(Cmd.RELOAD))  # SimpleQueue.put is safe in a handler
+
+
+def _stamp(file: Path) -> tuple[int, int, int] | None:
+    try:
+        st = file.stat()
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)

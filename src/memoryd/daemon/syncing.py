@@ -1,0 +1,82 @@
+"""Sync from the daemon: debounced after changes, periodic for pulls, at once on wake.
+
+All git work for one repository goes through one lock, so the daemon never
+runs two git operations on a repo at the same time (jobs run on the
+scheduler's thread pool; a second job for the same root waits its turn).
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from memoryd.config import Config, RootConfig
+from memoryd.daemon.scheduler import Scheduler
+from memoryd.daemon.status import StatusBoard, now_iso
+from memoryd.paths import Paths
+
+log = logging.getLogger(__name__)
+
+
+def syncs(root: RootConfig) -> bool:
+    return root.sync.commit or root.sync.push or root.sync.pull
+
+
+def describe(outcome: Any) -> tuple[str, str]:
+    """(outcome word, message) from whatever ``sync_root`` returned."""
+    word = getattr(outcome, "outcome", None) or getattr(outcome, "status", None)
+    message = getattr(outcome, "message", "") or ""
+    return str(getattr(word, "value", word) or "done"), str(message)
+
+
+class Syncer:
+    def __init__(
+        self,
+        scheduler: Scheduler,
+        status: StatusBoard,
+        paths: Paths,
+        config: Callable[[], Config],
+        paused: Callable[[Path], bool],
+    ) -> None:
+        self.scheduler, self.status, self.paths = scheduler, status, paths
+        self.config, self.paused = config, paused
+        self._locks: dict[Path, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    def touch(self, root: RootConfig) -> None:
+        """A batch changed ``root``: sync it once it has been quiet for ``debounce_s``."""
+        if syncs(root) and self.scheduler.running:
+            key = f"sync:{root.path}"
+            self.scheduler.after(key, root.sync.debounce_s, lambda: self.run(root.path))
+
+    def run_all(self) -> None:
+        for root in self.config().roots:
+            if syncs(root):
+                self.run(root.path)
+
+    def run(self, path: Path) -> None:
+        root = next((r for r in self.config().roots if r.path == path), None)
+        if root is None or self.paused(path) or not path.is_dir():
+            return
+        with self._lock_for(path):
+            outcome, message = self._sync(root)
+        self.status.root(path, last_sync={"at": now_iso(), "outcome": outcome, "message": message})
+
+    def _sync(self, root: RootConfig) -> tuple[str, str]:
+        try:  # the sync engine is a separate subsystem; a build without it still serves
+            engine: Any = importlib.import_module("memoryd.sync.engine")
+        except ImportError:
+            return "unavailable", "this memoryd has no sync engine"
+        try:
+            return describe(engine.sync_root(self.config(), self.paths, root))
+        except Exception as exc:  # a failed cycle must not stop the daemon
+            log.exception("sync of %s failed", root.path)
+            return "failed", f"{type(exc).__name__}: {exc}"
+
+    def _lock_for(self, path: Path) -> threading.Lock:
+        with self._guard:
+            return self._locks.setdefault(path, threading.Lock())

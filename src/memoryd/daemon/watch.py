@@ -1,0 +1,207 @@
+"""Watching roots: one native observer for all of them, polling where it is refused.
+
+The handler only filters and queues (it runs on watchdog's thread); all the
+work happens in the batch worker. When the OS refuses a watch (ENOSPC: the
+inotify watch limit; EMFILE: too many inotify instances) the root is watched
+by a PollingObserver instead, with one warning naming the sysctl to raise.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from memoryd.daemon.batching import Change, Kind
+from memoryd.roots import SKIP_DIRS, STATE_FILE, is_memory_name
+
+log = logging.getLogger(__name__)
+
+Sink = Callable[[Change], None]
+ObserverFactory = Callable[[], Any]  # -> a watchdog BaseObserver
+LIMIT_ERRNOS = (errno.ENOSPC, errno.EMFILE, errno.ENFILE)
+LIMIT_HINT = (
+    "raise the limit with 'sudo sysctl fs.inotify.max_user_watches=524288' "
+    "(and max_user_instances), or leave it: polling works, it just costs more CPU"
+)
+_FILE_KINDS = {"created": Kind.CREATED, "modified": Kind.MODIFIED, "closed": Kind.MODIFIED}
+_FILE_KINDS["deleted"] = Kind.DELETED
+
+
+def _inside(root: Path, path: Path) -> tuple[str, ...] | None:
+    """The parts of ``path`` below ``root`` (None when it is not below it)."""
+    try:
+        return path.relative_to(root).parts
+    except ValueError:
+        return None
+
+
+def _visible_dirs(parts: tuple[str, ...]) -> bool:
+    return not any(p in SKIP_DIRS or p.startswith(".") for p in parts)
+
+
+def relevant_file(root: Path, path: Path) -> bool:
+    """A memory file of ``root`` (not under .git/ or a hidden folder, not a temp file)."""
+    parts = _inside(root, path)
+    if not parts:
+        return False
+    return _visible_dirs(parts[:-1]) and parts[-1] != STATE_FILE and is_memory_name(parts[-1])
+
+
+def relevant_dir(root: Path, path: Path) -> bool:
+    parts = _inside(root, path)
+    return bool(parts) and _visible_dirs(parts or ())
+
+
+def to_change(root: Path, kind: str, src: Path, dest: Path | None, is_dir: bool) -> Change | None:
+    """One watchdog event as a daemon change, or None when it does not matter."""
+    if is_dir:
+        if kind in ("deleted", "moved") and src == root:
+            return Change(Kind.ROOT_GONE, root)
+        if kind not in ("created", "deleted", "moved"):
+            return None
+        if relevant_dir(root, src) or (dest is not None and relevant_dir(root, dest)):
+            return Change(Kind.RESCAN, root)
+        return None
+    if kind == "moved" and dest is not None:
+        src_ok, dest_ok = relevant_file(root, src), relevant_file(root, dest)
+        if src_ok and dest_ok:
+            return Change(Kind.MOVED, src, dest)
+        if dest_ok:
+            return Change(Kind.MOVED_IN, dest)
+        return Change(Kind.DELETED, src) if src_ok else None
+    mapped = _FILE_KINDS.get(kind)
+    if mapped is None or not relevant_file(root, src):
+        return None
+    return Change(mapped, src)
+
+
+def _path(raw: str | bytes) -> Path:
+    return Path(os.fsdecode(raw))
+
+
+class Handler:
+    """A watchdog event handler for one root: filter, convert, queue. Nothing else."""
+
+    def __init__(self, root: Path, sink: Sink) -> None:
+        self.root = root
+        self.sink = sink
+
+    def dispatch(self, event: Any) -> None:
+        dest = getattr(event, "dest_path", "") or None
+        change = to_change(
+            self.root,
+            event.event_type,
+            _path(event.src_path),
+            _path(dest) if dest else None,
+            event.is_directory,
+        )
+        if change is not None:
+            self.sink(change)
+
+
+def _event_filter() -> list[type[Any]]:
+    from watchdog import events as ev
+
+    return [
+        ev.FileCreatedEvent, ev.FileModifiedEvent, ev.FileDeletedEvent, ev.FileMovedEvent,
+        ev.FileClosedEvent, ev.DirCreatedEvent, ev.DirDeletedEvent, ev.DirMovedEvent,
+    ]  # fmt: skip
+
+
+def native_observer() -> Any:
+    from watchdog.observers import Observer
+
+    return Observer()
+
+
+class Watcher:
+    """Owns the observers; ``add``/``remove`` roots; knows each root's watch mode."""
+
+    def __init__(
+        self, sink: Sink, poll_interval: float, native: ObserverFactory = native_observer
+    ) -> None:
+        self.sink = sink
+        self.poll_interval = poll_interval
+        self._native_factory = native
+        self._native: Any = None
+        self._polling: Any = None
+        self._watches: dict[Path, tuple[Any, Any]] = {}  # root -> (observer, watch)
+        self.modes: dict[Path, str] = {}
+        self.warned = False
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        try:
+            self._native = self._native_factory()
+            self._native.start()
+        except OSError as exc:
+            self._native = None
+            self._warn_limit(None, exc)
+
+    def add(self, root: Path) -> str:
+        """Watch ``root`` (which must exist); returns "events" or "polling"."""
+        with self._lock:
+            if root in self._watches:
+                return self.modes[root]
+            if self._native is not None:
+                try:
+                    self._schedule(self._native, root)
+                    self.modes[root] = "events"
+                    return "events"
+                except OSError as exc:
+                    if exc.errno not in LIMIT_ERRNOS:
+                        raise
+                    self._warn_limit(root, exc)
+            self._schedule(self._polling_observer(), root)
+            self.modes[root] = "polling"
+            return "polling"
+
+    def remove(self, root: Path) -> None:
+        with self._lock:
+            entry = self._watches.pop(root, None)
+            self.modes.pop(root, None)
+        if entry is not None:
+            observer, watch = entry
+            try:
+                observer.unschedule(watch)
+            except (KeyError, OSError) as exc:  # the folder may be gone already
+                log.debug("unschedule %s: %s", root, exc)
+
+    def stop(self) -> None:
+        for observer in (self._native, self._polling):
+            if observer is not None:
+                observer.stop()
+        for observer in (self._native, self._polling):
+            if observer is not None and observer.is_alive():
+                observer.join(timeout=10)
+        self._native = self._polling = None
+        self._watches.clear()
+
+    def _schedule(self, observer: Any, root: Path) -> None:
+        handler = Handler(root, self.sink)
+        watch = observer.schedule(handler, str(root), recursive=True, event_filter=_event_filter())
+        self._watches[root] = (observer, watch)
+
+    def _polling_observer(self) -> Any:
+        if self._polling is None:
+            from watchdog.observers.polling import PollingObserver
+
+            self._polling = PollingObserver(timeout=self.poll_interval)
+            self._polling.start()
+        return self._polling
+
+    def _warn_limit(self, root: Path | None, exc: OSError) -> None:
+        if self.warned:
+            return
+        self.warned = True
+        where = f"{root}" if root else "any root"
+        log.warning(
+            "cannot watch %s for events (%s); polling every %.1fs instead. "
+            "This is usually the fs.inotify.max_user_watches limit: %s",
+            where, exc.strerror or exc, self.poll_interval, LIMIT_HINT,
+        )  # fmt: skip

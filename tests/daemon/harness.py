@@ -1,0 +1,124 @@
+"""Running the real daemon in tests, and the two truths it must converge to.
+
+``settled`` is the "Done when" check: the index equals a full scan of the disk
+(into a fresh database) and every compiled file equals a fresh compile.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from memoryd.app import App
+from memoryd.compile_io import compile_root
+from memoryd.config import load_config
+from memoryd.daemon.status import read_status
+from memoryd.index import open_index, reconcile
+from memoryd.paths import resolve_paths
+
+
+def wait_until(cond: Callable[[], bool], timeout: float = 20, step: float = 0.05) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return True
+        time.sleep(step)
+    return cond()
+
+
+def memory(summary: str, body: str = "body", kind: str = "fact") -> str:
+    return f"---\nkind: {kind}\nsummary: {summary}\n---\n{body}\n"
+
+
+def indexed(app: App) -> set[tuple[str, str]]:
+    with open_index(app.paths) as db:
+        return {(str(r.path), r.hash) for r in db.rows()}
+
+
+def scanned(app: App, scratch: Path) -> set[tuple[str, str]]:
+    paths = dataclasses.replace(app.paths, cache_dir=scratch)
+    config = load_config(app.paths)
+    with open_index(paths) as db:
+        reconcile(db, config)
+        rows = {(str(r.path), r.hash) for r in db.rows()}
+    (scratch / paths.index_db.name).unlink(missing_ok=True)
+    return rows
+
+
+def stale_compiled(app: App) -> list[Path]:
+    config = load_config(app.paths)
+    return [p for root in config.roots for p in compile_root(root, config, check=True).stale]
+
+
+def settled(app: App, scratch: Path) -> bool:
+    """The index equals a full scan and ROOT.md/index.md equal a fresh compile."""
+    return not stale_compiled(app) and indexed(app) == scanned(app, scratch)
+
+
+def daemon_ready(app: App, pid: int | None = None) -> bool:
+    view = read_status(app.paths)
+    status = view.status
+    return bool(
+        view.running
+        and status is not None
+        and status.last_reconcile is not None
+        and (pid is None or status.pid == pid)
+    )
+
+
+class DaemonProcess:
+    """``memoryd run`` as a subprocess of the test, logs in a file."""
+
+    def __init__(self, tmp: Path, *args: str) -> None:
+        self.log = tmp / f"daemon-{time.monotonic_ns()}.log"
+        self._out = self.log.open("w")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "memoryd", *args, "run"],
+            stdout=self._out, stderr=subprocess.STDOUT, env=dict(os.environ),
+        )  # fmt: skip
+
+    def wait_ready(self, app: App, timeout: float = 20) -> None:
+        ok = wait_until(lambda: daemon_ready(app, self.proc.pid), timeout)
+        assert ok, f"daemon not ready:\n{self.output()}"
+
+    def output(self) -> str:
+        return self.log.read_text()
+
+    def terminate(self, timeout: float = 10) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout=timeout)
+        finally:
+            self._out.close()
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+        self._out.close()
+
+
+def new_threads(before: set[threading.Thread], timeout: float = 5) -> set[threading.Thread]:
+    deadline = time.monotonic() + timeout
+    while set(threading.enumerate()) - before and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return set(threading.enumerate()) - before
+
+
+def app_with_root() -> tuple[App, Path]:
+    from memoryd.setup import init_global
+
+    app = App()
+    root = init_global(app).root
+    return App(), root  # a fresh App re-reads the config init wrote
+
+
+__all__ = ["resolve_paths"]

@@ -1,0 +1,136 @@
+"""The daemon in-process: fallback to polling, roots that come and go, config reload, threads."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from memoryd.app import App
+from memoryd.daemon.runner import Daemon
+from tests.daemon.harness import (
+    DaemonProcess,
+    app_with_root,
+    indexed,
+    memory,
+    new_threads,
+    settled,
+    wait_until,
+)
+from tests.daemon.test_watch import refusing_observer
+
+
+@pytest.fixture
+def threads_checked() -> Iterator[None]:
+    before = set(threading.enumerate())
+    yield
+    assert new_threads(before) == set()
+
+
+def start(app: App, **kwargs: object) -> Daemon:
+    daemon = Daemon(app, **kwargs)  # type: ignore[arg-type]
+    daemon.start()
+    assert wait_until(lambda: daemon.status.status.last_reconcile is not None)
+    return daemon
+
+
+def test_refused_watch_polls_and_keeps_the_index_fresh(
+    tmp_path: Path, threads_checked: None, caplog: pytest.LogCaptureFixture
+) -> None:
+    app, root = app_with_root()
+    daemon = start(app, native=refusing_observer)
+    try:
+        state = daemon.status.snapshot().roots[str(root)]
+        assert (state.mode, state.state) == ("polling", "watching")
+        assert any("fs.inotify.max_user_watches" in p for p in daemon.status.status.problems)
+        note = root / "facts" / "polled.md"
+        note.write_text(memory("seen by polling"))
+        assert wait_until(lambda: settled(app, tmp_path / "s"))
+        assert any(p == str(note) for p, _ in indexed(app))
+        note.write_text(memory("edited under polling"))
+        assert wait_until(lambda: settled(app, tmp_path / "s"))
+        note.unlink()
+        assert wait_until(lambda: settled(app, tmp_path / "s"))
+    finally:
+        daemon.stop()
+    warnings = [r for r in caplog.records if "fs.inotify.max_user_watches" in r.getMessage()]
+    assert len(warnings) == 1
+
+
+def test_a_root_that_disappears_pauses_and_resumes(tmp_path: Path, threads_checked: None) -> None:
+    app, root = app_with_root()
+    (root / "facts" / "keep.md").write_text(memory("kept while away"))
+    with open(app.paths.config_file, "a") as handle:
+        handle.write("daemon:\n  root_check_s: 0.2\n")
+    app = App()
+    daemon = start(app)
+    try:
+        assert wait_until(lambda: settled(app, tmp_path / "s"))
+        rows = indexed(app)
+        away = tmp_path / "away"
+        root.rename(away)
+        assert wait_until(lambda: daemon.status.snapshot().roots[str(root)].state == "paused")
+        assert indexed(app) == rows  # nothing treated as deleted
+        assert any("is missing: paused" in p for p in daemon.status.status.problems)
+        (away / "facts" / "new.md").write_text(memory("written while unmounted"))
+        away.rename(root)
+        assert wait_until(lambda: daemon.status.snapshot().roots[str(root)].state == "watching")
+        assert wait_until(lambda: settled(app, tmp_path / "s"))
+        assert any(p.endswith("/facts/new.md") for p, _ in indexed(app))
+        assert not daemon.status.status.problems
+    finally:
+        daemon.stop()
+
+
+def add_root(app: App, root: Path, **daemon_settings: object) -> None:
+    data = yaml.safe_load(app.paths.config_file.read_text()) or {}
+    roots = data.get("roots") or [{"path": str(app.paths.default_global_root)}]
+    data["roots"] = [*roots, {"path": str(root), "scope": "project"}]
+    if daemon_settings:
+        data["daemon"] = daemon_settings
+    tmp = app.paths.config_file.with_suffix(".new")
+    tmp.write_text(yaml.safe_dump(data))
+    os.replace(tmp, app.paths.config_file)
+
+
+def test_a_root_added_to_config_is_picked_up(tmp_path: Path, threads_checked: None) -> None:
+    app, _root = app_with_root()
+    with open(app.paths.config_file, "a") as handle:
+        handle.write("daemon:\n  root_check_s: 0.2\n")
+    app = App()
+    daemon = start(app)
+    try:
+        project = tmp_path / "proj" / ".memory"
+        (project / "facts").mkdir(parents=True)
+        (project / "facts" / "p.md").write_text(memory("a project memory"))
+        add_root(app, project, root_check_s=0.2)
+        assert wait_until(lambda: str(project) in daemon.status.snapshot().roots)
+        assert wait_until(lambda: any(p.startswith(str(project)) for p, _ in indexed(app)))
+        (project / "facts" / "q.md").write_text(memory("another one"))
+        assert wait_until(lambda: settled(app, tmp_path / "s"))
+    finally:
+        daemon.stop()
+
+
+def test_sighup_reloads_config(tmp_path: Path) -> None:
+    app, _root = app_with_root()
+    with open(app.paths.config_file, "a") as handle:
+        handle.write("daemon:\n  root_check_s: 0\n")  # no config polling: only SIGHUP
+    daemon = DaemonProcess(tmp_path)
+    try:
+        daemon.wait_ready(app)
+        project = tmp_path / "proj" / ".memory"
+        project.mkdir(parents=True)
+        (project / "p.md").write_text(memory("found after SIGHUP"))
+        add_root(app, project, root_check_s=0)
+        daemon.proc.send_signal(signal.SIGHUP)
+        assert wait_until(lambda: any(p.startswith(str(project)) for p, _ in indexed(app)))
+        assert daemon.terminate() == 0
+    finally:
+        daemon.kill()
+    assert "config reloaded: 2 roots (1 added, 0 removed)" in daemon.output()

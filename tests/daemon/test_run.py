@@ -1,0 +1,166 @@
+"""The real daemon, as a subprocess against a tmp MEMORYD_HOME (see the issue's "Done when")."""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memoryd.app import App
+from memoryd.daemon.status import read_status
+from tests.daemon.harness import (
+    DaemonProcess,
+    app_with_root,
+    indexed,
+    memory,
+    settled,
+    wait_until,
+)
+from tests.helpers import run_cli
+
+
+@pytest.fixture
+def running(tmp_path: Path) -> Iterator[tuple[App, Path, DaemonProcess]]:
+    app, root = app_with_root()
+    daemon = DaemonProcess(tmp_path)
+    try:
+        daemon.wait_ready(app)
+        yield app, root, daemon
+        assert daemon.terminate() == 0, daemon.output()
+    finally:
+        daemon.kill()
+
+
+def assert_settles(app: App, scratch: Path, what: str, daemon: DaemonProcess) -> None:
+    assert wait_until(lambda: settled(app, scratch), 20), f"{what}: not settled\n{daemon.output()}"
+
+
+def test_every_kind_of_edit_ends_fresh(
+    running: tuple[App, Path, DaemonProcess], tmp_path: Path
+) -> None:
+    app, root, daemon = running
+    scratch = tmp_path / "scratch"
+    note = root / "facts" / "a.md"
+
+    note.write_text(memory("first version"))
+    assert_settles(app, scratch, "create", daemon)
+    assert any(p == str(note) for p, _ in indexed(app))
+
+    with note.open("a") as handle:  # in-place edit
+        handle.write("more text\n")
+    assert_settles(app, scratch, "edit", daemon)
+
+    tmp = note.with_name(".a.md.tmp")  # atomic save: temp file + rename
+    tmp.write_text(memory("atomically saved"))
+    os.replace(tmp, note)
+    assert_settles(app, scratch, "atomic save", daemon)
+
+    probe = note.with_name("4913")  # vim: probe file, rename to backup, write, drop backup
+    probe.write_text("")
+    probe.unlink()
+    backup = note.with_name("a.md~")
+    os.rename(note, backup)
+    note.write_text(memory("saved by vim"))
+    backup.unlink()
+    assert_settles(app, scratch, "vim save", daemon)
+
+    folder = root / "facts" / "team"
+    folder.mkdir()
+    for n in range(3):
+        (folder / f"m{n}.md").write_text(memory(f"team memory {n}"))
+    assert_settles(app, scratch, "new folder", daemon)
+    folder.rename(root / "facts" / "crew")
+    assert_settles(app, scratch, "folder rename", daemon)
+    assert not any("/facts/team/" in p for p, _ in indexed(app))
+
+    note.unlink()
+    assert_settles(app, scratch, "delete", daemon)
+    assert not any(p == str(note) for p, _ in indexed(app))
+
+
+def test_a_burst_of_2000_files_ends_fresh(
+    running: tuple[App, Path, DaemonProcess], tmp_path: Path
+) -> None:
+    app, root, daemon = running
+    for n in range(2000):
+        folder = root / "facts" / f"batch{n % 7}"
+        folder.mkdir(exist_ok=True)
+        (folder / f"m{n}.md").write_text(memory(f"burst memory {n}"))
+    assert wait_until(lambda: settled(app, tmp_path / "scratch"), 120), daemon.output()
+    assert len(indexed(app)) > 2000
+    # the burst became whole-root rescans, not 2,000 events handled one by one
+    assert re.search(r"batch: \d+ events, \d+ files changed, [1-9]\d* rescans", daemon.output()), daemon.output()
+
+
+def test_one_edit_writes_root_md_once(
+    running: tuple[App, Path, DaemonProcess], tmp_path: Path
+) -> None:
+    from watchdog.observers import Observer
+
+    app, root, daemon = running
+    rule = root / "rules" / "r.md"
+    rule.write_text(memory("always run the tests", kind="rule"))
+    assert_settles(app, tmp_path / "scratch", "new rule", daemon)
+    time.sleep(0.5)  # let the daemon's own events for that settle too
+
+    writes: list[str] = []
+
+    class Count:
+        def dispatch(self, event: object) -> None:
+            dest = getattr(event, "dest_path", "") or getattr(event, "src_path", "")
+            if str(dest).endswith("/ROOT.md") and getattr(event, "event_type", "") in (
+                "moved", "created", "modified",
+            ):  # fmt: skip
+                writes.append(getattr(event, "event_type", ""))
+
+    observer = Observer()
+    observer.schedule(Count(), str(root), recursive=False)
+    observer.start()
+    try:
+        before = (root / "ROOT.md").read_bytes()
+        rule.write_text(memory("always run the whole test suite", kind="rule"))
+        assert wait_until(lambda: (root / "ROOT.md").read_bytes() != before)
+        assert_settles(app, tmp_path / "scratch", "edited rule", daemon)
+        time.sleep(1.5)  # longer than a batch: a write loop would show up here
+    finally:
+        observer.stop()
+        observer.join()
+    assert writes == ["moved"], daemon.output()  # one atomic rename onto ROOT.md
+    assert b"always run the whole test suite" in (root / "ROOT.md").read_bytes()
+
+
+def test_second_instance_is_refused(running: tuple[App, Path, DaemonProcess]) -> None:
+    app, _root, daemon = running
+    done = run_cli("run", timeout=20)
+    assert done.returncode == 1
+    assert f"memoryd is already running (pid {daemon.proc.pid}, lock " in done.stderr
+    status = read_status(app.paths)
+    assert status.running_pid == daemon.proc.pid
+
+
+def test_sigterm_exits_0_quickly_with_nothing_lost(tmp_path: Path) -> None:
+    app, root = app_with_root()
+    daemon = DaemonProcess(tmp_path)
+    try:
+        daemon.wait_ready(app)
+        note = root / "facts" / "last-words.md"
+        note.write_text(memory("written just before the stop"))
+        started = time.monotonic()
+        code = daemon.terminate(timeout=10)
+        elapsed = time.monotonic() - started
+    finally:
+        daemon.kill()
+    assert code == 0, daemon.output()
+    assert elapsed < 5
+    assert any(p == str(note) for p, _ in indexed(app)), daemon.output()
+    assert settled(app, tmp_path / "scratch")
+    view = read_status(app.paths)
+    assert not view.running and view.status is not None and view.status.stopped_at
+    assert "memoryd stopped" in daemon.output()
+    assert (app.paths.log_file).read_text().count("memoryd stopped") == 1
+    assert threading.active_count() >= 1
