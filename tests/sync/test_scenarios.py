@@ -358,3 +358,16 @@ def test_a_secret_is_quarantined_while_the_rest_commits(world: World) -> None:
     assert "facts/db.md" in world.b.files()
     for device in (world.a.root, world.b.root, world.remote):
         assert "S3cr3tPassw0rdXYZ" not in git(device, "log", "--all", "-p")
+
+
+def test_outcome_message_for_the_daemon(world: World) -> None:
+    from memoryd.daemon.syncing import describe
+
+    world.remote.rename(world.remote.with_name("gone.git"))
+    world.a.write("facts/a.md", memory("facts/a", "a", "a\n"))
+    word, message = describe(world.a.sync())
+    assert word == "offline"
+    assert "git fetch origin" in message
+    assert message.endswith("1 commit(s) not pushed")
+    world.remote.with_name("gone.git").rename(world.remote)
+    world.settle()

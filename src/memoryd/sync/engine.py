@@ -60,9 +60,24 @@ class SyncOutcome:
     def ok(self) -> bool:
         return self.status in OK_STATUSES
 
+    @property
+    def message(self) -> str:
+        """One line for the daemon's status: what happened and what is pending."""
+        parts = [self.action] if self.action else []
+        if self.error:
+            parts.append(self.error)
+        if self.not_pushed:
+            parts.append(f"{self.not_pushed} commit(s) not pushed")
+        if self.conflicts:
+            parts.append(f"{len(self.conflicts)} new conflict copy(ies)")
+        if self.quarantined:
+            parts.append(f"{len(self.quarantined)} file(s) quarantined")
+        return "; ".join(parts) or self.status
+
     def to_json(self) -> dict[str, Any]:
         data = {k: v for k, v in self.__dict__.items() if k != "quarantined"}
         data["root"] = str(self.root)
+        data["message"] = self.message
         data["quarantined"] = [q.__dict__ for q in self.quarantined]
         return data
 
