@@ -18,7 +18,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memoryd.app import App
 
 RULES_BLOCK = "rules"
 OUTLINE_BLOCKS = ("directory", "routing")
@@ -26,6 +29,8 @@ CUT = "[… cut: memory_recall or memoryd recall {id} has the rest]"
 OUTLINE_CUT = "[… outline cut: memoryd inspect lists every memory]"
 _EMPTY_ROW = re.compile(r"^\| [^|]+ \| 0 \| .*\|$")  # a directory row of a folder without memories
 _TABLE_RULE = re.compile(r"^\|(?:-+\|)+$")
+_CELL_SPLIT = re.compile(r"(?<!\\)\|")  # a cell boundary: a pipe not escaped as \|
+_LINK = re.compile(r"^\[(.*)\]\(.*\)$")
 
 
 @dataclass(frozen=True)
@@ -81,17 +86,28 @@ def outline_lines(views: Sequence[RootView]) -> list[str]:
 
 
 def _outline_part(block: list[str] | None) -> list[str]:
-    kept = []
+    """A compiled block made compact: its heading, then one short line per table row."""
+    kept: list[str] = []
     for line in block or []:
-        text = line.rstrip()
-        if not text or _EMPTY_ROW.match(text) or _TABLE_RULE.match(text):
-            continue
+        text = line.strip()
         if text.startswith("## "):
-            text = "#### " + text[3:]
-        if text.startswith("_No "):
-            continue
-        kept.append(text)
-    return kept if any(not t.startswith("####") for t in kept) else []
+            kept.append("#### " + text[3:])
+        elif text.startswith("|") and not _TABLE_RULE.match(text) and not _EMPTY_ROW.match(text):
+            kept.extend(_row(text))
+    return kept if len(kept) > 1 else []
+
+
+def _row(text: str) -> list[str]:
+    """``| a | b | c |`` → ``- a (b): c`` (directory) or ``- a → b`` (routing); headers dropped."""
+    cells = [c.strip().replace("\\|", "|") for c in _CELL_SPLIT.split(text.strip("|"))]
+    if cells in (["folder", "memories", "what is in it"], ["when the task involves", "load"]):
+        return []
+    cells[0] = _LINK.sub(r"\1", cells[0])
+    if len(cells) == 3:
+        return [f"- {cells[0]} ({cells[1]}): {cells[2]}"]
+    if len(cells) == 2:
+        return [f"- {cells[0]} → {cells[1]}"]
+    return [text]
 
 
 def cut_lines(lines: list[str], budget: int) -> tuple[list[str], bool]:
@@ -170,3 +186,22 @@ def _bodies(
         if cut:
             return chosen, True
     return chosen, False
+
+
+def gather(
+    app: App, query: str, max_chars: int | None = None, max_entries: int | None = None
+) -> Block:
+    """Read the roots' compiled blocks and the best hits for ``query``, then build the block."""
+    from memoryd import locate, upkeep
+
+    settings = app.config.injection
+    chars = settings.max_chars if max_chars is None else max_chars
+    entries = settings.max_entries if max_entries is None else max_entries
+    roots = locate.active_roots(app.config, app.cwd)
+    upkeep.ensure_compiled(app, roots)
+    views = [RootView(r.scope, str(r.path), upkeep.root_blocks(r)) for r in roots]
+    hits: list[Entry] = []
+    if query.strip() and entries > 0:
+        found = upkeep.search(app, roots, query, limit=entries * 2, count_hits=False)
+        hits = [Entry(h.id, h.scope, h.kind, h.summary, h.body) for h in found]
+    return build(views, hits, chars, entries, settings.outline_chars)

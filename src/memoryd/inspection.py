@@ -103,6 +103,8 @@ def render_text(result: Inspection) -> str:
             f"hits {m.hits:<4} {flags}{summary}"
         )
     lines.append(f"{len(result.memories)} memories")
+    proposals = [m.id for m in result.memories if m.kind == "rule-proposal"]
+    lines += [f"rule-proposal waiting for a person: {p} (memoryd accept {p})" for p in proposals]
     if result.findings:
         lines.append("")
         lines += [f.text() for f in result.findings]

@@ -13,12 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd import safepath
+from memoryd.compiler import is_generated
 from memoryd.config import Config, RootConfig
 from memoryd.errors import MemorydError, Refused, UsageError
 from memoryd.memory import Memory, id_for_path, parse
-from memoryd.roots import INDEX_FILE, ROOT_FILE, project_root_for, relative_id, walk_root
+from memoryd.roots import relative_id, walk_root
 
 SCOPES = ("global", "project")
+PLUGIN = "plugin"
 
 
 @dataclass(frozen=True)
@@ -30,22 +32,22 @@ class Found:
 
 
 def active_roots(config: Config, cwd: Path) -> list[RootConfig]:
-    """The project root of ``cwd`` (when configured) first, then the global roots."""
-    found: list[RootConfig] = []
-    project = project_root_for(cwd)
-    if project is not None:
-        for root in config.roots:
-            if root.scope == "project" and root.path == project:
-                found.append(root)
-    found.extend(root for root in config.roots if root.scope == "global")
-    return found
+    """The roots recall sees from ``cwd`` (global plus this project's), the project first."""
+    from memoryd.index.service import search_roots
+
+    return sorted(search_roots(config, cwd), key=lambda root: root.scope != "project")
+
+
+def writable(roots: list[RootConfig]) -> list[RootConfig]:
+    """The roots the agent tools write to: plugin layout (the other layouts have their own)."""
+    return [root for root in roots if root.layout == PLUGIN]
 
 
 def target_root(roots: list[RootConfig], scope: str | None) -> RootConfig:
     """Where a new memory goes: the chosen scope, else the project root when there is one."""
     if scope is not None and scope not in SCOPES:
         raise UsageError(f"unknown scope {scope!r}", hint="use --scope global or --scope project")
-    for root in roots:
+    for root in writable(roots):
         if scope is None or root.scope == scope:
             return root
     if scope == "project":
@@ -67,7 +69,7 @@ def normal_id(raw: str) -> str:
 def find(roots: list[RootConfig], raw_id: str, scope: str | None = None) -> Found:
     """The one memory with this id in ``roots`` (restricted to ``scope`` when given)."""
     memory_id = normal_id(raw_id)
-    chosen = [r for r in roots if scope is None or r.scope == scope]
+    chosen = [r for r in writable(roots) if scope is None or r.scope == scope]
     hits = [hit for root in chosen if (hit := find_in(root, memory_id)) is not None]
     if not hits:
         where = ", ".join(str(r.path) for r in chosen) or "no root"
@@ -102,11 +104,6 @@ def find_in(root: RootConfig, memory_id: str) -> Found | None:
     return None
 
 
-def is_generated(relpath: str) -> bool:
-    """ROOT.md at the top of a root and every folder's index.md are compiled, not memories."""
-    return relpath in (ROOT_FILE,) or relpath.rsplit("/", 1)[-1] == INDEX_FILE
-
-
 def path_id(root: RootConfig, path: Path) -> str:
     return id_for_path(relative_id(root.path, path))
 
@@ -115,6 +112,8 @@ def all_memories(root: RootConfig) -> list[tuple[Path, Memory]]:
     """Every memory file of ``root`` parsed (for link upkeep; not the search path)."""
     out: list[tuple[Path, Memory]] = []
     for path in walk_root(root.path):
+        if is_generated(relative_id(root.path, path)):
+            continue
         try:
             out.append((path, parse(path.read_bytes())))
         except OSError:

@@ -46,9 +46,12 @@ def test_layers_come_in_order_global_rules_first() -> None:
         < text.index("## Memory outline")
         < text.index("## Relevant memories")
     )
-    assert "| facts/ | 0 |" not in text  # empty folders stay out of the outline
-    assert "| 分词 | `pitfalls/fts5` |" in text
-    assert "|---|" not in text
+    assert "- rules/ (1): Iron rules\n" in text
+    assert "facts/ (0)" not in text  # empty folders stay out of the outline
+    assert "- 分词 → `pitfalls/fts5`" in text
+    assert "#### Routing\n" in text.split("### project memory")[1]
+    assert "#### Routing" not in text.split("### project memory")[0]  # no triggers: no block
+    assert "|" not in text.split("## Memory outline")[1]
     assert "第三行：所以自己切二元组" in text and "Line two." in text
     assert text.endswith("</memory>\n")
     assert not block.cut

@@ -1,0 +1,27 @@
+"""``memoryd forget``: remove one memory and the links that pointed at it."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from memoryd.app import App
+from memoryd.commands import add_json
+
+
+def register(sub: argparse._SubParsersAction[Any]) -> None:
+    parser = sub.add_parser("forget", help="remove a memory (git history keeps it)")
+    parser.add_argument("id", metavar="ID", help="the memory id, e.g. pitfalls/sqlite-cjk")
+    parser.add_argument("--scope", choices=("global", "project"), help="when both roots have it")
+    add_json(parser)
+    parser.set_defaults(handler=run)
+
+
+def run(app: App, args: argparse.Namespace) -> int:
+    from memoryd.forget import forget
+
+    gone = forget(app, args.id, scope=args.scope)
+    lines = [f"forgot {gone.id}: removed {gone.path}"]
+    lines += [f"  cleared the link in {other}" for other in gone.unlinked]
+    app.emit(args.json, gone.as_dict(), "\n".join(lines))
+    return 0

@@ -1,0 +1,29 @@
+"""``memoryd mcp``: serve the memory tools to an agent over MCP (stdio)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from memoryd.app import App
+
+
+def register(sub: argparse._SubParsersAction[Any]) -> None:
+    parser = sub.add_parser(
+        "mcp",
+        help="run the MCP server on stdio (memory_recall, memory_remember, ...)",
+        description="Needs the optional extra: pip install 'memoryd[mcp]'.",
+    )
+    parser.add_argument(
+        "--project", metavar="DIR", help="the project whose memory to serve (default: .)"
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(app: App, args: argparse.Namespace) -> int:
+    from memoryd.mcp_server import serve
+
+    if args.project:
+        app.cwd = (app.cwd / args.project).resolve()
+    serve(app)
+    return 0

@@ -1,0 +1,77 @@
+"""``memoryd remember`` and ``memoryd accept``: write a memory; turn a proposal into a rule."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from memoryd.app import App
+from memoryd.commands import add_json
+
+
+def register(sub: argparse._SubParsersAction[Any]) -> None:
+    parser = sub.add_parser(
+        "remember",
+        help="write a new memory (refuses secrets, duplicates and existing ids)",
+        description="Write <root>/<category>/<slug>.md, then update the index and compiled files.",
+    )
+    parser.add_argument(
+        "body", nargs="?", default="", metavar="BODY", help="the text, or - for stdin"
+    )
+    parser.add_argument(
+        "--kind", required=True, help="rule, preference, decision, pitfall, fact, ..."
+    )
+    parser.add_argument("--summary", required=True, help="one line: what to remember")
+    parser.add_argument("--id", help="the id (category/name); default: a slug of the summary")
+    parser.add_argument(
+        "--load-when", action="append", default=[], metavar="WORD",
+        help="a routing trigger (repeatable)",
+    )  # fmt: skip
+    parser.add_argument("--highlight", help="the one striking detail")
+    parser.add_argument("--pinned", action="store_true", help="never decays in ranking")
+    parser.add_argument("--supersedes", metavar="ID", help="the memory this one replaces")
+    parser.add_argument("--scope", choices=("global", "project"), help="default: project if any")
+    parser.add_argument("--force", action="store_true", help="write even if it duplicates one")
+    parser.add_argument(
+        "--agent", action="store_true",
+        help="the caller is an agent: kind rule becomes rule-proposal",
+    )  # fmt: skip
+    add_json(parser)
+    parser.set_defaults(handler=run)
+
+    accept = sub.add_parser("accept", help="turn a rule-proposal into an iron rule")
+    accept.add_argument("id", metavar="ID")
+    accept.add_argument("--scope", choices=("global", "project"))
+    add_json(accept)
+    accept.set_defaults(handler=run_accept)
+
+
+def run(app: App, args: argparse.Namespace) -> int:
+    from memoryd.remember import Request, remember
+
+    body = sys.stdin.read() if args.body == "-" else args.body
+    request = Request(
+        kind=args.kind, summary=args.summary, body=body, id=args.id,
+        load_when=tuple(args.load_when), highlight=args.highlight, pinned=args.pinned,
+        supersedes=args.supersedes, scope=args.scope, force=args.force, agent=args.agent,
+    )  # fmt: skip
+    outcome = remember(app, request)
+    if outcome.downgraded:
+        app.note(
+            "note: iron rules are written only by people; saved as a rule-proposal "
+            f"(a person accepts it with 'memoryd accept {outcome.id}')"
+        )
+    text = f"remembered {outcome.id} ({outcome.scope}): {outcome.path}"
+    if outcome.supersedes:
+        text += f"\n  supersedes {outcome.supersedes}"
+    app.emit(args.json, outcome.as_dict(), text)
+    return 0
+
+
+def run_accept(app: App, args: argparse.Namespace) -> int:
+    from memoryd.remember import accept
+
+    outcome = accept(app, args.id, scope=args.scope)
+    app.emit(args.json, outcome.as_dict(), f"accepted {outcome.id}: it is now an iron rule")
+    return 0

@@ -1,0 +1,74 @@
+"""Removing a memory: what `memoryd forget` and `memory_forget` do.
+
+The id goes through the path guard before any file is touched. The file is
+deleted (git history keeps it where the root is synced), links that pointed at
+it (``supersedes`` and ``superseded_by`` in other memories) are cleared so none
+dangles, and the index and compiled files are brought up to date.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memoryd import locate, upkeep
+from memoryd.app import App
+from memoryd.errors import Refused
+from memoryd.fsutil import atomic_write, fsync_dir
+from memoryd.memory import Memory, render
+
+RULE = "rule"
+
+
+@dataclass(frozen=True)
+class Forgotten:
+    id: str
+    path: Path
+    root: Path
+    unlinked: tuple[str, ...]  # ids of memories whose links to it were cleared
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id, "path": str(self.path), "root": str(self.root),
+            "unlinked": list(self.unlinked),
+        }  # fmt: skip
+
+
+def forget(app: App, raw_id: str, scope: str | None = None, agent: bool = False) -> Forgotten:
+    roots = locate.active_roots(app.config, app.cwd)
+    found = locate.find(roots, raw_id, scope)
+    if agent and found.memory.kind == RULE:
+        raise Refused(
+            f"refusing to forget {found.id!r}: it is an iron rule, and only a person removes those",
+            hint=f"ask the user to run 'memoryd forget {found.id}'",
+        )
+    os.unlink(found.path)
+    fsync_dir(found.path.parent)
+    changed = [found.path]
+    unlinked: list[str] = []
+    for path, memory in locate.all_memories(found.root):
+        cleared = without_links(memory, found.id)
+        if cleared is not None:
+            atomic_write(path, render(cleared))
+            changed.append(path)
+            unlinked.append(locate.path_id(found.root, path))
+    upkeep.refresh(app, found.root, changed)
+    return Forgotten(found.id, found.path, found.root.path, tuple(unlinked))
+
+
+def without_links(memory: Memory, gone: str) -> Memory | None:
+    """``memory`` with its links to ``gone`` removed, or None when it has none."""
+    changes: dict[str, Any] = {}
+    if memory.superseded_by == gone:
+        changes["superseded_by"] = None
+    raw = memory.meta.get("supersedes")
+    if raw == gone:
+        changes["supersedes"] = None
+    elif isinstance(raw, list) and gone in raw:
+        rest = [item for item in raw if item != gone]
+        changes["supersedes"] = rest or None
+    if not changes or memory.malformed:
+        return None
+    return memory.with_fields(**changes)

@@ -1,0 +1,211 @@
+"""`memoryd mcp`: the agent tools over the Model Context Protocol (stdio).
+
+Five tools, named ``memory_*`` on purpose: a generic name such as ``write``,
+``read`` or ``status`` shadows the harness's own tool of that name (one
+session lost the ability to create files that way). The descriptions teach
+the model how to search: one to three rare words, a hit is authoritative, and
+on zero results retry with fewer, rarer words before concluding anything.
+
+Calls from here are agent calls: an iron rule becomes a rule-proposal, and an
+iron rule is neither superseded nor forgotten. Needs the optional extra
+``memoryd[mcp]`` (the official ``mcp`` SDK).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from memoryd import context, forget, locate, remember, upkeep
+from memoryd.app import App
+from memoryd.errors import MemorydError
+
+try:
+    from mcp.server.mcpserver import MCPServer
+    from mcp.types import CallToolResult, TextContent
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise MemorydError(
+        "the MCP server needs the official mcp SDK, which is not installed",
+        hint="pip install 'memoryd[mcp]'",
+    ) from exc
+
+NAME = "memoryd"
+Scope = Literal["global", "project"]
+
+INSTRUCTIONS = """\
+Long-term memory shared across sessions: plain Markdown files (a global root and this project's
+.memory/ root). Before answering about this project's conventions, past decisions, pitfalls or the
+user's preferences, search with memory_recall using one to three rare words. Save what stays true
+and is not visible in the code with memory_remember; never store secrets or task state."""
+
+RECALL = """\
+Search long-term memory (the user's preferences, this project's decisions, pitfalls, facts).
+How to search well:
+- Use one to three rare, specific words: a library name, an error word, a component, a Chinese
+  term such as 部署 or 分词. Leave out common words like config, params, database, issue, fix.
+- A hit is authoritative: it is what was recorded; prefer it over guessing.
+- Zero results do not prove nothing was recorded: retry with fewer, rarer words (or a synonym,
+  or the other language), then widen with scope.
+Each result has the id, scope, kind, summary, the matched terms with hit counts, and the body."""
+
+REMEMBER = """\
+Save one durable memory: a preference, an architecture decision with its reason, a non-obvious
+pitfall with its root cause, a project fact. Not for things visible in the code, current task
+state, branch names or one-off chat. Never include secrets (a memory with a credential is
+refused). kind 'rule' (an iron rule) is saved as a 'rule-proposal' that a person must accept.
+A memory already said by an existing one is refused naming it: supersede it instead
+(supersedes=<its id>) or set force=true only when it really is different."""
+
+FORGET = """\
+Delete one memory by id (as memory_recall or memory_inspect shows it). Links other memories
+had to it are cleared. Iron rules can only be removed by a person."""
+
+INSPECT = """\
+List every memory (id, kind, scope, summary) and run the consistency self-check (stale compiled
+files, broken supersedes links, malformed frontmatter). Use it to find ids, to see rule-proposals
+waiting for a person, and when recall results look wrong."""
+
+CONTEXT = """\
+The memory block for a prompt: iron rules, the outline of what memory exists (with routing
+triggers), and the bodies of the best matches for the query. Use it at the start of a task when
+the harness has not injected it already."""
+
+
+class Tools:
+    """The tool bodies, one lock around them: each call runs to completion alone."""
+
+    def __init__(self, app: App) -> None:
+        self.app = app
+        self.lock = threading.Lock()
+
+    def call(self, work: Callable[[], str]) -> CallToolResult:
+        """Run one tool body; a refusal reaches the model as an error with the CLI's text."""
+        with self.lock:
+            try:
+                self.app.reload_config()
+                text, failed = work(), False
+            except MemorydError as exc:
+                text, failed = str(exc), True
+        return CallToolResult(content=[TextContent(type="text", text=text)], is_error=failed)
+
+    def recall(self, query: str, limit: int, kind: str | None, scope: Scope | None) -> str:
+        roots = locate.active_roots(self.app.config, self.app.cwd)
+        hits = upkeep.search(self.app, roots, query, limit=limit, kind=kind, scope=scope)
+        return format_hits(query, hits)
+
+    def remember(self, request: remember.Request) -> str:
+        outcome = remember.remember(self.app, request)
+        lines = [f"Saved {outcome.id} ({outcome.scope} memory, kind {outcome.kind})."]
+        if outcome.supersedes:
+            lines.append(f"It supersedes {outcome.supersedes}, which leaves recall.")
+        if outcome.downgraded:
+            lines.append(
+                "Iron rules are written only by people: it was saved as a rule-proposal; "
+                f"ask the user to run 'memoryd accept {outcome.id}' if it should be a rule."
+            )
+        return "\n".join(lines)
+
+    def forget(self, memory_id: str, scope: Scope | None) -> str:
+        gone = forget.forget(self.app, memory_id, scope=scope, agent=True)
+        cleared = f" Cleared links in {', '.join(gone.unlinked)}." if gone.unlinked else ""
+        return f"Forgot {gone.id} ({gone.path}).{cleared}"
+
+    def inspect(self) -> str:
+        return upkeep.inspect_text(self.app)
+
+    def context(self, query: str) -> str:
+        return context.gather(self.app, query).text
+
+
+def format_hits(query: str, hits: list[upkeep.Hit]) -> str:
+    if not hits:
+        return (
+            f"No memory matched {query!r}. Zero results do not prove nothing was recorded: "
+            "retry with fewer, rarer words (one or two), a synonym, or the other language."
+        )
+    parts = []
+    for hit in hits:
+        matched = ", ".join(f"{term}×{count}" for term, count in sorted(hit.terms.items()))
+        head = f"## {hit.id} ({hit.scope} {hit.kind or 'memory'}, score {hit.score:.2f}"
+        parts.append(
+            f"{head}, matched: {matched or '-'})\n{hit.summary or '(no summary)'}\n\n"
+            f"{hit.body.strip()}"
+        )
+    return "\n\n".join(parts)
+
+
+def build_server(app: App) -> Any:
+    """The MCP server with the five memory tools (no transport attached)."""
+    tools = Tools(app)
+    server = MCPServer(NAME, instructions=INSTRUCTIONS)
+
+    @server.tool(name="memory_recall", description=RECALL, structured_output=False)
+    def memory_recall(
+        query: Annotated[str, Field(description="one to three rare words", min_length=1)],
+        limit: Annotated[int, Field(description="at most this many results", ge=1, le=50)] = 5,
+        kind: Annotated[
+            str | None, Field(description="only this kind: rule, preference, decision, ...")
+        ] = None,
+        scope: Annotated[
+            Scope | None, Field(description="only the global or only the project root")
+        ] = None,
+    ) -> CallToolResult:
+        return tools.call(lambda: tools.recall(query, limit, kind, scope))
+
+    @server.tool(name="memory_remember", description=REMEMBER, structured_output=False)
+    def memory_remember(  # noqa: PLR0917 - one parameter per schema property
+        kind: Annotated[
+            str, Field(description="preference, decision, pitfall, fact, or rule (proposed)")
+        ],
+        summary: Annotated[str, Field(description="one line: what to remember", min_length=1)],
+        body: Annotated[str, Field(description="details: context, reason, root cause")] = "",
+        load_when: Annotated[
+            list[str], Field(description="trigger words: when should this be loaded")
+        ] = [],  # noqa: B006 - pydantic copies defaults
+        highlight: Annotated[str | None, Field(description="the one striking detail")] = None,
+        pinned: Annotated[bool, Field(description="never decays in ranking")] = False,
+        supersedes: Annotated[
+            str | None, Field(description="id of the memory this one replaces")
+        ] = None,
+        scope: Annotated[
+            Scope | None,
+            Field(description="global (all projects) or project; default: project when open"),
+        ] = None,
+        force: Annotated[bool, Field(description="write even when a duplicate exists")] = False,
+        id: Annotated[
+            str | None, Field(description="an explicit id (category/name); default: from summary")
+        ] = None,
+    ) -> CallToolResult:
+        request = remember.Request(
+            kind=kind, summary=summary, body=body, load_when=tuple(load_when),
+            highlight=highlight, pinned=pinned, supersedes=supersedes, scope=scope,
+            force=force, agent=True, id=id,
+        )  # fmt: skip
+        return tools.call(lambda: tools.remember(request))
+
+    @server.tool(name="memory_forget", description=FORGET, structured_output=False)
+    def memory_forget(
+        id: Annotated[str, Field(description="the memory id, e.g. pitfalls/sqlite-cjk")],
+        scope: Annotated[Scope | None, Field(description="when the id is in both roots")] = None,
+    ) -> CallToolResult:
+        return tools.call(lambda: tools.forget(id, scope))
+
+    @server.tool(name="memory_inspect", description=INSPECT, structured_output=False)
+    def memory_inspect() -> CallToolResult:
+        return tools.call(tools.inspect)
+
+    @server.tool(name="memory_context", description=CONTEXT, structured_output=False)
+    def memory_context(
+        query: Annotated[str, Field(description="the task or prompt to match memories to")] = "",
+    ) -> CallToolResult:
+        return tools.call(lambda: tools.context(query))
+
+    return server
+
+
+def serve(app: App) -> None:
+    """Run the server on stdin/stdout until the client closes it."""
+    build_server(app).run("stdio")

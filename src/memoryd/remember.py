@@ -1,0 +1,284 @@
+"""Writing a new memory: what `memoryd remember` and `memory_remember` do.
+
+Every refusal happens before the first write, so a refused memory leaves no
+trace: a secret, a duplicate of one existing memory, an id that exists, an
+unknown or already replaced ``supersedes``. Iron rules are written only by
+people: an agent's ``rule`` becomes a ``rule-proposal`` that a person accepts.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memoryd import locate, safepath, upkeep
+from memoryd.app import App
+from memoryd.config import RootConfig
+from memoryd.errors import Refused, UsageError
+from memoryd.fsutil import atomic_write
+from memoryd.memory import Memory, new_memory, render
+
+CATEGORY = {
+    "rule": "rules",
+    "rule-proposal": "rules",
+    "preference": "preferences",
+    "decision": "decisions",
+    "pitfall": "pitfalls",
+    "fact": "facts",
+}
+RULE, PROPOSAL = "rule", "rule-proposal"
+SLUG_MAX = 60
+_KIND_RE = re.compile(r"[a-z][a-z0-9-]{0,39}")
+
+
+@dataclass(frozen=True)
+class Request:
+    kind: str
+    summary: str
+    body: str = ""
+    id: str | None = None
+    load_when: tuple[str, ...] = ()
+    highlight: str | None = None
+    pinned: bool = False
+    supersedes: str | None = None
+    scope: str | None = None
+    force: bool = False
+    agent: bool = False
+
+
+@dataclass(frozen=True)
+class Outcome:
+    id: str
+    path: Path
+    root: Path
+    scope: str
+    kind: str
+    downgraded: bool
+    supersedes: str | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id, "path": str(self.path), "root": str(self.root), "scope": self.scope,
+            "kind": self.kind, "downgraded": self.downgraded, "supersedes": self.supersedes,
+        }  # fmt: skip
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def category_for(kind: str) -> str:
+    """rule→rules ... fact→facts; any other kind gets a folder of its own name."""
+    return CATEGORY.get(kind, kind)
+
+
+def agent_kind(kind: str, agent: bool) -> tuple[str, bool]:
+    """The kind actually written, and whether an agent's iron rule was downgraded."""
+    if agent and kind == RULE:
+        return PROPOSAL, True
+    return kind, False
+
+
+def slugify(summary: str) -> str:
+    """An ASCII file name from a summary; Chinese-only text falls back to a stable hash."""
+    ascii_text = unicodedata.normalize("NFKD", summary).encode("ascii", "ignore").decode()
+    words = re.findall(r"[a-z0-9]+", ascii_text.lower())
+    slug = ""
+    for word in words:
+        candidate = f"{slug}-{word}" if slug else word
+        if len(candidate) > SLUG_MAX:
+            break
+        slug = candidate
+    if slug:
+        return slug
+    import hashlib
+
+    return "m-" + hashlib.sha1(summary.encode("utf-8")).hexdigest()[:10]
+
+
+def unique_id(root: Path, category: str, slug: str) -> str:
+    """``category/slug``, with ``-2``, ``-3``... when that file exists."""
+    number = 1
+    while True:
+        name = slug if number == 1 else f"{slug}-{number}"
+        memory_id = f"{category}/{name}"
+        if not (root / f"{memory_id}.md").exists():
+            return memory_id
+        number += 1
+
+
+def check_request(request: Request) -> None:
+    if not _KIND_RE.fullmatch(request.kind):
+        raise UsageError(
+            f"kind {request.kind!r} is not a lowercase word",
+            hint="use rule, preference, decision, pitfall or fact (or another lowercase word)",
+        )
+    summary = request.summary.strip()
+    if not summary or "\n" in summary:
+        raise UsageError(
+            "the summary must be one non-empty line",
+            hint="put the details in the body; the summary is what lists and routing show",
+        )
+
+
+def build_memory(request: Request, memory_id: str, kind: str, stamp: int) -> Memory:
+    meta: dict[str, Any] = {"id": memory_id, "kind": kind, "summary": request.summary.strip()}
+    if request.highlight:
+        meta["highlight"] = request.highlight.strip()
+    meta["created"] = stamp
+    meta["updated"] = stamp
+    if request.load_when:
+        meta["load_when"] = [w.strip() for w in request.load_when if w.strip()]
+    if request.pinned:
+        meta["pinned"] = True
+    if request.supersedes:
+        meta["supersedes"] = request.supersedes
+    return new_memory(meta, request.body.strip("\n"))
+
+
+def remember(app: App, request: Request, stamp: int | None = None) -> Outcome:
+    """Write one memory; refusals raise :class:`Refused` before anything is written."""
+    check_request(request)
+    roots = locate.active_roots(app.config, app.cwd)
+    root = locate.target_root(roots, request.scope)
+    kind, downgraded = agent_kind(request.kind, request.agent)
+    memory_id = _new_id(root, request, kind)
+    path = safepath.inside(root.path, memory_id, ".md")
+    _refuse_existing(root, memory_id, path)
+    old = _old_memory(root, request) if request.supersedes else None
+    data = render(build_memory(request, memory_id, kind, stamp or now_ms()))
+    _refuse_secrets(root, path, data)
+    if not request.force:
+        _refuse_duplicate(app, roots, content_text(request), old)
+    atomic_write(path, data)
+    changed = [path]
+    if old is not None:
+        linked = old.memory.with_fields(superseded_by=memory_id)
+        atomic_write(old.path, render(linked))
+        changed.append(old.path)
+    upkeep.refresh(app, root, changed)
+    return Outcome(memory_id, path, root.path, root.scope, kind, downgraded, request.supersedes)
+
+
+def _new_id(root: RootConfig, request: Request, kind: str) -> str:
+    if request.id:
+        raw = locate.normal_id(request.id)
+        return raw if "/" in raw else f"{category_for(kind)}/{raw}"
+    return unique_id(root.path, category_for(kind), slugify(request.summary))
+
+
+def content_text(request: Request) -> str:
+    """What a memory says (not its bookkeeping): the text the duplicate check compares."""
+    parts = [request.summary, request.highlight or "", *request.load_when, request.body]
+    return "\n".join(part for part in parts if part)
+
+
+def _refuse_existing(root: RootConfig, memory_id: str, path: Path) -> None:
+    if path.exists() or path.is_symlink():
+        raise Refused(
+            f"refusing to remember: a memory with id {memory_id!r} already exists ({path})",
+            hint=f"pass --supersedes {memory_id} to replace it, or edit {path}",
+        )
+
+
+def _old_memory(root: RootConfig, request: Request) -> locate.Found:
+    old_id = locate.normal_id(request.supersedes or "")
+    found = locate.find_in(root, old_id)
+    if found is None:
+        raise Refused(
+            f"refusing to remember: --supersedes {old_id!r} names no memory in {root.path}",
+            hint="memoryd inspect lists the ids; the replaced memory must be in the same root "
+            "(choose it with --scope)",
+        )
+    if found.memory.superseded_by:
+        newer = found.memory.superseded_by
+        raise Refused(
+            f"refusing to remember: {old_id!r} is already superseded by {newer!r}",
+            hint=f"supersede {newer} instead",
+        )
+    if request.agent and found.memory.kind == RULE:
+        raise Refused(
+            f"refusing to remember: {old_id!r} is an iron rule, and only a person changes those",
+            hint="save a rule-proposal without supersedes; a person can accept it "
+            "(memoryd accept ID) and retire the old rule",
+        )
+    return found
+
+
+def _refuse_secrets(root: RootConfig, path: Path, data: bytes) -> None:
+    findings = upkeep.secrets(data.decode("utf-8"), root.path)
+    if not findings:
+        return
+    where = path.relative_to(root.path).as_posix()
+    lines = [f"  {where}:{f.line}: {f.rule} {f.preview}" for f in findings]
+    raise Refused(
+        "refusing to remember: the memory contains what looks like a secret\n" + "\n".join(lines),
+        hint="remove the secret (say where it lives instead, e.g. 'the token is in the "
+        "password manager') and run again; memories are synced through git",
+    )
+
+
+def _refuse_duplicate(
+    app: App, roots: list[RootConfig], text: str, old: locate.Found | None
+) -> None:
+    best = duplicate_of(app, roots, text, skip=old.path if old else None)
+    if best is None:
+        return
+    hit, share = best
+    raise Refused(
+        f"refusing to remember: {hit.id!r} ({hit.scope}) already covers {share:.0%} of this "
+        "memory's terms",
+        hint=f"read it with 'memoryd recall', replace it with --supersedes {hit.id}, "
+        "or pass --force to write anyway",
+    )
+
+
+def duplicate_of(
+    app: App, roots: list[RootConfig], text: str, skip: Path | None = None
+) -> tuple[upkeep.Hit, float] | None:
+    """The existing memory covering the largest share (≥ the threshold) of ``text``'s terms."""
+    wanted = upkeep.terms(text)
+    if not wanted:
+        return None
+    threshold = app.config.search.duplicate_coverage
+    candidates = upkeep.search(app, roots, text, limit=20, count_hits=False)
+    best: tuple[upkeep.Hit, float] | None = None
+    for hit in candidates:
+        if skip is not None and hit.path == skip:
+            continue
+        share = coverage(wanted, upkeep.terms(_hit_text(hit)))
+        if share >= threshold and (best is None or share > best[1]):
+            best = (hit, share)
+    return best
+
+
+def coverage(wanted: set[str], existing: set[str]) -> float:
+    """The share of ``wanted`` terms that ``existing`` contains."""
+    return len(wanted & existing) / len(wanted) if wanted else 0.0
+
+
+def _hit_text(hit: upkeep.Hit) -> str:
+    return "\n".join(part for part in (hit.summary or "", hit.body) if part)
+
+
+def accept(app: App, raw_id: str, scope: str | None = None, stamp: int | None = None) -> Outcome:
+    """A person turns a rule-proposal into an iron rule (the file stays where it is)."""
+    roots = locate.active_roots(app.config, app.cwd)
+    found = locate.find(roots, raw_id, scope)
+    if found.memory.kind != PROPOSAL:
+        raise Refused(
+            f"refusing to accept {found.id!r}: it is a {found.memory.kind or 'memory without kind'}"
+            ", not a rule-proposal",
+            hint="memoryd inspect lists the proposals waiting to be accepted",
+        )
+    accepted = found.memory.with_fields(kind=RULE, updated=stamp or now_ms())
+    atomic_write(found.path, render(accepted))
+    upkeep.refresh(app, found.root, [found.path])
+    return Outcome(
+        found.id, found.path, found.root.path, found.root.scope, RULE, False,
+        None,
+    )  # fmt: skip

@@ -1,0 +1,148 @@
+"""The one seam between the agent tools and the subsystems they lean on.
+
+Remember, forget, accept and context call the search index, the compiler and
+the secret scanner only through these functions, so each dependency has one
+place where its interface is used.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from memoryd.app import App
+from memoryd.compiler import is_generated
+from memoryd.config import RootConfig
+from memoryd.roots import ROOT_FILE, relative_id
+
+log = logging.getLogger(__name__)
+GENERATED_SLACK = 8  # extra hits fetched to make up for compiled files left out
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One recall result, as the tools use it."""
+
+    id: str
+    path: Path
+    root: Path
+    scope: str
+    kind: str | None
+    summary: str | None
+    score: float
+    terms: dict[str, int]
+    snippet: str
+    body: str
+
+
+@dataclass(frozen=True)
+class SecretFinding:
+    line: int
+    rule: str
+    preview: str
+
+
+def refresh(app: App, root: RootConfig, changed: Iterable[Path]) -> None:
+    """Bring the compiled files and the index up to date with ``changed`` files of ``root``."""
+    from memoryd.compile_io import compile_root
+    from memoryd.index import open_index, reconcile
+
+    paths = sorted(set(changed))
+    report = compile_root(root, app.config, changed=paths)
+    with open_index(app.paths) as db:
+        reconcile(db, app.config, roots=[root], only=[*paths, *report.written, *report.removed])
+
+
+def search(
+    app: App,
+    roots: Sequence[RootConfig],
+    query: str,
+    *,
+    limit: int,
+    kind: str | None = None,
+    scope: str | None = None,
+    count_hits: bool = True,
+) -> list[Hit]:
+    """Recall over ``roots`` (reconciled first unless a daemon keeps the index fresh).
+
+    Compiled files (ROOT.md, index.md) are indexed too, but they only repeat what the
+    memories say: they are left out here, so they never crowd out a memory.
+    """
+    from memoryd.index import ensure_fresh, recall
+
+    db = ensure_fresh(app, roots=roots)
+    try:
+        found = recall(
+            db, app.config, query, roots, limit=limit + GENERATED_SLACK, kind=kind, scope=scope,
+            bump=count_hits,
+        )  # fmt: skip
+    finally:
+        db.close()
+    hits = [
+        Hit(h.id, h.path, h.root, h.scope, h.kind, h.summary, h.score, h.terms, h.snippet, h.body)
+        for h in found
+        if not is_generated(relative_id(h.root, h.path))
+    ]
+    return hits[:limit]
+
+
+def terms(text: str) -> set[str]:
+    """The search terms of ``text``, tokenized exactly as the index does."""
+    from memoryd.index.tokenizer import tokenize
+
+    return set(tokenize(text))
+
+
+def secrets(text: str, root: Path) -> list[SecretFinding]:
+    """What the secret scanner finds in ``text`` (allow pragmas and ``root``'s allowlist honoured;
+    previews are already redacted)."""
+    from memoryd.sync.secrets import load_allowlist, scan
+
+    return [
+        SecretFinding(line=f.line, rule=f.rule, preview=f.preview)
+        for f in scan(text, allow=load_allowlist(root))
+    ]
+
+
+def daemon_running(app: App) -> bool:
+    from memoryd.daemon.lock import running_pid
+
+    return running_pid(app.paths.lock_file) is not None
+
+
+def ensure_compiled(app: App, roots: Sequence[RootConfig]) -> None:
+    """Without a daemon, compile the roots now (a no-op when nothing changed)."""
+    if daemon_running(app):
+        return
+    from memoryd.compile_io import compile_root
+
+    for root in roots:
+        if root.path.is_dir():
+            compile_root(root, app.config)
+
+
+def root_blocks(root: RootConfig) -> dict[str, list[str]]:
+    """The compiled blocks of ``root``'s ROOT.md: name → the lines between its markers."""
+    from memoryd import markers
+
+    try:
+        lines = (root.path / ROOT_FILE).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        log.debug("no ROOT.md blocks for %s: %s", root.path, exc)
+        return {}
+    try:
+        spans = markers.find_blocks(lines)
+    except markers.DamagedMarkers as exc:
+        log.warning("%s: damaged markers, outline left out: %s", root.path / ROOT_FILE, exc)
+        return {}
+    return {name: lines[s.start + 1 : s.end] for name, s in spans.items()}
+
+
+def inspect_text(app: App) -> str:
+    """What ``memoryd inspect`` prints, for the MCP tool."""
+    from memoryd.index.state import read_hits
+    from memoryd.inspection import inspect, render_text
+
+    return render_text(inspect(app, hits=read_hits))

@@ -1,0 +1,107 @@
+from __future__ import annotations
+
+import json
+
+from memoryd.app import App
+from memoryd.remember import Request, remember
+from tests.helpers import run_cli
+from tests.tools.conftest import Setup
+
+FTS_BODY = "\n".join(
+    [
+        "实测 unicode61 把「部署脚本用」当成一个词条。",
+        "trigram 要求查询至少三个字符，两字词全部漏掉。",
+        "所以在代码里切 CJK 二元组，拉丁字母保持整词。",
+    ]
+)
+
+
+def fill(setup: Setup) -> None:
+    """Chinese and English memories in both roots (written in-process: context is under test)."""
+    app = App(cwd=setup.repo)
+    for request in [
+        Request(kind="rule", summary="Never commit secrets", scope="global"),
+        Request(kind="rule", summary="部署只用 pnpm"),
+        Request(kind="pitfall", summary="FTS5 分词漏掉两字中文词", id="pitfalls/fts5",
+                load_when=("分词", "FTS5"), body=FTS_BODY),
+        Request(kind="fact", summary="The bastion host deploys staging", load_when=("deploy",),
+                body="Use ssh -J bastion.\nOnly on weekdays."),
+        Request(kind="preference", summary="Prefer tabs in Go files", scope="global"),
+    ]:  # fmt: skip
+        remember(app, request)
+
+
+def test_context_layers_rules_outline_and_hits(setup: Setup) -> None:
+    fill(setup)
+    done = run_cli("context", "分词", "FTS5", cwd=setup.repo)
+    assert done.returncode == 0, done.stderr
+    text = done.stdout
+    assert text.startswith(
+        "<memory>\n## Iron rules (always follow; global first, then this project)\n"
+    )
+    assert text.index(
+        "- Never commit secrets (`rules/never-commit-secrets`) [global]"
+    ) < text.index("- 部署只用 pnpm (`rules/")
+    outline = text.split("## Memory outline", 1)[1].split("## Relevant memories", 1)[0]
+    assert f"### global memory ({setup.global_root})" in outline
+    assert f"### project memory ({setup.project})" in outline
+    assert "- pitfalls/ (1): Non-obvious traps and their root causes\n" in outline
+    assert "- 分词 → `pitfalls/fts5`\n" in outline
+    assert "- deploy → `facts/the-bastion-host-deploys-staging`\n" in outline
+    relevant = text.split("## Relevant memories", 1)[1]
+    assert relevant.startswith(
+        " (best recall hits for this prompt)\n### pitfalls/fts5 (project pitfall): FTS5 分词漏掉两字中文词\n"
+    )
+    assert FTS_BODY in relevant
+    assert "bastion" not in relevant
+    assert text.endswith("</memory>\n")
+    assert run_cli("context", "分词", "FTS5", cwd=setup.repo).stdout == text  # deterministic
+
+
+def test_context_budget_cuts_bodies_at_a_line_with_a_marker(setup: Setup) -> None:
+    fill(setup)
+    first_line = FTS_BODY.split("\n")[0]
+    done = run_cli(
+        "context", "分词", "--max-chars", str(len(first_line) + 5), "--json", cwd=setup.repo
+    )
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["cut"] is True
+    assert data["entries"] == [
+        {"id": "pitfalls/fts5", "scope": "project", "kind": "pitfall",
+         "summary": "FTS5 分词漏掉两字中文词", "cut": True},
+    ]  # fmt: skip
+    assert (
+        f"{first_line}\n[… cut: memory_recall or memoryd recall pitfalls/fts5 has the rest]\n"
+        in data["text"]
+    )
+    assert "trigram" not in data["text"].split("## Relevant memories")[1]
+    few = run_cli("context", "deploy bastion 分词", "--max-entries", "1", "--json", cwd=setup.repo)
+    assert len(json.loads(few.stdout)["entries"]) == 1
+
+
+def test_context_without_query_has_rules_and_outline_only(setup: Setup) -> None:
+    fill(setup)
+    done = run_cli("context", cwd=setup.repo)
+    assert done.returncode == 0, done.stderr
+    assert "## Iron rules" in done.stdout and "## Memory outline" in done.stdout
+    assert "## Relevant memories" not in done.stdout
+    bad = run_cli("context", "x", "--max-chars", "-1", cwd=setup.repo)
+    assert bad.returncode == 2
+    assert (
+        bad.stderr
+        == "memoryd: error: --max-chars must not be negative, got -1\n  hint: --max-chars 0 or more\n"
+    )
+
+
+def test_context_reads_a_claude_code_hook_event(setup: Setup, tmp_path: object) -> None:
+    fill(setup)
+    event = json.dumps({"session_id": "s", "hook_event_name": "UserPromptSubmit",
+                        "cwd": str(setup.repo), "prompt": "why does FTS5 miss 分词?"})  # fmt: skip
+    done = run_cli("context", "--hook", input=event)  # run from elsewhere: cwd comes from the event
+    assert done.returncode == 0, done.stderr
+    assert "### pitfalls/fts5 (project pitfall)" in done.stdout
+    assert "- 部署只用 pnpm" in done.stdout
+    bad = run_cli("context", "--hook", input="not json")
+    assert bad.returncode == 2
+    assert bad.stderr.startswith("memoryd: error: --hook expects the hook's JSON event on stdin: ")

@@ -1,0 +1,100 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memoryd.memory import parse
+from tests.helpers import run_cli
+from tests.tools.conftest import Setup
+
+
+def remember(setup: Setup, *args: str) -> None:
+    done = run_cli("remember", *args, cwd=setup.repo)
+    assert done.returncode == 0, done.stderr
+
+
+def test_forget_removes_the_file_clears_links_and_recompiles(setup: Setup) -> None:
+    remember(setup, "--kind", "decision", "--summary", "Use Postgres 15", "--id", "decisions/db")
+    remember(
+        setup, "--kind", "decision", "--summary", "Use Postgres 16", "--supersedes", "decisions/db"
+    )
+    new = setup.project / "decisions" / "use-postgres-16.md"
+    old = setup.project / "decisions" / "db.md"
+    done = run_cli("forget", "decisions/use-postgres-16", cwd=setup.repo)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (
+        f"forgot decisions/use-postgres-16: removed {new}\n  cleared the link in decisions/db\n"
+    )
+    assert not new.exists()
+    assert "superseded_by" not in parse(old.read_bytes()).meta
+    index = (setup.project / "decisions" / "index.md").read_text()
+    assert "use-postgres-16" not in index and "decisions/db" in index
+    gone = run_cli("forget", "decisions/use-postgres-16", cwd=setup.repo)
+    assert gone.returncode == 1
+    assert gone.stderr == (
+        f"memoryd: error: no memory with id 'decisions/use-postgres-16' in {setup.project}, "
+        f"{setup.global_root}\n  hint: memoryd inspect lists every memory with its id\n"
+    )
+
+
+def test_forget_of_the_last_memory_of_a_folder_drops_its_index(setup: Setup) -> None:
+    remember(setup, "--kind", "fact", "--summary", "Builds take 9 minutes", "--id", "facts/build")
+    assert (setup.project / "facts" / "index.md").exists()
+    assert run_cli("forget", "facts/build.md", "--json", cwd=setup.repo).returncode == 0
+    assert not (setup.project / "facts" / "index.md").exists()
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("../victim", "refusing '../victim': '..' leads outside the memory root"),
+        ("facts/../../victim", "refusing 'facts/../../victim': '..' leads outside the memory root"),
+        (".git/config", "refusing '.git/config': memoryd never touches files inside .git"),
+    ],
+)
+def test_traversal_is_refused_and_the_target_is_untouched(
+    setup: Setup, target: str, message: str
+) -> None:
+    victim = setup.repo / "victim.md"
+    victim.write_text("do not delete\n")
+    (setup.project / ".git").mkdir()
+    (setup.project / ".git" / "config.md").write_text("[core]\n")
+    done = run_cli("forget", target, cwd=setup.repo)
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"memoryd: error: {message}\n")
+    assert victim.read_text() == "do not delete\n"
+    assert (setup.project / ".git" / "config.md").read_text() == "[core]\n"
+
+
+def test_an_absolute_path_and_a_symlink_out_are_refused(setup: Setup, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    victim = outside / "victim.md"
+    victim.write_text("keep\n")
+    (setup.project / "facts" / "link.md").symlink_to(victim)
+    (setup.project / "elsewhere").symlink_to(outside)
+    absolute = run_cli("forget", str(outside / "victim"), cwd=setup.repo)
+    assert absolute.returncode == 1
+    assert absolute.stderr.startswith(
+        f"memoryd: error: refusing '{outside / 'victim'}': an absolute path is outside the memory root\n"
+    )
+    for target in ("facts/link", "elsewhere/victim"):
+        done = run_cli("forget", target, "--scope", "project", cwd=setup.repo)
+        assert done.returncode == 1
+        assert done.stderr.startswith(
+            f"memoryd: error: refusing '{target}': it resolves to {victim.resolve()}, outside the "
+            f"memory root {setup.project}\n"
+        )
+    assert victim.read_text() == "keep\n"
+    assert (setup.project / "facts" / "link.md").is_symlink()
+
+
+def test_compiled_files_are_not_memories(setup: Setup) -> None:
+    before = (setup.project / "ROOT.md").read_bytes()
+    done = run_cli("forget", "ROOT", "--scope", "project", cwd=setup.repo)
+    assert done.returncode == 1
+    assert done.stderr.startswith(
+        "memoryd: error: 'ROOT' is a file memoryd compiles, not a memory\n"
+    )
+    assert (setup.project / "ROOT.md").read_bytes() == before

@@ -1,0 +1,221 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from memoryd.app import App
+from memoryd.locate import active_roots
+from memoryd.memory import parse
+from memoryd.upkeep import search
+from tests.helpers import run_cli
+from tests.tools.conftest import Setup
+
+PNPM = "部署脚本用 pnpm 而不是 npm,因为 lockfile 不兼容"
+SECRET = "sk_live_Zq8Lm2Nx7Rt4Vb9Kc3Hj6Wd1"
+
+
+def meta(path: Path) -> dict[str, object]:
+    return parse(path.read_bytes()).meta
+
+
+def recall_ids(setup: Setup, query: str) -> list[str]:
+    app = App(cwd=setup.repo)
+    roots = active_roots(app.config, app.cwd)
+    return [h.id for h in search(app, roots, query, limit=10, count_hits=False)]
+
+
+def remember(setup: Setup, *args: str) -> dict[str, object]:
+    done = run_cli("remember", "--json", *args, cwd=setup.repo)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+def refused(setup: Setup, *args: str) -> str:
+    before = setup.snapshot()
+    done = run_cli("remember", *args, cwd=setup.repo)
+    assert done.returncode == 1, done.stdout
+    assert setup.snapshot() == before, "a refused memory changed files"
+    assert "Traceback" not in done.stderr
+    return done.stderr
+
+
+def test_remember_writes_the_file_index_and_compiled_files(setup: Setup) -> None:
+    out = remember(
+        setup, "--kind", "pitfall", "--summary", PNPM, "--load-when", "部署",
+        "--load-when", "pnpm", "--highlight", "lockfile", "--pinned", "pnpm install --frozen-lockfile",
+    )  # fmt: skip
+    assert out["id"] == "pitfalls/pnpm-npm-lockfile"
+    assert out["scope"] == "project" and out["downgraded"] is False
+    path = setup.project / "pitfalls" / "pnpm-npm-lockfile.md"
+    assert out["path"] == str(path)
+    fields = meta(path)
+    assert fields["kind"] == "pitfall" and fields["summary"] == PNPM
+    assert fields["load_when"] == ["部署", "pnpm"] and fields["pinned"] is True
+    assert fields["created"] == fields["updated"]
+    assert isinstance(fields["created"], int) and fields["created"] > 1_700_000_000_000
+    assert parse(path.read_bytes()).body == "pnpm install --frozen-lockfile\n"
+    assert "pitfalls/pnpm-npm-lockfile" in (setup.project / "pitfalls" / "index.md").read_text()
+    assert "`pitfalls/pnpm-npm-lockfile`" in (setup.project / "ROOT.md").read_text()
+    assert recall_ids(setup, "部署") == ["pitfalls/pnpm-npm-lockfile"]
+
+
+def test_scope_body_from_stdin_and_slug_uniqueness(setup: Setup) -> None:
+    first = remember(
+        setup, "--kind", "preference", "--summary", "Answer in English", "--scope", "global"
+    )
+    assert first["path"] == str(setup.global_root / "preferences" / "answer-in-english.md")
+    done = run_cli(
+        "remember", "--kind", "preference", "--summary", "Answer in English!", "--scope", "global",
+        "--force", "-", cwd=setup.repo, input="even when asked in 中文\n",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    second = setup.global_root / "preferences" / "answer-in-english-2.md"
+    assert done.stdout == f"remembered preferences/answer-in-english-2 (global): {second}\n"
+    assert parse(second.read_bytes()).body == "even when asked in 中文\n"
+    chinese = remember(
+        setup, "--kind", "fact", "--summary", "跳板机只在工作日开放", "--id", "jump-host"
+    )
+    assert chinese["id"] == "facts/jump-host"
+
+
+def test_a_secret_is_refused_with_file_line_rule_and_preview(setup: Setup) -> None:
+    err = refused(setup, "--kind", "fact", "--summary", "Stripe live key", f"the key is {SECRET}")
+    lines = err.splitlines()
+    assert (
+        lines[0]
+        == "memoryd: error: refusing to remember: the memory contains what looks like a secret"
+    )
+    assert lines[1].startswith("  facts/stripe-live-key.md:8: ")
+    assert SECRET not in err
+    assert lines[2] == (
+        "  hint: remove the secret (say where it lives instead, e.g. 'the token is in the "
+        "password manager') and run again; memories are synced through git"
+    )
+
+
+def test_a_duplicate_is_refused_naming_the_existing_id_and_force_writes(setup: Setup) -> None:
+    remember(setup, "--kind", "pitfall", "--summary", PNPM, "lockfile 格式在 pnpm 8 和 9 之间变了")
+    err = refused(
+        setup, "--kind", "decision", "--summary", PNPM, "lockfile 格式在 pnpm 8 和 9 之间变了"
+    )
+    assert err == (
+        "memoryd: error: refusing to remember: 'pitfalls/pnpm-npm-lockfile' (project) already "
+        "covers 100% of this memory's terms\n"
+        "  hint: read it with 'memoryd recall', replace it with --supersedes "
+        "pitfalls/pnpm-npm-lockfile, or pass --force to write anyway\n"
+    )
+    forced = remember(setup, "--force", "--kind", "decision", "--summary", PNPM)
+    assert forced["id"] == "decisions/pnpm-npm-lockfile"
+    different = remember(
+        setup, "--kind", "fact", "--summary", "Staging deploys run from the bastion host"
+    )
+    assert different["id"] == "facts/staging-deploys-run-from-the-bastion-host"
+
+
+def test_an_existing_id_and_an_unknown_supersedes_are_refused(setup: Setup) -> None:
+    remember(setup, "--kind", "fact", "--summary", "CI runs on arm64", "--id", "facts/ci")
+    path = setup.project / "facts" / "ci.md"
+    assert refused(setup, "--kind", "fact", "--summary", "CI moved", "--id", "facts/ci") == (
+        f"memoryd: error: refusing to remember: a memory with id 'facts/ci' already exists ({path})\n"
+        f"  hint: pass --supersedes facts/ci to replace it, or edit {path}\n"
+    )
+    assert refused(
+        setup, "--kind", "fact", "--summary", "CI moved", "--supersedes", "facts/nope"
+    ) == (
+        f"memoryd: error: refusing to remember: --supersedes 'facts/nope' names no memory in "
+        f"{setup.project}\n"
+        "  hint: memoryd inspect lists the ids; the replaced memory must be in the same root "
+        "(choose it with --scope)\n"
+    )
+    assert refused(setup, "--kind", "fact", "--summary", "x", "--id", "../escape").startswith(
+        "memoryd: error: refusing '../escape': '..' leads outside the memory root"
+    )
+
+
+def test_supersedes_links_both_files_and_leaves_recall(setup: Setup) -> None:
+    remember(
+        setup,
+        "--kind",
+        "decision",
+        "--summary",
+        "Deploy with Capistrano",
+        "--id",
+        "decisions/deploy",
+    )
+    new = remember(
+        setup, "--kind", "decision", "--summary", "Deploy with Kamal instead",
+        "--supersedes", "decisions/deploy", "Capistrano was dropped in 2026.",
+    )  # fmt: skip
+    old_path = setup.project / "decisions" / "deploy.md"
+    new_path = setup.project / "decisions" / "deploy-with-kamal-instead.md"
+    assert new["supersedes"] == "decisions/deploy"
+    assert meta(new_path)["supersedes"] == "decisions/deploy"
+    assert meta(old_path)["superseded_by"] == "decisions/deploy-with-kamal-instead"
+    assert old_path.exists()
+    assert recall_ids(setup, "deploy") == ["decisions/deploy-with-kamal-instead"]
+    assert recall_ids(setup, "Capistrano") == ["decisions/deploy-with-kamal-instead"]
+    again = refused(
+        setup,
+        "--kind",
+        "decision",
+        "--summary",
+        "Deploy by hand",
+        "--supersedes",
+        "decisions/deploy",
+    )
+    assert again == (
+        "memoryd: error: refusing to remember: 'decisions/deploy' is already superseded by "
+        "'decisions/deploy-with-kamal-instead'\n"
+        "  hint: supersede decisions/deploy-with-kamal-instead instead\n"
+    )
+
+
+def test_an_agents_rule_becomes_a_proposal_a_person_accepts(setup: Setup) -> None:
+    done = run_cli(
+        "remember", "--agent", "--kind", "rule", "--summary", "Never push to main", cwd=setup.repo
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == (
+        "note: iron rules are written only by people; saved as a rule-proposal "
+        "(a person accepts it with 'memoryd accept rules/never-push-to-main')\n"
+    )
+    path = setup.project / "rules" / "never-push-to-main.md"
+    assert meta(path)["kind"] == "rule-proposal"
+    root_md = (setup.project / "ROOT.md").read_text()
+    assert "Never push to main" not in root_md.split("memoryd:end rules")[0]
+    accepted = run_cli("accept", "rules/never-push-to-main", cwd=setup.repo)
+    assert accepted.returncode == 0, accepted.stderr
+    assert accepted.stdout == "accepted rules/never-push-to-main: it is now an iron rule\n"
+    assert meta(path)["kind"] == "rule"
+    assert (
+        "- Never push to main (`rules/never-push-to-main`)"
+        in (setup.project / "ROOT.md").read_text()
+    )
+    again = run_cli("accept", "rules/never-push-to-main", cwd=setup.repo)
+    assert again.returncode == 1
+    assert again.stderr == (
+        "memoryd: error: refusing to accept 'rules/never-push-to-main': it is a rule, not a rule-proposal\n"
+        "  hint: memoryd inspect lists the proposals waiting to be accepted\n"
+    )
+    person = remember(setup, "--kind", "rule", "--summary", "Sign every commit")
+    assert person["kind"] == "rule" and person["downgraded"] is False
+    agent_supersedes = refused(
+        setup, "--agent", "--kind", "rule", "--summary", "Push to main is fine",
+        "--supersedes", "rules/never-push-to-main",
+    )  # fmt: skip
+    assert agent_supersedes.startswith(
+        "memoryd: error: refusing to remember: 'rules/never-push-to-main' is an iron rule, "
+        "and only a person changes those\n"
+    )
+
+
+def test_bad_input_is_a_usage_error(setup: Setup) -> None:
+    done = run_cli("remember", "--kind", "Big Kind", "--summary", "x", cwd=setup.repo)
+    assert done.returncode == 2
+    assert done.stderr == (
+        "memoryd: error: kind 'Big Kind' is not a lowercase word\n"
+        "  hint: use rule, preference, decision, pitfall or fact (or another lowercase word)\n"
+    )
+    summary = run_cli("remember", "--kind", "fact", "--summary", "two\nlines", cwd=setup.repo)
+    assert summary.returncode == 2
+    assert "the summary must be one non-empty line" in summary.stderr

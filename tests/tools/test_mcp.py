@@ -1,0 +1,169 @@
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+from mcp import Client, StdioServerParameters
+
+from memoryd.app import App
+from memoryd.mcp_server import build_server
+from tests.helpers import run_cli
+from tests.tools.conftest import Setup
+from tests.tools.test_cli_remember import SECRET
+
+TOOLS = {"memory_recall", "memory_remember", "memory_forget", "memory_inspect", "memory_context"}
+
+
+def session(work: Callable[[Client], Awaitable[Any]], app: App | None = None) -> Any:
+    """Run ``work`` against the server through a real in-memory client session."""
+
+    async def main() -> Any:
+        async with Client(build_server(app or App())) as client:
+            return await work(client)
+
+    return anyio.run(main)
+
+
+def test_the_five_tools_have_specific_names_schemas_and_teaching_descriptions() -> None:
+    tools = {t.name: t for t in session(lambda c: c.list_tools()).tools}
+    assert set(tools) == TOOLS
+    recall = tools["memory_recall"]
+    assert "one to three rare" in recall.description
+    assert "A hit is authoritative" in recall.description
+    assert "retry with fewer, rarer words" in recall.description
+    schema = recall.input_schema
+    assert schema["required"] == ["query"]
+    assert schema["properties"]["limit"]["maximum"] == 50
+    assert "one to three rare words" in schema["properties"]["query"]["description"]
+    remember = tools["memory_remember"].input_schema
+    assert set(remember["required"]) == {"kind", "summary"}
+    assert {"body", "load_when", "supersedes", "scope", "force", "pinned"} <= set(
+        remember["properties"]
+    )
+    assert "rule-proposal" in tools["memory_remember"].description
+    assert tools["memory_forget"].input_schema["required"] == ["id"]
+    for tool in tools.values():
+        assert tool.description and len(tool.description) > 80
+
+
+def call(app: App, name: str, **arguments: Any) -> tuple[bool, str]:
+    """Call one tool through a client session: (is_error, text)."""
+
+    async def work(client: Client) -> tuple[bool, str]:
+        result = await client.call_tool(name, arguments)
+        return bool(result.is_error), "\n".join(c.text for c in result.content)
+
+    return session(work, app)  # type: ignore[no-any-return]
+
+
+def test_remember_recall_forget_through_a_session(setup: Setup) -> None:
+    app = App(cwd=setup.repo)
+    error, text = call(
+        app, "memory_remember", kind="pitfall", summary="FTS5 分词漏掉两字中文词",
+        body="trigram 要求至少三个字符", load_when=["分词"],
+    )  # fmt: skip
+    assert (error, text) == (False, "Saved pitfalls/fts5 (project memory, kind pitfall).")
+    error, text = call(app, "memory_recall", query="分词")
+    assert not error
+    assert text.startswith("## pitfalls/fts5 (project pitfall, score ")
+    assert "matched: 分词×" in text and text.endswith("trigram 要求至少三个字符")
+    assert call(app, "memory_recall", query="kubernetes") == (
+        False,
+        "No memory matched 'kubernetes'. Zero results do not prove nothing was recorded: retry "
+        "with fewer, rarer words (one or two), a synonym, or the other language.",
+    )
+    assert call(app, "memory_forget", id="pitfalls/fts5")[0] is False
+    assert not (setup.project / "pitfalls" / "fts5.md").exists()
+
+
+def test_an_mcp_rule_is_a_proposal_and_rules_are_not_forgotten(setup: Setup) -> None:
+    app = App(cwd=setup.repo)
+    error, text = call(app, "memory_remember", kind="rule", summary="Always run the linter")
+    assert not error
+    assert text == (
+        "Saved rules/always-run-the-linter (project memory, kind rule-proposal).\n"
+        "Iron rules are written only by people: it was saved as a rule-proposal; ask the user to "
+        "run 'memoryd accept rules/always-run-the-linter' if it should be a rule."
+    )
+    done = run_cli("accept", "rules/always-run-the-linter", cwd=setup.repo)
+    assert done.returncode == 0, done.stderr
+    assert call(app, "memory_forget", id="rules/always-run-the-linter") == (
+        True,
+        "refusing to forget 'rules/always-run-the-linter': it is an iron rule, and only a person "
+        "removes those\n  hint: ask the user to run 'memoryd forget rules/always-run-the-linter'",
+    )
+    assert (setup.project / "rules" / "always-run-the-linter.md").exists()
+
+
+def test_refusals_reach_the_model_as_tool_errors_with_the_same_text(setup: Setup) -> None:
+    app = App(cwd=setup.repo)
+    call(app, "memory_remember", kind="fact", summary="CI runs on arm64", id="facts/ci")
+    path = setup.project / "facts" / "ci.md"
+    assert call(app, "memory_remember", kind="fact", summary="CI moved", id="facts/ci") == (
+        True,
+        f"refusing to remember: a memory with id 'facts/ci' already exists ({path})\n"
+        f"  hint: pass --supersedes facts/ci to replace it, or edit {path}",
+    )
+    error, text = call(app, "memory_remember", kind="fact", summary="CI runs on arm64")
+    assert error and text.startswith(
+        "refusing to remember: 'facts/ci' (project) already covers 100%"
+    )
+    error, text = call(app, "memory_remember", kind="fact", summary="x", supersedes="facts/none")
+    assert error and text.startswith(
+        "refusing to remember: --supersedes 'facts/none' names no memory"
+    )
+    error, text = call(app, "memory_remember", kind="fact", summary="key", body=f"it is {SECRET}")
+    assert error and text.startswith(
+        "refusing to remember: the memory contains what looks like a secret\n  facts/key.md:8: "
+    )
+    assert SECRET not in text
+
+
+def test_forget_traversal_over_mcp_is_refused_before_any_file_is_touched(setup: Setup) -> None:
+    app = App(cwd=setup.repo)
+    victim = setup.repo / "victim.md"
+    victim.write_text("keep\n")
+    for target, reason in [
+        ("../victim", "'..' leads outside the memory root"),
+        (str(victim), "an absolute path is outside the memory root"),
+        ("facts/x\x00/../../victim", "it contains a NUL byte"),
+        (".git/HEAD", "memoryd never touches files inside .git"),
+    ]:
+        error, text = call(app, "memory_forget", id=target)
+        assert error
+        shown = target.removesuffix(".md")  # an id may be typed with its .md
+        assert text.startswith(f"refusing {shown!r}: {reason}\n")
+    assert victim.read_text() == "keep\n"
+
+
+def test_inspect_and_context_tools(setup: Setup) -> None:
+    app = App(cwd=setup.repo)
+    call(app, "memory_remember", kind="preference", summary="回答用中文", scope="global")
+    error, text = call(app, "memory_inspect")
+    assert not error and "preferences/m-" in text
+    error, text = call(app, "memory_context", query="中文")
+    assert not error
+    assert text.startswith("<memory>\n## Iron rules") and "回答用中文" in text
+
+
+def test_the_stdio_server_serves_a_real_client(setup: Setup) -> None:
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "memoryd", "mcp"], cwd=str(setup.repo),
+        env=dict(os.environ),
+    )  # fmt: skip
+
+    async def main() -> tuple[set[str], str]:
+        async with Client(params) as client:
+            listed = await client.list_tools()
+            saved = await client.call_tool(
+                "memory_remember", {"kind": "fact", "summary": "Release notes live in CHANGES.md"}
+            )
+            return {t.name for t in listed.tools}, saved.content[0].text
+
+    names, saved = anyio.run(main)
+    assert names == TOOLS
+    assert saved == "Saved facts/release-notes-live-in-changes-md (project memory, kind fact)."
+    assert (setup.project / "facts" / "release-notes-live-in-changes-md.md").exists()

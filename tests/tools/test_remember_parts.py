@@ -1,0 +1,85 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memoryd.forget import without_links
+from memoryd.memory import new_memory, parse, render
+from memoryd.remember import (
+    Request,
+    agent_kind,
+    build_memory,
+    category_for,
+    coverage,
+    slugify,
+    unique_id,
+)
+
+
+@pytest.mark.parametrize(
+    ("kind", "folder"),
+    [("rule", "rules"), ("rule-proposal", "rules"), ("preference", "preferences"),
+     ("decision", "decisions"), ("pitfall", "pitfalls"), ("fact", "facts"), ("runbook", "runbook")],
+)  # fmt: skip
+def test_category_follows_the_kind(kind: str, folder: str) -> None:
+    assert category_for(kind) == folder
+
+
+def test_only_an_agents_rule_is_downgraded() -> None:
+    assert agent_kind("rule", agent=True) == ("rule-proposal", True)
+    assert agent_kind("rule", agent=False) == ("rule", False)
+    assert agent_kind("pitfall", agent=True) == ("pitfall", False)
+
+
+def test_slugs_are_ascii_short_and_stable() -> None:
+    assert (
+        slugify("Use pnpm, not npm: the lockfile differs!")
+        == "use-pnpm-not-npm-the-lockfile-differs"
+    )
+    assert slugify("Café déjà vu") == "cafe-deja-vu"
+    assert slugify("部署脚本用 pnpm 而不是 npm") == "pnpm-npm"
+    chinese = slugify("部署脚本只能在跳板机上运行")
+    assert chinese.startswith("m-") and len(chinese) == 12 and chinese.isascii()
+    assert chinese == slugify("部署脚本只能在跳板机上运行")
+    long = slugify(" ".join(["word"] * 40))
+    assert len(long) <= 60 and not long.endswith("-")
+
+
+def test_unique_ids_count_up(tmp_path: Path) -> None:
+    (tmp_path / "facts").mkdir()
+    assert unique_id(tmp_path, "facts", "x") == "facts/x"
+    (tmp_path / "facts" / "x.md").write_text("")
+    (tmp_path / "facts" / "x-2.md").write_text("")
+    assert unique_id(tmp_path, "facts", "x") == "facts/x-3"
+
+
+def test_frontmatter_carries_every_given_field_in_order() -> None:
+    request = Request(
+        kind="pitfall", summary=" FTS5 splits 中文 badly ", body="Root cause.\n",
+        load_when=("SQLite", " 分词 ", ""), highlight="0 hits", pinned=True,
+        supersedes="pitfalls/old",
+    )  # fmt: skip
+    memory = build_memory(request, "pitfalls/fts5", "pitfall", 1791512014824)
+    assert render(memory).decode() == (
+        "---\nid: pitfalls/fts5\nkind: pitfall\nsummary: FTS5 splits 中文 badly\n"
+        "highlight: 0 hits\ncreated: 1791512014824\nupdated: 1791512014824\n"
+        "load_when:\n- SQLite\n- 分词\npinned: true\nsupersedes: pitfalls/old\n---\nRoot cause.\n"
+    )
+    plain = build_memory(Request(kind="fact", summary="s"), "facts/s", "fact", 1791512014824)
+    assert set(plain.meta) == {"id", "kind", "summary", "created", "updated"}
+
+
+def test_coverage_is_the_share_of_new_terms() -> None:
+    assert coverage({"a", "b", "c", "d", "e"}, {"a", "b", "c", "d", "x"}) == 0.8
+    assert coverage(set(), {"a"}) == 0.0
+
+
+def test_links_to_a_forgotten_memory_are_cleared() -> None:
+    old = parse(render(new_memory({"id": "a", "superseded_by": "b"}, "x")))
+    assert without_links(old, "b") is not None
+    assert "superseded_by" not in without_links(old, "b").meta  # type: ignore[union-attr]
+    newer = new_memory({"supersedes": ["a", "c"]}, "")
+    assert without_links(newer, "a").meta["supersedes"] == ["c"]  # type: ignore[union-attr]
+    assert without_links(new_memory({"supersedes": "a"}, ""), "a").meta == {}  # type: ignore[union-attr]
+    assert without_links(new_memory({"supersedes": "z"}, ""), "a") is None
