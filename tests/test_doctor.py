@@ -245,6 +245,15 @@ def test_service_installed_but_stopped(world: World) -> None:
     assert check.fix.startswith("journalctl --user -u memoryd")
 
 
+def test_no_service_manager(world: World, tmp_path: Path) -> None:
+    empty = tmp_path / "no-systemd"
+    empty.mkdir()
+    check = world.check("service", env={**world.ctx.env, "PATH": str(empty)})
+    assert check.status == "fail"
+    assert check.detail.endswith("installed; systemctl not found on PATH")
+    assert check.fix.startswith("this machine has no systemd; run 'memoryd run' under your own")
+
+
 def test_cli_exit_code_and_json(world: World) -> None:
     done = run_cli("doctor", "--json")
     assert done.returncode == 0, done.stdout + done.stderr

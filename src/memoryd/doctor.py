@@ -154,6 +154,9 @@ def check_service(ctx: Context) -> Check:
     state = status(ctx.manager, ctx.env)
     where = f"{ctx.manager} unit {state.path}"
     install, logs = "memoryd service install", _LOGS[ctx.manager]
+    if state.running is None:  # the manager itself is missing or unreachable
+        prefix = f"{where} installed" if state.installed else f"no {where}"
+        return fail("service", f"{prefix}; {state.detail}", state.hint or logs)
     if not state.installed:
         pid = running_pid(ctx.paths.lock_file)
         if pid is None:
@@ -161,8 +164,6 @@ def check_service(ctx: Context) -> Check:
         return warn("service", f"no {where}; daemon pid {pid} runs without one", install)
     if not state.ours:
         return warn("service", f"{where} was not written by memoryd")
-    if state.running is None:
-        return fail("service", f"{where} installed; {state.detail}", logs)
     if not state.running:
         return fail("service", f"{where} installed but not running ({state.detail})", logs)
     return ok("service", f"{where} running (pid {state.pid})")

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.config import RootConfig
+from memoryd.daemon import units
 from memoryd.doctor import Check, Context, fail, ok
 
 
@@ -154,6 +155,8 @@ def _ssh_auth(ctx: Context, root: RootConfig) -> tuple[str, str, str]:
         return "fail", "the service gets no SSH agent (SSH_AUTH_SOCK) and no ssh command", fix
     if not _is_socket(sock):
         return "fail", f"the service's SSH_AUTH_SOCK {sock} is not a live socket", fix
+    if units.volatile_agent(sock):
+        return "warn", f"the service's SSH agent {sock} goes away when you log out", fix
     return "ok", f"the service uses the SSH agent at {sock}", ""
 
 
@@ -182,7 +185,7 @@ def _is_socket(path: str) -> bool:
 
 def service_env(ctx: Context) -> dict[str, str]:
     """The environment the service has (or would have, once installed) for git."""
-    from memoryd.daemon import service, units
+    from memoryd.daemon import service
 
     text = service.read_unit(service.unit_path(ctx.manager, ctx.env))
     if text is None or units.MARKER not in text:

@@ -77,6 +77,21 @@ def test_systemd_install_status_uninstall(
     assert again.stdout == f"{unit}: not installed, nothing to remove\n"
 
 
+def test_install_warns_about_an_agent_socket_that_dies_at_logout(
+    fakes: dict[str, FakeTool], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SSH_AUTH_SOCK", "/tmp/ssh-XXXXabc123/agent.4711")
+    done = run_cli("service", "install", "--manager", "systemd")
+    assert done.returncode == 0
+    assert done.stderr == (
+        "memoryd: warning: SSH_AUTH_SOCK=/tmp/ssh-XXXXabc123/agent.4711 changes at every login, "
+        "so pushes over SSH will fail after you log out; see 'Pushing from a service' in "
+        "docs/service.md\n"
+    )
+    monkeypatch.setenv("SSH_AUTH_SOCK", "/run/user/1000/keyring/ssh")
+    assert run_cli("service", "install", "--manager", "systemd").stderr == ""
+
+
 def test_install_twice_is_harmless_and_a_changed_unit_restarts(
     fakes: dict[str, FakeTool], home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

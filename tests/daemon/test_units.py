@@ -168,3 +168,10 @@ def test_launchd_keeps_its_own_per_boot_agent_socket(tmp_path: Path) -> None:
 def test_a_line_break_cannot_reach_a_unit(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="cannot contain a line break"):
         _render_systemd({"HOME": str(tmp_path), "SSH_AUTH_SOCK": "/a\nExecStartPre=/bin/evil"})
+
+
+def test_volatile_agent_sockets() -> None:
+    assert units.volatile_agent("/tmp/ssh-XXXXq1w2e3/agent.1234")
+    assert not units.volatile_agent("/run/user/1000/keyring/ssh")
+    assert not units.volatile_agent("/run/user/1000/ssh-agent.socket")
+    assert not units.volatile_agent("/tmp/ssh-XXXX/agent.1234/../../etc")

@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(app: App, args: argparse.Namespace) -> int:
-    from memoryd.daemon import service
+    from memoryd.daemon import service, units
 
     manager = args.manager or service.detect_manager()
     if args.action == "status":
@@ -50,6 +50,12 @@ def run(app: App, args: argparse.Namespace) -> int:
         "unit": outcome.text,
     }
     app.emit(args.json, data, lambda: _outcome_text(outcome, args.action))
+    sock = app.env.get("SSH_AUTH_SOCK", "")
+    if args.action == "install" and manager == "systemd" and units.volatile_agent(sock):
+        app.note(
+            f"memoryd: warning: SSH_AUTH_SOCK={sock} changes at every login, so pushes over "
+            "SSH will fail after you log out; see 'Pushing from a service' in docs/service.md"
+        )
     return 0
 
 

@@ -61,6 +61,7 @@ class ServiceStatus:
     running: bool | None
     pid: int | None
     detail: str
+    hint: str = ""  # the next step when the manager could not be asked
 
 
 def detect_manager(platform: str = sys.platform) -> str:
@@ -178,7 +179,10 @@ def status(manager: str, env: Mapping[str, str]) -> ServiceStatus:
     try:
         state = _launchd_state(env) if manager == "launchd" else _systemd_state(env)
     except ServiceError as exc:
-        state = (None, None, None, exc.message)
+        enabled, running, pid, detail = None, None, None, exc.message
+        return ServiceStatus(
+            manager, path, installed, ours, enabled, running, pid, detail, exc.hint or ""
+        )
     enabled, running, pid, detail = state
     return ServiceStatus(manager, path, installed, ours, enabled, running, pid, detail)
 

@@ -11,6 +11,7 @@ unit from one a user wrote.
 from __future__ import annotations
 
 import plistlib
+import re
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
@@ -61,6 +62,11 @@ def service_environment(env: Mapping[str, str], manager: str) -> dict[str, str]:
             value = _clean_path(value)
         out[key] = value
     return out
+
+
+def volatile_agent(sock: str) -> bool:
+    """An agent socket that a new login replaces (``ssh-agent``'s ``/tmp/ssh-XXXX/agent.N``)."""
+    return re.fullmatch(r"/tmp/ssh-[^/]+/agent\.\d+", sock) is not None
 
 
 def _clean_path(value: str) -> str:
