@@ -106,7 +106,7 @@ def _left_out(full: Path, rel: str, config: Config, batch: Batch, root: Path) ->
         why = f"larger than search.max_file_bytes ({size} > {config.search.max_file_bytes})"
         batch.left_out.append({"path": rel, "why": why})
         return why
-    if rel.endswith(".md") and not parse(data).sync:
+    if rel.endswith(".md") and b"sync:" in data and not parse(data).sync:
         batch.local_only.append(rel)
         return "sync: false"
     if has_conflict_markers(data):
