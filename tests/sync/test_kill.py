@@ -48,8 +48,8 @@ def _killed_sync(world: World, delay: float) -> int:
     proc = subprocess.Popen(
         [sys.executable, "-m", "memoryd", "sync"],
         env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
         start_new_session=True,
     )
     try:
@@ -58,6 +58,11 @@ def _killed_sync(world: World, delay: float) -> int:
         proc.send_signal(signal.SIGKILL)  # only the sync process, as a crash would
         code = proc.wait()
     _wait_group_gone(proc.pid)
+    said = proc.stdout.read().decode() if proc.stdout else ""
+    if proc.stdout:
+        proc.stdout.close()
+    if code not in (0, -signal.SIGKILL):
+        print(f"sync exited {code}: {said}")
     return code
 
 
@@ -77,16 +82,17 @@ def test_sigkill_mid_sync_then_restart(tmp_path: Path) -> None:
     world.a.write(
         "facts/shared.md", memory("facts/shared", "shared", LINES.replace("line 3", "A3"))
     )
-    kills = 0
+    kills, codes = 0, []
     delay = 0.2
     while delay < 6.0:
         code = _killed_sync(world, delay)
         _consistent(world)
-        if code != -signal.SIGKILL:
+        codes.append(code)
+        if code == 0:
             break
-        kills += 1
+        kills += code == -signal.SIGKILL
         delay += 0.1
-    assert kills >= 3, "the sync finished before it could be killed mid-way"
+    assert kills >= 3, f"the sync finished before it could be killed mid-way: {codes}"
     deadline = time.monotonic() + 30
     while not world.a.sync().ok:  # restarted: retries until the repo is quiet again
         assert time.monotonic() < deadline
