@@ -57,7 +57,7 @@ class Hit:
             "scope": self.scope,
             "kind": self.kind,
             "summary": self.summary,
-            "score": round(self.score, 6),
+            "score": float(f"{self.score:.6g}"),  # significant digits: bm25 can be ~1e-6
             "terms": self.terms,
             "snippet": self.snippet,
             "body": self.body,
