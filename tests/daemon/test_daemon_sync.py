@@ -43,8 +43,9 @@ def test_changes_are_pushed_after_the_debounce_and_pulls_are_indexed(tmp_path: P
         (root / "facts" / "pushed.md").write_text(memory("travels to the remote"))
         ok = wait_until(lambda: "facts/pushed.md" in remote_files(remote), 30)
         assert ok, daemon.output()
-        last = read_status(app.paths).status.roots[str(root)].last_sync  # type: ignore[union-attr]
-        assert last is not None and last["outcome"] == "ok", last
+        last_sync = lambda: read_status(app.paths).status.roots[str(root)].last_sync  # type: ignore[union-attr]  # noqa: E731
+        assert wait_until(lambda: last_sync() is not None)  # written once the cycle returns
+        assert last_sync()["outcome"] == "ok", last_sync()  # type: ignore[index]
 
         other = tmp_path / "other"  # a second device pushes; the periodic pull brings it
         subprocess.run(["git", "clone", "-q", str(remote), str(other)], check=True)
@@ -53,7 +54,9 @@ def test_changes_are_pushed_after_the_debounce_and_pulls_are_indexed(tmp_path: P
         git(other, "commit", "-q", "-m", "from the other device")
         git(other, "push", "-q", "origin", "main")
         pulled = root / "facts" / "pulled.md"
-        assert wait_until(lambda: any(p == str(pulled) for p, _ in indexed(app)), 30), daemon.output()
+        assert wait_until(lambda: any(p == str(pulled) for p, _ in indexed(app)), 30), (
+            daemon.output()
+        )
         assert daemon.terminate() == 0
     finally:
         daemon.kill()
