@@ -33,7 +33,7 @@ def run(app: App, args: argparse.Namespace) -> int:
 
     from memoryd.errors import Refused
     from memoryd.guard import WriteRequest, check_write, normalize
-    from memoryd.layouts.layered import configured_root
+    from memoryd.layouts import configured_root
 
     cwd = str(app.cwd)
     request = WriteRequest(

@@ -17,9 +17,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memoryd.errors import ConfigError
+
+if TYPE_CHECKING:
+    from memoryd.config import Config
 
 MIMOCODE_HOME_ENV = "MIMOCODE_HOME"
 CLAUDE_CONFIG_ENV = "CLAUDE_CONFIG_DIR"
@@ -67,6 +70,14 @@ def mimocode_data_dir(env: Mapping[str, str]) -> Path:
 def layered_root(env: Mapping[str, str]) -> Path:
     """The layered memory tree: ``<data>/memory``."""
     return mimocode_data_dir(env) / "memory"
+
+
+def configured_root(config: Config, env: Mapping[str, str]) -> Path:
+    """The registered layered root, else the one MiMo Code would use now."""
+    for root in config.roots:
+        if root.layout == "layered":
+            return root.path
+    return layered_root(env)
 
 
 def claude_projects_dir(env: Mapping[str, str]) -> Path:

@@ -11,15 +11,14 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.app import App
-from memoryd.config import Config, RootConfig, register_root
+from memoryd.config import RootConfig, register_root
 from memoryd.errors import PathError
 from memoryd.fsutil import atomic_write, fsync_dir
-from memoryd.layouts import layered_root
+from memoryd.layouts import configured_root
 from memoryd.roots import STATE_FILE, ensure_gitignored, git_toplevel
 from memoryd.setup import SetupResult
 
@@ -139,14 +138,6 @@ def init_layered_tree(root: Path, project_id: str | None) -> LayeredSetup:
     if project_id is not None:
         created += ensure_project_memory(root, project_id)
     return LayeredSetup(tuple(created), project_id)
-
-
-def configured_root(config: Config, env: Mapping[str, str]) -> Path:
-    """The registered layered root, else the one MiMo Code would use now."""
-    for root in config.roots:
-        if root.layout == "layered":
-            return root.path
-    return layered_root(env)
 
 
 def setup_layered(
