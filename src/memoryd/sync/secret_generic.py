@@ -25,6 +25,7 @@ from memoryd.sync.secret_values import (
     KNOWN_EXAMPLES,
     char_classes,
     crc32_token_ok,
+    is_hex,
     is_placeholder,
     is_reference,
     looks_like_password,
@@ -71,7 +72,8 @@ _META_WORDS = wordset(
     validator validation strength rule rules placeholder example template budget usage used cost
     costs price per window bucket rate ratio index position pos offset kind class schema input
     output button form page dialog component flow lifetime age scope scopes audience issuer
-    algorithm algo alg method error errors exception tag tags node nodes attr attrs identifier
+    algorithm algo alg method error errors exception fingerprint fp thumbprint checksum
+    sha sha1 sha256 md5 commit revision rev tag tags node nodes attr attrs identifier
     store storage service
     server host port user username login account
     email format encoding hint question length issued count counter number num chars budget
@@ -126,6 +128,8 @@ _BASIC_RE = re.compile(r"(?i)basic[ \t]+([A-Za-z0-9+/]{6,}={0,2})")
 _UNQUOTED_RE = re.compile(r"[^\s\"'`<>\x80-\U0010ffff]+")
 # ``Password=x;Database=y``, ``password=x&ssl=true``: the next field starts the next pair.
 _CONTINUATION_RE = re.compile(r"[;&,|](?=[A-Za-z_][\w.\-]*=)|[|]")
+# Keys meant to ship in browsers and apps: Stripe/Supabase publishable, Mapbox public tokens.
+_PUBLISHABLE_RE = re.compile(r"^(?:pk_(?:live|test)_|sb_publishable_|pk\.eyJ)")
 _USER_PASS_RE = re.compile(r"^[\w.@+\-]{1,64}:([^\s:/]{1,128})$")
 _B64_RE = re.compile(r"^[A-Za-z0-9+/]{8,}={0,2}$")
 _CHECKSUM_PREFIX_RE = re.compile(r"^(?:gh[pousr]|npm)_[A-Za-z0-9]{36}$")
@@ -341,7 +345,7 @@ def is_secret_value(kind: str, value: str) -> bool:
     """Whether ``value`` looks like a real secret for a name of ``kind``."""
     if _CHECKSUM_PREFIX_RE.match(value) and not crc32_token_ok(value):
         return False  # a GitHub/npm look-alike whose checksum fails: a made-up example
-    if _encodes_placeholder(value):
+    if _encodes_placeholder(value) or _PUBLISHABLE_RE.match(value):
         return False
     pair = _USER_PASS_RE.match(value)
     if pair and kind in ("token", "secret"):  # auth: user:password
@@ -350,7 +354,9 @@ def is_secret_value(kind: str, value: str) -> bool:
         return looks_like_password(value)
     if kind == "secret":
         return looks_like_password(value, min_len=8) or looks_like_token(value)
-    if kind == "key":  # a bare "key": only clearly random values
+    if kind == "key":  # a bare "key": only clearly random values, and not a digest
+        if is_hex(value):
+            return False
         return looks_random(value, min_len=20, min_entropy=3.5) and not is_reference(value)
     return looks_like_token(value)
 
@@ -363,4 +369,6 @@ def _encodes_placeholder(value: str) -> bool:
         decoded = base64.b64decode(value, validate=True).decode("ascii")
     except (binascii.Error, ValueError, UnicodeDecodeError):
         return False
-    return decoded.isprintable() and is_placeholder(decoded.strip())
+    if not decoded.isprintable():
+        return False
+    return " " in decoded.strip() or is_placeholder(decoded.strip())  # prose or a stand-in

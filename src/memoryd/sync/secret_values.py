@@ -80,18 +80,19 @@ _PLACEHOLDER_RE = re.compile(
 )
 _REFERENCE_RE = re.compile(
     r"""(?x)
-    ^\$ | ^[{\[(]                                    # a variable; structure
+    ^\$(?:[{(]|[A-Za-z_]\w*$|\d$) | ^[{\[(]           # a variable; structure
     | ^![\w!/:]+$ | ^@[\w.\-/]+$                      # a YAML tag; an @reference
     | ^[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)+(?:[(\[].*)?$  # attribute path: settings.X, a.b()
     | \w\(                                             # a function call: getenv(...)
     | ^[A-Za-z_][\w]*\[                               # subscript: os.environ[...]
-    | ^(?:~|\.\.?)?/[\w.\-/]*$ | ^[A-Za-z]:\\        # a path
+    | ^[A-Za-z]:\\                                    # a Windows path
     | ^[a-z][a-z0-9+.-]*://                           # a URL (its credentials: own rule)
     | ^(?:sha\d+|md5|sha)[:-]                         # digests, SRI hashes
     | ^arn:                                           # an AWS resource name
     | ^AAAA[BCE][0-9A-Za-z]{8} | ^(?:ssh|ecdsa|sk-ssh)-  # an SSH public key
     """
 )
+_PATH_RE = re.compile(r"^(?:~|\.\.?)?/[\w.\-/]*$")
 _SEPARATED_NAME_RE = re.compile(r"^(?:[a-z]+(?:[_.\-][a-z]+)+|[A-Z]+(?:[_.\-][A-Z]+)+)$")
 _LOWER_NAME_RE = re.compile(r"^[a-z_.\-]+$")
 _NAME_CHARS_RE = re.compile(r"^[A-Za-z0-9_.\-/:]+$")
@@ -134,6 +135,8 @@ def is_placeholder(value: str, defaults: bool = True) -> bool:
 
 def is_reference(value: str) -> bool:
     """Code that *names* a secret instead of containing it."""
+    if _PATH_RE.match(value) and all(_path_part(p) for p in value.split("/")):
+        return True  # /run/secrets/db_password, ~/.ssh/id_ed25519
     if value[:1] in "*&" and (is_identifier(value[1:]) or _LOWER_NAME_RE.match(value[1:])):
         return True  # a YAML alias or anchor: *default_password
     return bool(_REFERENCE_RE.search(value))
@@ -167,6 +170,10 @@ def _is_word(part: str) -> bool:
     vowels = sum(1 for c in part if c in _VOWELS)
     with_y = vowels + part.lower().count("y")
     return vowels / len(part) >= 0.2 or (len(part) >= 5 and with_y / len(part) >= 0.25)
+
+
+def _path_part(part: str) -> bool:
+    return len(part) <= 12 or "." in part or is_identifier(part) or bool(_LOWER_NAME_RE.match(part))
 
 
 def char_classes(value: str) -> int:
