@@ -12,7 +12,7 @@ from memoryd.sync.derived import recompile
 from memoryd.sync.report import sync_problems
 from memoryd.sync.state import load_state
 from tests.helpers import git
-from tests.sync.world import World, make_world, memory
+from tests.sync.world import Device, World, make_world, memory
 
 LINES = "".join(f"line {n}\n" for n in range(1, 9))
 
@@ -185,6 +185,11 @@ def test_remote_unreachable_then_back(world: World) -> None:
     assert state.not_pushed == 2 and "git fetch origin" in (state.last_error or "")
     assert state.failures == 2 and state.retry_after_ms > 0
     away.rename(world.remote)
+    from memoryd.sync.engine import sync_root
+
+    daemon = sync_root(world.a.config, world.a.paths, world.a.root_config)  # backs off: no try
+    assert daemon.status == "offline" and daemon.not_pushed == 2
+    assert load_state(world.a.paths, world.a.root).failures == 2
     outcome = world.a.sync()
     assert outcome.pushed and outcome.not_pushed == 0
     assert load_state(world.a.paths, world.a.root).last_error is None
@@ -370,4 +375,48 @@ def test_outcome_message_for_the_daemon(world: World) -> None:
     assert "git fetch origin" in message
     assert message.endswith("1 commit(s) not pushed")
     world.remote.with_name("gone.git").rename(world.remote)
+    world.settle()
+
+
+def test_two_devices_syncing_at_once_lose_nothing(world: World) -> None:
+    import threading
+
+    world.a.write("facts/shared.md", memory("facts/shared", "shared", LINES))
+    world.settle()
+    errors: list[str] = []
+
+    def work(device: Device) -> None:
+        for n in range(4):
+            device.write(f"facts/{device.name}-{n}.md", memory(f"x{n}", "own", f"{n}\n"))
+            device.write(
+                "facts/shared.md", memory("facts/shared", "shared", f"{device.name} {n}\n")
+            )
+            outcome = device.sync()
+            if not outcome.ok:
+                errors.append(f"{device.name}: {outcome.status}: {outcome.error}")
+
+    threads = [threading.Thread(target=work, args=(d,)) for d in world.devices]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not any(t.is_alive() for t in threads) and not errors, errors
+    world.settle()
+    assert world.a.files() == world.b.files()
+    for n in range(4):
+        assert {f"facts/laptop-{n}.md", f"facts/desktop-{n}.md"} <= world.a.files()
+
+
+def test_a_remote_that_refuses_pushes_is_an_error_not_a_loop(world: World) -> None:
+    hook = world.remote / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'protected branch' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    world.a.write("facts/a.md", memory("facts/a", "a", "a\n"))
+    outcome = world.a.sync()
+    assert outcome.status == "error" and outcome.commits and outcome.not_pushed == 1
+    assert outcome.error is not None
+    assert outcome.error.startswith("git push origin was rejected 5 times in a row: ")
+    assert "pre-receive hook declined" in outcome.error
+    assert load_state(world.a.paths, world.a.root).last_error == outcome.error
+    hook.unlink()
     world.settle()

@@ -162,14 +162,16 @@ class _Cycle:
             return
         if self.state.retry_after_ms > now_ms() and not self.force:
             self._offline(self.state.last_error or "remote unreachable", t, backoff=False)
+            self._count_unpushed(t)
             return
         try:
             self.exchange(t)
         except remote.Offline as exc:
             self._offline(str(exc), t, backoff=True)
             return
+        finally:
+            self._count_unpushed(t)
         self.state.failures, self.state.retry_after_ms = 0, 0
-        self._count_unpushed(t)
 
     # -- local side
     def commit_local(self) -> bool:
@@ -254,7 +256,12 @@ class _Cycle:
                 return
             log.info("push to %s rejected (attempt %d); fetching again", t.remote, attempt + 1)
             time.sleep(random.uniform(0.02, 0.2) * (attempt + 1))
-        raise GitError(("push",), 1, f"push rejected {PUSH_ATTEMPTS} times in a row")
+        raise Blocked(
+            "error",
+            f"git push {t.remote} was rejected {PUSH_ATTEMPTS} times in a row: {t.last_rejection}",
+            "memoryd tries again on the next cycle; if the remote refuses pushes (a protected "
+            "branch, a hook), fix that on the remote",
+        )
 
     def integrate(self, head: str | None, theirs: str) -> None:
         if head is None or self.repo.git.is_ancestor(head, theirs):
@@ -320,7 +327,6 @@ class _Cycle:
             self.state.retry_after_ms = now_ms() + int(delay * random.uniform(0.8, 1.2) * 1000)
         self.outcome.status, self.outcome.error = "offline", error
         self.outcome.hint = "memoryd keeps committing locally and pushes when the remote is back"
-        self._count_unpushed(t)
 
 
 def _replay_message(
