@@ -104,14 +104,18 @@ def test_edit_against_delete_keeps_the_edit(world: World) -> None:
         assert "edited on A" in device.read("facts/x.md")
 
 
-def test_rename_against_edit_lands_the_edit_at_the_new_path(world: World) -> None:
+@pytest.mark.parametrize("renamer_first", [False, True])
+def test_rename_against_edit_lands_the_edit_at_the_new_path(
+    world: World, renamer_first: bool
+) -> None:
     body = "".join(f"fact number {n} about the build\n" for n in range(12))
     world.a.write("facts/old.md", memory("facts/old", "renamed", body))
     world.settle()
     (world.a.root / "facts/old.md").rename(world.a.root / "facts/new.md")
     world.b.write("facts/old.md", memory("facts/old", "renamed", body.replace("number 5", "FIVE")))
-    world.b.sync()
-    world.a.sync()
+    order = (world.a, world.b) if renamer_first else (world.b, world.a)
+    for device in order:
+        device.sync()
     world.settle()
     for device in world.devices:
         assert not (device.root / "facts/old.md").exists()
@@ -420,3 +424,44 @@ def test_a_remote_that_refuses_pushes_is_an_error_not_a_loop(world: World) -> No
     assert load_state(world.a.paths, world.a.root).last_error == outcome.error
     hook.unlink()
     world.settle()
+
+
+def test_unicode_and_spaced_names_conflict_cleanly(world: World) -> None:
+    name = "facts/部署 notes (v2).md"
+    world.a.write(name, memory("facts/deploy", "部署", LINES))
+    world.settle()
+    world.a.write(name, memory("facts/deploy", "部署", LINES.replace("line 2", "甲")))
+    world.b.write(name, memory("facts/deploy", "部署", LINES.replace("line 2", "乙")))
+    world.a.sync()
+    outcome = world.b.sync()
+    [conflict] = outcome.conflicts
+    assert conflict["path"] == name and conflict["copy"].startswith(
+        "facts/部署 notes (v2).conflict-"
+    )
+    world.settle()
+    assert "乙" in world.a.read(conflict["copy"]) and "甲" in world.a.read(name)
+
+
+def test_an_edit_during_the_cycle_is_never_overwritten(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memoryd.sync import remote
+
+    world.a.write("facts/x.md", memory("facts/x", "x", LINES))
+    world.settle()
+    world.a.write("facts/x.md", memory("facts/x", "x", LINES.replace("line 1", "A1")))
+    world.a.sync()
+    real_move = remote.move
+
+    def move_after_an_edit(*args: object) -> list[str]:
+        world.b.write("facts/x.md", memory("facts/x", "x", "written mid-cycle by an agent\n"))
+        return real_move(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(remote, "move", move_after_an_edit)
+    outcome = world.b.sync()
+    monkeypatch.undo()
+    assert outcome.status == "error" and "not uptodate" in (outcome.error or "")
+    assert "written mid-cycle" in world.b.read("facts/x.md")
+    world.settle()
+    copies = list((world.a.root / "facts").glob("x.conflict-desktop-*.md"))
+    assert copies and "written mid-cycle" in copies[0].read_text()

@@ -177,7 +177,8 @@ class _Cycle:
     def commit_local(self) -> bool:
         """Commit the root's changes; False when the root is paused (mass delete)."""
         ensure_gitignored(self.root.path, STATE_FILE)
-        write_conflicts_file(self.root.path)
+        if write_conflicts_file(self.root.path):
+            recompile(self.root, self.config)  # the directory lists CONFLICTS.md
         local.prune_exclude(self.repo)  # a memory back to sync: true shows up again
         head = self.repo.git.rev("HEAD")
         index = local.private_index(self.repo, self.tmp, head)
@@ -309,6 +310,7 @@ class _Cycle:
 
     def after_move(self) -> None:
         """Recompile what the move changed, and commit that (same bytes on every device)."""
+        write_conflicts_file(self.root.path)
         recompile(self.root, self.config)
         if self.policy.commit:
             self.commit_local()
