@@ -465,3 +465,17 @@ def test_an_edit_during_the_cycle_is_never_overwritten(
     world.settle()
     copies = list((world.a.root / "facts").glob("x.conflict-desktop-*.md"))
     assert copies and "written mid-cycle" in copies[0].read_text()
+
+
+def test_sync_false_on_a_tracked_memory_is_reported_not_stuck(world: World) -> None:
+    world.a.write("facts/t.md", memory("facts/t", "t", LINES))
+    world.settle()
+    world.a.write("facts/t.md", "---\nid: facts/t\nsync: false\n---\n" + LINES.replace("1", "A"))
+    world.b.write("facts/t.md", memory("facts/t", "t", LINES.replace("line 5", "B5")))
+    world.b.sync()
+    outcome = world.a.sync()
+    assert outcome.ok and any(
+        "says sync: false but git already tracks it" in n for n in outcome.notices
+    )
+    world.settle()
+    assert "B5" in world.b.read("facts/t.md") and "line A" in world.b.read("facts/t.md")

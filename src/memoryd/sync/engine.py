@@ -10,6 +10,7 @@ to do anything.
 from __future__ import annotations
 
 import logging
+import posixpath
 import random
 import time
 from dataclasses import dataclass, field
@@ -150,6 +151,7 @@ class _Cycle:
         self.tmp = paths.state_dir / "sync" / "tmp"
 
     def run(self) -> None:
+        local.clean_tmp(self.tmp)
         self.outcome.notices += preflight(self.repo, self.policy.stale_lock_s)
         if self.policy.commit:
             self._repair_user_index()
@@ -187,6 +189,7 @@ class _Cycle:
             batch.untrack = local.tracked_state_files(self.repo, head)
             local.update_exclude(self.repo, batch)
             self.outcome.quarantined, self.outcome.left_out = batch.quarantined, batch.left_out
+            self.outcome.notices += [n for n in batch.notices if n not in self.outcome.notices]
             if self._paused(head, batch):
                 return False
             new = local.commit(self.repo, index, head, batch, self.device)
@@ -305,7 +308,8 @@ class _Cycle:
         self.outcome.conflicts += [{"path": p, "copy": c} for p, c in result.copies]
 
     def _aside(self, rel: str) -> str:
-        taken = {p.relative_to(self.root.path).as_posix() for p in self.root.path.rglob("*")}
+        folder = posixpath.dirname(rel)
+        taken = {posixpath.join(folder, p.name) for p in (self.root.path / folder).iterdir()}
         return copy_path(rel, self.device, datetime.now(UTC), frozenset(taken))
 
     def after_move(self) -> None:
