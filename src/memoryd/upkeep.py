@@ -64,15 +64,17 @@ def search(
     kind: str | None = None,
     scope: str | None = None,
     count_hits: bool = True,
+    fresh: bool = False,
 ) -> list[Hit]:
     """Recall over ``roots`` (reconciled first unless a daemon keeps the index fresh).
 
-    Compiled files (ROOT.md, index.md) are indexed too, but they only repeat what the
+    ``fresh``: the caller has just reconciled (see :func:`freshen`). Compiled files
+    (ROOT.md, index.md) are indexed too, but they only repeat what the
     memories say: they are left out here, so they never crowd out a memory.
     """
-    from memoryd.index import ensure_fresh, recall
+    from memoryd.index import ensure_fresh, open_index, recall
 
-    db = ensure_fresh(app, roots=roots)
+    db = open_index(app.paths) if fresh else ensure_fresh(app, roots=roots)
     try:
         found = recall(
             db, app.config, query, roots, limit=limit + GENERATED_SLACK, kind=kind, scope=scope,
@@ -112,15 +114,35 @@ def daemon_running(app: App) -> bool:
     return running_pid(app.paths.lock_file) is not None
 
 
-def ensure_compiled(app: App, roots: Sequence[RootConfig]) -> None:
-    """Without a daemon, compile the roots now (a no-op when nothing changed)."""
-    if daemon_running(app):
-        return
-    from memoryd.compile_io import compile_root
+def freshen(app: App, roots: Sequence[RootConfig]) -> None:
+    """Without a daemon: reconcile ``roots`` and recompile the ones whose memories changed.
 
-    for root in roots:
-        if root.path.is_dir():
-            compile_root(root, app.config)
+    A full compile parses every file; doing it only when the reconcile saw a change keeps a
+    per-prompt ``memoryd context`` cheap. (The daemon does both on every change by itself.)
+    """
+    from memoryd.compile_io import compile_root
+    from memoryd.index import open_index, reconcile
+
+    wanted = [r for r in roots if not (daemon_running(app) and r in app.config.roots)]
+    if not wanted:
+        return
+    with open_index(app.paths) as db:
+        report = reconcile(db, app.config, wanted)
+        touched = [*report.added, *report.changed, *report.removed]
+        for root in wanted:
+            changed = [p for p in touched if _memory_of(root, p)]
+            if changed:
+                compiled = compile_root(root, app.config, changed=changed)
+                written = [*compiled.written, *compiled.removed]
+                if written:
+                    reconcile(db, app.config, roots=[root], only=written)
+
+
+def _memory_of(root: RootConfig, path: Path) -> bool:
+    """Is ``path`` a memory (not a compiled file) of ``root``?"""
+    if root.path not in path.parents:
+        return False
+    return not is_generated(relative_id(root.path, path))
 
 
 def root_blocks(root: RootConfig) -> dict[str, list[str]]:

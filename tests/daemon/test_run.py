@@ -94,7 +94,9 @@ def test_a_burst_of_2000_files_ends_fresh(
     assert wait_until(lambda: settled(app, tmp_path / "scratch"), 120), daemon.output()
     assert len(indexed(app)) > 2000
     # the burst became whole-root rescans, not 2,000 events handled one by one
-    assert re.search(r"batch: \d+ events, \d+ files changed, [1-9]\d* rescans", daemon.output()), daemon.output()
+    assert re.search(r"batch: \d+ events, \d+ files changed, [1-9]\d* rescans", daemon.output()), (
+        daemon.output()
+    )
 
 
 def test_one_edit_writes_root_md_once(

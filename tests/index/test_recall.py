@@ -188,3 +188,42 @@ def test_roots_not_searched_are_never_returned(world: World, db: IndexDB) -> Non
     reconcile(db, world.config, world.roots)
     hits = recall(db, world.config, "grpc", [world.global_root], bump=False)
     assert ids(hits) == ["facts/a"]
+
+
+def test_searched_roots_are_found_below_many_better_rows_elsewhere(
+    world: World, db: IndexDB
+) -> None:
+    for i in range(200):
+        world.write(world.project_root, f"facts/p{i:03}.md", "grpc grpc grpc", summary="grpc")
+    world.write(world.global_root, "facts/g.md", "grpc once in a longer body of other words")
+    reconcile(db, world.config, world.roots)
+    hits = recall(db, world.config, "grpc", [world.global_root], bump=False)
+    assert ids(hits) == ["facts/g"]
+
+
+@pytest.mark.parametrize("strategy", ["and-or", "or"])
+def test_both_strategies_rank_full_matches_first(world: World, db: IndexDB, strategy: str) -> None:
+    filler(world)
+    world.write(world.global_root, "facts/both.md", "redis timeout on failover", updated=NOW_MS)
+    world.write(world.global_root, "facts/one.md", "redis cluster sizing", updated=NOW_MS)
+    world.write(world.global_root, "facts/other.md", "timeout budget", updated=NOW_MS)
+    no_floor = dataclasses.replace(world.config, search=SearchConfig(score_floor=0))
+    hits = search(db, world, "redis timeout", no_floor, strategy=strategy)
+    assert ids(hits)[0] == "facts/both"
+    assert set(ids(hits)) == {"facts/both", "facts/one", "facts/other"}  # OR fills in
+
+
+def test_and_pass_alone_when_it_finds_enough(world: World, db: IndexDB) -> None:
+    for i in range(40):
+        world.write(world.global_root, f"facts/both{i:02}.md", "redis timeout", updated=NOW_MS)
+    world.write(world.global_root, "facts/one.md", "redis", updated=NOW_MS)
+    no_floor = dataclasses.replace(world.config, search=SearchConfig(score_floor=0))
+    and_or = search(db, world, "redis timeout", no_floor, limit=10, strategy="and-or")
+    only_or = search(db, world, "redis timeout", no_floor, limit=10, strategy="or")
+    assert ids(and_or) == ids(only_or)
+    assert "facts/one" not in ids(and_or)
+
+
+def test_unknown_strategy_is_refused(world: World, db: IndexDB) -> None:
+    with pytest.raises(ValueError, match="unknown strategy"):
+        search(db, world, "redis timeout", strategy="fuzzy")

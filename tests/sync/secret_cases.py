@@ -40,7 +40,7 @@ def _pos(case_id: str, rule: str, secret: str, template: str) -> Case:
     return Case(case_id, template.format(s=secret), rule, secret)
 
 
-def positives() -> list[Case]:
+def _base_positives() -> list[Case]:
     aws_id = "AK" + "IA" + rand("aws", 16, UPPER_B32)
     aws_secret = rand("aws-secret", 40, B64)
     ghp = github("gh1")
@@ -371,7 +371,7 @@ def positives() -> list[Case]:
     ]
 
 
-def negatives() -> list[Case]:
+def _base_negatives() -> list[Case]:
     sha = rand("sha", 40, HEX)
     return [
         Case(
@@ -475,5 +475,156 @@ def negatives() -> list[Case]:
             note(
                 "ssh_key: ~/.ssh/id_ed25519\ncredentials_file: /etc/app/creds.json\nkey_file: ./certs/server.key"
             ),
+        ),
+    ]
+
+
+def positives() -> list[Case]:
+    return _base_positives() + _more_positives()
+
+
+def negatives() -> list[Case]:
+    return _base_negatives() + _more_negatives()
+
+
+def _more_positives() -> list[Case]:
+    db_pw = rand("dbpw", 14) + "#!"
+    url_pw = rand("urlpw", 16)
+    return [
+        _pos(
+            "prose-api-key",
+            "generic-secret",
+            rand("ak", 32),
+            note("The Mistral API key is `{s}` (team account)."),
+        ),
+        _pos(
+            "prose-for-clause",
+            "generic-password",
+            "Qz" + rand("fc", 8) + "!7",
+            note("Password for the admin console: {s}"),
+        ),
+        _pos(
+            "netrc-space",
+            "generic-password",
+            "Ab1$" + rand("nr", 10),
+            note("machine ftp.acme.io login deploy password {s}"),
+        ),
+        _pos(
+            "next-line", "generic-password", rand("nl", 12) + "%4", note("VPN password:\n    {s}\n")
+        ),
+        _pos(
+            "mysql-p",
+            "cli-password",
+            "Tq9" + rand("my", 9) + "#",
+            note("mysql -h db.prod -u root -p{s} app"),
+        ),
+        _pos(
+            "sshpass",
+            "cli-password",
+            "Lm4" + rand("sp", 9) + "&",
+            note("sshpass -p '{s}' ssh ops@10.0.3.7"),
+        ),
+        _pos(
+            "curl-user",
+            "cli-password",
+            "Vb7" + rand("cu", 9) + "!",
+            note("curl -u admin:{s} https://jenkins.acme.io/api/json"),
+        ),
+        _pos(
+            "auth-pair",
+            "generic-secret",
+            "deploy:" + "Kp2" + rand("ap", 9) + "@x",
+            note("basic auth: {s}"),
+        ),
+        _pos(
+            "zh-set-to",
+            "generic-password",
+            rand("zs", 10) + "#3",
+            note("把路由器管理密码改为 {s} 了。"),
+        ),
+        _pos(
+            "zh-space", "generic-password", rand("zp", 10) + "!8", note("邮箱 ops@acme.io 密码 {s}")
+        ),
+        _pos(
+            "wireguard",
+            "generic-secret",
+            rand("wg", 43, B64) + "=",
+            note("[Interface]\nPrivateKey = {s}\nAddress = 10.8.0.2/24"),
+        ),
+        _pos("totp", "generic-secret", rand("totp", 16, UPPER_B32), note("2FA secret: {s}")),
+        _pos(
+            "k8s-b64",
+            "generic-password",
+            "UzNjcjN0LVByMGQtIzIwMjQ=",
+            note("```yaml\nkind: Secret\ndata:\n  DB_PASSWORD: {s}\n```"),
+        ),
+        _pos(
+            "query-param",
+            "generic-secret",
+            rand("qp", 32),
+            note("GET https://api.acme.io/v2/items?api_key={s}&page=2"),
+        ),
+        _pos(
+            "mongodb-srv",
+            "url-credentials",
+            url_pw,
+            note("mongodb+srv://svc:{s}@cluster0.ab1cd.mongodb.net/prod"),
+        ),
+        _pos(
+            "url-remote-weak",
+            "url-credentials",
+            "admin123",
+            note("ftp://backup:{s}@files.acme-corp.net/nightly"),
+        ),
+        _pos(
+            "jdbc-password-param",
+            "generic-password",
+            db_pw,
+            note("jdbc:postgresql://pg.acme.io:5432/app?user=app&password={s}&ssl=true"),
+        ),
+    ]
+
+
+def _more_negatives() -> list[Case]:
+    return [
+        Case(
+            "k8s-b64-placeholder",
+            note("```yaml\nkind: Secret\ndata:\n  password: cGFzc3dvcmQ=\n```"),
+        ),
+        Case(
+            "firebase-public",
+            note("NEXT_PUBLIC_FIREBASE_API_KEY=AI" + "za" + rand("fb", 35, URLSAFE)),
+        ),
+        Case("ssh-pubkey-blob", note("ssh_key: AAAAC3NzaC1lZDI1NTE5AAAAI" + rand("pub2", 43, B64))),
+        Case(
+            "yaml-mapping-after-colon",
+            note("```yaml\npassword:\n  secretKeyRef:\n    name: db\n```"),
+        ),
+        Case(
+            "password-prose-space",
+            note(
+                "Use the password manager; password rotation is quarterly; password hashing uses argon2."
+            ),
+        ),
+        Case("mysql-prompt", note("mysql -u root -p app  # prompts for the password")),
+        Case(
+            "code-snippets",
+            note(
+                "```python\ntoken = jwt.encode(payload, key)\npassword = request.form['password']\napi_key: str | None = None\nsecret = secrets.token_hex(32)\n```"
+            ),
+        ),
+        Case(
+            "zh-prose-connectors", note("令牌是短期有效的；密码为空时会报错；密钥设置为自动轮换。")
+        ),
+        Case("sample-uuid", note("api_key: 123e4567-e89b-12d3-a456-426614174000")),
+        Case("doc-host-url", note("mysql://root:S3cr3t!x@db.example.com/app")),
+        Case(
+            "weak-local-url",
+            note("amqp://guest:guest@localhost:5672/ and redis://:redis@127.0.0.1:6379"),
+        ),
+        Case("api-key-heading", note("## API key rotation\n\nRotate the API key every 90 days.")),
+        Case(
+            "tokenizer-config",
+            note('"bos_token": "<s>",\n"pad_token_id": 0,\n"tokenizer_class": "LlamaTokenizer"'),
         ),
     ]

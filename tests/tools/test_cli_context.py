@@ -105,3 +105,17 @@ def test_context_reads_a_claude_code_hook_event(setup: Setup, tmp_path: object) 
     bad = run_cli("context", "--hook", input="not json")
     assert bad.returncode == 2
     assert bad.stderr.startswith("memoryd: error: --hook expects the hook's JSON event on stdin: ")
+
+
+def test_a_hand_written_memory_reaches_the_block_without_a_compile(setup: Setup) -> None:
+    fill(setup)
+    (setup.project / "rules" / "by-hand.md").write_text(
+        "---\nkind: rule\nsummary: 手写的铁规则 stays\nload_when: [手写]\n---\n正文\n"
+    )
+    done = run_cli("context", "手写", cwd=setup.repo)
+    assert done.returncode == 0, done.stderr
+    assert "- 手写的铁规则 stays (`rules/by-hand`) [project]" in done.stdout
+    assert "- 手写 → `rules/by-hand`" in done.stdout
+    (setup.project / "rules" / "by-hand.md").unlink()
+    again = run_cli("context", "手写", cwd=setup.repo)
+    assert "by-hand" not in again.stdout

@@ -85,7 +85,7 @@ def test_a_secret_is_refused_with_file_line_rule_and_preview(setup: Setup) -> No
         lines[0]
         == "memoryd: error: refusing to remember: the memory contains what looks like a secret"
     )
-    assert lines[1].startswith("  facts/stripe-live-key.md:8: ")
+    assert lines[1] == "  facts/stripe-live-key.md:8: stripe-secret-key sk_l…6Wd1"
     assert SECRET not in err
     assert lines[2] == (
         "  hint: remove the secret (say where it lives instead, e.g. 'the token is in the "

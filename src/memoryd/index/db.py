@@ -111,6 +111,17 @@ class IndexDB:
         cursor = self.conn.execute(sql + " ORDER BY path", params)
         return [row_from_sql(values) for values in cursor]
 
+    def rows_by_rowid(self, rowids: list[int]) -> dict[int, Row]:
+        """The rows with these rowids (missing ones left out)."""
+        if not rowids:
+            return {}
+        sql = (
+            f"SELECT rowid, {ROW_COLUMNS} FROM memories "
+            "WHERE rowid IN (SELECT value FROM json_each(?))"
+        )
+        ids = "[" + ",".join(str(int(r)) for r in rowids) + "]"
+        return {v[0]: row_from_sql(v[1:]) for v in self.conn.execute(sql, (ids,))}
+
     def count(self) -> int:
         return int(self.conn.execute("SELECT count(*) FROM memories").fetchone()[0])
 

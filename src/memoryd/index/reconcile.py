@@ -24,7 +24,7 @@ from memoryd.config import Config, RootConfig
 from memoryd.index.db import IndexDB, dump_problems, join_lines
 from memoryd.index.layout import identify, member
 from memoryd.memory import Problem, id_for_path, parse, validate
-from memoryd.roots import SKIP_DIRS, is_memory_name, walk_root
+from memoryd.roots import SKIP_DIRS, is_memory_name, walk_files, walk_root
 
 log = logging.getLogger(__name__)
 
@@ -105,11 +105,15 @@ def reconcile(
 
 
 class _Pass:
-    """One root's reconcile: plan which paths to look at, then read and write in batches."""
+    """One root's reconcile: plan which paths to look at, then read and write in batches.
+
+    Paths are plain strings here (``pathlib`` costs more than the syscalls at 100k files).
+    """
 
     def __init__(self, db: IndexDB, config: Config, root: RootConfig, report: ReconcileReport):
         self.db = db
         self.root = root
+        self.base = str(root.path)
         self.cap = config.search.max_file_bytes
         self.report = report
         self.ops: list[tuple[str, tuple[Any, ...]]] = []
@@ -120,41 +124,40 @@ class _Pass:
                 reason = "root folder is missing or not a folder; its rows are kept"
                 self.report.unknown.append((self.root.path, reason))
                 return
-            files = [f for f in walk_root(self.root.path) if self.member(f)]
+            files = [f for f in walk_files(self.root.path) if self.member(f)]
             known = self.known(None)
         else:
             files, known = self.plan(only)
         seen = set(files)
         for path in files:
             self.visit(path, known.get(path))
-        for path in known.keys() - seen:
+        for path in sorted(known.keys() - seen):
             self.vanished(path)
         self.flush()
 
-    def known(self, prefixes: Iterable[Path] | None) -> dict[Path, _Known]:
+    def known(self, prefixes: Iterable[str] | None) -> dict[str, _Known]:
         sql = "SELECT path, size, mtime_ns, checked_ns, hash FROM memories WHERE root = ?"
-        root = str(self.root.path)
         if prefixes is None:
-            rows = self.db.conn.execute(sql, (root,)).fetchall()
+            rows = self.db.conn.execute(sql, (self.base,)).fetchall()
         else:  # the path itself or anything below it, by an index range scan (not a full scan)
             sql = sql.replace("root = ?", "+root = ?")  # "+": search by the path index
-            sql += " AND (path = ? OR (path >= ? AND path < ?))"
+            sql += " AND (path = ? OR (path > ? AND path < ?))"
             rows = []
-            for prefix in {str(p) for p in prefixes}:
-                params = (root, prefix, prefix + "/", prefix + "0")  # "0" sorts right after "/"
+            for prefix in set(prefixes):
+                params = (self.base, prefix, prefix + "/", prefix + "0")  # "0" sorts after "/"
                 rows += self.db.conn.execute(sql, params).fetchall()
-        return {Path(r[0]): _Known(r[1], r[2], r[3], r[4]) for r in rows}
+        return {r[0]: _Known(r[1], r[2], r[3], r[4]) for r in rows}
 
-    def plan(self, only: Collection[Path]) -> tuple[list[Path], dict[Path, _Known]]:
+    def plan(self, only: Collection[Path]) -> tuple[list[str], dict[str, _Known]]:
         """The files to visit and the rows to check for the changed paths in ``only``."""
         mine = [p for p in only if p == self.root.path or self.root.path in p.parents]
-        files: set[Path] = set()
+        files: set[str] = set()
         for path in mine:
             if path.is_dir() and not path.is_symlink():
-                files.update(f for f in walk_root(path) if self.eligible(f))
+                files.update(str(f) for f in walk_root(path) if self.eligible(f))
             elif self.eligible(path):
-                files.add(path)
-        return sorted(files), self.known(mine)
+                files.add(str(path))
+        return sorted(files), self.known(str(p) for p in mine)
 
     def eligible(self, path: Path) -> bool:
         """Would :func:`walk_root` list this path (a memory file inside the root)?"""
@@ -168,15 +171,18 @@ class _Pass:
             return False
         if any(p.is_symlink() for p in path.parents if self.root.path in p.parents):
             return False  # walk_root never descends through a linked folder
-        if path.is_symlink():
-            return path.resolve().is_relative_to(self.root.path.resolve()) and self.member(path)
-        return self.member(path)
+        if path.is_symlink() and not path.resolve().is_relative_to(self.root.path.resolve()):
+            return False
+        return self.member(str(path))
 
-    def member(self, path: Path) -> bool:
+    def relative(self, path: str) -> str:
+        return path[len(self.base) + 1 :].replace(os.sep, "/")
+
+    def member(self, path: str) -> bool:
         """A file of the root's layout (a claude root holds transcripts too)."""
-        return member(self.root, path.relative_to(self.root.path).as_posix())
+        return member(self.root, self.relative(path))
 
-    def visit(self, path: Path, known: _Known | None) -> None:
+    def visit(self, path: str, known: _Known | None) -> None:
         try:
             st = os.stat(path)
         except (FileNotFoundError, NotADirectoryError):
@@ -184,43 +190,43 @@ class _Pass:
                 self.remove(path)
             return
         except OSError as exc:
-            self.report.unknown.append((path, _reason(exc)))
+            self.report.unknown.append((Path(path), _reason(exc)))
             return
         if known is not None and _fresh(known, st.st_size, st.st_mtime_ns):
             return
         try:
-            read = read_file(path, self.cap)
+            read = read_file(Path(path), self.cap)
         except (FileNotFoundError, NotADirectoryError):
             if known is not None:
                 self.remove(path)
             return
         except OSError as exc:
-            self.report.unknown.append((path, _reason(exc)))
+            self.report.unknown.append((Path(path), _reason(exc)))
             return
         self.store(path, read, known)
 
-    def store(self, path: Path, read: _Read, known: _Known | None) -> None:
+    def store(self, path: str, read: _Read, known: _Known | None) -> None:
         checked = time.time_ns()
         if read.oversized:
-            self.report.oversized.append(path)
+            self.report.oversized.append(Path(path))
         if known is not None and known.hash == read.hash:
-            self.ops.append((_TOUCH, (read.size, read.mtime_ns, checked, str(path))))
+            self.ops.append((_TOUCH, (read.size, read.mtime_ns, checked, path)))
         else:
-            (self.report.changed if known else self.report.added).append(path)
+            (self.report.changed if known else self.report.added).append(Path(path))
             self.ops.append((_UPSERT, record(self.root, path, read, checked)))
         if len(self.ops) >= BATCH:
             self.flush()
 
-    def vanished(self, path: Path) -> None:
-        reason = _why_unlisted(self.root.path, path)
+    def vanished(self, path: str) -> None:
+        reason = _why_unlisted(self.root.path, Path(path))
         if reason is None:
             self.remove(path)
         else:
-            self.report.unknown.append((path, reason))
+            self.report.unknown.append((Path(path), reason))
 
-    def remove(self, path: Path) -> None:
-        self.report.removed.append(path)
-        self.ops.append(("DELETE FROM memories WHERE path = ?", (str(path),)))
+    def remove(self, path: str) -> None:
+        self.report.removed.append(Path(path))
+        self.ops.append(("DELETE FROM memories WHERE path = ?", (path,)))
 
     def flush(self) -> None:
         if not self.ops:
@@ -268,10 +274,10 @@ def read_file(path: Path, cap: int) -> _Read:
         return _Read(head, st.st_size, st.st_mtime_ns, hasher.hexdigest(), oversized=True)
 
 
-def record(root: RootConfig, path: Path, read: _Read, checked_ns: int) -> tuple[Any, ...]:
+def record(root: RootConfig, path: str, read: _Read, checked_ns: int) -> tuple[Any, ...]:
     """The memories row for a file (pure: a function of its bytes and place)."""
+    relative = path[len(str(root.path)) + 1 :].replace(os.sep, "/")
     memory = parse(read.data)
-    relative = path.relative_to(root.path).as_posix()
     ident = identify(root, relative, memory)
     problems = validate(
         memory, expected_id=id_for_path(relative) if root.layout == "plugin" else None
@@ -283,7 +289,7 @@ def record(root: RootConfig, path: Path, read: _Read, checked_ns: int) -> tuple[
             Problem("file.oversized", f"{read.size} bytes: only the frontmatter is indexed")
         )
     return (
-        str(path), str(root.path), root.scope, root.layout, ident.type, ident.scope_id,
+        path, str(root.path), root.scope, root.layout, ident.type, ident.scope_id,
         ident.id, memory.kind, memory.summary, join_lines(memory.load_when),
         int(memory.pinned), join_lines(memory.supersedes), memory.superseded_by,
         memory.created, memory.updated, read.size, read.mtime_ns, checked_ns, read.hash,

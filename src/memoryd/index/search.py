@@ -12,19 +12,19 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from memoryd.config import Config, RootConfig, SearchConfig
-from memoryd.index.db import ROW_COLUMNS, IndexDB, Row, row_from_sql
+from memoryd.index.db import IndexDB, Row
+from memoryd.index.fetch import candidates
 from memoryd.index.snippet import MARKERS, hit_counts, make_snippet
 from memoryd.index.state import bump_hits, read_hits
-from memoryd.index.tokenizer import fts_expression, query_terms
+from memoryd.index.tokenizer import query_terms
 
-# bm25 column weights: id, summary, load_when, body.
-COLUMN_WEIGHTS = (3.0, 4.0, 4.0, 1.0)
 DAY_MS = 86_400_000
 BOOST_HALF = 3  # hits at which the recall boost is half its maximum
 MAX_FETCH = 50
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -78,62 +78,55 @@ def recall(
     type: str | None = None,
     scope_id: str | None = None,
     markers: str = "plugin",
+    strategy: str = "and-or",
 ) -> list[Hit]:
     """The best memories for ``query`` in ``roots``, hit counts bumped (unless ``bump=False``).
 
     ``type`` and ``scope_id`` filter the layered and claude layouts' rows;
-    ``markers="layered"`` marks matches in snippets with ``<<`` ``>>``.
+    ``markers="layered"`` marks matches in snippets with ``<<`` ``>>``;
+    ``strategy`` is :func:`memoryd.index.fetch.candidates`'s.
     """
     settings = config.search
     limit = settings.limit if limit is None else limit
     roots = [r for r in roots if scope is None or r.scope == scope]
     terms = query_terms(query)
-    expression = fts_expression(terms)
-    if expression is None or limit <= 0 or not roots:
+    if not terms or limit <= 0 or not roots:
         return []
     fetch = max(limit, min(limit * 3, MAX_FETCH))
     filters = {"kind": kind, "type": type, "scope_id": scope_id}
-    candidates = _candidates(db, expression, roots, filters, fetch)
+    found = candidates(db, terms, roots, filters, fetch, strategy=strategy)
     now = int(time.time() * 1000) if now_ms is None else now_ms
-    counts = {r.path: read_hits(r.path) for r in roots}
+    counts = {str(r.path): read_hits(r.path) for r in roots}
     scored = [
-        (score(settings, rel, row, counts[row.root].get(row.id, 0), now), rel, row)
-        for rel, row in candidates
+        (score(settings, rel, c, counts[c.root].get(c.id, 0), now), rel, c) for rel, c in found
     ]
     kept = cut(sorted(scored, key=lambda s: -s[0]), settings.score_floor, limit)
+    rows = db.rows_by_rowid([c.rowid for _total, _rel, c in kept])
     marks = MARKERS[markers]
-    hits = [_hit(row, total, rel, terms, marks) for total, rel, row in kept]
+    hits = [_hit(rows[c.rowid], total, rel, terms, marks) for total, rel, c in kept]
     if bump:
         _bump(hits)
     return hits
 
 
-def _candidates(
-    db: IndexDB,
-    expression: str,
-    roots: Sequence[RootConfig],
-    filters: dict[str, str | None],
-    fetch: int,
-) -> list[tuple[float, Row]]:
-    columns = ", ".join(f"m.{c.strip()}" for c in ROW_COLUMNS.split(","))
-    weights = ", ".join(str(w) for w in COLUMN_WEIGHTS)
-    marks = ", ".join("?" for _ in roots)
-    sql = (
-        f"SELECT {columns}, bm25(memories_fts, {weights}) AS rel "
-        "FROM memories_fts JOIN memories AS m ON m.rowid = memories_fts.rowid "
-        f"WHERE memories_fts MATCH ? AND m.root IN ({marks}) AND m.superseded_by IS NULL"
-    )
-    params: list[Any] = [expression, *(str(r.path) for r in roots)]
-    for column, value in filters.items():  # column names are ours, never the user's
-        if value is not None:
-            sql += f" AND m.{column} = ?"
-            params.append(value)
-    sql += " ORDER BY rel LIMIT ?"
-    params.append(fetch)
-    return [(-values[-1], row_from_sql(values[:-1])) for values in db.conn.execute(sql, params)]
+class Rankable(Protocol):
+    """The fields ranking reads (a :class:`Row` or a fetch ``Candidate``)."""
+
+    @property
+    def scope(self) -> str: ...
+    @property
+    def layout(self) -> str: ...
+    @property
+    def pinned(self) -> bool: ...
+    @property
+    def created(self) -> int | None: ...
+    @property
+    def updated(self) -> int | None: ...
+    @property
+    def mtime_ns(self) -> int: ...
 
 
-def score(settings: SearchConfig, relevance: float, row: Row, hits: int, now_ms: int) -> float:
+def score(settings: SearchConfig, relevance: float, row: Rankable, hits: int, now_ms: int) -> float:
     """bm25 relevance × scope prior × time decay × recall boost (pure).
 
     Rows of the layered and claude layouts rank by bm25 and scope prior only, as the
@@ -145,7 +138,7 @@ def score(settings: SearchConfig, relevance: float, row: Row, hits: int, now_ms:
     return relevance * prior * decay(settings, row, now_ms) * boost(settings, hits)
 
 
-def decay(settings: SearchConfig, row: Row, now_ms: int) -> float:
+def decay(settings: SearchConfig, row: Rankable, now_ms: int) -> float:
     """Halves every ``half_life_days`` since ``updated``; pinned memories never decay."""
     if row.pinned or settings.half_life_days <= 0:
         return 1.0
@@ -161,8 +154,8 @@ def boost(settings: SearchConfig, hits: int) -> float:
 
 
 def cut(
-    scored: list[tuple[float, float, Row]], floor: float, limit: int
-) -> list[tuple[float, float, Row]]:
+    scored: list[tuple[float, float, T]], floor: float, limit: int
+) -> list[tuple[float, float, T]]:
     """Keep results scoring at least ``floor`` × the best one (the best always stays)."""
     if not scored:
         return []

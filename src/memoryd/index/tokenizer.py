@@ -19,6 +19,7 @@ bigram or as the run's last character.
 
 from __future__ import annotations
 
+import operator
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -42,7 +43,7 @@ CJK_RANGES = (
     "\U00020000-\U0003ffff"  # CJK extensions B and later
 )
 # A CJK run, or a run of word characters that are not CJK.
-_TOKEN_RE = re.compile(f"([{CJK_RANGES}]+)|([^\\W{CJK_RANGES}]+)")
+_RUN_RE = re.compile(f"[{CJK_RANGES}]+|[^\\W{CJK_RANGES}]+")
 _CJK_CHAR_RE = re.compile(f"[{CJK_RANGES}]")
 
 
@@ -51,31 +52,33 @@ def normalize(text: str) -> str:
     return unicodedata.normalize("NFKC", text).casefold()
 
 
+def _runs(text: str) -> list[tuple[str, bool]]:
+    """The runs of ``text`` (normalized), each with whether it is a CJK run."""
+    return [
+        (run, not run.isascii() and _CJK_CHAR_RE.match(run) is not None)
+        for run in _RUN_RE.findall(normalize(text))
+    ]
+
+
 def tokenize(text: str) -> list[str]:
     """The tokens of ``text`` in order (duplicates kept)."""
     out: list[str] = []
-    for match in _TOKEN_RE.finditer(normalize(text)):
-        run = match.group(1)
-        if run is None:
-            out.append(match.group(2))
-        elif len(run) == 1:
+    for run, cjk in _runs(text):
+        if not cjk or len(run) == 1:
             out.append(run)
         else:
-            out.extend(run[i : i + 2] for i in range(len(run) - 1))
+            out.extend(map(operator.add, run, run[1:]))  # overlapping bigrams
     return out
 
 
 def index_tokens(text: str) -> list[str]:
     """:func:`tokenize` plus the last character of each CJK run of two or more."""
     out: list[str] = []
-    for match in _TOKEN_RE.finditer(normalize(text)):
-        run = match.group(1)
-        if run is None:
-            out.append(match.group(2))
-        elif len(run) == 1:
+    for run, cjk in _runs(text):
+        if not cjk or len(run) == 1:
             out.append(run)
         else:
-            out.extend(run[i : i + 2] for i in range(len(run) - 1))
+            out.extend(map(operator.add, run, run[1:]))
             out.append(run[-1])
     return out
 
@@ -95,11 +98,11 @@ def query_terms(query: str) -> list[str]:
     return list(dict.fromkeys(tokenize(query)))
 
 
-def fts_expression(terms: Iterable[str]) -> str | None:
+def fts_expression(terms: Iterable[str], operator: str = "OR") -> str | None:
     """An FTS5 MATCH expression: quoted terms joined by OR (None when there are none).
 
     Tokens hold only letters, digits and ``_``, so quoting makes every FTS5
     operator in user input (``AND``, ``NEAR``, ``*``, ``(``, ``"``) a plain word.
     """
     parts = [f'"{t}"*' if is_cjk_char(t) else f'"{t}"' for t in terms]
-    return " OR ".join(parts) or None
+    return f" {operator} ".join(parts) or None

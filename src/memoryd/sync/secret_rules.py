@@ -20,8 +20,8 @@ from memoryd.sync.secret_values import (
     decode_b64url,
     is_placeholder,
     is_repetitive,
-    looks_random,
     shannon,
+    wordset,
 )
 
 Check = Callable[[str], bool]
@@ -39,6 +39,7 @@ class Rule:
     check: Check | None = None
     group: int = 0  # the part of the match that is the secret
     priority: int = 3  # provider 3 > structural 2 > generic 1 when findings overlap
+    context: bool = False  # needs the surrounding text (a key name, spaces, quotes)
 
 
 def _random(min_entropy: float = 3.0, skip: int = 0) -> Check:
@@ -71,13 +72,19 @@ def _jwt(value: str) -> bool:
         return False
     if str(head.get("alg", "")).lower() == "none":
         return False
-    # Supabase and similar "anon" keys are publishable by design.
-    return claims.get("role") != "anon"
+    # Supabase and similar "anon" keys are publishable by design; a payload without any
+    # registered or identity claim is a documentation toy ({"some": "payload"}).
+    return claims.get("role") != "anon" and not _JWT_CLAIMS.isdisjoint(claims)
+
+
+_JWT_CLAIMS = wordset(
+    "iss sub aud exp nbf iat jti role scope scp uid user_id email azp client_id tid oid"
+)
 
 
 def _slack_webhook(value: str) -> bool:
     tail = value.rsplit("/", 1)[-1]
-    return looks_random(tail, min_len=16, min_entropy=3.0)
+    return len(tail) >= 16 and _random(3.0)(tail)
 
 
 def _aws_key_id(value: str) -> bool:
@@ -112,6 +119,7 @@ RULES: tuple[Rule, ...] = (
         ("secret_access_key", "secretaccesskey", "aws_secret", "secret_key", "secretkey"),
         _random(3.5),
         group=1,
+        context=True,
     ),
     _token("gcp-api-key", r"AIza[0-9A-Za-z_\-]{35}", "aiza", entropy=3.5, skip=4),
     _token("gcp-oauth-client-secret", r"GOCSPX-[0-9A-Za-z_\-]{28}", "gocspx-", skip=7),
@@ -119,11 +127,12 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "azure-storage-key",
         _re(
-            r"(?i)\b(?:AccountKey|SharedAccessKey|azure_?storage_?key)\s*[=:]\s*[\"']?([A-Za-z0-9+/]{40,88}={0,2})"
+            r"(?i)\b(?:AccountKey|SharedAccessKey|azure_?storage_?key)[\"']?\s*[=:]\s*[\"']?([A-Za-z0-9+/]{40,88}={0,2})"
         ),
         ("accountkey", "sharedaccesskey", "storage_key", "storagekey"),
         _random(3.5),
         group=1,
+        context=True,
     ),
     Rule(
         "azure-sas-token",
@@ -147,6 +156,7 @@ RULES: tuple[Rule, ...] = (
         ("heroku",),
         _random(3.0),
         group=1,
+        context=True,
     ),
     _token("cloudflare-origin-ca-key", r"v1\.0-[a-f0-9]{24}-[a-f0-9]{146}", "v1.0-", skip=5),
     Rule(
@@ -158,6 +168,7 @@ RULES: tuple[Rule, ...] = (
         ("cloudflare", "cf_", "cf-"),
         _random(3.3),
         group=1,
+        context=True,
     ),
     Rule(
         "datadog-api-key",
@@ -168,6 +179,7 @@ RULES: tuple[Rule, ...] = (
         ("datadog", "dd_", "dd-"),
         _random(3.0),
         group=1,
+        context=True,
     ),
     _token("tailscale-key", r"tskey-[a-z]+-[0-9A-Za-z_]{6,}-[0-9A-Za-z_]{16,}", "tskey-", skip=6),
     _token("supabase-token", r"sbp_[a-f0-9]{40}", "sbp_", skip=4),

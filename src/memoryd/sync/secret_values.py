@@ -25,21 +25,28 @@ def wordset(text: str) -> frozenset[str]:
 
 _BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
-# Whole values that documentation, tutorials and local setups use as stand-ins.
-DEFAULT_VALUES = wordset(
+# Whole values that documentation and tutorials use as stand-ins.
+DOC_VALUES = wordset(
     """
-    password passw0rd p@ssw0rd p@ssword pass pass123 pass1234 password1 password123 pwd
-    admin admin123 administrator root toor guest test test123 testing tester secret secret123
-    secrets changeme changeit letmein welcome qwerty 123456 1234567 12345678 123456789
-    1234567890 111111 000000 abc123 postgres postgresql mysql redis mongo mongodb rabbitmq
-    example default sample demo dummy foobar foo bar baz hunter2 user username none null nil
-    empty todo tbd fixme xxx na n/a true false undefined required optional string str value
-    mypassword yourpassword supersecret secretpassword mysecretpassword my-secret-pw mysecret
-    rootpassword adminpassword dev development local localhost docker vagrant ubuntu pi
-    raspberry oracle sa sapassword minioadmin minio elastic changeme123 token apikey api_key
-    your_token your_api_key your-api-key yourtoken mytoken secretkey secret_key
+    password pass pwd passwd secret secrets changeme changeit example default sample demo dummy
+    foobar foo bar baz hunter2 none null nil empty todo tbd fixme xxx na n/a true false undefined
+    required optional string str value mypassword yourpassword supersecret secretpassword
+    mysecretpassword my-secret-pw mysecret token apikey api_key your_token your_api_key
+    your-api-key yourtoken mytoken secretkey secret_key placeholder redacted hidden masked
     """
 )
+# Well-known throwaway defaults of local setups (images, tutorials, dev databases).
+WEAK_DEFAULTS = wordset(
+    """
+    passw0rd p@ssw0rd p@ssword pass123 pass1234 password1 password123 admin admin123
+    administrator root toor guest test test123 testing tester secret123 letmein welcome qwerty
+    123456 1234567 12345678 123456789 1234567890 111111 000000 abc123 postgres postgresql mysql
+    redis mongo mongodb rabbitmq user username rootpassword adminpassword dev development local
+    localhost docker vagrant ubuntu pi raspberry oracle sa sapassword minioadmin minio elastic
+    changeme123 wordpress keycloak airflow superset grafana jenkins
+    """
+)
+DEFAULT_VALUES = DOC_VALUES | WEAK_DEFAULTS
 
 # Values that are known public examples (vendor docs); never a live credential.
 KNOWN_EXAMPLES = frozenset(
@@ -52,6 +59,12 @@ KNOWN_EXAMPLES = frozenset(
         "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==",
         # jwt.io's sample token signature
         "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+        "123e4567-e89b-12d3-a456-426614174000",  # the RFC/Wikipedia sample UUID
+        # RFC 6749 (OAuth 2.0) sample tokens and client credentials
+        "2YotnFZFEjr1zCsicMWpAA",
+        "tGzv3JOkF0XG5Qx2TlKWIA",
+        "czZCaGRSa3F0MzpnWDFmQmF0M2JW",
+        "SplxlOBeZQQYbYS6WxSbIA",
     }
 )
 
@@ -67,24 +80,23 @@ _PLACEHOLDER_RE = re.compile(
 )
 _REFERENCE_RE = re.compile(
     r"""(?x)
-    ^[$&*@!]                                          # shell/template variable, YAML alias or tag
-    | ^[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)+(?:\(.*)?$  # attribute path: settings.SECRET, a.b()
-    | ^[A-Za-z_][\w.]*\(                              # function call: getenv(...)
+    ^\$(?:[{(]|[A-Za-z_]\w*$|\d$) | ^[{\[(]           # a variable; structure
+    | ^![\w!/:]+$ | ^@[\w.\-/]+$                      # a YAML tag; an @reference
+    | ^[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)+(?:[(\[].*)?$  # attribute path: settings.X, a.b()
+    | \w\(                                             # a function call: getenv(...)
     | ^[A-Za-z_][\w]*\[                               # subscript: os.environ[...]
-    | ^(?:/|~/|\./|\.\./|[A-Za-z]:\\)                 # a path
+    | ^[A-Za-z]:\\                                    # a Windows path
     | ^[a-z][a-z0-9+.-]*://                           # a URL (its credentials: own rule)
     | ^(?:sha\d+|md5|sha)[:-]                         # digests, SRI hashes
     | ^arn:                                           # an AWS resource name
+    | ^AAAA[BCE][0-9A-Za-z]{8} | ^(?:ssh|ecdsa|sk-ssh)-  # an SSH public key
     """
 )
-_IDENTIFIER_RE = re.compile(
-    r"""(?x)
-    ^[A-Za-z][a-z]+(?:[A-Z][a-z]+)*$              # camelCase / PascalCase / a word
-    | ^[a-z][a-z0-9]*(?:[_-][a-z0-9]+)+$          # snake_case / kebab-case
-    | ^[A-Z][A-Z0-9]*(?:[_-][A-Z0-9]+)+$          # CONST_CASE
-    | ^[A-Z]+$
-    """
-)
+_PATH_RE = re.compile(r"^(?:~|\.\.?)?/[\w.\-/]*$")
+_SEPARATED_NAME_RE = re.compile(r"^(?:[a-z]+(?:[_.\-][a-z]+)+|[A-Z]+(?:[_.\-][A-Z]+)+)$")
+_LOWER_NAME_RE = re.compile(r"^[a-z_.\-]+$")
+_NAME_CHARS_RE = re.compile(r"^[A-Za-z0-9_.\-/:]+$")
+_NAME_PARTS_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$")
 _HEX_RE = re.compile(r"^[0-9a-fA-F]+$")
 _VOWELS = frozenset("aeiouAEIOU")
@@ -111,10 +123,10 @@ def is_repetitive(value: str) -> bool:
     return len(grams) / (n - 2) < 0.6
 
 
-def is_placeholder(value: str) -> bool:
-    """Documentation stand-ins, masks, templates and well-known defaults."""
+def is_placeholder(value: str, defaults: bool = True) -> bool:
+    """Documentation stand-ins, masks, templates and (``defaults``) well-known local defaults."""
     low = value.lower()
-    if low in DEFAULT_VALUES or value in KNOWN_EXAMPLES:
+    if low in (DEFAULT_VALUES if defaults else DOC_VALUES) or value in KNOWN_EXAMPLES:
         return True
     if _PLACEHOLDER_RE.search(value):
         return True
@@ -123,18 +135,45 @@ def is_placeholder(value: str) -> bool:
 
 def is_reference(value: str) -> bool:
     """Code that *names* a secret instead of containing it."""
+    if _PATH_RE.match(value) and all(_path_part(p) for p in value.split("/")):
+        return True  # /run/secrets/db_password, ~/.ssh/id_ed25519
+    if value[:1] in "*&" and (is_identifier(value[1:]) or _LOWER_NAME_RE.match(value[1:])):
+        return True  # a YAML alias or anchor: *default_password
     return bool(_REFERENCE_RE.search(value))
 
 
 def is_identifier(value: str) -> bool:
-    """A variable name or English-like word, not a random string."""
-    if not _IDENTIFIER_RE.match(value):
+    """Names made of words (``SSHPrivateKeyTypes``, ``old_refresh_token``, ``io.x/fooBar``).
+
+    Split at case changes, digits and separators, a name is made of words with vowels
+    and short acronyms; a random token breaks into vowelless runs and one-letter bits.
+    """
+    if not _NAME_CHARS_RE.match(value):
         return False
-    letters = [c for c in value if c.isalpha()]
-    if len(letters) >= 12 and value.isalpha() and (value.islower() or value.isupper()):
-        vowels = sum(1 for c in letters if c in _VOWELS) / len(letters)
-        return vowels >= 0.25  # random lowercase runs have few vowels
-    return True
+    parts = _NAME_PARTS_RE.findall(value)
+    words = [p for p in parts if not p.isdigit()]
+    if not words:
+        return False
+    numbers = [p for p in parts if p.isdigit()]
+    if len(numbers) > 2 or sum(len(n) for n in numbers) > 6:
+        return False
+    if sum(1 for w in words if len(w) == 1) > 1:  # random case flips leave 1-letter bits
+        return False
+    letters = sum(len(w) for w in words)
+    wordlike = sum(len(w) for w in words if _is_word(w))
+    return letters / len(words) >= 3 and wordlike / letters >= 0.75
+
+
+def _is_word(part: str) -> bool:
+    if len(part) <= 2 or (part.isupper() and len(part) <= 4):
+        return True  # io, Am; an acronym: SSH, API, URL
+    vowels = sum(1 for c in part if c in _VOWELS)
+    with_y = vowels + part.lower().count("y")
+    return vowels / len(part) >= 0.2 or (len(part) >= 5 and with_y / len(part) >= 0.25)
+
+
+def _path_part(part: str) -> bool:
+    return len(part) <= 12 or "." in part or is_identifier(part) or bool(_LOWER_NAME_RE.match(part))
 
 
 def char_classes(value: str) -> int:
@@ -155,13 +194,15 @@ def is_hex(value: str) -> bool:
 
 def looks_random(value: str, min_len: int = 16, min_entropy: float = 3.0) -> bool:
     """A machine-generated token: long, varied, not a placeholder, not a sequence."""
-    if len(value) < min_len or is_placeholder(value) or is_repetitive(value):
+    if len(value) < min_len or any(c.isspace() for c in value):
+        return False
+    if is_placeholder(value) or is_repetitive(value):
         return False
     if shannon(value) < min_entropy:
         return False
     if is_hex(value):
         return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
-    return char_classes(value) >= 2 or not is_identifier(value)
+    return not is_identifier(value) and not _SEPARATED_NAME_RE.match(value)
 
 
 def looks_like_password(value: str, min_len: int = 6) -> bool:
@@ -172,12 +213,14 @@ def looks_like_password(value: str, min_len: int = 6) -> bool:
         return False
     if value.isdigit():
         return len(value) >= 8
+    if _LOWER_NAME_RE.match(value):
+        return False  # pass_fds, db_password_file: a name, not a password
     if is_identifier(value) and not any(c.isdigit() for c in value):
         return False
     has_digit = any(c.isdigit() for c in value)
     has_symbol = any(not c.isalnum() for c in value)
     mixed = any(c.islower() for c in value) and any(c.isupper() for c in value)
-    return has_digit or has_symbol or (mixed and len(value) >= 8)
+    return has_digit or has_symbol or (mixed and len(value) >= 10)
 
 
 def looks_like_token(value: str, min_len: int = 16) -> bool:

@@ -16,19 +16,23 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 from bisect import bisect_right
 from collections.abc import Collection, Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from memoryd.sync.secret_generic import keyword_spans, private_key_spans, url_spans
+from memoryd.sync.secret_generic import keyword_spans
 from memoryd.sync.secret_rules import RULES
+from memoryd.sync.secret_structs import CLI_WORDS, cli_spans, private_key_spans, url_spans
 
 log = logging.getLogger(__name__)
 
 ALLOWLIST_FILE = ".memoryd-allowlist"
 PRAGMAS = ("memoryd:allow", "gitleaks:allow", "pragma: allowlist secret")
 MAX_SCAN_BYTES = 4 * 1024 * 1024
+_PUBLISHABLE_AWARE = frozenset({"gcp-api-key", "jwt"})
+_PUBLIC_NAME_RE = re.compile(r"(?i)public|publishable|\banon")
 _FINGERPRINT_SALT = b"memoryd-secret-fingerprint-v1"
 _FINGERPRINT_ROUNDS = 2000
 
@@ -153,23 +157,40 @@ def fingerprint(secret: str) -> str:
 
 def _candidates(text: str) -> Iterable[_Candidate]:
     lower = text.lower()
-    for rule in RULES:
-        if rule.keywords and not any(k in lower for k in rule.keywords):
-            continue
-        for match in rule.regex.finditer(text):
-            value = match.group(rule.group)
-            if rule.check is None or rule.check(value):
-                yield _Candidate(
-                    rule.priority, rule.id, match.start(rule.group), match.end(rule.group)
-                )
+    yield from _provider_candidates(text, lower)
     if "://" in text and "@" in text:
         for rule_id, start, end in url_spans(text):
             yield _Candidate(2, rule_id, start, end)
     if "private key" in lower or "private-lines" in lower:
         for rule_id, start, end in private_key_spans(text):
             yield _Candidate(2, rule_id, start, end)
-    for rule_id, start, end in keyword_spans(text):
+    if any(w in lower for w in CLI_WORDS):
+        for rule_id, start, end in cli_spans(text):
+            yield _Candidate(2, rule_id, start, end)
+    for rule_id, start, end in keyword_spans(text, lower):
         yield _Candidate(1, rule_id, start, end)
+
+
+def _provider_candidates(text: str, lower: str) -> Iterable[_Candidate]:
+    """Token rules run only when one of their keywords is in a word of 16+ characters."""
+    long_words = "\n".join(w for w in lower.split() if len(w) >= 16)
+    for rule in RULES:
+        haystack = lower if rule.context else long_words
+        if not haystack or (rule.keywords and not any(k in haystack for k in rule.keywords)):
+            continue
+        for match in rule.regex.finditer(text):
+            if rule.check is not None and not rule.check(match.group(rule.group)):
+                continue
+            start, end = match.start(rule.group), match.end(rule.group)
+            if rule.id in _PUBLISHABLE_AWARE and _named_public(text, start):
+                continue
+            yield _Candidate(rule.priority, rule.id, start, end)
+
+
+def _named_public(text: str, start: int) -> bool:
+    """``NEXT_PUBLIC_FIREBASE_API_KEY=AIza…``: a key its owner named public is publishable."""
+    line_start = text.rfind("\n", 0, start) + 1
+    return bool(_PUBLIC_NAME_RE.search(text, line_start, start))
 
 
 def _dedupe(candidates: Iterable[_Candidate]) -> list[_Candidate]:

@@ -1,0 +1,74 @@
+"""Agent tool timings on a generated global root: context (per prompt), remember, forget.
+
+Run: .venv/bin/python bench/tools_bench.py [N ...]   (default: 1000 10000)
+Prints a table. Everything happens under a temporary folder (MEMORYD_HOME included); no daemon
+runs, so every call keeps the index and compiled files fresh by itself, as the CLI does alone.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from bench.compile_bench import build
+
+QUERIES = ("分词 FTS5", "pnpm lockfile", "watchdog 依赖", "topic42")
+
+
+def ms(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return (time.perf_counter() - start) * 1000
+
+
+def cli(*args: str) -> None:
+    subprocess.run([sys.executable, "-m", "memoryd", *args], check=True, capture_output=True)
+
+
+def row(tmp: Path, n: int) -> list[str]:
+    from memoryd.app import App
+    from memoryd.context import gather
+    from memoryd.forget import forget
+    from memoryd.remember import Request, remember
+
+    os.environ["MEMORYD_HOME"] = str(tmp / f"home{n}")
+    root = tmp / f"home{n}" / "memory"
+    build(root, n)
+    app = App(cwd=tmp)
+    cold = ms(lambda: cli("context", QUERIES[0]))
+    warm_cli = [ms(lambda q=q: cli("context", q)) for q in QUERIES]  # type: ignore[misc]
+    warm = [ms(lambda q=q: gather(app, q)) for q in QUERIES * 3]  # type: ignore[misc]
+    wrote: list[str] = []
+    save = [
+        ms(lambda i=i: wrote.append(  # type: ignore[misc]
+            remember(app, Request(kind="fact", summary=f"bench fact {i} 基准 zebra{i}")).id
+        ))
+        for i in range(5)
+    ]  # fmt: skip
+    drop = [ms(lambda memory_id=m: forget(app, memory_id)) for m in wrote]  # type: ignore[misc]
+    return [
+        f"{n:>6}", f"{cold:>8.0f}", f"{statistics.median(warm_cli):>8.0f}",
+        f"{statistics.median(warm):>8.1f}", f"{statistics.median(save):>8.1f}",
+        f"{statistics.median(drop):>8.1f}",
+    ]  # fmt: skip
+
+
+def main() -> None:
+    sizes = [int(a) for a in sys.argv[1:]] or [1000, 10000]
+    head = ["memories", "ctx cold", "ctx cli", "ctx lib", "remember", "forget"]
+    print("times in ms; ctx cold = first `memoryd context` (builds the index); ctx cli = later")
+    print("`memoryd context` runs (median); ctx lib / remember / forget: in-process medians")
+    print(" | ".join(f"{h:>8}" for h in head))
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in sizes:
+            print(" | ".join(row(Path(tmp), n)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
