@@ -236,3 +236,20 @@ def test_compile_reports_damaged_markers_with_exit_1(isolated_home: Path) -> Non
         "  fix: repair the memoryd marker comments by hand"
     )
     assert (root / "ROOT.md").read_bytes() == DAMAGED
+
+
+def test_local_only_memories_stay_out_of_compiled_files_that_are_committed(tmp_path: Path) -> None:
+    files = {
+        "facts/shared.md": mem("fact", "Shared", "both"),
+        "facts/mine.md": "---\nkind: rule\nsummary: Local rule\nload_when: [here]\nsync: false\n---\n",
+    }
+    synced, local = tmp_path / "synced", tmp_path / "local"
+    build(synced, files)
+    build(local, files)
+    compile_root(RootConfig(synced, scope="global"), CONFIG)  # commits: what git carries
+    compile_root(RootConfig(local, scope="project"), CONFIG)  # never commits
+    assert "mine.md" not in (synced / "facts/index.md").read_text()
+    assert "Local rule" not in (synced / "ROOT.md").read_text()
+    assert "| here |" not in (synced / "ROOT.md").read_text()
+    assert "mine.md" in (local / "facts/index.md").read_text()
+    assert "- Local rule (`facts/mine`)" in (local / "ROOT.md").read_text()

@@ -58,7 +58,9 @@ def test_a_clean_root_has_no_problems(root: Path) -> None:
     assert findings() == []
     done = run_cli("inspect")
     assert done.returncode == 0, done.stdout
-    assert done.stdout.startswith("decisions/b  fact  global   hits 0    B\n")
+    assert done.stdout.startswith(
+        f"{root} (global root)\n  decisions/b  fact  global   hits 0    B\n"
+    )
     assert done.stdout.endswith("2 memories\nno problems found\n")
 
 

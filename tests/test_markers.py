@@ -1,8 +1,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from memoryd.markers import DamagedMarkers, begin_line, end_line, extract, splice
+from memoryd.markers import DamagedMarkers, begin_line, end_line, extract, newline_of, splice
 
 
 def block(name: str, *body: str) -> str:
@@ -88,3 +90,31 @@ def test_damaged_markers_are_refused_with_the_line(text: str, message: str) -> N
 def test_extract_returns_the_inner_text() -> None:
     text = "x\n" + NEW["a"] + "y\n"
     assert extract(text) == {"a": "new a\n"}
+
+
+_human = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40).filter(
+    lambda t: "memoryd:" not in t
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_human, min_size=3, max_size=3), st.booleans())
+def test_human_text_around_blocks_survives_any_content(parts: list[str], crlf: bool) -> None:
+    nl = "\r\n" if crlf else "\n"
+    head, mid, tail = (p.replace("\r", "").replace("\n", nl) + nl for p in parts)
+    old_a = f"<!-- memoryd:begin a -->{nl}x{nl}<!-- memoryd:end a -->{nl}"
+    old_b = f"<!-- memoryd:begin b -->{nl}<!-- memoryd:end b -->{nl}"
+    text = head + old_a + mid + old_b + tail
+    out = splice(text, NEW)
+    want = head + NEW["a"].replace("\n", nl) + mid + NEW["b"].replace("\n", nl) + tail
+    if newline_of(text) == nl:  # the first line decides the style
+        assert out == want
+    assert splice(out, NEW) == out
+
+
+@settings(max_examples=200, deadline=None)
+@given(_human)
+def test_appending_is_idempotent(text: str) -> None:
+    once = splice(text, NEW)
+    assert once.startswith(text)
+    assert splice(once, NEW) == once

@@ -66,7 +66,7 @@ def compile_root(
     if root.layout not in COMPILED_LAYOUTS or not root.path.is_dir():
         return report
     files = scan_root(root.path, _CACHE if cache is None else cache, changed)
-    plan = _plan(root.path, files, config, changed, report)
+    plan = _plan(root, files, config, changed, report)
     for folder in plan.targets:
         if folder not in plan.blocked:
             _settle_index(root.path, folder, plan.compiled, check, report)
@@ -76,12 +76,13 @@ def compile_root(
 
 
 def _plan(
-    root: Path,
+    root_config: RootConfig,
     files: list[Scanned],
     config: Config,
     changed: Collection[Path] | None,
     report: CompileReport,
 ) -> _Plan:
+    root = root_config.path
     entries: list[Entry] = []
     blocked: set[str] = set()
     indexed: set[str] = set()
@@ -93,7 +94,7 @@ def _plan(
         elif item.memory is None:
             blocked.add(folder_of(item.rel))
             report.problems.append(_unreadable(item))
-        else:
+        elif shown(root_config, item):
             entries.append(item.entry)
     folders = {e.folder for e in entries} | indexed | blocked
     targets = folders if changed is None else affected(root, changed, folders)
@@ -101,6 +102,16 @@ def _plan(
         entries, _read(root / ROOT_FILE), config.compile.folder_descriptions, targets
     )
     return _Plan(compiled, sorted(targets), blocked)
+
+
+def shown(root: RootConfig, item: Scanned) -> bool:
+    """Does a readable memory appear in the compiled files?
+
+    In a root that commits, a ``sync: false`` memory stays on this device only, so the
+    committed compiled files must not mention it: another device would see a line for
+    a file it never gets, and the two would rewrite each other's bytes forever.
+    """
+    return item.memory is not None and (item.memory.sync or not root.sync.commit)
 
 
 def affected(root: Path, changed: Collection[Path], folders: set[str]) -> set[str]:

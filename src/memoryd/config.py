@@ -34,6 +34,8 @@ class SyncPolicy:
     remote: str = "origin"
     debounce_s: float = 30.0  # wait this long after a batch before a sync cycle
     mass_delete_share: float = 0.5  # pause when a cycle deletes more than this share
+    mass_delete_min: int = 3  # ...and at least this many memories
+    stale_lock_s: float = 60.0  # an index.lock this old with no git running is moved aside
 
 
 PROJECT_SYNC = SyncPolicy(commit=False, push=False, pull=False)

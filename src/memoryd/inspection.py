@@ -93,13 +93,17 @@ def render_text(result: Inspection) -> str:
     lines = []
     width = max((len(m.id) for m in result.memories), default=2)
     kinds = max((len(m.kind or "-") for m in result.memories), default=4)
+    root: Path | None = None
     for m in result.memories:
+        if m.root != root:
+            root = m.root
+            lines.append(f"{root} ({m.scope} root)")
         flags = ("pinned " if m.pinned else "") + (
             f"superseded by {m.superseded_by} " if m.superseded_by else ""
         )
         summary = " ".join((m.summary or "(no summary)").split())
         lines.append(
-            f"{m.id:<{width}}  {m.kind or '-':<{kinds}}  {m.scope:<7}  "
+            f"  {m.id:<{width}}  {m.kind or '-':<{kinds}}  {m.scope:<7}  "
             f"hits {m.hits:<4} {flags}{summary}"
         )
     lines.append(f"{len(result.memories)} memories")

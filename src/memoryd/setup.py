@@ -56,6 +56,10 @@ def init_global(app: App) -> SetupResult:
     root = global_root(app)
     created = init_root(root.path).created
     compile_root(root, app.config)  # a fresh ROOT.md gets its compiled blocks
+    from memoryd.sync.git import init_repo
+
+    if init_repo(root.path):  # the global root is its own repository (sync needs one)
+        created = (*created, ".git/")
     config_file = app.paths.config_file
     if not config_file.exists():
         text = CONFIG_TEMPLATE.format(global_root=root.path)

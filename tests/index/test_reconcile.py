@@ -13,7 +13,7 @@ from memoryd.index import IndexDB, open_index, recall, reconcile
 from tests.index.conftest import World, write_memory
 
 # the package's `reconcile` attribute is the function; the test patches the module
-reconcile_module = importlib.import_module("memoryd.index.reconcile")
+loader_module = importlib.import_module("memoryd.index.loader")
 
 
 def indexed(db: IndexDB) -> dict[str, str]:
@@ -32,8 +32,10 @@ def test_add_edit_delete_rename(world: World, db: IndexDB) -> None:
     report = reconcile(db, world.config)
     assert report.changed == [a] and indexed(db)["facts/a"] == "alpha two"
 
+    assert fts_count(db, '"alpha"') == 1 and fts_count(db, '"two"') == 1
     b.unlink()
     assert reconcile(db, world.config).removed == [b]
+    assert fts_count(db, '"beta"') == 0  # the FTS row went with the memories row
     c = a.with_name("c.md")
     a.rename(c)
     report = reconcile(db, world.config)
@@ -96,14 +98,14 @@ def test_unreadable_file_is_unknown_and_keeps_its_row(
     a = world.write(world.global_root, "facts/a.md", "alpha")
     reconcile(db, world.config)
     world.write(world.global_root, "facts/a.md", "alpha changed")
-    real = reconcile_module.read_file
+    real = loader_module.read_file
 
-    def deny(path: Path, cap: int):  # type: ignore[no-untyped-def]
-        if path == a:
+    def deny(path: str, cap: int):  # type: ignore[no-untyped-def]
+        if path == str(a):
             raise PermissionError(13, "Permission denied")
         return real(path, cap)
 
-    monkeypatch.setattr(reconcile_module, "read_file", deny)
+    monkeypatch.setattr(loader_module, "read_file", deny)
     report = reconcile(db, world.config)
     assert report.unknown == [(a, "Permission denied")] and not report.modified
     assert indexed(db) == {"facts/a": "alpha"}
@@ -225,3 +227,36 @@ def test_reset_rebuilds_from_nothing(world: World, db: IndexDB) -> None:
     db.reset()
     assert db.rows() == []
     assert len(reconcile(db, world.config).added) == 1
+
+
+def test_large_batches_load_in_worker_processes_with_the_same_result(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for i in range(40):
+        body = f"部署脚本 {i} lockfile" if i % 2 else f"plain words {i}"
+        world.write(world.global_root, f"facts/f{i:02}.md", body, summary=f"第{i}条")
+    (world.global_root.path / "facts" / "bad.md").write_text("---\nx: [\n---\nbroken\n")
+    with open_index(world.paths) as db:
+        serial = reconcile(db, world.config)
+        expected = db.rows()
+        db.reset()
+        monkeypatch.setattr(loader_module, "PARALLEL_MIN", 5)
+        monkeypatch.setattr(loader_module, "CHUNK", 7)  # several requests per worker
+        parallel = reconcile(db, world.config)
+        assert sorted(parallel.added) == sorted(serial.added)
+        assert [dataclasses.replace(r, mtime_ns=0) for r in db.rows()] == [
+            dataclasses.replace(r, mtime_ns=0) for r in expected
+        ]
+        # the FTS rows written from worker tokens delete cleanly: a contentless table
+        # given the wrong tokens on 'delete' keeps matching the deleted rowids
+        assert fts_count(db, '"部署"') == 20
+        for path in world.global_root.path.rglob("*.md"):
+            path.unlink()
+        assert len(reconcile(db, world.config).removed) == 41
+        assert fts_count(db, '"部署"') == 0
+        assert fts_count(db, '"plain"') == 0
+
+
+def fts_count(db: IndexDB, expression: str) -> int:
+    sql = "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?"
+    return int(db.conn.execute(sql, (expression,)).fetchone()[0])

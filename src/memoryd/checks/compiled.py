@@ -7,11 +7,12 @@ from pathlib import Path
 
 from memoryd import markers
 from memoryd.checks import Context, RootView, root_check
-from memoryd.compile_io import compile_root
+from memoryd.compile_io import compile_root, shown
 from memoryd.compiler import compile_files, folder_of, is_generated, listed_names
 from memoryd.findings import Finding
 from memoryd.memory import Memory
 from memoryd.roots import ROOT_FILE
+from memoryd.scan import Scanned
 
 FIX = "run 'memoryd compile' (the daemon does it on its own when it runs)"
 
@@ -33,7 +34,7 @@ def _index_message(root: RootView, path: Path) -> str:
     if not path.exists():
         return "index.md is missing"
     folder = folder_of(path.relative_to(root.path).as_posix())
-    names = {Path(rel).name for rel in root.memories if folder_of(rel) == folder}
+    names = {Path(rel).name for rel in _shown(root) if folder_of(rel) == folder}
     if not names:
         return "index.md is left over: its folder holds no memory (compiling deletes it)"
     listed = set(listed_names(path.read_text(encoding="utf-8", errors="replace")))
@@ -48,10 +49,14 @@ def _index_message(root: RootView, path: Path) -> str:
 def _root_md_message(ctx: Context, root: RootView, path: Path) -> str:
     if not path.exists():
         return "ROOT.md is missing"
-    memories = {rel: s.memory or Memory() for rel, s in root.memories.items()}
+    memories = {rel: s.memory or Memory() for rel, s in _shown(root).items()}
     descriptions = ctx.app.config.compile.folder_descriptions
     fresh = compile_files(memories, None, descriptions, folders=()).root_md or b""
     want = markers.extract(fresh.decode("utf-8"))
     have = markers.extract(path.read_text(encoding="utf-8", errors="replace"))
     names = [name for name in want if want[name] != have.get(name, "").replace("\r\n", "\n")]
     return "ROOT.md's compiled blocks are stale: " + ", ".join(names or ["layout"])
+
+
+def _shown(root: RootView) -> dict[str, Scanned]:
+    return {rel: s for rel, s in root.memories.items() if shown(root.config, s)}

@@ -11,7 +11,6 @@ same size would otherwise go unseen).
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import time
@@ -21,16 +20,15 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.config import Config, RootConfig
-from memoryd.index.db import IndexDB, dump_problems, join_lines
-from memoryd.index.layout import identify, member
-from memoryd.memory import Problem, id_for_path, parse, validate
+from memoryd.index.db import IndexDB
+from memoryd.index.layout import member
+from memoryd.index.loader import Failed, Loaded, load_all, reason
 from memoryd.roots import SKIP_DIRS, is_memory_name, walk_files, walk_root
 
 log = logging.getLogger(__name__)
 
 RACY_NS = 2_000_000_000
 BATCH = 500  # files per write transaction
-HEAD_BYTES = 64 * 1024  # how much of an oversized file is read for its frontmatter
 
 _UPSERT_COLUMNS = (
     "path", "root", "scope", "layout", "type", "scope_id", "id", "kind", "summary",
@@ -78,15 +76,6 @@ class _Known:
     hash: str
 
 
-@dataclass(frozen=True)
-class _Read:
-    data: bytes  # the whole file, or its head when oversized
-    size: int
-    mtime_ns: int
-    hash: str
-    oversized: bool
-
-
 def reconcile(
     db: IndexDB,
     config: Config,
@@ -128,10 +117,11 @@ class _Pass:
             known = self.known(None)
         else:
             files, known = self.plan(only)
-        seen = set(files)
-        for path in files:
-            self.visit(path, known.get(path))
-        for path in sorted(known.keys() - seen):
+        stale = [path for path in files if self.stale(path, known.get(path))]
+        olds = [known[p].hash if p in known else None for p in stale]
+        for path, result in zip(stale, load_all(self.root, stale, self.cap, olds), strict=True):
+            self.store(path, result, known.get(path))
+        for path in sorted(known.keys() - set(files)):
             self.vanished(path)
         self.flush()
 
@@ -182,38 +172,33 @@ class _Pass:
         """A file of the root's layout (a claude root holds transcripts too)."""
         return member(self.root, self.relative(path))
 
-    def visit(self, path: str, known: _Known | None) -> None:
+    def stale(self, path: str, known: _Known | None) -> bool:
+        """Whether the file must be read (its fingerprint is not a settled match)."""
         try:
             st = os.stat(path)
         except (FileNotFoundError, NotADirectoryError):
-            if known is not None:
-                self.remove(path)
-            return
+            return True  # gone since the walk: the load says so and the row goes
         except OSError as exc:
-            self.report.unknown.append((Path(path), _reason(exc)))
-            return
-        if known is not None and _fresh(known, st.st_size, st.st_mtime_ns):
-            return
-        try:
-            read = read_file(Path(path), self.cap)
-        except (FileNotFoundError, NotADirectoryError):
-            if known is not None:
-                self.remove(path)
-            return
-        except OSError as exc:
-            self.report.unknown.append((Path(path), _reason(exc)))
-            return
-        self.store(path, read, known)
+            self.report.unknown.append((Path(path), reason(exc)))
+            return False
+        return known is None or not _fresh(known, st.st_size, st.st_mtime_ns)
 
-    def store(self, path: str, read: _Read, known: _Known | None) -> None:
-        checked = time.time_ns()
-        if read.oversized:
+    def store(self, path: str, result: Loaded | Failed, known: _Known | None) -> None:
+        if isinstance(result, Failed):
+            if not result.gone:
+                self.report.unknown.append((Path(path), result.reason))
+            elif known is not None:
+                self.remove(path)
+            return
+        if result.oversized:
             self.report.oversized.append(Path(path))
-        if known is not None and known.hash == read.hash:
-            self.ops.append((_TOUCH, (read.size, read.mtime_ns, checked, path)))
+        if result.row is None or (known is not None and known.hash == result.hash):
+            touch = (result.size, result.mtime_ns, result.checked_ns, path)
+            self.ops.append((_TOUCH, touch))
         else:
             (self.report.changed if known else self.report.added).append(Path(path))
-            self.ops.append((_UPSERT, record(self.root, path, read, checked)))
+            self.ops.append((_UPSERT, result.row))
+            self.db.tokens.known.update(result.tokens)
         if len(self.ops) >= BATCH:
             self.flush()
 
@@ -231,10 +216,13 @@ class _Pass:
     def flush(self) -> None:
         if not self.ops:
             return
-        with self.db.write() as conn:
-            for sql, params in self.ops:
-                conn.execute(sql, params)
-        self.ops = []
+        try:
+            with self.db.write() as conn:
+                for sql, params in self.ops:
+                    conn.execute(sql, params)
+        finally:
+            self.ops = []
+            self.db.tokens.known.clear()
 
 
 def _drop_unlisted_foreign_roots(
@@ -259,44 +247,6 @@ def _fresh(known: _Known, size: int, mtime_ns: int) -> bool:
     )
 
 
-def read_file(path: Path, cap: int) -> _Read:
-    """The bytes (or, above ``cap``, the head) of a file and the hash of all of it."""
-    with open(path, "rb") as handle:
-        st = os.fstat(handle.fileno())
-        if st.st_size <= cap:
-            data = handle.read()
-            digest = hashlib.blake2b(data, digest_size=16).hexdigest()
-            return _Read(data, len(data), st.st_mtime_ns, digest, oversized=False)
-        head = handle.read(HEAD_BYTES)
-        hasher = hashlib.blake2b(head, digest_size=16)
-        while chunk := handle.read(1 << 20):
-            hasher.update(chunk)
-        return _Read(head, st.st_size, st.st_mtime_ns, hasher.hexdigest(), oversized=True)
-
-
-def record(root: RootConfig, path: str, read: _Read, checked_ns: int) -> tuple[Any, ...]:
-    """The memories row for a file (pure: a function of its bytes and place)."""
-    relative = path[len(str(root.path)) + 1 :].replace(os.sep, "/")
-    memory = parse(read.data)
-    ident = identify(root, relative, memory)
-    problems = validate(
-        memory, expected_id=id_for_path(relative) if root.layout == "plugin" else None
-    )
-    body = memory.body
-    if read.oversized:
-        body = ""
-        problems.append(
-            Problem("file.oversized", f"{read.size} bytes: only the frontmatter is indexed")
-        )
-    return (
-        path, str(root.path), root.scope, root.layout, ident.type, ident.scope_id,
-        ident.id, memory.kind, memory.summary, join_lines(memory.load_when),
-        int(memory.pinned), join_lines(memory.supersedes), memory.superseded_by,
-        memory.created, memory.updated, read.size, read.mtime_ns, checked_ns, read.hash,
-        int(read.oversized), dump_problems(problems), body,
-    )  # fmt: skip
-
-
 def _why_unlisted(root: Path, path: Path) -> str | None:
     """None when ``path`` is provably gone (or not a memory file any more), else why unsure."""
     try:
@@ -304,18 +254,14 @@ def _why_unlisted(root: Path, path: Path) -> str | None:
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:
-        return _reason(exc)
+        return reason(exc)
     folder = path.parent
     while folder == root or root in folder.parents:
         try:
             os.scandir(folder).close()
         except OSError as exc:
-            return f"cannot list {folder}: {_reason(exc)}"
+            return f"cannot list {folder}: {reason(exc)}"
         if folder == root:
             break
         folder = folder.parent
     return None
-
-
-def _reason(exc: OSError) -> str:
-    return exc.strerror or type(exc).__name__

@@ -96,20 +96,37 @@ class BadDatabase(Exception):
     """The file is not an index this code can trust."""
 
 
-def connect(file: Path, check_same_thread: bool = True) -> sqlite3.Connection:
+class TokenCache:
+    """The ``memoryd_tokens`` SQL function: :func:`index_text`, answered from ``known``
+    when a loader already computed it (in a worker process) for exactly that text."""
+
+    def __init__(self) -> None:
+        self.known: dict[str, str] = {}
+
+    def __call__(self, text: str | None) -> str:
+        if not text:
+            return ""
+        hit = self.known.get(text)
+        return index_text(text) if hit is None else hit
+
+
+def connect(
+    file: Path, check_same_thread: bool = True, tokens: TokenCache | None = None
+) -> sqlite3.Connection:
     """A ready connection: the database checked, migrated, or moved aside and rebuilt."""
     file.parent.mkdir(parents=True, exist_ok=True)
+    function = tokens or TokenCache()
     try:
-        return _open_checked(file, check_same_thread)
+        return _open_checked(file, check_same_thread, function)
     except (BadDatabase, sqlite3.DatabaseError) as exc:
         move_aside(file, str(exc))
-    return _open_checked(file, check_same_thread)
+    return _open_checked(file, check_same_thread, function)
 
 
-def _open_checked(file: Path, check_same_thread: bool) -> sqlite3.Connection:
+def _open_checked(file: Path, check_same_thread: bool, tokens: TokenCache) -> sqlite3.Connection:
     conn = sqlite3.connect(file, isolation_level=None, check_same_thread=check_same_thread)
     try:
-        _configure(conn)
+        _configure(conn, tokens)
         _check(conn)
         _migrate(conn)
     except BaseException:
@@ -118,8 +135,8 @@ def _open_checked(file: Path, check_same_thread: bool) -> sqlite3.Connection:
     return conn
 
 
-def _configure(conn: sqlite3.Connection) -> None:
-    conn.create_function("memoryd_tokens", 1, index_text, deterministic=True)
+def _configure(conn: sqlite3.Connection, tokens: TokenCache) -> None:
+    conn.create_function("memoryd_tokens", 1, tokens, deterministic=True)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")

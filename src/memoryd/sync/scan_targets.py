@@ -14,10 +14,9 @@ from pathlib import Path
 from memoryd.errors import PathError
 from memoryd.sync.secrets import (
     ALLOWLIST_FILE,
+    AllowlistCache,
     Finding,
     decode,
-    find_allowlist_root,
-    load_allowlist,
     scan,
     scan_path,
 )
@@ -38,29 +37,42 @@ class ScanReport:
 def scan_paths(paths: list[Path], cwd: Path) -> ScanReport:
     """Scan files and folders (recursively, skipping VCS and dependency folders)."""
     report = ScanReport()
-    for path in paths:
-        if not path.exists():
-            raise PathError(f"{path} does not exist", hint="check the path and run again")
-        for file in _files_under(path):
-            report.add(_display(file, cwd), scan_path(file))
+    allowlists = AllowlistCache()
+    base = os.path.realpath(cwd)
+    for given in paths:
+        if not given.exists():
+            raise PathError(f"{given} does not exist", hint="check the path and run again")
+        for file in _files_under(Path(os.path.realpath(given))):
+            found = scan_path(file, allow=allowlists.for_file(file))
+            report.add(_display(file, base), found)
     return report
 
 
 def _files_under(path: Path) -> list[Path]:
     if path.is_file():
         return [path]
-    found = []
-    for dirpath, dirnames, filenames in os.walk(path):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
-        found += [Path(dirpath, n) for n in sorted(filenames) if n != ALLOWLIST_FILE]
-    return [f for f in found if f.is_file() and not f.is_symlink()]
+    found: list[Path] = []
+    stack = [str(path)]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name not in SKIP_DIRS:
+                    stack.append(entry.path)
+            elif entry.is_file(follow_symlinks=False) and entry.name != ALLOWLIST_FILE:
+                found.append(Path(entry.path))
+    return found
 
 
-def _display(file: Path, cwd: Path) -> str:
-    try:
-        return str(file.resolve().relative_to(cwd.resolve()))
-    except ValueError:
-        return str(file)
+def _display(file: Path, base: str) -> str:
+    full = str(file) if file.is_absolute() else os.path.realpath(file)
+    if full.startswith(base + os.sep):
+        return full[len(base) + 1 :]
+    return str(file)
 
 
 def scan_staged(repo: Path) -> ScanReport:
@@ -75,13 +87,12 @@ def scan_staged(repo: Path) -> ScanReport:
     if not names:
         return report
     blobs = _staged_blobs(top_path, set(names))
+    allowlists = AllowlistCache()
     for name, data in _cat_blobs(top_path, blobs):
         text = decode(data)
         if text is None or Path(name).name == ALLOWLIST_FILE:
             continue
-        allow_root = find_allowlist_root(top_path / name)
-        allow = load_allowlist(allow_root) if allow_root else frozenset()
-        report.add(name, scan(text, allow=allow))
+        report.add(name, scan(text, allow=allowlists.for_file(top_path / name)))
     return report
 
 

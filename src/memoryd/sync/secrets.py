@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from memoryd.sync.secret_generic import keyword_spans
-from memoryd.sync.secret_rules import RULES
+from memoryd.sync.secret_rules import RULES, Rule
 from memoryd.sync.secret_structs import CLI_WORDS, cli_spans, private_key_spans, url_spans
 
 log = logging.getLogger(__name__)
@@ -31,6 +31,12 @@ log = logging.getLogger(__name__)
 ALLOWLIST_FILE = ".memoryd-allowlist"
 PRAGMAS = ("memoryd:allow", "gitleaks:allow", "pragma: allowlist secret")
 MAX_SCAN_BYTES = 4 * 1024 * 1024
+_RULES_BY_KEYWORD: dict[str, list[int]] = {}
+for _i, _rule in enumerate(RULES):
+    for _k in () if _rule.context else _rule.keywords:
+        _RULES_BY_KEYWORD.setdefault(_k, []).append(_i)
+_TOKEN_KEYWORDS = tuple(_RULES_BY_KEYWORD)
+_CONTEXT_RULES = tuple(rule for rule in RULES if rule.context)
 _PUBLISHABLE_AWARE = frozenset({"gcp-api-key", "jwt"})
 _PUBLIC_NAME_RE = re.compile(r"(?i)public|publishable|\banon")
 _FINGERPRINT_SALT = b"memoryd-secret-fingerprint-v1"
@@ -77,13 +83,19 @@ def scan(text: str, *, pragmas: bool = True, allow: Collection[str] = ()) -> lis
     return findings
 
 
-def scan_path(path: Path, root: Path | None = None) -> list[Finding]:
-    """Scan one file, honouring pragmas and the allowlist of ``root`` (found upwards if None)."""
+def scan_path(
+    path: Path, root: Path | None = None, *, allow: Collection[str] | None = None
+) -> list[Finding]:
+    """Scan one file, honouring pragmas and the allowlist of ``root`` (found upwards if None).
+
+    ``allow`` passes an already loaded allowlist (a caller scanning many files of one root).
+    """
     text = read_text(path)
     if text is None:
         return []
-    allow_root = root if root is not None else find_allowlist_root(path)
-    allow = load_allowlist(allow_root) if allow_root is not None else frozenset()
+    if allow is None:
+        allow_root = root if root is not None else find_allowlist_root(path)
+        allow = load_allowlist(allow_root) if allow_root is not None else frozenset()
     return scan(text, allow=allow)
 
 
@@ -119,13 +131,35 @@ def load_allowlist(root: Path) -> frozenset[str]:
 
 def find_allowlist_root(path: Path) -> Path | None:
     """The nearest folder above ``path`` holding an allowlist, stopping at a repository top."""
-    folder = path.resolve().parent
+    return allowlist_root_of_folder(path.resolve().parent)
+
+
+def allowlist_root_of_folder(folder: Path) -> Path | None:
     for candidate in (folder, *folder.parents):
         if (candidate / ALLOWLIST_FILE).is_file():
             return candidate
         if (candidate / ".git").exists():
             return None
     return None
+
+
+class AllowlistCache:
+    """Allowlists for many files, looked up once per folder (one scan, not a daemon's life)."""
+
+    def __init__(self) -> None:
+        self._roots: dict[Path, Path | None] = {}
+        self._lists: dict[Path, frozenset[str]] = {}
+
+    def for_file(self, path: Path) -> frozenset[str]:
+        folder = path.parent
+        if folder not in self._roots:
+            self._roots[folder] = allowlist_root_of_folder(folder.resolve())
+        root = self._roots[folder]
+        if root is None:
+            return frozenset()
+        if root not in self._lists:
+            self._lists[root] = load_allowlist(root)
+        return self._lists[root]
 
 
 def allowlist_line(finding: Finding, where: str) -> str:
@@ -172,12 +206,20 @@ def _candidates(text: str) -> Iterable[_Candidate]:
 
 
 def _provider_candidates(text: str, lower: str) -> Iterable[_Candidate]:
-    """Token rules run only when one of their keywords is in a word of 16+ characters."""
-    long_words = "\n".join(w for w in lower.split() if len(w) >= 16)
-    for rule in RULES:
-        haystack = lower if rule.context else long_words
-        if not haystack or (rule.keywords and not any(k in haystack for k in rule.keywords)):
-            continue
+    """Token rules run only on notes with a word of 16+ characters holding their keyword.
+
+    A token never contains whitespace, so a rule that does not match the long words
+    alone (a much shorter string) cannot match the note either.
+    """
+    words = "\n".join(w for w in text.split() if len(w) >= 16)
+    rules: list[Rule] = []
+    if words:
+        words_lower = words.lower()
+        present = [k for k in _TOKEN_KEYWORDS if k in words_lower]
+        chosen = {i for k in present for i in _RULES_BY_KEYWORD[k]}
+        rules = [RULES[i] for i in sorted(chosen) if RULES[i].regex.search(words)]
+    rules += [r for r in _CONTEXT_RULES if any(k in lower for k in r.keywords)]
+    for rule in rules:
         for match in rule.regex.finditer(text):
             if rule.check is not None and not rule.check(match.group(rule.group)):
                 continue

@@ -1,0 +1,202 @@
+"""Reading files into index rows: hash, parse, identify, tokenize.
+
+A pure-ish function of a file's bytes and place (:func:`load`), so a large
+batch (a cold index of thousands of files) can be spread over worker
+processes (:mod:`memoryd.index.worker`) while this process writes to SQLite.
+Workers are fresh interpreters started with ``python -m``, not forks and not
+``multiprocessing`` (which re-runs the caller's main script): a daemon's threads
+and locks never leak into them, and a worker that fails to start or dies only
+means the rest is loaded here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+import pickle
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from subprocess import PIPE
+from typing import Any
+
+from memoryd.config import RootConfig
+from memoryd.index.db import dump_problems, join_lines
+from memoryd.index.layout import identify
+from memoryd.index.tokenizer import index_text
+from memoryd.memory import Problem, id_for_path, parse, validate
+
+log = logging.getLogger(__name__)
+
+HEAD_BYTES = 64 * 1024  # how much of an oversized file is read for its frontmatter
+PARALLEL_MIN = 2000  # files to load before worker processes pay for their start-up
+CHUNK = 128  # files per request to a worker
+
+
+@dataclass(frozen=True)
+class Read:
+    data: bytes  # the whole file, or its head when oversized
+    size: int
+    mtime_ns: int
+    hash: str
+    oversized: bool
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A file read: its fingerprint, and its row unless the content hash was unchanged."""
+
+    size: int
+    mtime_ns: int
+    checked_ns: int
+    hash: str
+    oversized: bool
+    row: tuple[Any, ...] | None  # the memories row (None: same hash as before)
+    tokens: dict[str, str]  # column text -> its index text, for the FTS trigger
+
+
+@dataclass(frozen=True)
+class Failed:
+    gone: bool  # the file disappeared (as opposed to: could not be read)
+    reason: str
+
+
+def read_file(path: str, cap: int) -> Read:
+    """The bytes (or, above ``cap``, the head) of a file and the hash of all of it."""
+    with open(path, "rb") as handle:
+        st = os.fstat(handle.fileno())
+        if st.st_size <= cap:
+            data = handle.read()
+            digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+            return Read(data, len(data), st.st_mtime_ns, digest, oversized=False)
+        head = handle.read(HEAD_BYTES)
+        hasher = hashlib.blake2b(head, digest_size=16)
+        while chunk := handle.read(1 << 20):
+            hasher.update(chunk)
+        return Read(head, st.st_size, st.st_mtime_ns, hasher.hexdigest(), oversized=True)
+
+
+def load(root: RootConfig, path: str, cap: int, old_hash: str | None) -> Loaded | Failed:
+    """Read ``path``; parse it into a row unless its hash equals ``old_hash``."""
+    try:
+        read = read_file(path, cap)
+    except (FileNotFoundError, NotADirectoryError) as exc:
+        return Failed(gone=True, reason=reason(exc))
+    except OSError as exc:
+        return Failed(gone=False, reason=reason(exc))
+    checked = time.time_ns()
+    if read.hash == old_hash:
+        return Loaded(read.size, read.mtime_ns, checked, read.hash, read.oversized, None, {})
+    row = record(root, path, read, checked)
+    texts = (row[6], row[8], row[9], row[-1])  # id, summary, load_when, body
+    tokens = {t: index_text(t) for t in texts if t}
+    return Loaded(read.size, read.mtime_ns, checked, read.hash, read.oversized, row, tokens)
+
+
+def record(root: RootConfig, path: str, read: Read, checked_ns: int) -> tuple[Any, ...]:
+    """The memories row for a file (pure: a function of its bytes and place)."""
+    relative = path[len(str(root.path)) + 1 :].replace(os.sep, "/")
+    memory = parse(read.data)
+    ident = identify(root, relative, memory)
+    problems = validate(
+        memory, expected_id=id_for_path(relative) if root.layout == "plugin" else None
+    )
+    body = memory.body
+    if read.oversized:
+        body = ""
+        problems.append(
+            Problem("file.oversized", f"{read.size} bytes: only the frontmatter is indexed")
+        )
+    return (
+        path, str(root.path), root.scope, root.layout, ident.type, ident.scope_id,
+        ident.id, memory.kind, memory.summary, join_lines(memory.load_when),
+        int(memory.pinned), join_lines(memory.supersedes), memory.superseded_by,
+        memory.created, memory.updated, read.size, read.mtime_ns, checked_ns, read.hash,
+        int(read.oversized), dump_problems(problems), body,
+    )  # fmt: skip
+
+
+def load_all(
+    root: RootConfig, paths: Sequence[str], cap: int, old_hashes: Sequence[str | None]
+) -> Iterator[Loaded | Failed]:
+    """:func:`load` for each path, in order; in worker processes for large batches."""
+    done = 0
+    workers = max(1, min(3, (os.cpu_count() or 1) - 1))
+    if len(paths) >= PARALLEL_MIN:
+        try:
+            for result in _in_workers(workers, root, paths, cap, old_hashes):
+                yield result
+                done += 1
+            return
+        except (OSError, EOFError, pickle.UnpicklingError, WorkerError) as exc:
+            log.warning("index: worker processes failed (%s); loading in this process", exc)
+    for path, old in zip(paths[done:], old_hashes[done:], strict=True):
+        yield load(root, path, cap, old)
+
+
+class WorkerError(Exception):
+    pass
+
+
+def _in_workers(
+    count: int, root: RootConfig, paths: Sequence[str], cap: int, olds: Sequence[str | None]
+) -> Iterator[Loaded | Failed]:
+    chunks = [list(zip(paths[i : i + CHUNK], olds[i : i + CHUNK], strict=True))
+              for i in range(0, len(paths), CHUNK)]  # fmt: skip
+    command = [sys.executable, "-m", "memoryd.index.worker"]
+    procs = [subprocess.Popen(command, stdin=PIPE, stdout=PIPE) for _ in range(count)]
+    feeder = threading.Thread(target=_feed, args=(procs, root, cap, chunks), daemon=True)
+    feeder.start()
+    try:
+        for number, chunk in enumerate(chunks):
+            stdout = procs[number % count].stdout
+            assert stdout is not None
+            results = pickle.load(stdout)  # our own worker's output: trusted
+            if not isinstance(results, list) or len(results) != len(chunk):
+                raise WorkerError("a worker answered out of step")
+            yield from results
+    finally:
+        _stop(procs)
+        feeder.join(timeout=5)
+
+
+def _feed(
+    procs: list[subprocess.Popen[bytes]], root: RootConfig, cap: int, chunks: list[Any]
+) -> None:
+    """Send the work (a thread: the pipes are small, and workers answer as they go)."""
+    try:
+        for proc in procs:
+            assert proc.stdin is not None
+            pickle.dump((root, cap), proc.stdin)
+        for number, chunk in enumerate(chunks):
+            stdin = procs[number % len(procs)].stdin
+            assert stdin is not None
+            pickle.dump(chunk, stdin, protocol=pickle.HIGHEST_PROTOCOL)
+            stdin.flush()
+    except OSError:  # a worker died; the reader notices and falls back
+        pass
+    finally:
+        for proc in procs:
+            with contextlib.suppress(OSError):
+                assert proc.stdin is not None
+                proc.stdin.close()
+
+
+def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
+    for proc in procs:
+        try:
+            proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+def reason(exc: OSError) -> str:
+    return exc.strerror or type(exc).__name__

@@ -1,0 +1,209 @@
+"""Commit a root's local changes without touching the user's index or staged work.
+
+The commit is built in a private index (``GIT_INDEX_FILE``) read from HEAD,
+limited to the root's paths, and moved in with a compare-and-swap
+``update-ref``; only then are the user's index entries for those same paths
+brought up to date. Files that must not travel are left out: ``.state.json``,
+editor temp files, ``sync: false`` memories (kept out of ``git status`` through
+``.git/info/exclude``), files over the size cap, and quarantined files (a
+secret, or conflict markers).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memoryd.config import Config
+from memoryd.memory import id_for_path, parse
+from memoryd.roots import STATE_FILE, is_memory_name
+from memoryd.sync import exclude
+from memoryd.sync.conflicts import has_conflict_markers, never_synced
+from memoryd.sync.derived import Finding, is_generated, scan_file
+from memoryd.sync.repo import Repo
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Batch:
+    """What one cycle found under the root, sorted into what goes in and what stays out."""
+
+    stage: list[str] = field(default_factory=list)  # repo-relative, present or deleted
+    added: list[str] = field(default_factory=list)  # root-relative
+    changed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    quarantined: list[Finding] = field(default_factory=list)
+    left_out: list[dict[str, str]] = field(default_factory=list)
+    local_only: list[str] = field(default_factory=list)  # sync: false (root-relative)
+    untrack: list[str] = field(default_factory=list)  # tracked .state.json (repo-relative)
+
+
+@dataclass(frozen=True)
+class MassDelete:
+    deleted: int
+    total: int
+
+
+def private_index(repo: Repo, tmp_dir: Path, rev: str | None) -> Path:
+    """A fresh index file holding ``rev``'s tree (empty for an unborn branch)."""
+    tmp_dir.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix="index-", dir=tmp_dir)
+    os.close(fd)
+    index = Path(name)
+    index.unlink()  # git wants to create it
+    if rev is None:
+        repo.git.run("read-tree", "--empty", index=index)
+    else:
+        repo.git.run("read-tree", rev, index=index)
+    return index
+
+
+def pending(repo: Repo, index: Path) -> list[tuple[str, str]]:
+    """(status, repo-relative path) of every change under the root against ``index``."""
+    raw = repo.git.run(
+        "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
+        "--", repo.pathspec, index=index,
+    ).out  # fmt: skip
+    found = []
+    for record in raw.split(b"\0"):
+        if len(record) > 3:
+            found.append((record[:2].decode(), record[3:].decode("utf-8", "surrogateescape")))
+    return found
+
+
+def sort_batch(repo: Repo, config: Config, changes: list[tuple[str, str]]) -> Batch:
+    batch = Batch()
+    for status, path in changes:
+        rel = repo.root_path(path)
+        if never_synced(rel):
+            continue
+        full = repo.top / path
+        if not full.exists() and not full.is_symlink():
+            batch.stage.append(path)
+            batch.removed.append(rel)
+            continue
+        why = _left_out(full, rel, config, batch, repo.root)
+        if why is not None:
+            continue
+        batch.stage.append(path)
+        (batch.added if status == "??" else batch.changed).append(rel)
+    return batch
+
+
+def _left_out(full: Path, rel: str, config: Config, batch: Batch, root: Path) -> str | None:
+    """Why a present file stays out of the commit (recorded on ``batch``), or None."""
+    try:
+        size = full.stat().st_size
+        data = full.read_bytes() if size <= config.search.max_file_bytes else b""
+    except OSError as exc:
+        batch.left_out.append({"path": rel, "why": f"unreadable: {exc.strerror}"})
+        return "unreadable"
+    if size > config.search.max_file_bytes:
+        why = f"larger than search.max_file_bytes ({size} > {config.search.max_file_bytes})"
+        batch.left_out.append({"path": rel, "why": why})
+        return why
+    if rel.endswith(".md") and b"sync:" in data and not parse(data).sync:
+        batch.local_only.append(rel)
+        return "sync: false"
+    if has_conflict_markers(data):
+        batch.quarantined.append(Finding(rel, _marker_line(data), "conflict-markers", "<<<<<<<"))
+        return "conflict markers"
+    findings = scan_file(full, root)
+    if findings:
+        batch.quarantined.extend(findings)
+        return "secret"
+    return None
+
+
+def _marker_line(data: bytes) -> int:
+    for number, line in enumerate(data.splitlines(), start=1):
+        if line.startswith(b"<<<<<<< "):
+            return number
+    return 1
+
+
+def mass_delete(
+    repo: Repo, head: str | None, batch: Batch, share: float, floor: int
+) -> MassDelete | None:
+    """A deletion of more than ``share`` of the root's memories (and at least ``floor``)."""
+    deleted = [r for r in batch.removed if _is_memory(r)]
+    if head is None or len(deleted) < max(floor, 1):
+        return None
+    total = sum(1 for p in repo.git.ls_tree(head, repo.prefix) if _is_memory(repo.root_path(p)))
+    if total and len(deleted) > share * total:
+        return MassDelete(len(deleted), total)
+    return None
+
+
+def _is_memory(rel: str) -> bool:
+    return is_memory_name(Path(rel).name) and not is_generated(rel)
+
+
+def tracked_state_files(repo: Repo, head: str | None) -> list[str]:
+    if head is None:
+        return []
+    return [p for p in repo.git.ls_tree(head, repo.prefix) if Path(p).name == STATE_FILE]
+
+
+def commit(repo: Repo, index: Path, head: str | None, batch: Batch, device: str) -> str | None:
+    """Stage ``batch`` in the private index and commit it; the new HEAD or None (no change)."""
+    if batch.stage:
+        listing = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in batch.stage)
+        repo.git.run(
+            "update-index", "--add", "--remove", "-z", "--stdin", input=listing, index=index
+        )
+    if batch.untrack:
+        listing = b"".join(p.encode() + b"\0" for p in batch.untrack)
+        repo.git.run("update-index", "--force-remove", "-z", "--stdin", input=listing, index=index)
+    tree = repo.git.run("write-tree", index=index).text.strip()
+    if head is not None and tree == repo.git.tree_of(head):
+        return None
+    message = commit_message(device, batch)
+    new = repo.git.commit_tree(tree, [head] if head else [], message)
+    repo.git.update_ref("HEAD", new, head, f"memoryd: commit from {device}")
+    return new
+
+
+def commit_message(device: str, batch: Batch) -> str:
+    parts = []
+    for verb, items in (("add", batch.added), ("change", batch.changed), ("remove", batch.removed)):
+        if items:
+            parts.append(f"{verb} " + ", ".join(id_for_path(i) for i in items))
+    subject = f"memoryd({device}): " + ("; ".join(parts) or "untrack .state.json")
+    if len(subject) > 72:
+        counts = f"+{len(batch.added)} ~{len(batch.changed)} -{len(batch.removed)}"
+        subject = f"memoryd({device}): {counts} memories"
+    lines = [subject, ""]
+    for title, items in (
+        ("added", batch.added),
+        ("changed", batch.changed),
+        ("removed", batch.removed),
+    ):
+        lines += [f"{title}:", *(f"  {id_for_path(i)}" for i in items)] if items else []
+    if batch.untrack:
+        lines.append("untracked: " + ", ".join(batch.untrack))
+    lines += ["", f"Memoryd-Device: {device}"]
+    return "\n".join(lines) + "\n"
+
+
+def refresh_user_index(repo: Repo, paths: list[str]) -> None:
+    """Make the user's index agree with HEAD for ``paths`` (their other staged work stays)."""
+    if not paths:
+        return
+    listing = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
+    repo.git.run(
+        "reset", "-q", "HEAD", "--pathspec-from-file=-", "--pathspec-file-nul",
+        input=listing, env={"GIT_LITERAL_PATHSPECS": "1"},
+    )  # fmt: skip
+
+
+def prune_exclude(repo: Repo) -> None:
+    exclude.keep_out(repo.git_dir, repo.top, [])
+
+
+def update_exclude(repo: Repo, batch: Batch) -> None:
+    exclude.keep_out(repo.git_dir, repo.top, [repo.repo_path(r) for r in batch.local_only])

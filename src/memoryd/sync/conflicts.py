@@ -1,0 +1,148 @@
+"""Pure decisions about conflicts: file classes, conflict-copy names and frontmatter.
+
+A conflict copy sits next to the memory it belongs to::
+
+    pitfalls/sqlite.md                                  the other device's text
+    pitfalls/sqlite.conflict-laptop-20261129T233000Z.md laptop's text
+
+Its frontmatter says whose copy of which memory it is, so recall and inspect
+can show it; ``CONFLICTS.md`` at the root lists every copy still on disk.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from memoryd.memory import id_for_path, parse, render
+from memoryd.roots import STATE_FILE, is_temp_name
+
+CONFLICTS_FILE = "CONFLICTS.md"
+_COPY_RE = re.compile(
+    r"^(?P<stem>.+)\.conflict-(?P<device>[A-Za-z0-9_-]+)-(?P<time>\d{8}T\d{6}Z)(?:-(?P<n>\d+))?"
+    r"(?P<ext>\.[^./]*)?$"
+)
+_DEVICE_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
+_CONFLICT_RE = re.compile(r"^<{7} .*?^={7}\r?$.*?^>{7}", re.MULTILINE | re.DOTALL)
+
+
+@dataclass(frozen=True)
+class CopyName:
+    """What a conflict copy's file name says about it."""
+
+    original: str  # root-relative path of the memory it is a copy of
+    device: str
+    time: str  # 20261129T233000Z
+
+
+def utc_stamp(now: datetime) -> str:
+    return now.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
+
+
+def safe_device(device: str) -> str:
+    return _DEVICE_UNSAFE.sub("-", device).strip("-") or "device"
+
+
+def copy_path(relpath: str, device: str, now: datetime, taken: set[str] | frozenset[str]) -> str:
+    """``<name>.conflict-<device>-<UTC time><ext>`` next to ``relpath``, not in ``taken``."""
+    folder, name = posixpath.split(relpath)
+    stem, dot, ext = name.rpartition(".")
+    if not dot or not stem:
+        stem, ext = name, ""
+    suffix = f".{ext}" if ext else ""
+    base = f"{stem}.conflict-{safe_device(device)}-{utc_stamp(now)}"
+    candidate = posixpath.join(folder, base + suffix)
+    number = 2
+    while candidate in taken:
+        candidate = posixpath.join(folder, f"{base}-{number}{suffix}")
+        number += 1
+    return candidate
+
+
+def parse_copy_name(relpath: str) -> CopyName | None:
+    """The memory a conflict copy belongs to, or None for an ordinary file."""
+    folder, name = posixpath.split(relpath)
+    match = _COPY_RE.match(name)
+    if not match:
+        return None
+    original = posixpath.join(folder, match["stem"] + (match["ext"] or ""))
+    return CopyName(original, match["device"], match["time"])
+
+
+def is_conflict_copy(relpath: str) -> bool:
+    return parse_copy_name(relpath) is not None
+
+
+def copy_bytes(local: bytes, relpath: str, copy: str, device: str, now: datetime) -> bytes:
+    """The local text, its frontmatter marked as a conflict copy (raw when it cannot be)."""
+    if not relpath.endswith(".md"):
+        return local
+    memory = parse(local)
+    if memory.malformed:
+        return local
+    fields: dict[str, object] = {
+        "conflict_of": memory.id or id_for_path(relpath),
+        "conflict_device": device,
+        "conflict_time": int(now.timestamp() * 1000),
+    }
+    if memory.id is not None:
+        fields["id"] = id_for_path(copy)
+    return render(memory.with_fields(**fields))
+
+
+def strip_copy_fields(data: bytes, original: str) -> bytes:
+    """A conflict copy's text as an ordinary memory again (for ``resolve``)."""
+    memory = parse(data)
+    if memory.malformed or "conflict_of" not in memory.meta:
+        return data
+    own_id = memory.meta.get("conflict_of")
+    restored = memory.with_fields(conflict_of=None, conflict_device=None, conflict_time=None)
+    if memory.id is not None:
+        restored = restored.with_fields(id=own_id if isinstance(own_id, str) else None)
+    del original
+    return render(restored)
+
+
+def has_conflict_markers(data: bytes) -> bool:
+    """A ``<<<<<<<`` / ``=======`` / ``>>>>>>>`` run, as a failed merge leaves."""
+    if b"<<<<<<< " not in data:
+        return False
+    return bool(_CONFLICT_RE.search(data.decode("utf-8", "replace")))
+
+
+def never_synced(relpath: str) -> bool:
+    """Files that never go into a commit, whatever their content."""
+    name = posixpath.basename(relpath)
+    return name == STATE_FILE or is_temp_name(name)
+
+
+def render_conflicts(copies: list[tuple[str, CopyName]]) -> bytes | None:
+    """CONFLICTS.md for the given copies (None: there are none, remove the file).
+
+    Deterministic (sorted, nothing machine-specific) so every device writes the
+    same bytes and the file itself never conflicts.
+    """
+    if not copies:
+        return None
+    lines = [
+        "---",
+        "id: CONFLICTS",
+        "kind: conflicts",
+        f"summary: {len(copies)} memory conflict copies from sync wait to be merged",
+        "---",
+        "# Sync conflicts",
+        "",
+        "Two devices changed the same memory. The text at the path is one version; the",
+        "conflict copy beside it is the other, so nothing was lost. Merge them by hand and delete",
+        "the copy, or run `memoryd resolve ID --keep local|remote|both` (local = the copy).",
+        "",
+    ]
+    for copy, name in sorted(copies):
+        when = datetime.strptime(name.time, "%Y%m%dT%H%M%SZ").strftime("%Y-%m-%d %H:%M UTC")
+        lines.append(
+            f"- `{id_for_path(copy)}`: copy of [{name.original}]({name.original}) "
+            f"from {name.device}, {when}"
+        )
+    return ("\n".join(lines) + "\n").encode("utf-8")

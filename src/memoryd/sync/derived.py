@@ -1,0 +1,91 @@
+"""The sync engine's seams to the compiler and the secret scanner, in one place.
+
+Generated files (ROOT.md's compiled blocks, every index.md, CONFLICTS.md) are
+never a user-facing conflict: either side is taken and the root recompiled.
+Every file about to be committed goes through the secret scanner in process.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from memoryd import compiler
+from memoryd.config import Config, RootConfig
+from memoryd.roots import ROOT_FILE
+from memoryd.sync.conflicts import CONFLICTS_FILE
+
+log = logging.getLogger(__name__)
+
+_BEGIN = re.compile(r"^\s*<!-- memoryd:begin ([A-Za-z0-9_-]+)(?: [^\n]*?)? -->\s*$")
+_END = re.compile(r"^\s*<!-- memoryd:end ([A-Za-z0-9_-]+) -->\s*$")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One reason a file is quarantined (the secret scanner's, or our own)."""
+
+    path: str  # root-relative
+    line: int
+    rule: str
+    preview: str
+
+
+def is_generated(relpath: str) -> bool:
+    """Root-relative ``relpath`` is compiled output (never a user-facing conflict)."""
+    return relpath == CONFLICTS_FILE or compiler.is_generated(relpath)
+
+
+def is_fully_generated(relpath: str) -> bool:
+    """Generated from end to end (ROOT.md has human text around its blocks)."""
+    return is_generated(relpath) and relpath != ROOT_FILE
+
+
+def recompile(root: RootConfig, config: Config) -> list[Path]:
+    """Rewrite the root's compiled files (only changed bytes); the paths written."""
+    from memoryd.compile_io import compile_root
+
+    report = compile_root(root, config)
+    return [*report.written, *report.removed]
+
+
+def scan_file(path: Path, root: Path) -> list[Finding]:
+    """Secret findings in one file about to be committed."""
+    from memoryd.sync.secrets import scan_path
+
+    rel = path.relative_to(root).as_posix()
+    return [Finding(rel, f.line, f.rule, f.preview) for f in scan_path(path, root)]
+
+
+def strip_blocks(text: str) -> tuple[str, dict[str, str]]:
+    """``text`` with every compiled block emptied (markers kept), and the blocks' bodies."""
+    out: list[str] = []
+    bodies: dict[str, str] = {}
+    inside: str | None = None
+    for line in text.splitlines(keepends=True):
+        if inside is None:
+            out.append(line)
+            begin = _BEGIN.match(line)
+            if begin:
+                inside, bodies[begin.group(1)] = begin.group(1), ""
+        elif _END.match(line) and _END.match(line).group(1) == inside:  # type: ignore[union-attr]
+            out.append(line)
+            inside = None
+        else:
+            bodies[inside] += line
+    if inside is not None:  # damaged markers: treat the whole file as human text
+        return text, {}
+    return "".join(out), bodies
+
+
+def fill_blocks(text: str, bodies: dict[str, str]) -> str:
+    """Put block bodies back into a stripped text (blocks without a body stay empty)."""
+    out: list[str] = []
+    for line in text.splitlines(keepends=True):
+        out.append(line)
+        begin = _BEGIN.match(line)
+        if begin:
+            out.append(bodies.get(begin.group(1), ""))
+    return "".join(out)

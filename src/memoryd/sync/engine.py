@@ -1,0 +1,334 @@
+"""One sync cycle for one root: commit, fetch, fast-forward or replay, push.
+
+The promise, in order: no version anyone wrote is lost; the repository is never
+left mid-operation (memoryd never starts a rebase or merge in the work tree:
+it replays in memory and moves the work tree like a fast-forward); the user is
+always told (the outcome, the state file, CONFLICTS.md); and mostly nobody has
+to do anything.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from memoryd.config import Config, RootConfig
+from memoryd.paths import Paths
+from memoryd.roots import STATE_FILE, ensure_gitignored
+from memoryd.sync import commit as local
+from memoryd.sync import remote
+from memoryd.sync.conflicts import copy_path, safe_device, utc_stamp
+from memoryd.sync.derived import Finding, recompile
+from memoryd.sync.git import GitError
+from memoryd.sync.replay import OutsideRoot, replay
+from memoryd.sync.repo import Blocked, Repo, open_repo, preflight
+from memoryd.sync.resolve import write_conflicts_file
+from memoryd.sync.state import RepoBusy, SyncState, load_state, now_ms, repo_lock, save_state
+
+log = logging.getLogger(__name__)
+
+PUSH_ATTEMPTS = 5
+BACKOFF_BASE_S = 15.0
+BACKOFF_MAX_S = 900.0
+OK_STATUSES = ("ok", "disabled")
+
+
+@dataclass
+class SyncOutcome:
+    """What one cycle did. ``status``: ok, disabled, paused, refused, busy, offline, error."""
+
+    root: Path
+    status: str = "ok"
+    action: str = ""  # up to date, pushed, fast-forward, rebased, no remote, ...
+    commits: list[str] = field(default_factory=list)
+    pushed: bool = False
+    not_pushed: int = 0
+    conflicts: list[dict[str, str]] = field(default_factory=list)  # path, copy (new this cycle)
+    notices: list[str] = field(default_factory=list)
+    quarantined: list[Finding] = field(default_factory=list)
+    left_out: list[dict[str, str]] = field(default_factory=list)
+    backup_ref: str | None = None
+    error: str | None = None
+    hint: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status in OK_STATUSES
+
+    @property
+    def message(self) -> str:
+        """One line for the daemon's status: what happened and what is pending."""
+        parts = [self.action] if self.action else []
+        if self.error:
+            parts.append(self.error)
+        if self.not_pushed:
+            parts.append(f"{self.not_pushed} commit(s) not pushed")
+        if self.conflicts:
+            parts.append(f"{len(self.conflicts)} new conflict copy(ies)")
+        if self.quarantined:
+            parts.append(f"{len(self.quarantined)} file(s) quarantined")
+        return "; ".join(parts) or self.status
+
+    def to_json(self) -> dict[str, Any]:
+        data = {k: v for k, v in self.__dict__.items() if k != "quarantined"}
+        data["root"] = str(self.root)
+        data["message"] = self.message
+        data["quarantined"] = [q.__dict__ for q in self.quarantined]
+        return data
+
+
+def sync_root(
+    config: Config,
+    paths: Paths,
+    root: RootConfig,
+    *,
+    allow_mass_delete: bool = False,
+    force: bool = False,
+    lock_wait_s: float = 30.0,
+) -> SyncOutcome:
+    """Run one cycle for ``root``. Never raises for repository trouble: see the outcome.
+
+    ``force`` ignores the network back-off after failures (the CLI's ``sync``).
+    """
+    outcome = SyncOutcome(root=root.path)
+    policy = root.sync
+    if not (policy.commit or policy.pull or policy.push):
+        outcome.status, outcome.action = "disabled", "sync is off for this root"
+        return outcome
+    state = load_state(paths, root.path)
+    state.last_attempt_ms = now_ms()
+    try:
+        repo = open_repo(root.path)
+        with repo_lock(paths, repo.top, wait_s=lock_wait_s):
+            _Cycle(
+                config, paths, root, repo, state=state, outcome=outcome,
+                allow_mass_delete=allow_mass_delete, force=force,
+            ).run()  # fmt: skip
+    except Blocked as exc:
+        outcome.status, outcome.error, outcome.hint = exc.status, exc.message, exc.hint
+    except RepoBusy as exc:
+        outcome.status, outcome.error, outcome.hint = "busy", exc.message, exc.hint
+    except GitError as exc:
+        log.warning("sync of %s failed: %s", root.path, exc)
+        outcome.status, outcome.error = "error", str(exc)
+        outcome.hint = "memoryd retries on the next cycle; the files on disk are untouched"
+    _record(state, outcome)
+    save_state(paths, state)
+    return outcome
+
+
+def _record(state: SyncState, outcome: SyncOutcome) -> None:
+    stamp = now_ms()
+    state.last_status = outcome.status
+    state.last_error = outcome.error
+    state.not_pushed = outcome.not_pushed
+    state.quarantined = [q.__dict__ for q in outcome.quarantined]
+    state.left_out = outcome.left_out
+    for text in outcome.notices:
+        state.notice(text, stamp)
+    for item in outcome.conflicts:
+        state.notice(f"conflict: {item['path']}: local text saved as {item['copy']}", stamp)
+    if outcome.ok:
+        state.last_sync_ms = stamp
+
+
+class _Cycle:
+    def __init__(
+        self, config: Config, paths: Paths, root: RootConfig, repo: Repo, *, state: SyncState,
+        outcome: SyncOutcome, allow_mass_delete: bool, force: bool,
+    ) -> None:  # fmt: skip
+        self.config, self.paths, self.root, self.repo = config, paths, root, repo
+        self.state, self.outcome = state, outcome
+        self.allow_mass_delete, self.force = allow_mass_delete, force
+        self.policy = root.sync
+        self.device = safe_device(config.device)
+        self.tmp = paths.state_dir / "sync" / "tmp"
+
+    def run(self) -> None:
+        self.outcome.notices += preflight(self.repo, self.policy.stale_lock_s)
+        if self.policy.commit:
+            self._repair_user_index()
+            if not self.commit_local():
+                return
+        branch = self.repo.git.branch()
+        t = remote.target(self.repo, self.policy.remote, branch) if branch else None
+        if t is None:
+            self.outcome.action = f"committed locally (no remote {self.policy.remote!r})"
+            return
+        if self.state.retry_after_ms > now_ms() and not self.force:
+            self._offline(self.state.last_error or "remote unreachable", t, backoff=False)
+            return
+        try:
+            self.exchange(t)
+        except remote.Offline as exc:
+            self._offline(str(exc), t, backoff=True)
+            return
+        self.state.failures, self.state.retry_after_ms = 0, 0
+        self._count_unpushed(t)
+
+    # -- local side
+    def commit_local(self) -> bool:
+        """Commit the root's changes; False when the root is paused (mass delete)."""
+        ensure_gitignored(self.root.path, STATE_FILE)
+        write_conflicts_file(self.root.path)
+        local.prune_exclude(self.repo)  # a memory back to sync: true shows up again
+        head = self.repo.git.rev("HEAD")
+        index = local.private_index(self.repo, self.tmp, head)
+        try:
+            batch = local.sort_batch(self.repo, self.config, local.pending(self.repo, index))
+            batch.untrack = local.tracked_state_files(self.repo, head)
+            local.update_exclude(self.repo, batch)
+            self.outcome.quarantined, self.outcome.left_out = batch.quarantined, batch.left_out
+            if self._paused(head, batch):
+                return False
+            new = local.commit(self.repo, index, head, batch, self.device)
+        finally:
+            index.unlink(missing_ok=True)
+        if new is not None:
+            self.outcome.commits.append(new)
+            local.refresh_user_index(self.repo, batch.stage + batch.untrack)
+        if batch.untrack and new is not None:
+            self.outcome.notices.append(
+                f"{', '.join(batch.untrack)} was tracked by git: untracked it (the file stays on "
+                "disk and is ignored from now on)"
+            )
+        return True
+
+    def _paused(self, head: str | None, batch: local.Batch) -> bool:
+        share, floor = self.policy.mass_delete_share, self.policy.mass_delete_min
+        big = local.mass_delete(self.repo, head, batch, share, floor)
+        if big is None or self.allow_mass_delete:
+            self.state.paused = None
+            return False
+        reason = f"{big.deleted} of {big.total} memories deleted in one go"
+        self.state.paused = {"reason": reason, "deleted": big.deleted, "total": big.total}
+        self.outcome.status = "paused"
+        self.outcome.error = f"{reason}: nothing committed, sync paused for {self.root.path}"
+        self.outcome.hint = (
+            "restore the files, or run 'memoryd sync --root "
+            f"{self.root.path} --allow-mass-delete' to commit the deletion"
+        )
+        return True
+
+    def _repair_user_index(self) -> None:
+        """Index entries under the root left behind HEAD (a cycle killed mid-way): refresh."""
+        if self.repo.git.rev("HEAD") is None:
+            return
+        raw = self.repo.git.run(
+            "diff", "--cached", "--name-only", "-z", "HEAD", "--", self.repo.pathspec, readonly=True
+        ).out
+        stale = [p.decode("utf-8", "surrogateescape") for p in raw.split(b"\0") if p]
+        if stale:
+            local.refresh_user_index(self.repo, stale)
+
+    # -- remote side
+    def exchange(self, t: remote.Target) -> None:
+        git = self.repo.git
+        for attempt in range(PUSH_ATTEMPTS):
+            theirs = remote.fetch(self.repo, t)
+            head = git.rev("HEAD")
+            if (
+                theirs is not None
+                and head != theirs
+                and not (head and git.is_ancestor(theirs, head))
+            ):
+                if not self.policy.pull:
+                    self.outcome.action = "the remote has new commits (pull is off for this root)"
+                    return
+                self.integrate(head, theirs)
+                head = git.rev("HEAD")
+            if head is None or head == theirs:
+                self.outcome.action = self.outcome.action or "up to date"
+                return
+            if not self.policy.push:
+                self.outcome.action = self.outcome.action or "ahead of the remote (push is off)"
+                return
+            if remote.push(self.repo, t, head):
+                self.outcome.pushed = True
+                self.outcome.action = (self.outcome.action + ", pushed").lstrip(", ")
+                return
+            log.info("push to %s rejected (attempt %d); fetching again", t.remote, attempt + 1)
+            time.sleep(random.uniform(0.02, 0.2) * (attempt + 1))
+        raise GitError(("push",), 1, f"push rejected {PUSH_ATTEMPTS} times in a row")
+
+    def integrate(self, head: str | None, theirs: str) -> None:
+        if head is None or self.repo.git.is_ancestor(head, theirs):
+            self.outcome.notices += remote.move(
+                self.repo, head, theirs, "memoryd: fast-forward", self._aside
+            )
+            self.outcome.action = "fast-forward"
+        else:
+            self.rebase(head, theirs)
+        self.after_move()
+
+    def rebase(self, head: str, theirs: str) -> None:
+        git, now = self.repo.git, datetime.now(UTC)
+        base = git.merge_base(head, theirs) or remote.EMPTY_TREE
+        self.outcome.backup_ref = remote.backup(self.repo, self.device, utc_stamp(now), head)
+        index = local.private_index(self.repo, self.tmp, None)
+        try:
+            result = replay(self.repo, base, head, theirs, index=index, device=self.device, now=now)
+            tree = git.run("write-tree", index=index).text.strip()
+        except OutsideRoot as exc:
+            raise Blocked(
+                "refused",
+                f"the branch has diverged from the remote with your own commits ({exc} and maybe "
+                "more) outside the memory root",
+                "integrate the branch yourself (git pull --rebase); memoryd syncs after that",
+            ) from None
+        finally:
+            index.unlink(missing_ok=True)
+        count = git.count(f"{base}..{head}") if base != remote.EMPTY_TREE else git.count(head)
+        message = _replay_message(
+            self.device, count, theirs, self.outcome.backup_ref, result.copies
+        )
+        new = git.commit_tree(tree, [theirs], message)
+        self.outcome.notices += remote.move(
+            self.repo, head, new, "memoryd: replay local commits", self._aside
+        )
+        self.outcome.commits.append(new)
+        self.outcome.action = "rebased onto the remote"
+        self.outcome.notices += result.notices
+        self.outcome.conflicts += [{"path": p, "copy": c} for p, c in result.copies]
+
+    def _aside(self, rel: str) -> str:
+        taken = {p.relative_to(self.root.path).as_posix() for p in self.root.path.rglob("*")}
+        return copy_path(rel, self.device, datetime.now(UTC), frozenset(taken))
+
+    def after_move(self) -> None:
+        """Recompile what the move changed, and commit that (same bytes on every device)."""
+        recompile(self.root, self.config)
+        if self.policy.commit:
+            self.commit_local()
+
+    def _count_unpushed(self, t: remote.Target) -> None:
+        head = self.repo.git.rev("HEAD")
+        if head is None:
+            return
+        known = self.repo.git.rev(t.tracking)
+        self.outcome.not_pushed = self.repo.git.count(f"{known}..{head}" if known else head)
+
+    def _offline(self, error: str, t: remote.Target, backoff: bool) -> None:
+        if backoff:
+            self.state.failures += 1
+            delay = min(BACKOFF_BASE_S * 2 ** (self.state.failures - 1), BACKOFF_MAX_S)
+            self.state.retry_after_ms = now_ms() + int(delay * random.uniform(0.8, 1.2) * 1000)
+        self.outcome.status, self.outcome.error = "offline", error
+        self.outcome.hint = "memoryd keeps committing locally and pushes when the remote is back"
+        self._count_unpushed(t)
+
+
+def _replay_message(
+    device: str, count: int, onto: str, backup: str | None, copies: list[tuple[str, str]]
+) -> str:
+    lines = [f"memoryd({device}): replay {count} local commit(s) onto {onto[:12]}", ""]
+    lines += [f"conflict: {path}: local text kept as {copy}" for path, copy in copies]
+    if backup:
+        lines.append(f"backup of the local commits: {backup}")
+    lines += ["", f"Memoryd-Device: {device}"]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,201 @@
+"""A thin typed wrapper around the ``git`` command line.
+
+Subprocess git rather than GitPython: every call is one visible command whose
+exit code and locking behaviour are git's own, which is what makes the sync
+engine's safety argument checkable. Auth is the user's own git setup (ssh
+agent, credential helper); memoryd never sees a credential and never prompts.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+ZERO = "0" * 40
+NET_TIMEOUT_S = 120.0
+LOCAL_TIMEOUT_S = 60.0
+
+
+class GitError(Exception):
+    """A git command failed; ``stderr`` is git's own explanation."""
+
+    def __init__(self, args: Sequence[str], code: int, stderr: str) -> None:
+        super().__init__(f"git {' '.join(args)} exited {code}: {stderr.strip()[:500]}")
+        self.args_ = tuple(args)
+        self.code = code
+        self.stderr = stderr
+
+
+@dataclass(frozen=True)
+class Result:
+    code: int
+    out: bytes
+    err: str
+
+    @property
+    def text(self) -> str:
+        return self.out.decode("utf-8", "replace")
+
+
+def base_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment every git call gets: no prompts, C messages, no pager."""
+    env = dict(os.environ)
+    for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_LITERAL_PATHSPECS"):
+        env.pop(key, None)
+    env.update({"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_PAGER": "cat"})
+    env.setdefault("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
+    if extra:
+        env.update(extra)
+    return env
+
+
+class Git:
+    """git run in one work tree. ``index`` points a call at a private index file."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+
+    def run(
+        self,
+        *args: str,
+        input: bytes | None = None,
+        check: bool = True,
+        index: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        readonly: bool = False,
+        timeout: float = LOCAL_TIMEOUT_S,
+    ) -> Result:
+        extra = dict(env or {})
+        if index is not None:
+            extra["GIT_INDEX_FILE"] = str(index)
+        if readonly:
+            extra["GIT_OPTIONAL_LOCKS"] = "0"
+        done = subprocess.run(
+            ["git", *args],
+            cwd=self.workdir,
+            input=input,
+            capture_output=True,
+            env=base_env(extra),
+            timeout=timeout,
+            check=False,
+        )
+        err = done.stderr.decode("utf-8", "replace")
+        if check and done.returncode != 0:
+            raise GitError(args, done.returncode, err)
+        return Result(done.returncode, done.stdout, err)
+
+    def out(self, *args: str, **kw: object) -> str:
+        """stdout of a read-only command, stripped."""
+        return self.run(*args, readonly=True, **kw).text.strip()  # type: ignore[arg-type]
+
+    # -- facts about the repository (read-only: GIT_OPTIONAL_LOCKS=0)
+    def toplevel(self) -> Path:
+        return Path(self.out("rev-parse", "--show-toplevel"))
+
+    def git_dir(self) -> Path:
+        return Path(self.out("rev-parse", "--absolute-git-dir"))
+
+    def branch(self) -> str | None:
+        """The current branch, or None on a detached HEAD."""
+        done = self.run("symbolic-ref", "-q", "--short", "HEAD", check=False, readonly=True)
+        return done.text.strip() or None if done.code == 0 else None
+
+    def rev(self, ref: str) -> str | None:
+        done = self.run(
+            "rev-parse", "-q", "--verify", ref + "^{commit}", check=False, readonly=True
+        )
+        return done.text.strip() if done.code == 0 else None
+
+    def tree_of(self, commit: str) -> str:
+        return self.out("rev-parse", commit + "^{tree}")
+
+    def is_ancestor(self, a: str, b: str) -> bool:
+        done = self.run("merge-base", "--is-ancestor", a, b, check=False, readonly=True)
+        return done.code == 0
+
+    def merge_base(self, a: str, b: str) -> str | None:
+        done = self.run("merge-base", a, b, check=False, readonly=True)
+        return done.text.strip() if done.code == 0 else None
+
+    def count(self, spec: str) -> int:
+        return int(self.out("rev-list", "--count", spec) or 0)
+
+    def remotes(self) -> list[str]:
+        return self.out("remote").split()
+
+    def config_get(self, key: str) -> str | None:
+        done = self.run("config", "--get", key, check=False, readonly=True)
+        return done.text.strip() or None if done.code == 0 else None
+
+    def ls_tree(self, rev: str, prefix: str) -> dict[str, tuple[str, str]]:
+        """path -> (mode, blob sha) of every file under ``prefix`` ('' = all) in ``rev``."""
+        args = ["ls-tree", "-r", "-z", "--full-tree", rev]
+        if prefix:
+            args += ["--", prefix]
+        found: dict[str, tuple[str, str]] = {}
+        for record in self.run(*args, readonly=True).out.split(b"\0"):
+            if not record:
+                continue
+            meta, _, path = record.partition(b"\t")
+            mode, _kind, sha = meta.decode().split()
+            found[path.decode("utf-8", "surrogateescape")] = (mode, sha)
+        return found
+
+    def blob(self, sha: str) -> bytes:
+        return self.run("cat-file", "blob", sha, readonly=True).out
+
+    def hash_blob(self, data: bytes) -> str:
+        return self.run("hash-object", "-w", "--stdin", input=data).text.strip()
+
+    def changed_paths(self, a: str, b: str, prefix: str) -> list[str]:
+        args = ["diff", "--name-only", "-z", "--no-renames", a, b]
+        if prefix:
+            args += ["--", prefix]
+        return _split_z(self.run(*args, readonly=True).out)
+
+    def renames(self, a: str, b: str, prefix: str) -> dict[str, str]:
+        """old path -> new path for the renames git detects between two commits."""
+        args = ["diff", "--name-status", "-z", "-M", "--diff-filter=R", a, b]
+        if prefix:
+            args += ["--", prefix]
+        items = _split_z(self.run(*args, readonly=True).out)
+        found: dict[str, str] = {}
+        for i in range(0, len(items) - 2, 3):
+            found[items[i + 1]] = items[i + 2]
+        return found
+
+    # -- building commits without touching the user's index
+    def commit_tree(self, tree: str, parents: Iterable[str], message: str) -> str:
+        args = ["commit-tree", tree]
+        for parent in parents:
+            args += ["-p", parent]
+        return self.run(*args, input=message.encode("utf-8")).text.strip()
+
+    def update_ref(self, ref: str, new: str, old: str | None, reason: str) -> None:
+        """Compare-and-swap a ref: fails when it no longer points at ``old``."""
+        self.run("update-ref", "-m", reason, ref, new, old if old else ZERO)
+
+
+def _split_z(raw: bytes) -> list[str]:
+    return [p.decode("utf-8", "surrogateescape") for p in raw.split(b"\0") if p]
+
+
+def init_repo(folder: Path) -> bool:
+    """``git init`` ``folder`` unless it is already inside a work tree; True when created."""
+    probe = subprocess.run(
+        ["git", "rev-parse", "--is-inside-work-tree"],
+        cwd=folder,
+        capture_output=True,
+        env=base_env({"GIT_OPTIONAL_LOCKS": "0"}),
+        check=False,
+    )
+    if probe.returncode == 0:
+        return False
+    Git(folder).run("init", "-q")
+    return True

@@ -1,0 +1,201 @@
+"""Replay local changes on top of the remote, in memory, so that both sides survive.
+
+This is the rebase of the sync cycle, done without ever putting the work tree
+into a rebase: the result tree is built in a private index from the remote's
+tree plus the local side's changes, resolved file by file:
+
+- changed on one side only: that side's state;
+- compiled files (index.md, CONFLICTS.md): the remote's (the root is recompiled
+  afterwards); ROOT.md: its human text merged, its blocks the remote's;
+- changed on both sides: a line merge (``git merge-file``); when the same lines
+  changed, the remote text stays at the path and the local text is saved next
+  to it as a conflict copy;
+- edit against delete: the edit survives, and a notice says the delete lost;
+- rename against edit: the edit lands at the new path when git sees the rename,
+  else both paths stay (and a notice names the duplicate).
+
+The caller commits the tree on top of the remote and moves the work tree to it.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from memoryd.roots import ROOT_FILE
+from memoryd.sync.conflicts import copy_bytes, copy_path
+from memoryd.sync.derived import fill_blocks, is_fully_generated, strip_blocks
+from memoryd.sync.git import Git
+from memoryd.sync.repo import Repo
+
+Entry = tuple[str, str]  # (mode, blob sha)
+
+
+@dataclass
+class Replay:
+    """What the replay decided; ``index`` holds the result tree."""
+
+    index: Path
+    copies: list[tuple[str, str]] = field(default_factory=list)  # (root-relative path, copy)
+    notices: list[str] = field(default_factory=list)
+    merged: list[str] = field(default_factory=list)  # root-relative, line-merged cleanly
+
+
+@dataclass(frozen=True)
+class Sides:
+    base: dict[str, Entry]
+    local: dict[str, Entry]
+    remote: dict[str, Entry]
+
+
+class OutsideRoot(Exception):
+    """Local commits change files outside the root: not memoryd's to rebase."""
+
+
+def replay(
+    repo: Repo, base: str, local: str, remote: str, *, index: Path, device: str, now: datetime
+) -> Replay:
+    git = repo.git
+    outside = [p for p in git.changed_paths(base, local, "") if not _inside(repo, p)]
+    if outside:
+        raise OutsideRoot(outside[0])
+    sides = Sides(*(git.ls_tree(rev, repo.prefix) for rev in (base, local, remote)))
+    ours = set(git.changed_paths(base, local, repo.prefix))
+    theirs = set(git.changed_paths(base, remote, repo.prefix))
+    moved_here = git.renames(base, local, repo.prefix)
+    moved_there = git.renames(base, remote, repo.prefix)
+    git.run("read-tree", remote, index=index)
+    result = Replay(index)
+    writer = _Writer(
+        repo, index=index, device=device, now=now, result=result, taken=set(sides.remote)
+    )
+    for path in sorted(ours):
+        if path not in theirs:
+            writer.set(path, sides.local.get(path))
+        elif sides.local.get(path) != sides.remote.get(path):
+            _both(writer, path, sides, moved_here, moved_there)
+    writer.flush()
+    return result
+
+
+def _inside(repo: Repo, path: str) -> bool:
+    return not repo.prefix or path.startswith(repo.prefix + "/")
+
+
+def _both(
+    w: _Writer, path: str, s: Sides, moved_here: dict[str, str], moved_there: dict[str, str]
+) -> None:
+    rel = w.repo.root_path(path)
+    mine, theirs, base = s.local.get(path), s.remote.get(path), s.base.get(path)
+    if is_fully_generated(rel):
+        return  # the remote's stays; the recompile after the move rewrites it
+    if mine is None and path in moved_here and theirs is not None:
+        new = moved_here[path]  # renamed here, edited there: the edit goes to the new path
+        if w.merge_into(new, base, s.local.get(new), theirs, rel=rel, keep_both=path):
+            w.set(path, None, final=True)
+        else:
+            w.notices.append(f"{rel} was renamed here and edited on another device: both kept")
+        return
+    if mine is None:
+        w.notices.append(
+            f"your delete of {rel} lost to an edit on another device: the edit is kept"
+        )
+        return
+    if theirs is None and path in moved_there:
+        new = moved_there[path]  # edited here, renamed there
+        if w.merge_into(new, base, mine, s.remote.get(new), rel=rel, keep_both=path):
+            return
+        w.set(path, mine, final=True)
+        w.notices.append(f"{rel} was edited here and renamed on another device: both kept")
+        return
+    if theirs is None:
+        w.set(path, mine, final=True)
+        w.notices.append(f"the delete of {rel} on another device lost to your edit: it is kept")
+        return
+    w.merge_into(path, base, mine, theirs, rel=rel, keep_both=None)
+
+
+class _Writer:
+    """Collects index updates and does the three-way merges."""
+
+    def __init__(
+        self, repo: Repo, *, index: Path, device: str, now: datetime, result: Replay,
+        taken: set[str],
+    ) -> None:  # fmt: skip
+        self.repo, self.index, self.device, self.now = repo, index, device, now
+        self.result, self.taken = result, taken
+        self.notices = result.notices
+        self.entries: dict[str, Entry | None] = {}
+        self.final: set[str] = set()
+
+    def set(self, path: str, entry: Entry | None, final: bool = False) -> None:
+        """Put ``entry`` at ``path`` (None removes it); a merge result is never overridden."""
+        if path in self.final:
+            return
+        self.entries[path] = entry
+        self.taken.add(path)
+        if final:
+            self.final.add(path)
+
+    def merge_into(
+        self, path: str, base: Entry | None, mine: Entry | None, theirs: Entry | None, *,
+        rel: str, keep_both: str | None,
+    ) -> bool:  # fmt: skip
+        """Merge ``mine`` into ``theirs`` at ``path``; a conflict copy (or False) on clashes."""
+        if mine is None or theirs is None or mine == theirs:
+            self.set(path, mine or theirs, final=True)
+            return True
+        texts = [self.repo.git.blob(e[1]) if e else b"" for e in (base, mine, theirs)]
+        merged = _merge_text(self.repo.git, texts, generated=rel == ROOT_FILE)
+        if merged is not None:
+            self.set(path, (theirs[0], self.repo.git.hash_blob(merged)), final=True)
+            self.result.merged.append(self.repo.root_path(path))
+            return True
+        if keep_both is not None:
+            return False
+        self.set(path, theirs, final=True)
+        self._copy(path, texts[1], mine[0])
+        return True
+
+    def _copy(self, path: str, local: bytes, mode: str) -> None:
+        copy = copy_path(path, self.device, self.now, frozenset(self.taken))
+        rel, rel_copy = self.repo.root_path(path), self.repo.root_path(copy)
+        data = copy_bytes(local, rel, rel_copy, self.device, self.now)
+        self.set(copy, (mode, self.repo.git.hash_blob(data)), final=True)
+        self.result.copies.append((rel, rel_copy))
+
+    def flush(self) -> None:
+        lines = []
+        for path, entry in sorted(self.entries.items()):
+            mode, sha = entry if entry is not None else ("0", "0" * 40)
+            lines.append(f"{mode} {sha}\t{path}".encode("utf-8", "surrogateescape") + b"\0")
+        if lines:
+            self.repo.git.run(
+                "update-index", "-z", "--index-info", input=b"".join(lines), index=self.index
+            )
+
+
+def _merge_text(git: Git, texts: list[bytes], *, generated: bool) -> bytes | None:
+    """A clean line merge, or None when the same lines changed (or the files are binary)."""
+    base, mine, theirs = texts
+    blocks: dict[str, str] = {}
+    if generated:
+        stripped = [strip_blocks(t.decode("utf-8", "replace")) for t in (base, mine, theirs)]
+        base, mine, theirs = (t[0].encode("utf-8") for t in stripped)
+        blocks = stripped[2][1]
+    with tempfile.TemporaryDirectory(prefix="memoryd-merge-") as folder:
+        files = []
+        for name, data in (("mine", mine), ("base", base), ("theirs", theirs)):
+            file = Path(folder) / name
+            file.write_bytes(data)
+            files.append(str(file))
+        done = git.run(
+            "merge-file", "-p", "-L", "local", "-L", "base", "-L", "remote", *files, check=False
+        )
+    if done.code != 0:
+        return None
+    if generated:
+        return fill_blocks(done.text, blocks).encode("utf-8")
+    return done.out

@@ -1,0 +1,139 @@
+"""One root's repository, and the checks that keep memoryd out of a repo it does not own.
+
+memoryd never starts a rebase, merge or cherry-pick in a work tree (it replays
+in memory, see :mod:`memoryd.sync.replay`), so any of those in progress is the
+user's: the cycle refuses and says what to do. A fresh ``index.lock`` belongs
+to a running git: back off. A stale one (old, and no git process in the repo)
+is moved aside and reported.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from memoryd.sync.git import Git, GitError
+
+log = logging.getLogger(__name__)
+
+IN_PROGRESS = {
+    "rebase-merge": "a rebase",
+    "rebase-apply": "a rebase (or git am)",
+    "MERGE_HEAD": "a merge",
+    "CHERRY_PICK_HEAD": "a cherry-pick",
+    "REVERT_HEAD": "a revert",
+}
+
+
+class Blocked(Exception):
+    """The repository is not in a state memoryd may touch now.
+
+    ``status`` is ``refused`` (the user must act) or ``busy`` (retry later).
+    """
+
+    def __init__(self, status: str, message: str, hint: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.hint = hint
+
+
+@dataclass(frozen=True)
+class Repo:
+    git: Git
+    top: Path
+    git_dir: Path
+    root: Path
+    prefix: str  # the root relative to the top ('' when the root is the top)
+
+    def repo_path(self, rel: str) -> str:
+        """Repository-relative path of a root-relative one."""
+        return f"{self.prefix}/{rel}" if self.prefix else rel
+
+    def root_path(self, repo_rel: str) -> str:
+        """Root-relative path of a repository-relative one."""
+        return repo_rel[len(self.prefix) + 1 :] if self.prefix else repo_rel
+
+    @property
+    def pathspec(self) -> str:
+        return self.prefix or "."
+
+
+def open_repo(root: Path) -> Repo:
+    """The repository holding ``root``; Blocked when there is none."""
+    if not root.is_dir():
+        raise Blocked("refused", f"{root} does not exist", "run 'memoryd init' or fix config.yaml")
+    git = Git(root)
+    try:
+        top = git.toplevel().resolve()
+        git_dir = git.git_dir()
+    except GitError:
+        raise Blocked(
+            "refused",
+            f"{root} is not inside a git repository",
+            f"run 'git init' in {root} (memoryd init does this for the global root)",
+        ) from None
+    real = root.resolve()
+    prefix = "" if real == top else real.relative_to(top).as_posix()
+    return Repo(Git(top), top, git_dir, root, prefix)
+
+
+def preflight(repo: Repo, stale_after_s: float) -> list[str]:
+    """Raise Blocked when the repo is mid-operation; return notices (a stale lock moved)."""
+    for name, what in IN_PROGRESS.items():
+        if (repo.git_dir / name).exists():
+            raise Blocked(
+                "refused",
+                f"{what} is in progress in {repo.top} (memoryd did not start it)",
+                "finish it or abort it (e.g. 'git rebase --continue' or 'git rebase --abort'); "
+                "memoryd syncs again after that",
+            )
+    notices = check_index_lock(repo, stale_after_s)
+    if repo.git.branch() is None and repo.git.rev("HEAD") is not None:
+        raise Blocked(
+            "refused",
+            f"{repo.top} has a detached HEAD",
+            "check out a branch (git switch <branch>); memoryd syncs again after that",
+        )
+    return notices
+
+
+def check_index_lock(repo: Repo, stale_after_s: float) -> list[str]:
+    lock = repo.git_dir / "index.lock"
+    try:
+        age = time.time() - lock.stat().st_mtime
+    except FileNotFoundError:
+        return []
+    if age < stale_after_s or git_running_in(repo.top):
+        raise Blocked(
+            "busy",
+            f"{lock} is held by another git command",
+            "memoryd retries later; if no git command is running, it is moved aside once stale",
+        )
+    aside = lock.with_name(f"index.lock.stale-{int(time.time())}")
+    with contextlib.suppress(FileNotFoundError):
+        os.replace(lock, aside)
+        log.warning("moved a stale %s aside to %s", lock, aside.name)
+        return [f"moved a stale index.lock ({int(age)} s old, no git running) aside to {aside}"]
+    return []
+
+
+def git_running_in(top: Path) -> bool:
+    """Is some git process working in ``top``? (Linux /proc; elsewhere: assume not.)"""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return False
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            if (entry / "comm").read_text().strip() not in ("git", "git-remote-http"):
+                continue
+            cwd = Path(os.readlink(entry / "cwd"))
+            if cwd == top or top in cwd.parents:
+                return True
+    return False

@@ -1,0 +1,109 @@
+"""Telling the user: outcome text for ``memoryd sync``, and problems for status/inspect."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from memoryd.config import Config, RootConfig
+from memoryd.errors import PathError
+from memoryd.paths import Paths
+from memoryd.sync.engine import SyncOutcome
+from memoryd.sync.resolve import all_conflicts
+from memoryd.sync.state import all_states
+
+
+@dataclass(frozen=True)
+class SyncProblem:
+    """One thing about sync the user should know (for ``inspect`` and ``status``)."""
+
+    root: str
+    code: str  # sync.conflict, sync.paused, sync.quarantined, sync.error, sync.not-pushed
+    path: str | None  # root-relative
+    message: str
+    fix: str
+
+
+def pick_roots(config: Config, path: Path | None) -> list[RootConfig]:
+    if path is None:
+        return list(config.roots)
+    wanted = path.expanduser().resolve()
+    for root in config.roots:
+        if root.path.resolve() == wanted:
+            return [root]
+    found = config.root_for(wanted)
+    if found is None:
+        raise PathError(
+            f"{path} is not a configured memory root",
+            hint="'memoryd init' or 'memoryd init --project DIR' sets one up",
+        )
+    return [found]
+
+
+def outcome_text(o: SyncOutcome) -> str:
+    head = f"{o.root}: {o.status}"
+    if o.action:
+        head += f": {o.action}"
+    if o.commits:
+        head += f" ({len(o.commits)} commit(s))"
+    lines = [head]
+    if o.error:
+        lines.append(f"  error: {o.error}")
+    if o.hint:
+        lines.append(f"  hint: {o.hint}")
+    if o.not_pushed:
+        lines.append(f"  {o.not_pushed} commit(s) not pushed")
+    for c in o.conflicts:
+        lines.append(f"  conflict: {c['path']}: your version saved as {c['copy']}")
+    lines += [f"  notice: {n}" for n in o.notices]
+    for q in o.quarantined:
+        lines.append(f"  quarantined: {q.path}:{q.line} {q.rule} ({q.preview}): not committed")
+    lines += [f"  left out: {item['path']} ({item['why']})" for item in o.left_out]
+    if o.backup_ref:
+        lines.append(f"  local commits backed up at {o.backup_ref}")
+    return "\n".join(lines)
+
+
+def sync_problems(config: Config, paths: Paths) -> list[SyncProblem]:
+    """Pending conflicts, pauses, quarantined files, errors, unpushed commits."""
+    problems = [
+        SyncProblem(
+            str(c.root), "sync.conflict", c.copy,
+            f"sync conflict: {c.copy} is {c.name.device}'s version of {c.name.original}",
+            f"memoryd resolve {c.id} --keep local|remote|both",
+        )
+        for c in all_conflicts(config)
+    ]  # fmt: skip
+    return problems + state_problems(config, paths)
+
+
+def state_problems(config: Config, paths: Paths) -> list[SyncProblem]:
+    """What the roots' last sync cycles left to act on (read from the state files)."""
+    problems = []
+    configured = {str(r.path) for r in config.roots}
+    for state in all_states(paths):
+        if state.root not in configured:
+            continue
+        root = state.root
+        if state.paused:
+            problems.append(SyncProblem(
+                root, "sync.paused", None, f"sync paused: {state.paused.get('reason')}",
+                f"restore the files, or memoryd sync --root {root} --allow-mass-delete",
+            ))  # fmt: skip
+        for q in state.quarantined:
+            problems.append(SyncProblem(
+                root, "sync.quarantined", q.get("path"),
+                f"kept out of sync: line {q.get('line')}: {q.get('rule')} ({q.get('preview')})",
+                "remove the secret (or allow it: see memoryd scan); it syncs once it is gone",
+            ))  # fmt: skip
+        if state.last_error and not state.paused:
+            problems.append(SyncProblem(
+                root, "sync.error", None, f"last sync: {state.last_error}",
+                "memoryd retries on its own; memoryd sync --root ROOT runs one now",
+            ))  # fmt: skip
+        if state.not_pushed:
+            problems.append(SyncProblem(
+                root, "sync.not-pushed", None, f"{state.not_pushed} commit(s) not pushed",
+                "they are pushed when the remote is reachable again",
+            ))  # fmt: skip
+    return problems

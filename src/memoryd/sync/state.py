@@ -1,0 +1,130 @@
+"""Per-root sync state in memoryd's state folder, and the per-repository lock.
+
+``memoryd status`` and ``memoryd inspect`` read :func:`load_state` /
+:func:`all_states` to show the last sync, commits not pushed, the last error,
+pauses, quarantined files and recent notices without running git.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import fcntl
+import hashlib
+import json
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memoryd.errors import MemorydError
+from memoryd.fsutil import atomic_write
+from memoryd.paths import Paths
+
+MAX_NOTICES = 20
+
+
+@dataclass
+class SyncState:
+    """What the last cycles of one root left behind (JSON in the state folder)."""
+
+    root: str
+    last_attempt_ms: int = 0
+    last_sync_ms: int = 0  # last cycle that reached the remote (or had none to reach)
+    last_status: str = ""
+    last_error: str | None = None
+    not_pushed: int = 0
+    paused: dict[str, Any] | None = None  # {"reason", "deleted", "total"}
+    quarantined: list[dict[str, Any]] = field(default_factory=list)  # path, line, rule, preview
+    left_out: list[dict[str, str]] = field(default_factory=list)  # path, why (size, sync: false)
+    notices: list[dict[str, Any]] = field(default_factory=list)  # time_ms, text
+    failures: int = 0  # network failures in a row
+    retry_after_ms: int = 0
+
+    def notice(self, text: str, now_ms: int) -> None:
+        self.notices = [*self.notices, {"time_ms": now_ms, "text": text}][-MAX_NOTICES:]
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def sync_dir(paths: Paths) -> Path:
+    return paths.state_dir / "sync"
+
+
+def _key(path: Path) -> str:
+    digest = hashlib.sha1(str(path).encode("utf-8")).hexdigest()[:12]
+    return f"{path.name or 'root'}-{digest}"
+
+
+def state_file(paths: Paths, root: Path) -> Path:
+    return sync_dir(paths) / f"{_key(root)}.json"
+
+
+def load_state(paths: Paths, root: Path) -> SyncState:
+    """The stored state of ``root`` (a fresh one when there is none or it is unreadable)."""
+    try:
+        data = json.loads(state_file(paths, root).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return SyncState(root=str(root))
+    known = {f.name for f in dataclasses.fields(SyncState)}
+    try:
+        return SyncState(**{k: v for k, v in data.items() if k in known})
+    except TypeError:
+        return SyncState(root=str(root))
+
+
+def save_state(paths: Paths, state: SyncState) -> None:
+    text = json.dumps(state.to_json(), ensure_ascii=False, indent=2, sort_keys=True)
+    atomic_write(state_file(paths, Path(state.root)), (text + "\n").encode("utf-8"))
+
+
+def all_states(paths: Paths) -> list[SyncState]:
+    """Every root's stored state (for status and inspect)."""
+    folder = sync_dir(paths)
+    if not folder.is_dir():
+        return []
+    states = []
+    for file in sorted(folder.glob("*.json")):
+        with contextlib.suppress(OSError, ValueError, TypeError):
+            data = json.loads(file.read_text(encoding="utf-8"))
+            states.append(load_state(paths, Path(data["root"])))
+    return states
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class RepoBusy(MemorydError):
+    def __init__(self, repo: Path) -> None:
+        super().__init__(
+            f"another memoryd sync is running on {repo}",
+            hint="wait for it to finish (the daemon syncs this repository now) and try again",
+        )
+
+
+@contextlib.contextmanager
+def repo_lock(paths: Paths, repo: Path, wait_s: float = 30.0) -> Iterator[None]:
+    """Hold the per-repository lock (flock: a killed holder never blocks anyone)."""
+    file = sync_dir(paths) / f"{_key(repo)}.lock"
+    file.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(file, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise RepoBusy(repo) from None
+                time.sleep(0.05)
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)

@@ -1,0 +1,140 @@
+"""The sync commands through the real CLI: init's git repo, sync, conflicts, resolve."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import git, run_cli
+from tests.sync.world import World, make_world, memory
+
+LINES = "".join(f"line {n}\n" for n in range(1, 6))
+
+
+def _cli(world_device_home: Path, *args: str) -> tuple[int, str, str]:
+    env_home = os.environ["MEMORYD_HOME"]
+    os.environ["MEMORYD_HOME"] = str(world_device_home)
+    try:
+        done = run_cli(*args)
+    finally:
+        os.environ["MEMORYD_HOME"] = env_home
+    return done.returncode, done.stdout, done.stderr
+
+
+@pytest.fixture
+def conflicted(tmp_path: Path) -> tuple[World, str]:
+    world = make_world(tmp_path)
+    for device in world.devices:
+        device.paths.config_file.write_text(f"device: {device.name}\n")
+    world.a.write("facts/x.md", memory("facts/x", "shared", LINES))
+    world.settle()
+    world.a.write("facts/x.md", memory("facts/x", "shared", LINES.replace("line 2", "A2")))
+    world.b.write("facts/x.md", memory("facts/x", "shared", LINES.replace("line 2", "B2")))
+    world.a.sync()
+    outcome = world.b.sync()
+    world.settle()
+    return world, outcome.conflicts[0]["copy"]
+
+
+def test_init_makes_the_global_root_a_git_repository(isolated_home: Path) -> None:
+    done = run_cli("init", "--json")
+    assert done.returncode == 0, done.stderr
+    assert ".git/" in json.loads(done.stdout)["created"]
+    root = isolated_home / "memory"
+    assert git(root, "rev-parse", "--show-toplevel").strip() == str(root)
+    again = run_cli("init", "--json")
+    assert ".git/" not in json.loads(again.stdout)["created"]
+
+
+def test_sync_command_commits_and_reports(isolated_home: Path) -> None:
+    assert run_cli("init").returncode == 0
+    root = isolated_home / "memory"
+    (root / "facts/a.md").write_text(memory("facts/a", "a", "a\n"))
+    done = run_cli("sync", "--json")
+    assert done.returncode == 0, done.stderr
+    [outcome] = json.loads(done.stdout)
+    assert outcome["status"] == "ok" and len(outcome["commits"]) == 1
+    assert outcome["action"] == "committed locally (no remote 'origin')"
+    assert "facts/a.md" in git(root, "ls-files")
+    text = run_cli("sync", "--root", str(root))
+    assert text.returncode == 0 and text.stdout.startswith(f"{root}: ok")
+
+
+def test_sync_command_unknown_root_is_an_error(isolated_home: Path, tmp_path: Path) -> None:
+    done = run_cli("sync", "--root", str(tmp_path / "nowhere"))
+    assert done.returncode == 1
+    assert f"{tmp_path / 'nowhere'} is not a configured memory root" in done.stderr
+
+
+def test_sync_command_mass_delete_exit_code_and_flag(isolated_home: Path) -> None:
+    assert run_cli("init").returncode == 0
+    root = isolated_home / "memory"
+    for n in range(4):
+        (root / f"facts/m{n}.md").write_text(memory(f"facts/m{n}", "m", f"{n}\n"))
+    assert run_cli("sync").returncode == 0
+    for n in range(3):
+        (root / f"facts/m{n}.md").unlink()
+    paused = run_cli("sync")
+    assert paused.returncode == 1
+    assert "3 of 4 memories deleted in one go: nothing committed" in paused.stdout
+    assert "--allow-mass-delete" in paused.stdout
+    assert run_cli("sync", "--allow-mass-delete").returncode == 0
+    assert git(root, "ls-files", "facts").split() == ["facts/m3.md"]
+
+
+def test_conflicts_lists_the_copy_on_both_devices(conflicted: tuple[World, str]) -> None:
+    world, copy = conflicted
+    for device in world.devices:
+        code, out, _ = _cli(device.paths.home, "conflicts", "--json")  # type: ignore[arg-type]
+        assert code == 0
+        [item] = json.loads(out)
+        assert item["id"] == copy[:-3] and item["path"] == "facts/x.md"
+        assert item["device"] == "desktop"
+
+
+@pytest.mark.parametrize(
+    ("keep", "at_path", "extra"),
+    [("remote", "A2", None), ("local", "B2", None), ("both", "A2", "facts/x-desktop.md")],
+)
+def test_resolve_settles_one_conflict(
+    conflicted: tuple[World, str], keep: str, at_path: str, extra: str | None
+) -> None:
+    world, copy = conflicted
+    code, _out, err = _cli(world.a.paths.home, "resolve", copy[:-3], "--keep", keep)  # type: ignore[arg-type]
+    assert code == 0, err
+    assert at_path in world.a.read("facts/x.md")
+    assert not (world.a.root / copy).exists()
+    assert not (world.a.root / "CONFLICTS.md").exists()
+    if keep == "local":
+        assert "conflict_of" not in world.a.read("facts/x.md")
+        assert "id: facts/x\n" in world.a.read("facts/x.md")
+    if extra:
+        kept = world.a.read(extra)
+        assert "B2" in kept and "id: facts/x-desktop" in kept and "conflict_of" not in kept
+    world.settle()
+    assert _cli(world.b.paths.home, "conflicts", "--json")[1].strip() == "[]"  # type: ignore[arg-type]
+
+
+def test_resolve_unknown_id(isolated_home: Path) -> None:
+    assert run_cli("init").returncode == 0
+    done = run_cli("resolve", "facts/nothing", "--keep", "local")
+    assert done.returncode == 1
+    assert "no sync conflict with id 'facts/nothing'" in done.stderr
+
+
+def test_inspect_reports_conflicts_and_pauses(conflicted: tuple[World, str]) -> None:
+    world, copy = conflicted
+    for n in range(4):
+        world.a.write(f"facts/m{n}.md", memory(f"facts/m{n}", "m", f"{n}\n"))
+    world.a.sync()
+    for n in range(4):
+        world.a.delete(f"facts/m{n}.md")
+    assert world.a.sync().status == "paused"
+    code, out, _ = _cli(world.a.paths.home, "inspect", "--json")  # type: ignore[arg-type]
+    assert code == 1
+    text = json.dumps(json.loads(out))
+    assert "sync.conflicts" in text and copy in text
+    assert "sync.state" in text and "sync paused: 4 of" in text

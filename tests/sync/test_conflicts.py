@@ -1,0 +1,102 @@
+"""Pure decisions: conflict-copy names and frontmatter, markers, compiled blocks, exclude."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+from memoryd.memory import parse
+from memoryd.sync import exclude
+from memoryd.sync.conflicts import (
+    copy_bytes,
+    copy_path,
+    has_conflict_markers,
+    never_synced,
+    parse_copy_name,
+    render_conflicts,
+    strip_copy_fields,
+)
+from memoryd.sync.derived import fill_blocks, is_generated, strip_blocks
+
+NOW = datetime(2026, 11, 29, 23, 30, 5, tzinfo=UTC)
+
+
+def test_copy_path_names_device_and_utc_time() -> None:
+    assert copy_path("pitfalls/x.md", "laptop", NOW, set()) == (
+        "pitfalls/x.conflict-laptop-20261129T233005Z.md"
+    )
+    taken = {"x.conflict-my-pc-20261129T233005Z.md"}
+    assert copy_path("x.md", "my pc!", NOW, taken) == "x.conflict-my-pc-20261129T233005Z-2.md"
+
+
+def test_copy_names_parse_back_to_the_original() -> None:
+    for original in ("pitfalls/x.md", "a.b.md", "ROOT.md", "notes"):
+        copy = copy_path(original, "desk", NOW, set())
+        name = parse_copy_name(copy)
+        assert name is not None and name.original == original and name.device == "desk"
+    assert parse_copy_name("pitfalls/x.md") is None
+    assert parse_copy_name("facts/conflict-resolution.md") is None
+
+
+def test_copy_frontmatter_marks_the_conflict_and_resolve_strips_it() -> None:
+    local = b"---\nid: facts/x\nsummary: s\n---\nbody\n"
+    copy = "facts/x.conflict-desk-20261129T233005Z.md"
+    data = copy_bytes(local, "facts/x.md", copy, "desk", NOW)
+    meta = parse(data).meta
+    assert meta["conflict_of"] == "facts/x" and meta["conflict_device"] == "desk"
+    assert meta["id"] == copy[:-3] and parse(data).body == "body\n"
+    assert strip_copy_fields(data, "facts/x.md") == local
+    malformed = b"---\nid: [unclosed\n---\nbody\n"
+    assert copy_bytes(malformed, "facts/x.md", copy, "desk", NOW) == malformed
+
+
+def test_conflict_markers_detected_only_as_a_full_run() -> None:
+    assert has_conflict_markers(b"a\n<<<<<<< HEAD\nx\n=======\ny\n>>>>>>> other\n")
+    assert not has_conflict_markers(b"git writes <<<<<<< HEAD lines; see docs\n")
+    assert not has_conflict_markers(b"just text\n")
+
+
+def test_never_synced() -> None:
+    assert never_synced(".state.json") and never_synced("facts/.x.md.swp")
+    assert never_synced("facts/x.md~") and not never_synced("facts/x.md")
+
+
+def test_conflicts_file_is_deterministic_and_absent_when_empty() -> None:
+    assert render_conflicts([]) is None
+    copy = "facts/x.conflict-desk-20261129T233005Z.md"
+    name = parse_copy_name(copy)
+    assert name is not None
+    one = render_conflicts([(copy, name)])
+    assert one == render_conflicts([(copy, name)])
+    assert one is not None and b"facts/x.conflict-desk-20261129T233005Z" in one
+    assert b"2026-11-29 23:30 UTC" in one
+
+
+def test_strip_and_fill_blocks_keep_human_text() -> None:
+    text = (
+        "# Memory\nhuman\n<!-- memoryd:begin rules (x) -->\n- r\n<!-- memoryd:end rules -->\nend\n"
+    )
+    stripped, bodies = strip_blocks(text)
+    assert "- r" not in stripped and "human" in stripped and bodies == {"rules": "- r\n"}
+    assert fill_blocks(stripped, bodies) == text
+    damaged = "<!-- memoryd:begin rules -->\nno end\n"
+    assert strip_blocks(damaged) == (damaged, {})
+
+
+def test_generated_files() -> None:
+    assert is_generated("ROOT.md") and is_generated("facts/index.md")
+    assert is_generated("CONFLICTS.md") and not is_generated("facts/x.md")
+
+
+def test_exclude_block_round_trips_and_keeps_user_lines(tmp_path: Path) -> None:
+    git_dir, top = tmp_path / ".git", tmp_path
+    (git_dir / "info").mkdir(parents=True)
+    (git_dir / "info/exclude").write_text("# user line\n*.log\n")
+    (top / "a [1].md").write_text("---\nsync: false\n---\nx\n")
+    assert exclude.keep_out(git_dir, top, ["a [1].md"]) == ["a [1].md"]
+    text = (git_dir / "info/exclude").read_text()
+    assert text.startswith("# user line\n*.log\n") and "/a\\ \\[1\\].md" in text
+    assert exclude.split(text)[1] == ["a [1].md"]
+    (top / "a [1].md").write_text("now synced\n")
+    assert exclude.keep_out(git_dir, top, []) == []
+    assert (git_dir / "info/exclude").read_text() == "# user line\n*.log\n"

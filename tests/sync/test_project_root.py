@@ -1,0 +1,90 @@
+"""A project root (<repo>/.memory/) commits only its own paths, never the user's staged work."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+from pathlib import Path
+
+from memoryd.config import PROJECT_SYNC, Config, RootConfig
+from memoryd.paths import resolve_paths
+from memoryd.roots import init_root
+from memoryd.sync.engine import sync_root
+from tests.helpers import git
+from tests.sync.world import memory
+
+
+def make_project(tmp_path: Path) -> Path:
+    repo = tmp_path / "proj"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "src").mkdir()
+    (repo / "src/a.py").write_text("a = 1\n")
+    (repo / "src/b.py").write_text("b = 1\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "code")
+    return repo
+
+
+def test_project_root_commits_only_memory_paths(tmp_path: Path) -> None:
+    repo = make_project(tmp_path)
+    root = repo / ".memory"
+    init_root(root)
+    (root / "facts/x.md").write_text(memory("facts/x", "project fact", "x\n"))
+    (repo / "src/a.py").write_text("a = 2  # staged\n")
+    git(repo, "add", "src/a.py")
+    (repo / "src/b.py").write_text("b = 2  # not staged\n")
+    (repo / "notes.txt").write_text("untracked, not ours\n")
+    staged_before = git(repo, "diff", "--cached")
+    policy = dataclasses.replace(PROJECT_SYNC, commit=True)
+    rc = RootConfig(path=root, scope="project", sync=policy)
+    paths = resolve_paths({"MEMORYD_HOME": str(tmp_path / "home")})
+    outcome = sync_root(Config(device="laptop", roots=(rc,)), paths, rc)
+    assert outcome.ok and len(outcome.commits) == 1, outcome
+    changed = git(repo, "show", "--name-only", "--format=", "HEAD").split()
+    assert changed and all(p.startswith(".memory/") for p in changed)
+    assert ".memory/facts/x.md" in changed and ".memory/.state.json" not in changed
+    assert git(repo, "diff", "--cached") == staged_before  # the user's staged work, untouched
+    assert git(repo, "diff", "--name-only").split() == ["src/b.py"]
+    assert "?? notes.txt" in git(repo, "status", "--porcelain")
+    assert git(repo, "status", "--porcelain", "--", ".memory") == ""
+    assert "Memoryd-Device: laptop" in git(repo, "log", "-1", "--format=%B")
+    assert git(repo, "remote") == ""  # and nothing was pushed anywhere
+
+
+def test_project_root_with_default_policy_does_nothing(tmp_path: Path) -> None:
+    repo = make_project(tmp_path)
+    root = repo / ".memory"
+    init_root(root)
+    head = git(repo, "rev-parse", "HEAD")
+    rc = RootConfig(path=root, scope="project")
+    paths = resolve_paths({"MEMORYD_HOME": str(tmp_path / "home")})
+    outcome = sync_root(Config(device="laptop", roots=(rc,)), paths, rc)
+    assert outcome.status == "disabled"
+    assert git(repo, "rev-parse", "HEAD") == head
+
+
+def test_project_branch_diverged_outside_memory_is_refused(tmp_path: Path) -> None:
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    repo = make_project(tmp_path)
+    git(repo, "remote", "add", "origin", str(remote))
+    git(repo, "push", "-q", "origin", "main")
+    other = tmp_path / "other"
+    subprocess.run(["git", "clone", "-q", str(remote), str(other)], check=True)
+    (other / "src/a.py").write_text("a = 'other'\n")
+    git(other, "commit", "-q", "-am", "other device")
+    git(other, "push", "-q")
+    (repo / "src/b.py").write_text("b = 'mine'\n")
+    git(repo, "commit", "-q", "-am", "my code")
+    root = repo / ".memory"
+    init_root(root)
+    rc = RootConfig(
+        path=root, scope="project", sync=dataclasses.replace(PROJECT_SYNC, commit=True, pull=True)
+    )
+    paths = resolve_paths({"MEMORYD_HOME": str(tmp_path / "home")})
+    outcome = sync_root(Config(device="laptop", roots=(rc,)), paths, rc)
+    assert outcome.status == "refused"
+    assert outcome.error is not None and "src/b.py" in outcome.error
+    assert "b = 'mine'" in (repo / "src/b.py").read_text()
+    assert not (repo / ".git/rebase-merge").exists()

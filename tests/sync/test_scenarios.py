@@ -1,0 +1,373 @@
+"""The sync issue's scenarios: two devices, one bare remote, nothing lost."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memoryd.compile_io import compile_root
+from memoryd.sync.derived import recompile
+from memoryd.sync.report import sync_problems
+from memoryd.sync.state import load_state
+from tests.helpers import git
+from tests.sync.world import World, make_world, memory
+
+LINES = "".join(f"line {n}\n" for n in range(1, 9))
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> World:
+    return make_world(tmp_path)
+
+
+def test_first_sync_pushes_and_second_device_is_equal(world: World) -> None:
+    world.b.sync()
+    world.settle()
+    assert "ROOT.md" in world.b.files()
+    assert ".state.json" in (world.a.root / ".gitignore").read_text()
+
+
+def test_different_files_on_each_side(world: World) -> None:
+    world.a.write("facts/a.md", memory("facts/a", "from a", "alpha\n"))
+    world.b.write("facts/b.md", memory("facts/b", "from b", "beta\n"))
+    assert world.a.sync().pushed
+    outcome = world.b.sync()
+    assert outcome.pushed and outcome.action.startswith("rebased")
+    assert outcome.conflicts == [] and outcome.backup_ref
+    world.settle()
+    for device in world.devices:
+        assert {"facts/a.md", "facts/b.md"} <= device.files()
+        assert not list(device.root.rglob("*.conflict-*"))
+
+
+def test_same_file_different_lines_merges_without_copy(world: World) -> None:
+    world.a.write("facts/x.md", memory("facts/x", "shared", LINES))
+    world.settle()
+    world.a.write("facts/x.md", memory("facts/x", "shared", LINES.replace("line 1\n", "one A\n")))
+    world.b.write("facts/x.md", memory("facts/x", "shared", LINES.replace("line 8\n", "eight B\n")))
+    world.a.sync()
+    outcome = world.b.sync()
+    assert outcome.conflicts == []
+    world.settle()
+    for device in world.devices:
+        text = device.read("facts/x.md")
+        assert "one A" in text and "eight B" in text
+        assert not list(device.root.rglob("*.conflict-*"))
+
+
+def test_same_line_keeps_both_with_a_conflict_copy_on_both_devices(world: World) -> None:
+    world.a.write("facts/x.md", memory("facts/x", "shared", LINES))
+    world.settle()
+    world.a.write("facts/x.md", memory("facts/x", "shared", LINES.replace("line 4", "A says 4")))
+    world.b.write("facts/x.md", memory("facts/x", "shared", LINES.replace("line 4", "B says 4")))
+    world.a.sync()
+    outcome = world.b.sync()
+    assert len(outcome.conflicts) == 1
+    copy = outcome.conflicts[0]["copy"]
+    assert copy.startswith("facts/x.conflict-desktop-") and copy.endswith("Z.md")
+    world.settle()
+    for device in world.devices:
+        assert "A says 4" in device.read("facts/x.md")  # the remote's text stays at the path
+        local = device.read(copy)
+        assert "B says 4" in local and "conflict_of: facts/x" in local
+        assert f"id: {copy[:-3]}" in local
+        assert copy[:-3] in device.read("CONFLICTS.md")  # an agent reading its memory sees it
+    notices = load_state(world.b.paths, world.b.root).notices
+    assert any(copy in n["text"] for n in notices)  # the user is told
+
+
+def test_delete_against_edit_keeps_the_edit(world: World) -> None:
+    world.a.write("facts/x.md", memory("facts/x", "doomed", "keep me\n"))
+    world.settle()
+    world.a.delete("facts/x.md")
+    world.b.write("facts/x.md", memory("facts/x", "doomed", "keep me, edited on B\n"))
+    world.a.sync()
+    outcome = world.b.sync()
+    assert any("delete of facts/x.md on another device lost" in n for n in outcome.notices)
+    world.settle()
+    for device in world.devices:
+        assert "edited on B" in device.read("facts/x.md")
+
+
+def test_edit_against_delete_keeps_the_edit(world: World) -> None:
+    world.a.write("facts/x.md", memory("facts/x", "doomed", "keep me\n"))
+    world.settle()
+    world.a.write("facts/x.md", memory("facts/x", "doomed", "keep me, edited on A\n"))
+    world.b.delete("facts/x.md")
+    world.a.sync()
+    outcome = world.b.sync()
+    assert any("your delete of facts/x.md lost" in n for n in outcome.notices)
+    world.settle()
+    for device in world.devices:
+        assert "edited on A" in device.read("facts/x.md")
+
+
+def test_rename_against_edit_lands_the_edit_at_the_new_path(world: World) -> None:
+    body = "".join(f"fact number {n} about the build\n" for n in range(12))
+    world.a.write("facts/old.md", memory("facts/old", "renamed", body))
+    world.settle()
+    (world.a.root / "facts/old.md").rename(world.a.root / "facts/new.md")
+    world.b.write("facts/old.md", memory("facts/old", "renamed", body.replace("number 5", "FIVE")))
+    world.b.sync()
+    world.a.sync()
+    world.settle()
+    for device in world.devices:
+        assert not (device.root / "facts/old.md").exists()
+        assert "FIVE" in device.read("facts/new.md")
+
+
+def test_generated_files_never_conflict(world: World) -> None:
+    world.a.write("facts/shared.md", memory("facts/shared", "shared", "x\n"))
+    world.settle()
+    for device, name in ((world.a, "one"), (world.b, "two")):
+        device.write(f"facts/{name}.md", memory(f"facts/{name}", f"{name} fact", "y\n"))
+        device.write(f"rules/{name}.md", f"---\nkind: rule\nsummary: rule {name}\n---\n")
+        recompile(device.root_config, device.config)  # each device compiles its own view
+    human = world.b.read("ROOT.md").replace("## Current goal\n", "## Current goal\n\nship it\n")
+    world.b.write("ROOT.md", human)
+    world.a.sync()
+    outcome = world.b.sync()
+    assert outcome.conflicts == [] and outcome.status == "ok"
+    world.settle()
+    for device in world.devices:
+        text = device.read("ROOT.md")
+        assert "ship it" in text  # the human edit survives
+        assert "rule one" in text and "rule two" in text  # recompiled from both sides
+        assert "one fact" in device.read("facts/index.md")
+        assert "two fact" in device.read("facts/index.md")
+        assert not compile_root(device.root_config, device.config, check=True).stale
+        assert not list(device.root.rglob("*.conflict-*"))
+
+
+def test_state_json_never_in_a_commit(world: World) -> None:
+    world.a.write(".state.json", json.dumps({"hits": {"a": 1}}))
+    world.b.write(".state.json", json.dumps({"hits": {"b": 2}}))
+    world.a.write("facts/a.md", memory("facts/a", "a", "a\n"))
+    world.b.write("facts/b.md", memory("facts/b", "b", "b\n"))
+    world.a.sync()
+    world.b.sync()
+    world.settle()
+    for device in world.devices:
+        assert ".state.json" not in git(device.root, "log", "--all", "--name-only", "--format=")
+    assert json.loads(world.a.read(".state.json")) == {"hits": {"a": 1}}
+    assert json.loads(world.b.read(".state.json")) == {"hits": {"b": 2}}
+
+
+def test_tracked_state_json_is_untracked_once_and_reported(world: World) -> None:
+    world.a.write(".state.json", '{"hits": {}}')
+    git(world.a.root, "add", "-f", ".state.json")
+    git(world.a.root, "commit", "-q", "-m", "oops")
+    git(world.a.root, "push", "-q", "origin", "main")  # the user's own push, before memoryd
+    world.b.write(".state.json", '{"hits": {"b": 3}}')
+    outcome = world.b.sync()  # pulls the tracked file, keeps B's counters, untracks it
+    assert any(".state.json was tracked by git: untracked it" in n for n in outcome.notices)
+    assert ".state.json" not in world.b.files()
+    world.a.write(".state.json", '{"hits": {"a": 5}}')
+    world.a.sync()
+    world.settle()
+    assert ".state.json" not in world.a.files()
+    assert world.b.read(".state.json") == '{"hits": {"b": 3}}'
+    assert world.a.read(".state.json") == '{"hits": {"a": 5}}'
+
+
+def test_remote_unreachable_then_back(world: World) -> None:
+    away = world.remote.with_name("away.git")
+    world.remote.rename(away)
+    world.a.write("facts/offline.md", memory("facts/offline", "written offline", "x\n"))
+    outcome = world.a.sync()
+    assert outcome.status == "offline" and outcome.commits and outcome.not_pushed == 1
+    world.a.write("facts/offline2.md", memory("facts/offline2", "still offline", "y\n"))
+    outcome = world.a.sync()
+    assert outcome.status == "offline" and outcome.not_pushed == 2
+    state = load_state(world.a.paths, world.a.root)
+    assert state.not_pushed == 2 and "git fetch origin" in (state.last_error or "")
+    assert state.failures == 2 and state.retry_after_ms > 0
+    away.rename(world.remote)
+    outcome = world.a.sync()
+    assert outcome.pushed and outcome.not_pushed == 0
+    assert load_state(world.a.paths, world.a.root).last_error is None
+    world.settle()
+
+
+def test_push_race_fetches_and_goes_again(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memoryd.sync import remote
+
+    real_push = remote.push
+    raced: list[object] = []
+
+    def push_after_b(*args: object) -> bool:
+        if not raced:  # B pushes between A's fetch and A's push
+            raced.append("racing")
+            raced[0] = world.b.sync()
+        return real_push(*args)  # type: ignore[arg-type]
+
+    world.a.write("facts/a.md", memory("facts/a", "a", "from A\n"))
+    world.b.write("facts/b.md", memory("facts/b", "b", "from B\n"))
+    monkeypatch.setattr(remote, "push", push_after_b)
+    outcome = world.a.sync()
+    monkeypatch.undo()
+    assert raced and raced[0].pushed  # type: ignore[attr-defined]
+    assert outcome.pushed and outcome.action.startswith("rebased")
+    world.settle()
+    assert {"facts/a.md", "facts/b.md"} <= world.b.files()
+
+
+def test_users_own_rebase_in_progress_is_refused(world: World) -> None:
+    world.a.write("facts/x.md", memory("facts/x", "x", "base\n"))
+    world.settle()
+    git(world.a.root, "checkout", "-q", "-b", "side")
+    world.a.write("facts/x.md", memory("facts/x", "x", "side\n"))
+    git(world.a.root, "commit", "-q", "-am", "side")
+    git(world.a.root, "checkout", "-q", "main")
+    world.a.write("facts/x.md", memory("facts/x", "x", "main\n"))
+    git(world.a.root, "commit", "-q", "-am", "main")
+    git_dir = world.a.root / ".git"
+    with pytest.raises(Exception):  # noqa: B017 (git exits non-zero on the conflict)
+        git(world.a.root, "rebase", "side")
+    assert (git_dir / "rebase-merge").exists()
+    outcome = world.a.sync()
+    assert outcome.status == "refused"
+    assert outcome.error == f"a rebase is in progress in {world.a.root} (memoryd did not start it)"
+    assert (git_dir / "rebase-merge").exists()  # the user's rebase is left alone
+    git(world.a.root, "rebase", "--abort")
+    world.settle()
+
+
+def test_fresh_index_lock_backs_off(world: World) -> None:
+    lock = world.a.root / ".git" / "index.lock"
+    lock.write_bytes(b"")
+    world.a.write("facts/a.md", memory("facts/a", "a", "a\n"))
+    outcome = world.a.sync()
+    assert outcome.status == "busy" and outcome.commits == []
+    assert lock.exists()
+    lock.unlink()
+    world.settle()
+
+
+def test_stale_index_lock_is_moved_aside_and_reported(world: World) -> None:
+    import os
+
+    lock = world.a.root / ".git" / "index.lock"
+    lock.write_bytes(b"")
+    os.utime(lock, (1, 1))
+    world.a.write("facts/a.md", memory("facts/a", "a", "a\n"))
+    outcome = world.a.sync()
+    assert outcome.status == "ok" and outcome.pushed
+    assert any("moved a stale index.lock" in n for n in outcome.notices)
+    assert not lock.exists() and list(lock.parent.glob("index.lock.stale-*"))
+    world.settle()
+
+
+def test_mass_delete_pauses_until_allowed(world: World) -> None:
+    for n in range(6):
+        world.a.write(f"facts/m{n}.md", memory(f"facts/m{n}", f"m{n}", f"{n}\n"))
+    world.settle()
+    before = world.a.head()
+    for n in range(4):
+        world.a.delete(f"facts/m{n}.md")
+    outcome = world.a.sync()
+    assert outcome.status == "paused" and world.a.head() == before
+    assert outcome.error is not None and outcome.error.startswith("4 of 6 memories deleted")
+    assert load_state(world.a.paths, world.a.root).paused is not None
+    outcome = world.a.sync(allow_mass_delete=True)
+    assert outcome.status == "ok" and outcome.pushed
+    assert load_state(world.a.paths, world.a.root).paused is None
+    world.settle()
+    assert not (world.b.root / "facts/m0.md").exists() and (world.b.root / "facts/m5.md").exists()
+
+
+def test_conflict_markers_are_quarantined_while_the_rest_commits(world: World) -> None:
+    world.a.write("facts/bad.md", "<<<<<<< ours\nmine\n=======\ntheirs\n>>>>>>> theirs\n")
+    world.a.write("facts/good.md", memory("facts/good", "good", "fine\n"))
+    outcome = world.a.sync()
+    assert [(q.path, q.line, q.rule) for q in outcome.quarantined] == [
+        ("facts/bad.md", 1, "conflict-markers")
+    ]
+    assert "facts/good.md" in world.a.files() and "facts/bad.md" not in world.a.files()
+    assert (world.a.root / "facts/bad.md").exists()  # kept on disk
+    state = load_state(world.a.paths, world.a.root)
+    assert state.quarantined[0]["path"] == "facts/bad.md"
+    world.a.write("facts/bad.md", memory("facts/bad", "fixed", "fixed\n"))
+    world.oracle.versions.pop(0)  # the user overwrote the quarantined text: never meant to sync
+    assert world.a.sync().quarantined == []
+    world.settle()
+    assert "facts/bad.md" in world.b.files()
+
+
+def test_sync_false_and_oversize_files_stay_local(world: World) -> None:
+    local = "---\nid: facts/here\nsync: false\n---\nonly on this machine\n"
+    world.a.write("facts/here.md", local)
+    world.a.write("facts/big.md", "x" * (1024 * 1024 + 1))
+    outcome = world.a.sync()
+    assert [i["path"] for i in outcome.left_out] == ["facts/big.md"]
+    files = world.a.files()
+    assert "facts/here.md" not in files and "facts/big.md" not in files
+    exclude = (world.a.root / ".git/info/exclude").read_text()
+    assert "/facts/here.md" in exclude
+    assert "facts/here.md" not in git(world.a.root, "status", "--porcelain")
+    world.a.write("facts/here.md", local.replace("sync: false", "sync: true"))
+    world.a.sync()
+    assert "facts/here.md" in world.a.files()
+    assert "/facts/here.md" not in (world.a.root / ".git/info/exclude").read_text()
+    (world.a.root / "facts/big.md").unlink()
+    world.oracle.versions = [v for v in world.oracle.versions if v[0] != "facts/big.md"]
+    world.settle()
+
+
+def test_second_device_with_its_own_history_joins(world: World) -> None:
+    import shutil
+
+    world.a.write("facts/a.md", memory("facts/a", "a", "from A\n"))
+    world.a.sync()
+    shutil.rmtree(world.b.root)
+    from memoryd.roots import init_root
+
+    init_root(world.b.root)
+    git(world.b.root, "init", "-q", "-b", "main")
+    world.b.write("facts/a.md", memory("facts/a", "a", "B's own idea of a\n"))
+    world.b.write("facts/b.md", memory("facts/b", "b", "from B\n"))
+    assert world.b.sync().action.startswith("committed locally")
+    git(world.b.root, "remote", "add", "origin", str(world.remote))
+    outcome = world.b.sync()
+    assert outcome.pushed and [c["path"] for c in outcome.conflicts] == ["facts/a.md"]
+    world.settle()
+    assert "from B" in world.a.read("facts/b.md") and "from A" in world.a.read("facts/a.md")
+
+
+def test_a_secret_is_quarantined_while_the_rest_commits(world: World) -> None:
+    leak = "connect with postgres://admin:S3cr3tPassw0rdXYZ@db.internal:5432/app\n"
+    world.a.write("facts/db.md", memory("facts/db", "database", "intro\n" + leak))
+    world.a.write("facts/fine.md", memory("facts/fine", "fine", "nothing secret\n"))
+    outcome = world.a.sync()
+    assert outcome.pushed
+    assert [(q.path, q.line, q.rule) for q in outcome.quarantined] == [
+        ("facts/db.md", 7, "url-credentials")
+    ]
+    assert "S3cr3tPassw0rdXYZ" not in str(outcome.to_json())  # only the redacted preview
+    files = world.a.files()
+    assert "facts/fine.md" in files and "facts/db.md" not in files
+    assert (world.a.root / "facts/db.md").exists()
+    problems = sync_problems(world.a.config, world.a.paths)
+    assert any(p.code == "sync.quarantined" and p.path == "facts/db.md" for p in problems)
+    world.a.write("facts/db.md", memory("facts/db", "database", "intro\nuse the vault\n"))
+    world.oracle.versions = [v for v in world.oracle.versions if b"S3cr3t" not in v[1]]
+    assert world.a.sync().quarantined == []  # released once the finding is gone
+    world.settle()
+    assert "facts/db.md" in world.b.files()
+    for device in (world.a.root, world.b.root, world.remote):
+        assert "S3cr3tPassw0rdXYZ" not in git(device, "log", "--all", "-p")
+
+
+def test_outcome_message_for_the_daemon(world: World) -> None:
+    from memoryd.daemon.syncing import describe
+
+    world.remote.rename(world.remote.with_name("gone.git"))
+    world.a.write("facts/a.md", memory("facts/a", "a", "a\n"))
+    word, message = describe(world.a.sync())
+    assert word == "offline"
+    assert "git fetch origin" in message
+    assert message.endswith("1 commit(s) not pushed")
+    world.remote.with_name("gone.git").rename(world.remote)
+    world.settle()

@@ -1,0 +1,152 @@
+"""Two devices syncing one memory root through a local bare remote, and an oracle.
+
+Each device has its own MEMORYD_HOME (its own state folder) and device name.
+The oracle records every version a test writes and, at the end, checks that
+each one is in the git objects of the remote or either clone, or in a file on
+disk (a conflict copy).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memoryd.config import Config, RootConfig, SyncPolicy
+from memoryd.paths import Paths, resolve_paths
+from memoryd.roots import init_root
+from memoryd.sync.engine import SyncOutcome, sync_root
+from tests.helpers import git
+
+
+def blob_sha(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def has_object(repo: Path, sha: str) -> bool:
+    done = subprocess.run(
+        ["git", "cat-file", "-e", sha], cwd=repo, capture_output=True, check=False
+    )
+    return done.returncode == 0
+
+
+@dataclass
+class Oracle:
+    versions: list[tuple[str, bytes]] = field(default_factory=list)
+
+    def record(self, rel: str, data: bytes) -> None:
+        self.versions.append((rel, data))
+
+    def lost(self, repos: list[Path], roots: list[Path]) -> list[str]:
+        """Every recorded version found nowhere (empty when nothing was lost)."""
+        on_disk = [
+            p.read_bytes()
+            for root in roots
+            for p in root.rglob("*")
+            if p.is_file() and ".git" not in p.relative_to(root).parts
+        ]
+        missing = []
+        for rel, data in self.versions:
+            if any(has_object(r, blob_sha(data)) for r in repos):
+                continue
+            body = data.split(b"\n---\n", 1)[-1]
+            if any(body in text for text in on_disk):
+                continue
+            missing.append(f"{rel}: {data[:60]!r}")
+        return missing
+
+
+@dataclass
+class Device:
+    name: str
+    root: Path
+    paths: Paths
+    oracle: Oracle
+    policy: SyncPolicy = field(default_factory=SyncPolicy)
+    scope: str = "global"
+
+    @property
+    def root_config(self) -> RootConfig:
+        return RootConfig(path=self.root, scope=self.scope, sync=self.policy)
+
+    @property
+    def config(self) -> Config:
+        return Config(device=self.name, roots=(self.root_config,))
+
+    def write(self, rel: str, text: str) -> None:
+        data = text.encode("utf-8")
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        self.oracle.record(rel, data)
+
+    def read(self, rel: str) -> str:
+        return (self.root / rel).read_text(encoding="utf-8")
+
+    def delete(self, rel: str) -> None:
+        (self.root / rel).unlink()
+
+    def sync(self, **kw: bool) -> SyncOutcome:
+        return sync_root(self.config, self.paths, self.root_config, force=True, **kw)
+
+    def head(self) -> str:
+        return git(self.root, "rev-parse", "HEAD").strip()
+
+    def files(self) -> set[str]:
+        return set(git(self.root, "ls-files").split())
+
+
+def memory(mid: str, summary: str, body: str) -> str:
+    return f"---\nid: {mid}\nkind: fact\nsummary: {summary}\n---\n{body}"
+
+
+@dataclass
+class World:
+    remote: Path
+    a: Device
+    b: Device
+    oracle: Oracle
+
+    @property
+    def devices(self) -> tuple[Device, Device]:
+        return self.a, self.b
+
+    def remote_head(self) -> str:
+        return git(self.remote, "rev-parse", "main").strip()
+
+    def settle(self) -> None:
+        """Sync until both devices equal the remote; then check nothing was lost."""
+        for device in (self.a, self.b, self.a):
+            outcome = device.sync()
+            assert outcome.ok, (device.name, outcome)
+        self.check()
+
+    def check(self) -> None:
+        for device in self.devices:
+            git_dir = device.root / ".git"
+            for name in ("rebase-merge", "rebase-apply", "MERGE_HEAD", "CHERRY_PICK_HEAD"):
+                assert not (git_dir / name).exists(), (device.name, name)
+            assert device.head() == self.remote_head(), device.name
+            assert git(device.root, "status", "--porcelain", "--untracked-files=no") == ""
+        lost = self.oracle.lost([self.remote, self.a.root, self.b.root], [self.a.root, self.b.root])
+        assert not lost, lost
+
+
+def make_world(tmp_path: Path) -> World:
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    oracle = Oracle()
+    a = _device("laptop", tmp_path / "a", oracle)
+    init_root(a.root)
+    git(a.root, "init", "-q", "-b", "main")
+    git(a.root, "remote", "add", "origin", str(remote))
+    assert a.sync().pushed
+    b = _device("desktop", tmp_path / "b", oracle)
+    subprocess.run(["git", "clone", "-q", str(remote), str(b.root)], check=True)
+    return World(remote, a, b, oracle)
+
+
+def _device(name: str, home: Path, oracle: Oracle) -> Device:
+    paths = resolve_paths({"MEMORYD_HOME": str(home)})
+    return Device(name, paths.default_global_root, paths, oracle)
