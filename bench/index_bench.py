@@ -87,51 +87,70 @@ def _measure(size: int, root: Path, scratch: Path, n_queries: int, cli_runs: int
     env = {**os.environ, "MEMORYD_HOME": str(home)}
     os.environ["MEMORYD_HOME"] = str(home)
     from memoryd.config import load_config
-    from memoryd.index import open_index, recall, reconcile
+    from memoryd.index import open_index, reconcile
     from memoryd.paths import resolve_paths
 
     paths = resolve_paths(env)
     config = load_config(paths)
     out: dict[str, Any] = {"size": size}
     with open_index(paths) as db:
-        started = time.perf_counter()
-        report = reconcile(db, config)
-        out["cold_s"] = time.perf_counter() - started
+        (out["cold_s"], out["cold_cpu_s"]), report = _clock(lambda: reconcile(db, config))
         out["indexed"] = len(report.added)
-        out["nochange_ms"] = 1000 * min(_timed(lambda: reconcile(db, config)) for _ in range(5))
+        runs = [_clock(lambda: reconcile(db, config))[0] for _ in range(5)]
+        out["nochange_ms"], out["nochange_cpu_ms"] = (
+            1000 * min(r[i] for r in runs) for i in (0, 1)
+        )
         victim = sorted(root.rglob("*.md"))[size // 2]
         _touch(victim, "one more line\n")
-        out["onechange_ms"] = 1000 * _timed(lambda: reconcile(db, config))
+        out["onechange_ms"] = 1000 * _clock(lambda: reconcile(db, config))[0][0]
         _touch(victim, "and another\n")
-        out["only_ms"] = 1000 * _timed(lambda: reconcile(db, config, only=[victim]))
-        qs = queries(n_queries)
-        for strategy in ("or", "and-or"):
-            lat, tops = [], []
-            for q in qs:
-                started = time.perf_counter()
-                hits = recall(db, config, q, config.roots, bump=False, strategy=strategy)
-                lat.append(time.perf_counter() - started)
-                tops.append([h.id for h in hits])
-            out[f"{strategy}_p50_ms"] = 1000 * percentile(lat, 0.5)
-            out[f"{strategy}_p95_ms"] = 1000 * percentile(lat, 0.95)
-            out[f"{strategy}_tops"] = tops
-        pairs = list(zip(out.pop("or_tops"), out.pop("and-or_tops"), strict=True))
-        out["same_top_pct"] = 100 * sum(a == b for a, b in pairs) / len(pairs)
+        out["only_ms"] = 1000 * _clock(lambda: reconcile(db, config, only=[victim]))[0][0]
+        out["worker_rss_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        _queries(db, config, queries(n_queries), out)
         db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     out["db_mb"] = sum(f.stat().st_size for f in paths.cache_dir.iterdir()) / 2**20
-    cli = _cli_latency(env, scratch, queries(cli_runs, seed=2))
-    out["cli_p50_ms"], out["cli_p95_ms"] = cli
-    out["cli_daemon_p50_ms"], out["cli_daemon_p95_ms"] = _with_lock(
-        paths.lock_file, lambda: _cli_latency(env, scratch, queries(cli_runs, seed=3))
-    )
+    for key, seed, locked in (("cli", 2, False), ("cli_daemon", 3, True)):
+        qs = queries(cli_runs, seed=seed)
+        run = lambda qs=qs: _cli_latency(env, scratch, qs)  # type: ignore[misc]  # noqa: E731
+        wall, cpu = _with_lock(paths.lock_file, run) if locked else run()
+        out[f"{key}_p50_ms"], out[f"{key}_p95_ms"] = wall
+        out[f"{key}_cpu_p50_ms"], out[f"{key}_cpu_p95_ms"] = cpu
     return out
 
 
-def _timed(action: Callable[[], object]) -> float:
-    started = time.perf_counter()
-    action()
-    return time.perf_counter() - started
+def _queries(db: Any, config: Any, qs: list[str], out: dict[str, Any]) -> None:
+    """Latency of each strategy, and how often both return the very same list."""
+    from memoryd.index import recall
+
+    tops: dict[str, list[list[str]]] = {}
+    for strategy in ("or", "and-or"):
+        walls, cpus, tops[strategy] = [], [], []
+        for q in qs:
+            (wall, cpu), hits = _clock(
+                lambda q=q, s=strategy: recall(db, config, q, config.roots, bump=False, strategy=s)  # type: ignore[misc]
+            )
+            walls.append(wall)
+            cpus.append(cpu)
+            tops[strategy].append([h.id for h in hits])
+        for name, values in (("", walls), ("_cpu", cpus)):
+            out[f"{strategy}{name}_p50_ms"] = 1000 * percentile(values, 0.5)
+            out[f"{strategy}{name}_p95_ms"] = 1000 * percentile(values, 0.95)
+    pairs = list(zip(tops["or"], tops["and-or"], strict=True))
+    out["same_top_pct"] = 100 * sum(a == b for a, b in pairs) / len(pairs)
+
+
+def _clock(action: Callable[[], Any]) -> tuple[tuple[float, float], Any]:
+    """((wall seconds, CPU seconds of this process and its finished children), result)."""
+    wall, cpu = time.perf_counter(), _cpu()
+    result = action()
+    return (time.perf_counter() - wall, _cpu() - cpu), result
+
+
+def _cpu() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def _touch(path: Path, extra: str) -> None:
@@ -141,27 +160,37 @@ def _touch(path: Path, extra: str) -> None:
     os.utime(path, (past, past))
 
 
-def _cli_latency(env: dict[str, str], cwd: Path, qs: list[str]) -> tuple[float, float]:
+def _cli_latency(
+    env: dict[str, str], cwd: Path, qs: list[str]
+) -> tuple[tuple[float, float], tuple[float, float]]:
+    """(wall p50, p95), (CPU p50, p95) in ms of ``memoryd recall`` runs."""
     exe = Path(sys.executable).with_name("memoryd")
     command = [str(exe)] if exe.exists() else [sys.executable, "-m", "memoryd"]
-    times = []
+    walls, cpus = [], []
     for q in qs:
-        started = time.perf_counter()
-        subprocess.run([*command, "recall", q], env=env, cwd=cwd, capture_output=True, check=True)
-        times.append(time.perf_counter() - started)
-    return 1000 * percentile(times, 0.5), 1000 * percentile(times, 0.95)
+        (wall, cpu), _ = _clock(
+            lambda q=q: subprocess.run(  # type: ignore[misc]
+                [*command, "recall", q], env=env, cwd=cwd, capture_output=True, check=True
+            )
+        )
+        walls.append(wall)
+        cpus.append(cpu)
+    return (
+        (1000 * percentile(walls, 0.5), 1000 * percentile(walls, 0.95)),
+        (1000 * percentile(cpus, 0.5), 1000 * percentile(cpus, 0.95)),
+    )
 
 
-def _with_lock(lock_file: Path, action: Callable[[], tuple[float, float]]) -> tuple[float, float]:
+def _with_lock(lock_file: Path, action: Callable[[], Any]) -> Any:
     from memoryd.daemon.lock import DaemonLock
 
     with DaemonLock(lock_file):
         return action()
 
 
-COLUMNS = [
+WALL = [
     ("size", "memories", "{:>8}"),
-    ("cold_s", "cold s", "{:>7.2f}"),
+    ("cold_s", "cold s", "{:>6.2f}"),
     ("nochange_ms", "no-change ms", "{:>12.1f}"),
     ("onechange_ms", "1-change ms", "{:>11.1f}"),
     ("only_ms", "only= ms", "{:>8.1f}"),
@@ -169,23 +198,35 @@ COLUMNS = [
     ("and-or_p95_ms", "query p95", "{:>9.2f}"),
     ("or_p50_ms", "OR-only p50", "{:>11.2f}"),
     ("or_p95_ms", "OR-only p95", "{:>11.2f}"),
-    ("same_top_pct", "same top %", "{:>10.0f}"),
+    ("same_top_pct", "same list %", "{:>11.0f}"),
     ("cli_p50_ms", "cli p50", "{:>7.0f}"),
     ("cli_p95_ms", "cli p95", "{:>7.0f}"),
     ("cli_daemon_p50_ms", "cli+d p50", "{:>9.0f}"),
     ("cli_daemon_p95_ms", "cli+d p95", "{:>9.0f}"),
     ("rss_mb", "RSS MB", "{:>6.0f}"),
+    ("worker_rss_mb", "worker RSS MB", "{:>13.0f}"),
     ("db_mb", "db MB", "{:>6.1f}"),
+]
+CPU = [
+    ("size", "memories", "{:>8}"),
+    ("cold_cpu_s", "cold CPU s", "{:>10.2f}"),
+    ("nochange_cpu_ms", "no-change CPU ms", "{:>16.1f}"),
+    ("and-or_cpu_p50_ms", "query CPU p50", "{:>13.2f}"),
+    ("and-or_cpu_p95_ms", "query CPU p95", "{:>13.2f}"),
+    ("or_cpu_p50_ms", "OR-only CPU p50", "{:>15.2f}"),
+    ("or_cpu_p95_ms", "OR-only CPU p95", "{:>15.2f}"),
+    ("cli_cpu_p50_ms", "cli CPU p50", "{:>11.0f}"),
+    ("cli_cpu_p95_ms", "cli CPU p95", "{:>11.0f}"),
+    ("cli_daemon_cpu_p50_ms", "cli+d CPU p50", "{:>13.0f}"),
+    ("cli_daemon_cpu_p95_ms", "cli+d CPU p95", "{:>13.0f}"),
 ]
 
 
-def table(rows: list[dict[str, Any]]) -> str:
-    header = " | ".join(title for _key, title, _fmt in COLUMNS)
+def table(rows: list[dict[str, Any]], columns: list[tuple[str, str, str]]) -> str:
+    header = " | ".join(title for _key, title, _fmt in columns)
     lines = [header, "-" * len(header)]
     for row in rows:
-        cells = []
-        for key, title, fmt in COLUMNS:
-            cells.append(fmt.format(row[key]).rjust(len(title)))
+        cells = [fmt.format(row[key]).rjust(len(title)) for key, title, fmt in columns]
         lines.append(" | ".join(cells))
     return "\n".join(lines)
 
@@ -210,7 +251,11 @@ def main() -> None:
         done = subprocess.run(command, capture_output=True, text=True, check=True)
         rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
         print(f"measured {size}", file=sys.stderr)
-    print(table(rows))
+    load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"wall clock (load average at the end: {load}, {os.cpu_count()} CPUs)")
+    print(table(rows, WALL))
+    print("\nCPU time (this process and its workers; what an otherwise idle machine would wait)")
+    print(table(rows, CPU))
 
 
 if __name__ == "__main__":

@@ -4,9 +4,11 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memoryd.errors import PathError
-from memoryd.roots import init_root, is_temp_name, project_root_for, walk_root
+from memoryd.roots import _TEMP_RE, init_root, is_temp_name, project_root_for, walk_root
 
 
 def test_init_root_is_idempotent(tmp_path: Path) -> None:
@@ -75,3 +77,20 @@ def test_project_root_for(tmp_path: Path) -> None:
     (tmp_path / "repo" / "src").mkdir()
     assert project_root_for(tmp_path / "repo" / "src") == (tmp_path / "repo" / ".memory").resolve()
     assert project_root_for(tmp_path) is None
+
+
+# -- is_temp_name's string tests agree with the regex they replace ---------------------
+_PIECES = st.sampled_from(
+    ["", ".", "#", "~", "\n", ".#", "a", "4913", ".md", ".tmp", ".swp", ".swq", ".bak", ".orig",
+     ".kate-swp", ".crswap", ".memoryd-tmp-", ".~lock.", ".goutputstream-", "x.sw", "部署"]
+)  # fmt: skip
+
+
+@given(st.lists(_PIECES, max_size=4).map("".join))
+def test_is_temp_name_agrees_with_the_regex(name: str) -> None:
+    assert is_temp_name(name) == bool(_TEMP_RE.search(name))
+
+
+@given(st.text(max_size=12))
+def test_is_temp_name_agrees_with_the_regex_on_any_text(name: str) -> None:
+    assert is_temp_name(name) == bool(_TEMP_RE.search(name))

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import json
 
 import pytest
@@ -227,3 +228,18 @@ def test_and_pass_alone_when_it_finds_enough(world: World, db: IndexDB) -> None:
 def test_unknown_strategy_is_refused(world: World, db: IndexDB) -> None:
     with pytest.raises(ValueError, match="unknown strategy"):
         search(db, world, "redis timeout", strategy="fuzzy")
+
+
+def test_recall_still_answers_when_hits_cannot_be_recorded(
+    world: World, db: IndexDB, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    world.write(world.global_root, "facts/a.md", "grpc deadline")
+    reconcile(db, world.config, world.roots)
+    search_module = importlib.import_module("memoryd.index.search")
+
+    def refuse(root: object, ids: object) -> None:
+        raise PermissionError(13, "Read-only file system")
+
+    monkeypatch.setattr(search_module, "bump_hits", refuse)
+    assert ids(recall(db, world.config, "grpc", world.roots)) == ["facts/a"]
+    assert "cannot record hits" in caplog.text

@@ -480,11 +480,11 @@ def _base_negatives() -> list[Case]:
 
 
 def positives() -> list[Case]:
-    return _base_positives() + _more_positives()
+    return _base_positives() + _more_positives() + table_and_cli_cases()[0]
 
 
 def negatives() -> list[Case]:
-    return _base_negatives() + _more_negatives()
+    return _base_negatives() + _more_negatives() + table_and_cli_cases()[1]
 
 
 def _more_positives() -> list[Case]:
@@ -628,3 +628,27 @@ def _more_negatives() -> list[Case]:
             note('"bos_token": "<s>",\n"pad_token_id": 0,\n"tokenizer_class": "LlamaTokenizer"'),
         ),
     ]
+
+
+def table_and_cli_cases() -> tuple[list[Case], list[Case]]:
+    found = [
+        _pos(
+            "table-column",
+            "generic-password",
+            "Hx8!" + rand("tb", 8),
+            note("| 环境 | 用户 | 密码 |\n|---|---|---|\n| prod | admin | `{s}` |"),
+        ),
+        _pos(
+            "docker-login",
+            "cli-password",
+            "Zx9$" + rand("dl", 8),
+            note("docker login -u acme -p {s} registry.acme.io"),
+        ),
+    ]
+    quiet = [
+        Case(
+            "table-harmless",
+            note("| Token | Expires |\n| --- | --- |\n| rotating | 1h |\n| refresh | 30d |"),
+        ),
+    ]
+    return found, quiet

@@ -119,3 +119,13 @@ def test_hook_outside_a_repository(tmp_path: Path) -> None:
     assert done.stderr == (
         f"memoryd: error: {tmp_path} is not inside a git repository\n  hint: pass --repo DIR\n"
     )
+
+
+def test_pre_commit_framework_manifest_runs_memoryd_scan() -> None:
+    import yaml
+
+    manifest = Path(__file__).resolve().parents[2] / ".pre-commit-hooks.yaml"
+    [entry] = yaml.safe_load(manifest.read_text())
+    assert entry["id"] == "memoryd-scan"
+    assert entry["entry"] == "memoryd scan" and entry["language"] == "python"
+    assert entry["types"] == ["text"]

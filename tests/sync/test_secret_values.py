@@ -6,7 +6,7 @@ import zlib
 
 import pytest
 
-from memoryd.sync.secret_generic import classify_key
+from memoryd.sync.secret_kinds import classify_key
 from memoryd.sync.secret_values import (
     base62,
     crc32_token_ok,

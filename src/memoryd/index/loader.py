@@ -12,18 +12,17 @@ means the rest is loaded here.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
 import os
 import pickle
-import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from subprocess import PIPE
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import subprocess
 
 from memoryd.config import RootConfig
 from memoryd.index.db import dump_problems, join_lines
@@ -68,6 +67,8 @@ class Failed:
 
 def read_file(path: str, cap: int) -> Read:
     """The bytes (or, above ``cap``, the head) of a file and the hash of all of it."""
+    import hashlib  # loads OpenSSL: kept off a recall that reads no file
+
     with open(path, "rb") as handle:
         st = os.fstat(handle.fileno())
         if st.st_size <= cap:
@@ -146,10 +147,14 @@ class WorkerError(Exception):
 def _in_workers(
     count: int, root: RootConfig, paths: Sequence[str], cap: int, olds: Sequence[str | None]
 ) -> Iterator[Loaded | Failed]:
+    import subprocess  # off the recall path: only a large batch gets here
+    import threading
+
     chunks = [list(zip(paths[i : i + CHUNK], olds[i : i + CHUNK], strict=True))
               for i in range(0, len(paths), CHUNK)]  # fmt: skip
     command = [sys.executable, "-m", "memoryd.index.worker"]
-    procs = [subprocess.Popen(command, stdin=PIPE, stdout=PIPE) for _ in range(count)]
+    pipe = subprocess.PIPE
+    procs = [subprocess.Popen(command, stdin=pipe, stdout=pipe) for _ in range(count)]
     feeder = threading.Thread(target=_feed, args=(procs, root, cap, chunks), daemon=True)
     feeder.start()
     try:
@@ -188,6 +193,8 @@ def _feed(
 
 
 def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
+    import subprocess
+
     for proc in procs:
         try:
             proc.wait(timeout=2)

@@ -229,15 +229,15 @@ def _drop_unlisted_foreign_roots(
     db: IndexDB, listed: Sequence[RootConfig], report: ReconcileReport
 ) -> None:
     """Remove the rows of layered/claude roots config.yaml no longer lists (opt-out)."""
-    keep = sorted({str(r.path) for r in listed})
-    marks = ", ".join("?" for _ in keep)
-    where = f"layout != 'plugin' AND root NOT IN ({marks})" if keep else "layout != 'plugin'"
-    rows = db.conn.execute(f"SELECT path FROM memories WHERE {where}", keep).fetchall()
-    if not rows:
+    keep = {str(r.path) for r in listed}
+    roots = [r for (r,) in db.conn.execute("SELECT DISTINCT root FROM memories")]  # the index
+    sql = "SELECT path FROM memories WHERE root = ? AND layout != 'plugin'"
+    paths = [p for root in roots if root not in keep for (p,) in db.conn.execute(sql, (root,))]
+    if not paths:
         return
     with db.write() as conn:
-        conn.execute(f"DELETE FROM memories WHERE {where}", keep)
-    report.removed.extend(Path(r[0]) for r in rows)
+        conn.executemany("DELETE FROM memories WHERE path = ?", [(p,) for p in paths])
+    report.removed.extend(Path(p) for p in paths)
 
 
 def _fresh(known: _Known, size: int, mtime_ns: int) -> bool:

@@ -8,6 +8,7 @@ then ranked by bm25 × scope prior × time decay × recall boost (:func:`score`)
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -20,6 +21,8 @@ from memoryd.index.fetch import candidates
 from memoryd.index.snippet import MARKERS, hit_counts, make_snippet
 from memoryd.index.state import bump_hits, read_hits
 from memoryd.index.tokenizer import query_terms
+
+log = logging.getLogger(__name__)
 
 DAY_MS = 86_400_000
 BOOST_HALF = 3  # hits at which the recall boost is half its maximum
@@ -57,7 +60,7 @@ class Hit:
             "scope": self.scope,
             "kind": self.kind,
             "summary": self.summary,
-            "score": round(self.score, 6),
+            "score": float(f"{self.score:.6g}"),  # significant digits: bm25 can be ~1e-6
             "terms": self.terms,
             "snippet": self.snippet,
             "body": self.body,
@@ -188,4 +191,7 @@ def _bump(hits: Sequence[Hit]) -> None:
             continue  # never write into another agent's tree
         by_root.setdefault(hit.root, []).append(hit.id)
     for root, ids in by_root.items():
-        bump_hits(root, ids)
+        try:
+            bump_hits(root, ids)
+        except OSError as exc:  # a read-only root still answers; it just does not learn
+            log.warning("cannot record hits in %s: %s", root, exc)

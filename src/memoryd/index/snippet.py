@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Protocol
 
-from memoryd.index.tokenizer import CJK_RANGES, index_tokens, is_cjk_char, normalize
+from memoryd.index.tokenizer import index_tokens, is_cjk, is_cjk_char, normalize
 
 OPEN, CLOSE = "«", "»"
 MARKERS = {"plugin": (OPEN, CLOSE), "layered": ("<<", ">>")}  # `recall --markers`
@@ -60,18 +60,30 @@ def find_spans(terms: Sequence[str], text: str) -> list[tuple[int, int]]:
     folded, origin = _fold(text)
     spans: list[tuple[int, int]] = []
     for term in terms:
-        for match in _term_re(term).finditer(folded):
-            start, end = origin[match.start()], origin[match.end() - 1] + 1
-            spans.append((start, end))
+        for start, end in _occurrences(term, folded):
+            spans.append((origin[start], origin[end - 1] + 1))
     return _merge(spans)
 
 
-def _term_re(term: str) -> re.Pattern[str]:
-    if not is_cjk_char(term[0]):
-        # a whole word: not inside a longer run of non-CJK word characters
-        edge = f"[^\\W{CJK_RANGES}]"
-        return re.compile(f"(?<!{edge}){re.escape(term)}(?!{edge})")
-    return re.compile(re.escape(term))
+def _occurrences(term: str, text: str) -> list[tuple[int, int]]:
+    """Where ``term`` occurs; a word term only as a whole word (``npm`` not in ``pnpm``)."""
+    whole = not is_cjk(term[0])
+    found: list[tuple[int, int]] = []
+    start = text.find(term)
+    while start >= 0:
+        end = start + len(term)
+        if not whole or (_edge(text, start - 1) and _edge(text, end)):
+            found.append((start, end))
+        start = text.find(term, start + 1)
+    return found
+
+
+def _edge(text: str, index: int) -> bool:
+    """No non-CJK word character at ``index`` (a word may end next to it)."""
+    if index < 0 or index >= len(text):
+        return True
+    char = text[index]
+    return not (char.isalnum() or char == "_") or is_cjk(char)
 
 
 def _fold(text: str) -> tuple[str, list[int]]:

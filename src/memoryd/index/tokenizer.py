@@ -44,7 +44,13 @@ CJK_RANGES = (
 )
 # A CJK run, or a run of word characters that are not CJK.
 _RUN_RE = re.compile(f"[{CJK_RANGES}]+|[^\\W{CJK_RANGES}]+")
-_CJK_CHAR_RE = re.compile(f"[{CJK_RANGES}]")
+_CJK_BOUNDS = tuple((ord(lo), ord(hi)) for lo, hi in re.findall(r"(.)-(.)", CJK_RANGES, flags=re.S))
+
+
+def is_cjk(char: str) -> bool:
+    """Whether a character is Han, Kana, Hangul (a range check: no regex to compile)."""
+    code = ord(char)
+    return code >= 0x1100 and any(lo <= code <= hi for lo, hi in _CJK_BOUNDS)
 
 
 def normalize(text: str) -> str:
@@ -54,10 +60,7 @@ def normalize(text: str) -> str:
 
 def _runs(text: str) -> list[tuple[str, bool]]:
     """The runs of ``text`` (normalized), each with whether it is a CJK run."""
-    return [
-        (run, not run.isascii() and _CJK_CHAR_RE.match(run) is not None)
-        for run in _RUN_RE.findall(normalize(text))
-    ]
+    return [(run, not run.isascii() and is_cjk(run[0])) for run in _RUN_RE.findall(normalize(text))]
 
 
 def tokenize(text: str) -> list[str]:
@@ -90,7 +93,7 @@ def index_text(text: str | None) -> str:
 
 def is_cjk_char(token: str) -> bool:
     """A one-character CJK token (searched as a prefix)."""
-    return len(token) == 1 and _CJK_CHAR_RE.match(token) is not None
+    return len(token) == 1 and is_cjk(token)
 
 
 def query_terms(query: str) -> list[str]:

@@ -16,92 +16,27 @@ from __future__ import annotations
 
 import base64
 import binascii
+import itertools
 import re
 import string
 from collections.abc import Iterator
-from functools import lru_cache
 
+from memoryd.sync.secret_kinds import CJK_KIND, classify_key, is_secret_value
 from memoryd.sync.secret_values import (
     KNOWN_EXAMPLES,
     char_classes,
-    crc32_token_ok,
-    is_hex,
-    is_placeholder,
-    is_reference,
     looks_like_password,
-    looks_like_token,
-    looks_random,
     wordset,
 )
 
 Span = tuple[str, int, int]
 
 KEYWORD_RE = re.compile(
-    r"(?i)pass|pwd|secret|token|key|auth|cred|密码|口令|密钥|秘钥|令牌|私钥|授权码|凭证|凭据"
+    r"(?i)pass|pwd|pw|secret|token|key|auth|cred|密码|口令|密钥|秘钥|令牌|私钥|授权码|凭证|凭据"
 )
 _KEYWORD_LOWER_RE = re.compile(KEYWORD_RE.pattern.removeprefix("(?i)"))
-_CJK_KIND = {
-    "密码": "password", "口令": "password", "密钥": "secret", "秘钥": "secret", "私钥": "secret",
-    "凭证": "secret", "凭据": "secret", "授权码": "secret", "令牌": "token",
-}  # fmt: skip
 _KEY_CHARS = frozenset(string.ascii_letters + string.digits + "_.-")
 _KEY_RIGHT_RE = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
-_WORD_SPLIT = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-
-_PASSWORD_WORDS = frozenset({"password", "passwd", "pwd", "pass", "passphrase", "passcode", "pw"})
-_SECRET_WORDS = frozenset({"secret", "credential", "credentials", "creds", "cred"})
-_TOKEN_WORDS = frozenset({"token", "apikey", "auth", "authorization", "bearer"})
-_COMPOUND_SUFFIXES = (
-    ("password", "password"), ("passwd", "password"), ("pwd", "password"),
-    ("passphrase", "password"), ("secret", "secret"), ("secretkey", "secret"),
-    ("privatekey", "secret"), ("token", "token"), ("apikey", "token"), ("accesskey", "token"),
-    ("authkey", "token"), ("masterkey", "secret"), ("signingkey", "secret"),
-    ("encryptionkey", "secret"),
-)  # fmt: skip
-_PASS_PREFIXES = wordset(
-    "db root admin user my app sql pg redis ftp smtp mail wifi sudo login ssh vnc rdp web api sys"
-)
-# Words that turn a secret-sounding name into metadata about the secret.
-_META_WORDS = wordset(
-    """
-    id ids name names type types length len size min max count url uri urls endpoint path paths
-    file files filename dir folder hash hashed digest policy rotation rotate reset expiry expires
-    expiration expire expired ttl timeout field fields label hint prompt format regex pattern
-    header headers prefix suffix limit limits env var vars ref refs version enabled enable disabled
-    required mode strategy provider manager helper location source command cmd script generator
-    validator validation strength rule rules placeholder example template budget usage used cost
-    costs price per window bucket rate ratio index position pos offset kind class schema input
-    output button form page dialog component flow lifetime age scope scopes audience issuer
-    algorithm algo alg method error errors exception fingerprint fp thumbprint checksum
-    sha sha1 sha256 md5 commit revision rev tag tags node nodes attr attrs identifier
-    store storage service
-    server host port user username login account
-    email format encoding hint question length issued count counter number num chars budget
-    """
-)
-# Qualifiers that make any secret-sounding name public, a limit, or a stand-in.
-_NOT_SECRET_QUALIFIERS = wordset(
-    """
-    public pub publishable site max min num csrf xsrf anon anonymous fake dummy example sample
-    mock placeholder
-    """
-)
-# Qualifiers before "key"/"token" that make it a data-structure or protocol key.
-_NOT_KEY_QUALIFIERS = wordset(
-    """
-    primary foreign sort partition cache idempotency redis s3 object map dict lookup index
-    composite unique hot shortcut keyboard registry row range routing group item dedup dedupe lock
-    join natural surrogate shard sharding cursor pagination next page continuation translation i18n
-    locale message event metric tag attr attribute column table json yaml
-    """
-)
-# Heads of one-word names that end in "key" and hold a secret: accountkey, storagekey...
-_KEY_HEADS = wordset(
-    """
-    api access secret private auth master encryption signing client app account storage shared
-    service license deploy webhook session hmac consumer admin root
-    """
-)
 _OP_RE = re.compile(
     r"""(?x)
     [\\"'\]*_`]{0,4}                                  # closing quote, bracket, markdown emphasis
@@ -128,11 +63,6 @@ _BASIC_RE = re.compile(r"(?i)basic[ \t]+([A-Za-z0-9+/]{6,}={0,2})")
 _UNQUOTED_RE = re.compile(r"[^\s\"'`<>\x80-\U0010ffff]+")
 # ``Password=x;Database=y``, ``password=x&ssl=true``: the next field starts the next pair.
 _CONTINUATION_RE = re.compile(r"[;&,|](?=[A-Za-z_][\w.\-]*=)|[|]")
-# Keys meant to ship in browsers and apps: Stripe/Supabase publishable, Mapbox public tokens.
-_PUBLISHABLE_RE = re.compile(r"^(?:pk_(?:live|test)_|sb_publishable_|pk\.eyJ)")
-_USER_PASS_RE = re.compile(r"^[\w.@+\-]{1,64}:([^\s:/]{1,128})$")
-_B64_RE = re.compile(r"^[A-Za-z0-9+/]{8,}={0,2}$")
-_CHECKSUM_PREFIX_RE = re.compile(r"^(?:gh[pousr]|npm)_[A-Za-z0-9]{36}$")
 
 
 def keyword_spans(text: str, lower: str | None = None) -> Iterator[Span]:
@@ -156,7 +86,7 @@ def keyword_spans(text: str, lower: str | None = None) -> Iterator[Span]:
 
 
 def _assignment_at(text: str, hit: re.Match[str]) -> tuple[int, Span | None] | None:
-    if hit.group() in _CJK_KIND:
+    if hit.group() in CJK_KIND:
         return _cjk_assignment(text, hit)
     start, end = _expand_key(text, hit.start(), hit.end())
     key = text[start:end].rstrip(".-")
@@ -173,7 +103,7 @@ def _assignment_at(text: str, hit: re.Match[str]) -> tuple[int, Span | None] | N
     if op is None and ws is None:
         return end, None  # cheap test first: most mentions of "token" assign nothing
     kind = classify_key(_with_previous_word(text, start, key))
-    if kind is None or (ws is not None and (kind != "password" or _ends_with_pass(key))):
+    if kind is None or (ws is not None and (kind != "password" or _is_pass_verb(key))):
         return end, None
     if op is None:
         assert ws is not None
@@ -185,7 +115,7 @@ def _assignment_at(text: str, hit: re.Match[str]) -> tuple[int, Span | None] | N
 
 
 def _cjk_assignment(text: str, hit: re.Match[str]) -> tuple[int, Span | None]:
-    kind = _CJK_KIND[hit.group()]
+    kind = CJK_KIND[hit.group()]
     op = _OP_RE.match(text, hit.end())
     if op is not None:
         return hit.end(), _value_span(kind, text, op.end(), own_line=bool(op.group("nl")))
@@ -195,8 +125,8 @@ def _cjk_assignment(text: str, hit: re.Match[str]) -> tuple[int, Span | None]:
     return hit.end(), None
 
 
-def _ends_with_pass(key: str) -> bool:
-    """``pass`` alone is usually the verb ("pass -R/path to the linker")."""
+def _is_pass_verb(key: str) -> bool:
+    """``pass`` followed by a space is the verb: "pass allow_yanked=False", "pass -R/dir"."""
     return key.lower().rstrip("-_").endswith("pass")
 
 
@@ -224,56 +154,6 @@ def _expand_key(text: str, start: int, end: int) -> tuple[int, int]:
 def _line_starts_with(text: str, pos: int, prefix: str) -> bool:
     line_start = text.rfind("\n", 0, pos) + 1
     return text[line_start:pos].lstrip().startswith(prefix)
-
-
-@lru_cache(maxsize=4096)
-def classify_key(key: str) -> str | None:
-    """``password``, ``secret``, ``token`` or ``key`` for a secret-sounding name, else None.
-
-    Reads the name's words from the right: ``db_password`` is a password,
-    ``password_hash`` and ``max_tokens`` are not; up to two unknown trailing
-    words (``token_prod``) are skipped.
-    """
-    words = [w.lower() for w in _WORD_SPLIT.split(key.strip("-$\"'")) if w]
-    if not words or len(words) > 8:
-        return None
-    for skipped, i in enumerate(range(len(words) - 1, -1, -1)):
-        if words[i] in _META_WORDS or skipped > 2:
-            return None
-        kind = _word_kind(words[i], words[:i])
-        if kind is not None:
-            return kind
-    return None
-
-
-def _word_kind(word: str, before: list[str]) -> str | None:
-    if any(b in _NOT_SECRET_QUALIFIERS for b in before):
-        return None
-    if word in _PASSWORD_WORDS:
-        if word == "pass" and before and before[-1] not in _PASS_PREFIXES:
-            return None  # first_pass, shrink_pass: a pass of an algorithm
-        return "password"
-    if word in _SECRET_WORDS:
-        return "secret"
-    if word in _TOKEN_WORDS or word == "key":
-        if any(b in _NOT_KEY_QUALIFIERS for b in before):
-            return None
-        return "token" if before or word != "key" else "key"
-    return _compound_kind(word)
-
-
-def _compound_kind(word: str) -> str | None:
-    for suffix, kind in _COMPOUND_SUFFIXES:
-        if word.endswith(suffix) and len(word) > len(suffix):
-            head = word[: -len(suffix)]
-            if head in _NOT_SECRET_QUALIFIERS or head.endswith(("max", "min", "public", "csrf")):
-                return None
-            return kind
-    if word.endswith("pass") and word[:-4] in _PASS_PREFIXES:
-        return "password"
-    if word.endswith("key") and word[:-3] in _KEY_HEADS:
-        return "token"
-    return None
 
 
 def _value_span(
@@ -325,7 +205,11 @@ def _judge(kind: str, text: str, start: int, end: int, strict: bool = False) -> 
         return None
     if strict and (len(value) < 8 or char_classes(value) < 3 or value.startswith("-")):
         return None
-    return (f"generic-{'password' if kind == 'password' else 'secret'}", start, end)
+    return (_rule_for(kind), start, end)
+
+
+def _rule_for(kind: str) -> str:
+    return "generic-password" if kind == "password" else "generic-secret"
 
 
 def _judge_basic(text: str, match: re.Match[str]) -> Span | None:
@@ -341,34 +225,53 @@ def _judge_basic(text: str, match: re.Match[str]) -> Span | None:
     return ("basic-auth-header", match.start(1), match.end(1))
 
 
-def is_secret_value(kind: str, value: str) -> bool:
-    """Whether ``value`` looks like a real secret for a name of ``kind``."""
-    if _CHECKSUM_PREFIX_RE.match(value) and not crc32_token_ok(value):
-        return False  # a GitHub/npm look-alike whose checksum fails: a made-up example
-    if _encodes_placeholder(value) or _PUBLISHABLE_RE.match(value):
-        return False
-    pair = _USER_PASS_RE.match(value)
-    if pair and kind in ("token", "secret"):  # auth: user:password
-        return looks_like_password(pair.group(1))
-    if kind == "password":
-        return looks_like_password(value)
-    if kind == "secret":
-        return looks_like_password(value, min_len=8) or looks_like_token(value)
-    if kind == "key":  # a bare "key": only clearly random values, and not a digest
-        if is_hex(value):
-            return False
-        return looks_random(value, min_len=20, min_entropy=3.5) and not is_reference(value)
-    return looks_like_token(value)
+# --- Markdown tables -----------------------------------------------------------
+
+_TABLE_RULE_RE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
 
 
-def _encodes_placeholder(value: str) -> bool:
-    """``cGFzc3dvcmQ=`` (base64 of ``password``) in a Kubernetes Secret is still a placeholder."""
-    if len(value) % 4 or not _B64_RE.match(value):
-        return False
-    try:
-        decoded = base64.b64decode(value, validate=True).decode("ascii")
-    except (binascii.Error, ValueError, UnicodeDecodeError):
-        return False
-    if not decoded.isprintable():
-        return False
-    return " " in decoded.strip() or is_placeholder(decoded.strip())  # prose or a stand-in
+def table_spans(text: str) -> Iterator[Span]:
+    """A Markdown table whose header names a secret column: every cell under that header."""
+    lines = text.split("\n")
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    row = 0
+    while row < len(lines) - 2:
+        if "|" not in lines[row] or not _TABLE_RULE_RE.match(lines[row + 1]):
+            row += 1
+            continue
+        kinds = [_header_kind(cell) for cell, _start in _cells(lines[row])]
+        row += 2
+        while row < len(lines) and "|" in lines[row]:
+            if any(kinds):
+                yield from _row_spans(lines[row], starts[row], kinds)
+            row += 1
+
+
+def _cells(line: str) -> list[tuple[str, int]]:
+    """The cells of a table row with their offsets in the line."""
+    bounds = [i for i, c in enumerate(line) if c == "|"]
+    if not line.lstrip().startswith("|"):
+        bounds.insert(0, -1)
+    if not line.rstrip().endswith("|"):
+        bounds.append(len(line))
+    return [(line[a + 1 : b], a + 1) for a, b in itertools.pairwise(bounds)]
+
+
+def _header_kind(cell: str) -> str | None:
+    name = cell.strip().strip("*_`")
+    for word, kind in CJK_KIND.items():
+        if word in name:
+            return kind
+    return classify_key(re.sub(r"\s+", "_", name)) if 0 < len(name) <= 40 else None
+
+
+def _row_spans(line: str, line_start: int, kinds: list[str | None]) -> Iterator[Span]:
+    for (cell, offset), kind in zip(_cells(line), kinds, strict=False):
+        value = cell.strip().strip("`")
+        if kind is None or not value or any(c.isspace() for c in value):
+            continue
+        if is_secret_value(kind, value):
+            start = line_start + offset + cell.index(value)
+            yield (_rule_for(kind), start, start + len(value))

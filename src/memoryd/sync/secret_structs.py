@@ -91,10 +91,11 @@ CLI_RE = re.compile(
     \b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n]*?[ \t]-p(?P<a>[^\s'"`]{4,})
     | \bsshpass[ \t]+-p[ \t]*['"]?(?P<b>[^\s'"`]{4,})
     | \bredis-cli\b[^\n]*?[ \t]-a[ \t]+['"]?(?P<c>[^\s'"`]{4,})
+    | \bdocker[ \t]+login\b[^\n]*?[ \t](?:-p|--password)[ \t=]+['"]?(?P<e>[^\s'"`]{4,})
     | \bcurl\b[^\n]*?[ \t](?:-u|--user)[ \t=]+['"]?[^\s:'"`]+:(?P<d>[^\s'"`@]{4,})
     """
 )
-CLI_WORDS = ("mysql", "mariadb", "sshpass", "redis-cli", "curl")
+CLI_WORDS = ("mysql", "mariadb", "sshpass", "redis-cli", "curl", "docker")
 
 
 def cli_spans(text: str) -> Iterator[Span]:

@@ -22,7 +22,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from memoryd.sync.secret_generic import keyword_spans
+from memoryd.sync.secret_generic import keyword_spans, table_spans
 from memoryd.sync.secret_rules import RULES, Rule
 from memoryd.sync.secret_structs import CLI_WORDS, cli_spans, private_key_spans, url_spans
 
@@ -203,6 +203,9 @@ def _candidates(text: str) -> Iterable[_Candidate]:
             yield _Candidate(2, rule_id, start, end)
     for rule_id, start, end in keyword_spans(text, lower):
         yield _Candidate(1, rule_id, start, end)
+    if "|" in text and "---" in text:
+        for rule_id, start, end in table_spans(text):
+            yield _Candidate(1, rule_id, start, end)
 
 
 def _provider_candidates(text: str, lower: str) -> Iterable[_Candidate]:
