@@ -8,6 +8,7 @@ import pytest
 
 from memoryd.config import Config, SearchConfig
 from memoryd.index import IndexDB, recall, reconcile
+from memoryd.index.fetch import at_least, candidates
 from memoryd.index.state import read_hits
 from tests.index.conftest import DAY_MS, NOW_MS, World
 
@@ -243,3 +244,34 @@ def test_recall_still_answers_when_hits_cannot_be_recorded(
     monkeypatch.setattr(search_module, "bump_hits", refuse)
     assert ids(recall(db, world.config, "grpc", world.roots)) == ["facts/a"]
     assert "cannot record hits" in caplog.text
+
+
+def test_levels_match_at_least_n_terms_with_or_relevance(world: World, db: IndexDB) -> None:
+    filler(world)
+    world.write(world.global_root, "facts/abc.md", "alpha beta gamma")
+    world.write(world.global_root, "facts/ab.md", "alpha beta filler words here")
+    world.write(world.global_root, "facts/a.md", "alpha and more filler words here")
+    reconcile(db, world.config, world.roots)
+    terms = ["alpha", "beta", "gamma"]
+    expressions = [at_least(terms, n) for n in (3, 2, 1)]
+    assert expressions[0] == '"alpha" AND "beta" AND "gamma"'
+    assert expressions[1] == '("alpha" AND "beta") OR ("alpha" AND "gamma") OR ("beta" AND "gamma")'
+    matched = [fts_ids(db, e) for e in expressions]
+    assert matched == [
+        {"facts/abc"},
+        {"facts/abc", "facts/ab"},
+        {"facts/abc", "facts/ab", "facts/a"},
+    ]
+    or_rel = {c.id: rel for rel, c in candidates(db, terms, world.roots, {}, 3, strategy="or")}
+    two = {c.id: rel for rel, c in candidates(db, terms, world.roots, {}, 2)}  # stops at level 2
+    assert set(two) == {"facts/abc", "facts/ab"}
+    for memory_id, rel in two.items():
+        assert rel == pytest.approx(or_rel[memory_id])
+
+
+def fts_ids(db: IndexDB, expression: str) -> set[str]:
+    sql = (
+        "SELECT m.id FROM memories_fts JOIN memories AS m ON m.rowid = memories_fts.rowid "
+        "WHERE memories_fts MATCH ?"
+    )
+    return {r[0] for r in db.conn.execute(sql, (expression,))}

@@ -7,25 +7,34 @@ with the number of matches. Two things keep it small:
   ``k`` rowids are looked up in the memories table and filtered (root, kind,
   superseded...). When too few pass, ``k`` grows until enough do or the matches
   run out.
-* With several query terms, an AND pass runs first; when it alone yields enough
-  candidates the OR pass (which matches far more documents) is skipped. bm25 of
-  a document is the same under AND and OR, and a document matching every term
-  usually outranks one matching some, so the top results rarely differ;
-  ``bench/index_bench.py`` measures how often they do. ``strategy="or"`` skips it.
+* With several query terms, documents matching *all* of them are asked for
+  first, then those matching all but one, and so on down to any one term (plain
+  OR); the first level that yields enough candidates ends the search, so the OR
+  pass (which matches far more documents) often never runs. A level is an FTS5
+  expression ``(a AND b) OR (a AND c) OR (b AND c)``. FTS5 counts a term once
+  for each group that matches, so a document holding ``m`` of the terms scores
+  ``comb(m-1, need-1)`` times its OR bm25; the candidates' texts give ``m`` and
+  the factor is divided out. A document matching more terms usually outranks
+  one matching fewer, so the top results rarely differ from OR alone;
+  ``bench/index_bench.py`` measures how often they do. ``strategy="or"`` skips
+  the levels.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import combinations
+from math import comb
 from typing import Any, NamedTuple
 
 from memoryd.config import RootConfig
 from memoryd.index.db import IndexDB
-from memoryd.index.tokenizer import fts_expression
+from memoryd.index.tokenizer import fts_expression, index_tokens, is_cjk_char, normalize
 
 # bm25 column weights: id, summary, load_when, body.
 COLUMN_WEIGHTS = (3.0, 4.0, 4.0, 1.0)
 GROWTH = 8
+MAX_LEVEL_TERMS = 6  # beyond this many terms: all terms, then any term (the groups multiply)
 STRATEGIES = ("and-or", "or")
 
 
@@ -59,10 +68,27 @@ def candidates(
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}")
     if strategy == "and-or" and len(terms) > 1:
-        found = _top(db, fts_expression(terms, "AND"), roots, filters, fetch)
-        if len(found) >= fetch:
-            return found
+        for need in _levels(len(terms)):
+            found = _top(db, at_least(terms, need), roots, filters, fetch)
+            if 1 < need < len(terms):
+                found = _unskew(db, found, terms, need)
+            if len(found) >= fetch:
+                return found
     return _top(db, fts_expression(terms), roots, filters, fetch)
+
+
+def _levels(count: int) -> list[int]:
+    """How many terms a document must match, level by level (OR is the last)."""
+    if count > MAX_LEVEL_TERMS:
+        return [count]
+    return list(range(count, 1, -1))
+
+
+def at_least(terms: Sequence[str], need: int) -> str:
+    """An FTS5 expression matching documents that contain ``need`` of ``terms``."""
+    quoted = [f'"{t}"*' if is_cjk_char(t) else f'"{t}"' for t in terms]
+    groups = [" AND ".join(group) for group in combinations(quoted, need)]
+    return groups[0] if len(groups) == 1 else " OR ".join(f"({g})" for g in groups)
 
 
 def _top(
@@ -87,6 +113,30 @@ def _top(
         if len(found) >= fetch or len(ranked) < k:
             return found[:fetch]
         k *= GROWTH
+
+
+def _unskew(
+    db: IndexDB, found: list[tuple[float, Candidate]], terms: Sequence[str], need: int
+) -> list[tuple[float, Candidate]]:
+    """A level's bm25 back to the OR query's: divide by comb(m-1, need-1), re-sort."""
+    sql = (
+        "SELECT rowid, id, summary, load_when, body FROM memories "
+        "WHERE rowid IN (SELECT value FROM json_each(?))"
+    )
+    ids = _json_ints([c.rowid for _, c in found])
+    texts = {r[0]: [t for t in r[1:] if t] for r in db.conn.execute(sql, (ids,))}
+    fixed = []
+    for rel, cand in found:
+        have = max(need, _matched(terms, texts.get(cand.rowid, [])))
+        fixed.append((rel / comb(have - 1, need - 1), cand))
+    return sorted(fixed, key=lambda pair: -pair[0])
+
+
+def _matched(terms: Sequence[str], texts: list[str]) -> int:
+    """How many of the query terms occur in the texts (as the index sees them)."""
+    tokens = {t for text in texts for t in index_tokens(text)}
+    folded = normalize(" ".join(texts)) if any(is_cjk_char(t) for t in terms) else ""
+    return sum(1 for t in terms if (t in folded if is_cjk_char(t) else t in tokens))
 
 
 def _rows(
