@@ -265,3 +265,23 @@ def test_cli_exit_code_and_json(world: World) -> None:
     assert done.returncode == 1
     assert f"FAIL  remote    {world.root}: no remote 'origin'\n" in done.stdout
     assert f"fix: git -C {world.root} remote add origin" in done.stdout
+
+
+def test_doctor_follows_a_real_daemon_until_it_is_killed(world: World, tmp_path: Path) -> None:
+    from memoryd.app import App
+    from tests.daemon.harness import DaemonProcess
+
+    world.lock.release()
+    world.ctx.paths.status_file.unlink()
+    daemon = DaemonProcess(tmp_path)
+    try:
+        daemon.wait_ready(App())
+        check = world.check("daemon")
+        assert (check.status, check.detail.split(",")[0]) == (
+            "ok", f"daemon pid {daemon.proc.pid} running",
+        )  # fmt: skip
+    finally:
+        daemon.kill()  # SIGKILL: no stopped_at written
+    check = world.check("daemon")
+    assert check.status == "fail"
+    assert check.detail.startswith(f"the daemon status is stale: pid {daemon.proc.pid} is gone")
