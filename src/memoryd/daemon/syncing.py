@@ -30,11 +30,10 @@ QUIET_OUTCOMES = ("ok", "disabled", "busy", "done")  # nothing the user must loo
 
 
 def describe(outcome: Any) -> tuple[str, str]:
-    """(status word, message) from the ``SyncOutcome`` that ``sync_root`` returned."""
+    """(status word, one-line message) from the ``SyncOutcome`` that ``sync_root`` returned."""
     word = str(getattr(outcome, "status", None) or "done")
-    message = str(getattr(outcome, "error", None) or getattr(outcome, "action", None) or "")
-    hint = getattr(outcome, "hint", None)
-    return word, f"{message} (hint: {hint})" if hint else message
+    message = getattr(outcome, "message", None) or getattr(outcome, "error", None) or ""
+    return word, str(message)
 
 
 class Syncer:
@@ -67,25 +66,27 @@ class Syncer:
         if root is None or self.paused(path) or not path.is_dir():
             return
         with self._lock_for(path):
-            outcome, message = self._sync(root)
+            outcome, message, hint = self._sync(root)
         self.status.root(path, last_sync={"at": now_iso(), "outcome": outcome, "message": message})
         problem = f"sync of {path}: "
         for text in [p for p in self.status.snapshot().problems if p.startswith(problem)]:
             self.status.problem(text, present=False)
         if outcome not in QUIET_OUTCOMES:
             log.warning("sync of %s: %s: %s", path, outcome, message)
-            self.status.problem(f"{problem}{outcome}: {message}")
+            self.status.problem(f"{problem}{outcome}: {message}" + (f" ({hint})" if hint else ""))
 
-    def _sync(self, root: RootConfig) -> tuple[str, str]:
+    def _sync(self, root: RootConfig) -> tuple[str, str, str | None]:
+        """(status word, message, hint) of one cycle; never raises."""
         try:  # the sync engine is a separate subsystem; a build without it still serves
             engine: Any = importlib.import_module("memoryd.sync.engine")
         except ImportError:
-            return "unavailable", "this memoryd has no sync engine"
+            return "unavailable", "this memoryd has no sync engine", None
         try:
-            return describe(engine.sync_root(self.config(), self.paths, root))
+            outcome = engine.sync_root(self.config(), self.paths, root)
         except Exception as exc:  # a failed cycle must not stop the daemon
             log.exception("sync of %s failed", root.path)
-            return "failed", f"{type(exc).__name__}: {exc}"
+            return "failed", f"{type(exc).__name__}: {exc}", None
+        return (*describe(outcome), getattr(outcome, "hint", None))
 
     def _lock_for(self, path: Path) -> threading.Lock:
         with self._guard:
