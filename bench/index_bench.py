@@ -8,9 +8,9 @@ a fresh MEMORYD_HOME and the corpus of bench/corpus.py as its one global root.
 Columns: cold index (reconcile into an empty database), a full reconcile with
 nothing changed and with one file changed, the watcher path (``only=`` one
 changed file), in-process ``recall`` latency p50/p95 over a fixed set of mixed
-English/Chinese queries (without the hit-count write) with the AND-then-OR
-strategy and with OR only, the share of queries whose results are identical
-under both, ``memoryd recall`` end to
+English/Chinese queries (without the hit-count write) for the default AND-then-OR
+strategy, OR only and the level-by-level strategy, the share of queries whose
+final list equals OR's, ``memoryd recall`` end to
 end p50/p95 in a subprocess with no daemon (so it reconciles first) and with a
 daemon holding the lock (so it does not), peak RSS and the database size.
 Targets (2 cores): cold 10k < 2 s, 100k < 25 s; query p50 < 5 ms, p95 < 20 ms at
@@ -124,7 +124,7 @@ def _queries(db: Any, config: Any, qs: list[str], out: dict[str, Any]) -> None:
     from memoryd.index import recall
 
     tops: dict[str, list[list[str]]] = {}
-    for strategy in ("or", "and-or"):
+    for strategy in ("or", "and-or", "levels"):
         walls, cpus, tops[strategy] = [], [], []
         for q in qs:
             (wall, cpu), hits = _clock(
@@ -136,8 +136,10 @@ def _queries(db: Any, config: Any, qs: list[str], out: dict[str, Any]) -> None:
         for name, values in (("", walls), ("_cpu", cpus)):
             out[f"{strategy}{name}_p50_ms"] = 1000 * percentile(values, 0.5)
             out[f"{strategy}{name}_p95_ms"] = 1000 * percentile(values, 0.95)
-    pairs = list(zip(tops["or"], tops["and-or"], strict=True))
-    out["same_top_pct"] = 100 * sum(a == b for a, b in pairs) / len(pairs)
+    for strategy in ("and-or", "levels"):
+        pairs = list(zip(tops["or"], tops[strategy], strict=True))
+        out[f"{strategy}_same_pct"] = 100 * sum(a == b for a, b in pairs) / len(pairs)
+        out[f"{strategy}_same3_pct"] = 100 * sum(a[:3] == b[:3] for a, b in pairs) / len(pairs)
 
 
 def _clock(action: Callable[[], Any]) -> tuple[tuple[float, float], Any]:
@@ -196,9 +198,13 @@ WALL = [
     ("only_ms", "only= ms", "{:>8.1f}"),
     ("and-or_p50_ms", "query p50", "{:>9.2f}"),
     ("and-or_p95_ms", "query p95", "{:>9.2f}"),
+    ("and-or_same_pct", "same list %", "{:>11.0f}"),
     ("or_p50_ms", "OR-only p50", "{:>11.2f}"),
     ("or_p95_ms", "OR-only p95", "{:>11.2f}"),
-    ("same_top_pct", "same list %", "{:>11.0f}"),
+    ("levels_p50_ms", "levels p50", "{:>10.2f}"),
+    ("levels_p95_ms", "levels p95", "{:>10.2f}"),
+    ("levels_same_pct", "levels same %", "{:>13.0f}"),
+    ("levels_same3_pct", "levels top-3 %", "{:>14.0f}"),
     ("cli_p50_ms", "cli p50", "{:>7.0f}"),
     ("cli_p95_ms", "cli p95", "{:>7.0f}"),
     ("cli_daemon_p50_ms", "cli+d p50", "{:>9.0f}"),
@@ -215,6 +221,8 @@ CPU = [
     ("and-or_cpu_p95_ms", "query CPU p95", "{:>13.2f}"),
     ("or_cpu_p50_ms", "OR-only CPU p50", "{:>15.2f}"),
     ("or_cpu_p95_ms", "OR-only CPU p95", "{:>15.2f}"),
+    ("levels_cpu_p50_ms", "levels CPU p50", "{:>14.2f}"),
+    ("levels_cpu_p95_ms", "levels CPU p95", "{:>14.2f}"),
     ("cli_cpu_p50_ms", "cli CPU p50", "{:>11.0f}"),
     ("cli_cpu_p95_ms", "cli CPU p95", "{:>11.0f}"),
     ("cli_daemon_cpu_p50_ms", "cli+d CPU p50", "{:>13.0f}"),

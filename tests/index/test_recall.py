@@ -203,7 +203,7 @@ def test_searched_roots_are_found_below_many_better_rows_elsewhere(
     assert ids(hits) == ["facts/g"]
 
 
-@pytest.mark.parametrize("strategy", ["and-or", "or"])
+@pytest.mark.parametrize("strategy", ["and-or", "levels", "or"])
 def test_both_strategies_rank_full_matches_first(world: World, db: IndexDB, strategy: str) -> None:
     filler(world)
     world.write(world.global_root, "facts/both.md", "redis timeout on failover", updated=NOW_MS)
@@ -263,7 +263,9 @@ def test_levels_match_at_least_n_terms_with_or_relevance(world: World, db: Index
         {"facts/abc", "facts/ab", "facts/a"},
     ]
     or_rel = {c.id: rel for rel, c in candidates(db, terms, world.roots, {}, 3, strategy="or")}
-    two = {c.id: rel for rel, c in candidates(db, terms, world.roots, {}, 2)}  # stops at level 2
+    two = {
+        c.id: rel for rel, c in candidates(db, terms, world.roots, {}, 2, strategy="levels")
+    }  # stops at level 2
     assert set(two) == {"facts/abc", "facts/ab"}
     for memory_id, rel in two.items():
         assert rel == pytest.approx(or_rel[memory_id])

@@ -8,16 +8,19 @@ with the number of matches. Two things keep it small:
   superseded...). When too few pass, ``k`` grows until enough do or the matches
   run out.
 * With several query terms, documents matching *all* of them are asked for
-  first, then those matching all but one, and so on down to any one term (plain
-  OR); the first level that yields enough candidates ends the search, so the OR
-  pass (which matches far more documents) often never runs. A level is an FTS5
+  first (``strategy="and-or"``, the default), and OR runs only when they are too
+  few. ``strategy="levels"`` goes on level by level: all terms, then all but one,
+  and so on down to any one term (plain OR); the first level that yields enough
+  candidates ends the search, so the OR pass (which matches far more documents)
+  often never runs. It is faster on long queries but changes the candidates, and
+  so the final list, more often (time decay then reorders them), which is why it
+  is not the default. A level is an FTS5
   expression ``(a AND b) OR (a AND c) OR (b AND c)``. FTS5 counts a term once
   for each group that matches, so a document holding ``m`` of the terms scores
   ``comb(m-1, need-1)`` times its OR bm25; the candidates' texts give ``m`` and
   the factor is divided out. A document matching more terms usually outranks
-  one matching fewer, so the top results rarely differ from OR alone;
-  ``bench/index_bench.py`` measures how often they do. ``strategy="or"`` skips
-  the levels.
+  one matching fewer; ``bench/index_bench.py`` measures how often the final list
+  differs from OR alone. ``strategy="or"`` is the design's plain OR.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from memoryd.index.tokenizer import fts_expression, index_tokens, is_cjk_char, n
 COLUMN_WEIGHTS = (3.0, 4.0, 4.0, 1.0)
 GROWTH = 8
 MAX_LEVEL_TERMS = 6  # beyond this many terms: all terms, then any term (the groups multiply)
-STRATEGIES = ("and-or", "or")
+STRATEGIES = ("and-or", "levels", "or")
 
 
 class Candidate(NamedTuple):
@@ -67,8 +70,8 @@ def candidates(
     """Up to ``fetch`` ``(relevance, candidate)`` pairs, best bm25 first."""
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}")
-    if strategy == "and-or" and len(terms) > 1:
-        for need in _levels(len(terms)):
+    if strategy != "or" and len(terms) > 1:
+        for need in _levels(len(terms), strategy):
             found = _top(db, at_least(terms, need), roots, filters, fetch)
             if 1 < need < len(terms):
                 found = _unskew(db, found, terms, need)
@@ -77,9 +80,9 @@ def candidates(
     return _top(db, fts_expression(terms), roots, filters, fetch)
 
 
-def _levels(count: int) -> list[int]:
+def _levels(count: int, strategy: str) -> list[int]:
     """How many terms a document must match, level by level (OR is the last)."""
-    if count > MAX_LEVEL_TERMS:
+    if strategy == "and-or" or count > MAX_LEVEL_TERMS:
         return [count]
     return list(range(count, 1, -1))
 
