@@ -63,9 +63,9 @@ def test_changes_are_pushed_after_the_debounce_and_pulls_are_indexed(tmp_path: P
         problem = f"sync of {root}: offline: "
         problems = lambda: read_status(app.paths).status.problems  # type: ignore[union-attr]  # noqa: E731
         assert wait_until(lambda: any(p.startswith(problem) for p in problems()), 30), problems()
-        (tmp_path / "gone.git").rename(remote)  # back: the next cycle clears it
+        (tmp_path / "gone.git").rename(remote)  # back: a later cycle pushes and clears it
+        assert wait_until(lambda: "facts/stranded.md" in remote_files(remote), 30), problems()
         assert wait_until(lambda: not any(p.startswith(problem) for p in problems()), 30)
-        assert "facts/stranded.md" in remote_files(remote)
         assert daemon.terminate() == 0
     finally:
         daemon.kill()

@@ -26,7 +26,7 @@ def syncs(root: RootConfig) -> bool:
     return root.sync.commit or root.sync.push or root.sync.pull
 
 
-QUIET_OUTCOMES = ("ok", "disabled", "busy", "done")  # nothing the user must look at
+QUIET_OUTCOMES = ("ok", "disabled", "done")  # nothing the user must look at
 
 
 def describe(outcome: Any) -> tuple[str, str]:
@@ -68,12 +68,17 @@ class Syncer:
         with self._lock_for(path):
             outcome, message, hint = self._sync(root)
         self.status.root(path, last_sync={"at": now_iso(), "outcome": outcome, "message": message})
-        problem = f"sync of {path}: "
-        for text in [p for p in self.status.snapshot().problems if p.startswith(problem)]:
-            self.status.problem(text, present=False)
+        if outcome == "busy":  # another process was syncing this repo: nothing learned
+            return
+        prefix = f"sync of {path}: "
+        current = None
         if outcome not in QUIET_OUTCOMES:
             log.warning("sync of %s: %s: %s", path, outcome, message)
-            self.status.problem(f"{problem}{outcome}: {message}" + (f" ({hint})" if hint else ""))
+            current = f"{prefix}{outcome}: {message}" + (f" ({hint})" if hint else "")
+            self.status.problem(current)  # added before the old one goes: never a gap
+        for text in self.status.snapshot().problems:
+            if text.startswith(prefix) and text != current:
+                self.status.problem(text, present=False)
 
     def _sync(self, root: RootConfig) -> tuple[str, str, str | None]:
         """(status word, message, hint) of one cycle; never raises."""
