@@ -71,6 +71,8 @@ def find_blocks(lines: list[str]) -> dict[str, Span]:
 
 def newline_of(text: str) -> str:
     first = text.find("\n")
+    if first < 0:  # no line feed yet: a trailing lone CR becomes CRLF once we append
+        return "\r\n" if text.endswith("\r") else "\n"
     return "\r\n" if first > 0 and text[first - 1] == "\r" else "\n"
 
 
