@@ -98,6 +98,8 @@ FORMATS: dict[str, tuple[Callable[[], str], list[str]]] = {
     "jwt": (lambda: jwt({"sub": "svc", "role": "service_role", "iat": 1}, str(RNG.random())),
             ["SUPABASE_SERVICE_ROLE_KEY"]),
     "mailgun": (lambda: "key-" + r(32, HEX), ["MAILGUN_API_KEY"]),
+    "xai": (lambda: "xai-" + r(80), ["XAI_API_KEY", "Grok key"]),
+    "tavily": (lambda: "tvly-" + r(32), ["TAVILY_API_KEY"]),
     "azure-storage": (lambda: r(86, B64) + "==", ["AZURE_STORAGE_KEY", "AccountKey"]),
     "password": (password, ["DB_PASSWORD", "password", "PGPASSWORD", "admin password",
                             "MYSQL_ROOT_PASSWORD", "redis_pass", "smtp password", "密码", "口令"]),

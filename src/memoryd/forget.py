@@ -15,6 +15,7 @@ from typing import Any
 
 from memoryd import locate, upkeep
 from memoryd.app import App
+from memoryd.config import RootConfig
 from memoryd.errors import Refused
 from memoryd.fsutil import atomic_write, fsync_dir
 from memoryd.memory import Memory, render
@@ -47,28 +48,40 @@ def forget(app: App, raw_id: str, scope: str | None = None, agent: bool = False)
     os.unlink(found.path)
     fsync_dir(found.path.parent)
     changed = [found.path]
-    unlinked: list[str] = []
-    for path, memory in locate.all_memories(found.root):
-        cleared = without_links(memory, found.id)
-        if cleared is not None:
-            atomic_write(path, render(cleared))
-            changed.append(path)
-            unlinked.append(locate.path_id(found.root, path))
+    relinked = relink(found.root, found.id, None)
+    changed += relinked
     upkeep.refresh(app, found.root, changed)
-    return Forgotten(found.id, found.path, found.root.path, tuple(unlinked))
+    unlinked = tuple(locate.path_id(found.root, path) for path in relinked)
+    return Forgotten(found.id, found.path, found.root.path, unlinked)
+
+
+def relink(root: RootConfig, old: str, new: str | None) -> list[Path]:
+    """Point every link to ``old`` in ``root`` at ``new`` (None: remove it); the files written."""
+    written = []
+    for path, memory in locate.all_memories(root):
+        changed = retarget(memory, old, new)
+        if changed is not None:
+            atomic_write(path, render(changed))
+            written.append(path)
+    return written
 
 
 def without_links(memory: Memory, gone: str) -> Memory | None:
     """``memory`` with its links to ``gone`` removed, or None when it has none."""
+    return retarget(memory, gone, None)
+
+
+def retarget(memory: Memory, old: str, new: str | None) -> Memory | None:
+    """``memory`` with its links to ``old`` pointing at ``new`` (None: removed); None if none."""
     changes: dict[str, Any] = {}
-    if memory.superseded_by == gone:
-        changes["superseded_by"] = None
+    if memory.superseded_by == old:
+        changes["superseded_by"] = new
     raw = memory.meta.get("supersedes")
-    if raw == gone:
-        changes["supersedes"] = None
-    elif isinstance(raw, list) and gone in raw:
-        rest = [item for item in raw if item != gone]
-        changes["supersedes"] = rest or None
+    if raw == old:
+        changes["supersedes"] = new
+    elif isinstance(raw, list) and old in raw:
+        rest = [new if item == old else item for item in raw]
+        changes["supersedes"] = [item for item in rest if item is not None] or None
     if not changes or memory.malformed:
         return None
     return memory.with_fields(**changes)

@@ -24,7 +24,7 @@ from memoryd.memory import Memory, new_memory, render
 
 CATEGORY = {
     "rule": "rules",
-    "rule-proposal": "rules",
+    "rule-proposal": "proposals",  # not rules/: nothing there may read as an iron rule
     "preference": "preferences",
     "decision": "decisions",
     "pitfall": "pitfalls",
@@ -266,7 +266,12 @@ def _hit_text(hit: upkeep.Hit) -> str:
 
 
 def accept(app: App, raw_id: str, scope: str | None = None, stamp: int | None = None) -> Outcome:
-    """A person turns a rule-proposal into an iron rule (the file stays where it is)."""
+    """A person turns a rule-proposal into an iron rule: ``proposals/x`` becomes ``rules/x``.
+
+    The rule is written before the proposal is removed, and links to the proposal follow it.
+    """
+    from memoryd.forget import relink
+
     roots = locate.active_roots(app.config, app.cwd)
     found = locate.find(roots, raw_id, scope)
     if found.memory.kind != PROPOSAL:
@@ -275,10 +280,14 @@ def accept(app: App, raw_id: str, scope: str | None = None, stamp: int | None = 
             ", not a rule-proposal",
             hint="memoryd inspect lists the proposals waiting to be accepted",
         )
-    accepted = found.memory.with_fields(kind=RULE, updated=stamp or now_ms())
-    atomic_write(found.path, render(accepted))
-    upkeep.refresh(app, found.root, [found.path])
-    return Outcome(
-        found.id, found.path, found.root.path, found.root.scope, RULE, False,
-        None,
-    )  # fmt: skip
+    name = found.id.rsplit("/", 1)[-1]
+    new_id = unique_id(found.root.path, CATEGORY[RULE], name)
+    path = safepath.inside(found.root.path, new_id, ".md")
+    fields: dict[str, Any] = {"kind": RULE, "updated": stamp or now_ms()}
+    if "id" in found.memory.meta:
+        fields["id"] = new_id
+    atomic_write(path, render(found.memory.with_fields(**fields)))
+    found.path.unlink()
+    changed = [path, found.path, *relink(found.root, found.id, new_id)]
+    upkeep.refresh(app, found.root, changed)
+    return Outcome(new_id, path, found.root.path, found.root.scope, RULE, False, None)

@@ -37,6 +37,7 @@ def test_status_without_daemon_says_so(isolated_home: Path) -> None:
         "stale": False,
         "pid": None,
         "status": None,
+        "sync": [],
     }
 
 

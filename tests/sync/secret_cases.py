@@ -638,6 +638,13 @@ def table_and_cli_cases() -> tuple[list[Case], list[Case]]:
             "Hx8!" + rand("tb", 8),
             note("| 环境 | 用户 | 密码 |\n|---|---|---|\n| prod | admin | `{s}` |"),
         ),
+        _pos("xai", "prefixed-api-token", "xai-" + rand("xai", 80), note("XAI_API_KEY={s}")),
+        _pos(
+            "tavily-zh",
+            "prefixed-api-token",
+            "tvly-" + rand("tv", 32),
+            note("Tavily 搜索用 {s} 这个 key"),
+        ),
         _pos(
             "docker-login",
             "cli-password",
@@ -646,6 +653,8 @@ def table_and_cli_cases() -> tuple[list[Case], list[Case]]:
         ),
     ]
     quiet = [
+        Case("php-builtins", note("'sodium_crypto_pwhash_scryptsalsa208sha256_str_verify',")),
+        Case("chunk-hash", note("The bundle is chunk-" + rand("ch", 32, HEX) + ".js now.")),
         Case(
             "table-harmless",
             note("| Token | Expires |\n| --- | --- |\n| rotating | 1h |\n| refresh | 30d |"),

@@ -138,3 +138,24 @@ def test_inspect_reports_conflicts_and_pauses(conflicted: tuple[World, str]) -> 
     text = json.dumps(json.loads(out))
     assert "sync.conflicts" in text and copy in text
     assert "sync.state" in text and "sync paused: 4 of" in text
+
+
+def test_status_lists_paused_roots_and_unpushed_commits(isolated_home: Path) -> None:
+    from memoryd.daemon.lock import DaemonLock
+    from memoryd.daemon.status import StatusBoard
+    from memoryd.paths import resolve_paths
+    from memoryd.sync.state import SyncState, save_state
+
+    assert run_cli("init").returncode == 0
+    paths = resolve_paths()
+    root = isolated_home / "memory"
+    paused = {"reason": "5 of 6 memories deleted in one go", "deleted": 5, "total": 6}
+    save_state(paths, SyncState(root=str(root), paused=paused, not_pushed=2))
+    StatusBoard(paths.status_file).root(root, mode="events", state="watching")
+    with DaemonLock(paths.lock_file):
+        done = run_cli("status")
+        data = json.loads(run_cli("status", "--json").stdout)
+    assert done.returncode == 0, done.stderr
+    assert f"  sync: {root}: sync paused: 5 of 6 memories deleted in one go" in done.stdout
+    assert f"  sync: {root}: 2 commit(s) not pushed" in done.stdout
+    assert {p["code"] for p in data["sync"]} == {"sync.paused", "sync.not-pushed"}

@@ -12,7 +12,7 @@ from memoryd.sync.derived import recompile
 from memoryd.sync.report import sync_problems
 from memoryd.sync.state import load_state
 from tests.helpers import git
-from tests.sync.world import World, make_world, memory
+from tests.sync.world import Device, World, make_world, memory
 
 LINES = "".join(f"line {n}\n" for n in range(1, 9))
 
@@ -104,14 +104,18 @@ def test_edit_against_delete_keeps_the_edit(world: World) -> None:
         assert "edited on A" in device.read("facts/x.md")
 
 
-def test_rename_against_edit_lands_the_edit_at_the_new_path(world: World) -> None:
+@pytest.mark.parametrize("renamer_first", [False, True])
+def test_rename_against_edit_lands_the_edit_at_the_new_path(
+    world: World, renamer_first: bool
+) -> None:
     body = "".join(f"fact number {n} about the build\n" for n in range(12))
     world.a.write("facts/old.md", memory("facts/old", "renamed", body))
     world.settle()
     (world.a.root / "facts/old.md").rename(world.a.root / "facts/new.md")
     world.b.write("facts/old.md", memory("facts/old", "renamed", body.replace("number 5", "FIVE")))
-    world.b.sync()
-    world.a.sync()
+    order = (world.a, world.b) if renamer_first else (world.b, world.a)
+    for device in order:
+        device.sync()
     world.settle()
     for device in world.devices:
         assert not (device.root / "facts/old.md").exists()
@@ -185,6 +189,11 @@ def test_remote_unreachable_then_back(world: World) -> None:
     assert state.not_pushed == 2 and "git fetch origin" in (state.last_error or "")
     assert state.failures == 2 and state.retry_after_ms > 0
     away.rename(world.remote)
+    from memoryd.sync.engine import sync_root
+
+    daemon = sync_root(world.a.config, world.a.paths, world.a.root_config)  # backs off: no try
+    assert daemon.status == "offline" and daemon.not_pushed == 2
+    assert load_state(world.a.paths, world.a.root).failures == 2
     outcome = world.a.sync()
     assert outcome.pushed and outcome.not_pushed == 0
     assert load_state(world.a.paths, world.a.root).last_error is None
@@ -371,3 +380,102 @@ def test_outcome_message_for_the_daemon(world: World) -> None:
     assert message.endswith("1 commit(s) not pushed")
     world.remote.with_name("gone.git").rename(world.remote)
     world.settle()
+
+
+def test_two_devices_syncing_at_once_lose_nothing(world: World) -> None:
+    import threading
+
+    world.a.write("facts/shared.md", memory("facts/shared", "shared", LINES))
+    world.settle()
+    errors: list[str] = []
+
+    def work(device: Device) -> None:
+        for n in range(4):
+            device.write(f"facts/{device.name}-{n}.md", memory(f"x{n}", "own", f"{n}\n"))
+            device.write(
+                "facts/shared.md", memory("facts/shared", "shared", f"{device.name} {n}\n")
+            )
+            outcome = device.sync()
+            if not outcome.ok:
+                errors.append(f"{device.name}: {outcome.status}: {outcome.error}")
+
+    threads = [threading.Thread(target=work, args=(d,)) for d in world.devices]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not any(t.is_alive() for t in threads) and not errors, errors
+    world.settle()
+    assert world.a.files() == world.b.files()
+    for n in range(4):
+        assert {f"facts/laptop-{n}.md", f"facts/desktop-{n}.md"} <= world.a.files()
+
+
+def test_a_remote_that_refuses_pushes_is_an_error_not_a_loop(world: World) -> None:
+    hook = world.remote / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'protected branch' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    world.a.write("facts/a.md", memory("facts/a", "a", "a\n"))
+    outcome = world.a.sync()
+    assert outcome.status == "error" and outcome.commits and outcome.not_pushed == 1
+    assert outcome.error is not None
+    assert outcome.error.startswith("git push origin was rejected 5 times in a row: ")
+    assert "pre-receive hook declined" in outcome.error
+    assert load_state(world.a.paths, world.a.root).last_error == outcome.error
+    hook.unlink()
+    world.settle()
+
+
+def test_unicode_and_spaced_names_conflict_cleanly(world: World) -> None:
+    name = "facts/部署 notes (v2).md"
+    world.a.write(name, memory("facts/deploy", "部署", LINES))
+    world.settle()
+    world.a.write(name, memory("facts/deploy", "部署", LINES.replace("line 2", "甲")))
+    world.b.write(name, memory("facts/deploy", "部署", LINES.replace("line 2", "乙")))
+    world.a.sync()
+    outcome = world.b.sync()
+    [conflict] = outcome.conflicts
+    assert conflict["path"] == name and conflict["copy"].startswith(
+        "facts/部署 notes (v2).conflict-"
+    )
+    world.settle()
+    assert "乙" in world.a.read(conflict["copy"]) and "甲" in world.a.read(name)
+
+
+def test_an_edit_during_the_cycle_is_never_overwritten(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memoryd.sync import remote
+
+    world.a.write("facts/x.md", memory("facts/x", "x", LINES))
+    world.settle()
+    world.a.write("facts/x.md", memory("facts/x", "x", LINES.replace("line 1", "A1")))
+    world.a.sync()
+    real_move = remote.move
+
+    def move_after_an_edit(*args: object) -> list[str]:
+        world.b.write("facts/x.md", memory("facts/x", "x", "written mid-cycle by an agent\n"))
+        return real_move(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(remote, "move", move_after_an_edit)
+    outcome = world.b.sync()
+    monkeypatch.undo()
+    assert outcome.status == "error" and "not uptodate" in (outcome.error or "")
+    assert "written mid-cycle" in world.b.read("facts/x.md")
+    world.settle()
+    copies = list((world.a.root / "facts").glob("x.conflict-desktop-*.md"))
+    assert copies and "written mid-cycle" in copies[0].read_text()
+
+
+def test_sync_false_on_a_tracked_memory_is_reported_not_stuck(world: World) -> None:
+    world.a.write("facts/t.md", memory("facts/t", "t", LINES))
+    world.settle()
+    world.a.write("facts/t.md", "---\nid: facts/t\nsync: false\n---\n" + LINES.replace("1", "A"))
+    world.b.write("facts/t.md", memory("facts/t", "t", LINES.replace("line 5", "B5")))
+    world.b.sync()
+    outcome = world.a.sync()
+    assert outcome.ok and any(
+        "says sync: false but git already tracks it" in n for n in outcome.notices
+    )
+    world.settle()
+    assert "B5" in world.b.read("facts/t.md") and "line A" in world.b.read("facts/t.md")

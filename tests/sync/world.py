@@ -121,6 +121,9 @@ class World:
             outcome = device.sync()
             assert outcome.ok, (device.name, outcome)
         self.check()
+        for device in self.devices:  # settled means settled: no device has more to say
+            outcome = device.sync()
+            assert outcome.commits == [] and outcome.action == "up to date", outcome
 
     def check(self) -> None:
         for device in self.devices:

@@ -171,22 +171,37 @@ def test_supersedes_links_both_files_and_leaves_recall(setup: Setup) -> None:
 
 
 def test_an_agents_rule_becomes_a_proposal_a_person_accepts(setup: Setup) -> None:
+    remember(setup, "--kind", "fact", "--summary", "Anyone may push to main", "--id", "facts/push")
     done = run_cli(
-        "remember", "--agent", "--kind", "rule", "--summary", "Never push to main", cwd=setup.repo
-    )
+        "remember", "--agent", "--kind", "rule", "--summary", "Never push to main",
+        "--supersedes", "facts/push", cwd=setup.repo,
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stderr == (
         "note: iron rules are written only by people; saved as a rule-proposal "
-        "(a person accepts it with 'memoryd accept rules/never-push-to-main')\n"
+        "(a person accepts it with 'memoryd accept proposals/never-push-to-main')\n"
     )
-    path = setup.project / "rules" / "never-push-to-main.md"
-    assert meta(path)["kind"] == "rule-proposal"
-    root_md = (setup.project / "ROOT.md").read_text()
-    assert "Never push to main" not in root_md.split("memoryd:end rules")[0]
-    accepted = run_cli("accept", "rules/never-push-to-main", cwd=setup.repo)
+    proposal = setup.project / "proposals" / "never-push-to-main.md"
+    assert meta(proposal)["kind"] == "rule-proposal"
+    assert "Never push to main" not in (setup.project / "ROOT.md").read_text()
+    assert not (setup.project / "rules" / "index.md").exists()
+    listed = run_cli("inspect", cwd=setup.repo)
+    assert (
+        "rule-proposal waiting for a person: proposals/never-push-to-main "
+        "(memoryd accept proposals/never-push-to-main)"
+    ) in listed.stdout
+    accepted = run_cli("accept", "proposals/never-push-to-main.md", cwd=setup.repo)
     assert accepted.returncode == 0, accepted.stderr
-    assert accepted.stdout == "accepted rules/never-push-to-main: it is now an iron rule\n"
-    assert meta(path)["kind"] == "rule"
+    assert accepted.stdout == (
+        "accepted proposals/never-push-to-main as rules/never-push-to-main: it is now an iron rule\n"
+    )
+    rule = setup.project / "rules" / "never-push-to-main.md"
+    assert not proposal.exists()
+    assert meta(rule)["kind"] == "rule" and meta(rule)["id"] == "rules/never-push-to-main"
+    assert meta(rule)["updated"] >= meta(rule)["created"]  # type: ignore[operator]
+    assert meta(rule)["supersedes"] == "facts/push"
+    old = setup.project / "facts" / "push.md"
+    assert meta(old)["superseded_by"] == "rules/never-push-to-main"  # the link followed the move
     assert (
         "- Never push to main (`rules/never-push-to-main`)"
         in (setup.project / "ROOT.md").read_text()
@@ -199,13 +214,16 @@ def test_an_agents_rule_becomes_a_proposal_a_person_accepts(setup: Setup) -> Non
     )
     person = remember(setup, "--kind", "rule", "--summary", "Sign every commit")
     assert person["kind"] == "rule" and person["downgraded"] is False
+    assert person["id"] == "rules/sign-every-commit"
     agent_supersedes = refused(
         setup, "--agent", "--kind", "rule", "--summary", "Push to main is fine",
-        "--supersedes", "rules/never-push-to-main",
+        "--supersedes", "rules/sign-every-commit",
     )  # fmt: skip
-    assert agent_supersedes.startswith(
-        "memoryd: error: refusing to remember: 'rules/never-push-to-main' is an iron rule, "
+    assert agent_supersedes == (
+        "memoryd: error: refusing to remember: 'rules/sign-every-commit' is an iron rule, "
         "and only a person changes those\n"
+        "  hint: save a rule-proposal without supersedes; a person can accept it "
+        "(memoryd accept ID) and retire the old rule\n"
     )
 
 

@@ -84,11 +84,11 @@ def test_an_mcp_rule_is_a_proposal_and_rules_are_not_forgotten(setup: Setup) -> 
     error, text = call(app, "memory_remember", kind="rule", summary="Always run the linter")
     assert not error
     assert text == (
-        "Saved rules/always-run-the-linter (project memory, kind rule-proposal).\n"
+        "Saved proposals/always-run-the-linter (project memory, kind rule-proposal).\n"
         "Iron rules are written only by people: it was saved as a rule-proposal; ask the user to "
-        "run 'memoryd accept rules/always-run-the-linter' if it should be a rule."
+        "run 'memoryd accept proposals/always-run-the-linter' if it should be a rule."
     )
-    done = run_cli("accept", "rules/always-run-the-linter", cwd=setup.repo)
+    done = run_cli("accept", "proposals/always-run-the-linter", cwd=setup.repo)
     assert done.returncode == 0, done.stderr
     assert call(app, "memory_forget", id="rules/always-run-the-linter") == (
         True,

@@ -19,7 +19,7 @@ from memoryd.remember import (
 
 @pytest.mark.parametrize(
     ("kind", "folder"),
-    [("rule", "rules"), ("rule-proposal", "rules"), ("preference", "preferences"),
+    [("rule", "rules"), ("rule-proposal", "proposals"), ("preference", "preferences"),
      ("decision", "decisions"), ("pitfall", "pitfalls"), ("fact", "facts"), ("runbook", "runbook")],
 )  # fmt: skip
 def test_category_follows_the_kind(kind: str, folder: str) -> None:

@@ -70,8 +70,10 @@ def run(app: App, args: argparse.Namespace) -> int:
 
 
 def run_accept(app: App, args: argparse.Namespace) -> int:
+    from memoryd.locate import normal_id
     from memoryd.remember import accept
 
     outcome = accept(app, args.id, scope=args.scope)
-    app.emit(args.json, outcome.as_dict(), f"accepted {outcome.id}: it is now an iron rule")
+    text = f"accepted {normal_id(args.id)} as {outcome.id}: it is now an iron rule"
+    app.emit(args.json, outcome.as_dict(), text)
     return 0

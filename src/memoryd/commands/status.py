@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from typing import Any
 
 from memoryd.app import App
@@ -18,15 +19,18 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 def run(app: App, args: argparse.Namespace) -> int:
     from memoryd.daemon.status import read_status
+    from memoryd.sync.report import sync_problems
 
     view = read_status(app.paths)
     status = view.status
+    sync = sync_problems(app.config, app.paths)  # conflicts, pauses, quarantine, not pushed
     if args.json:
         data = {
             "running": view.running and not view.stale,
             "stale": view.stale,
             "pid": view.running_pid,
             "status": status.to_json() if status else None,
+            "sync": [p.__dict__ for p in sync],
         }
         app.emit(True, data, "")
         return 0 if data["running"] else 1
@@ -45,15 +49,16 @@ def run(app: App, args: argparse.Namespace) -> int:
             f"no memoryd daemon is running{last}",
             hint="start it with 'memoryd run' or 'memoryd service install'",
         )
-    app.emit(False, None, lambda: render(status))
+    app.emit(False, None, lambda: render(status, sync))
     return 0
 
 
-def render(status: Any) -> str:
+def render(status: Any, sync_items: Sequence[Any] = ()) -> str:
     lines = [f"memoryd is running (pid {status.pid}, since {status.started_at})"]
     for path, root in sorted(status.roots.items()):
         sync = root.last_sync
-        synced = f", last sync {sync['outcome']} at {sync['at']}" if sync else ""
+        said = f": {sync['message']}" if sync and sync.get("message") else ""
+        synced = f", last sync {sync['outcome']} at {sync['at']}{said}" if sync else ""
         lines.append(f"  {path}: {root.state}, {root.mode}{synced}")
     if status.last_reconcile:
         rec = status.last_reconcile
@@ -61,5 +66,9 @@ def render(status: Any) -> str:
     if status.last_batch:
         batch = status.last_batch
         lines.append(f"  last batch: {batch['files']} files in {batch['ms']} ms at {batch['at']}")
-    lines += [f"  problem: {text}" for text in status.problems] or ["  no problems"]
+    problems = [f"  problem: {text}" for text in status.problems]
+    for item in sync_items:
+        where = f"{item.root}/{item.path}" if item.path else item.root
+        problems.append(f"  sync: {where}: {item.message}")
+    lines += problems or ["  no problems"]
     return "\n".join(lines)

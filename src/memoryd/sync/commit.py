@@ -11,9 +11,12 @@ secret, or conflict markers).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import shutil
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,6 +44,7 @@ class Batch:
     left_out: list[dict[str, str]] = field(default_factory=list)
     local_only: list[str] = field(default_factory=list)  # sync: false (root-relative)
     untrack: list[str] = field(default_factory=list)  # tracked .state.json (repo-relative)
+    notices: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -50,7 +54,11 @@ class MassDelete:
 
 
 def private_index(repo: Repo, tmp_dir: Path, rev: str | None) -> Path:
-    """A fresh index file holding ``rev``'s tree (empty for an unborn branch)."""
+    """A private index file holding exactly ``rev``'s tree (empty for an unborn branch).
+
+    Seeded from a copy of the user's index so unchanged files keep their stat data;
+    ``read-tree -m`` then makes every entry (the user's staged work included) ``rev``'s.
+    """
     tmp_dir.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(prefix="index-", dir=tmp_dir)
     os.close(fd)
@@ -58,9 +66,24 @@ def private_index(repo: Repo, tmp_dir: Path, rev: str | None) -> Path:
     index.unlink()  # git wants to create it
     if rev is None:
         repo.git.run("read-tree", "--empty", index=index)
-    else:
-        repo.git.run("read-tree", rev, index=index)
+        return index
+    real = repo.git_dir / "index"
+    with contextlib.suppress(OSError):  # its stat data spares git re-reading unchanged files
+        shutil.copyfile(real, index)
+        if repo.git.run("read-tree", "-m", rev, index=index, check=False).code == 0:
+            return index
+    index.unlink(missing_ok=True)
+    repo.git.run("read-tree", rev, index=index)
     return index
+
+
+def clean_tmp(tmp_dir: Path, older_than_s: float = 600.0) -> None:
+    """Private index files a killed cycle left behind."""
+    cutoff = time.time() - older_than_s
+    for leftover in tmp_dir.glob("index-*") if tmp_dir.is_dir() else ():
+        with contextlib.suppress(OSError):
+            if leftover.stat().st_mtime < cutoff:
+                leftover.unlink()
 
 
 def pending(repo: Repo, index: Path) -> list[tuple[str, str]]:
@@ -88,7 +111,7 @@ def sort_batch(repo: Repo, config: Config, changes: list[tuple[str, str]]) -> Ba
             batch.stage.append(path)
             batch.removed.append(rel)
             continue
-        why = _left_out(full, rel, config, batch, repo.root)
+        why = _left_out(full, rel, config, batch, repo.root, tracked=status != "??")
         if why is not None:
             continue
         batch.stage.append(path)
@@ -102,7 +125,9 @@ def _layout(config: Config, root: Path) -> str:
     return found.layout if found is not None and found.path == root else "plugin"
 
 
-def _left_out(full: Path, rel: str, config: Config, batch: Batch, root: Path) -> str | None:
+def _left_out(
+    full: Path, rel: str, config: Config, batch: Batch, root: Path, *, tracked: bool
+) -> str | None:
     """Why a present file stays out of the commit (recorded on ``batch``), or None."""
     try:
         size = full.stat().st_size
@@ -115,8 +140,13 @@ def _left_out(full: Path, rel: str, config: Config, batch: Batch, root: Path) ->
         batch.left_out.append({"path": rel, "why": why})
         return why
     if rel.endswith(".md") and b"sync:" in data and not parse(data).sync:
-        batch.local_only.append(rel)
-        return "sync: false"
+        if not tracked:
+            batch.local_only.append(rel)
+            return "sync: false"
+        batch.notices.append(
+            f"{rel} says sync: false but git already tracks it, so its changes still sync; "
+            f"to keep it on this machine only: git -C {root} rm --cached {rel}"
+        )
     if has_conflict_markers(data):
         batch.quarantined.append(Finding(rel, _marker_line(data), "conflict-markers", "<<<<<<<"))
         return "conflict markers"
@@ -154,7 +184,7 @@ def _is_memory(rel: str) -> bool:
 def tracked_state_files(repo: Repo, head: str | None) -> list[str]:
     if head is None:
         return []
-    return [p for p in repo.git.ls_tree(head, repo.prefix) if Path(p).name == STATE_FILE]
+    return list(repo.git.ls_tree(head, repo.repo_path(STATE_FILE)))
 
 
 def commit(repo: Repo, index: Path, head: str | None, batch: Batch, device: str) -> str | None:

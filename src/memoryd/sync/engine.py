@@ -10,6 +10,7 @@ to do anything.
 from __future__ import annotations
 
 import logging
+import posixpath
 import random
 import time
 from dataclasses import dataclass, field
@@ -150,6 +151,7 @@ class _Cycle:
         self.tmp = paths.state_dir / "sync" / "tmp"
 
     def run(self) -> None:
+        local.clean_tmp(self.tmp)
         self.outcome.notices += preflight(self.repo, self.policy.stale_lock_s)
         if self.policy.commit:
             self._repair_user_index()
@@ -162,20 +164,23 @@ class _Cycle:
             return
         if self.state.retry_after_ms > now_ms() and not self.force:
             self._offline(self.state.last_error or "remote unreachable", t, backoff=False)
+            self._count_unpushed(t)
             return
         try:
             self.exchange(t)
         except remote.Offline as exc:
             self._offline(str(exc), t, backoff=True)
             return
+        finally:
+            self._count_unpushed(t)
         self.state.failures, self.state.retry_after_ms = 0, 0
-        self._count_unpushed(t)
 
     # -- local side
     def commit_local(self) -> bool:
         """Commit the root's changes; False when the root is paused (mass delete)."""
         ensure_gitignored(self.root.path, STATE_FILE)
-        write_conflicts_file(self.root.path)
+        if write_conflicts_file(self.root.path):
+            recompile(self.root, self.config)  # the directory lists CONFLICTS.md
         local.prune_exclude(self.repo)  # a memory back to sync: true shows up again
         head = self.repo.git.rev("HEAD")
         index = local.private_index(self.repo, self.tmp, head)
@@ -184,6 +189,7 @@ class _Cycle:
             batch.untrack = local.tracked_state_files(self.repo, head)
             local.update_exclude(self.repo, batch)
             self.outcome.quarantined, self.outcome.left_out = batch.quarantined, batch.left_out
+            self.outcome.notices += [n for n in batch.notices if n not in self.outcome.notices]
             if self._paused(head, batch):
                 return False
             new = local.commit(self.repo, index, head, batch, self.device)
@@ -254,7 +260,12 @@ class _Cycle:
                 return
             log.info("push to %s rejected (attempt %d); fetching again", t.remote, attempt + 1)
             time.sleep(random.uniform(0.02, 0.2) * (attempt + 1))
-        raise GitError(("push",), 1, f"push rejected {PUSH_ATTEMPTS} times in a row")
+        raise Blocked(
+            "error",
+            f"git push {t.remote} was rejected {PUSH_ATTEMPTS} times in a row: {t.last_rejection}",
+            "memoryd tries again on the next cycle; if the remote refuses pushes (a protected "
+            "branch, a hook), fix that on the remote",
+        )
 
     def integrate(self, head: str | None, theirs: str) -> None:
         if head is None or self.repo.git.is_ancestor(head, theirs):
@@ -297,11 +308,13 @@ class _Cycle:
         self.outcome.conflicts += [{"path": p, "copy": c} for p, c in result.copies]
 
     def _aside(self, rel: str) -> str:
-        taken = {p.relative_to(self.root.path).as_posix() for p in self.root.path.rglob("*")}
+        folder = posixpath.dirname(rel)
+        taken = {posixpath.join(folder, p.name) for p in (self.root.path / folder).iterdir()}
         return copy_path(rel, self.device, datetime.now(UTC), frozenset(taken))
 
     def after_move(self) -> None:
         """Recompile what the move changed, and commit that (same bytes on every device)."""
+        write_conflicts_file(self.root.path)
         recompile(self.root, self.config)
         if self.policy.commit:
             self.commit_local()
@@ -320,7 +333,6 @@ class _Cycle:
             self.state.retry_after_ms = now_ms() + int(delay * random.uniform(0.8, 1.2) * 1000)
         self.outcome.status, self.outcome.error = "offline", error
         self.outcome.hint = "memoryd keeps committing locally and pushes when the remote is back"
-        self._count_unpushed(t)
 
 
 def _replay_message(

@@ -29,11 +29,12 @@ class Offline(Exception):
     """The remote could not be reached (or refused us); git's message says why."""
 
 
-@dataclass(frozen=True)
+@dataclass
 class Target:
     remote: str
     branch: str  # local branch
     remote_branch: str
+    last_rejection: str = ""
 
     @property
     def tracking(self) -> str:
@@ -88,10 +89,11 @@ def push(repo: Repo, t: Target, commit: str) -> bool:
         repo.git.run("update-ref", t.tracking, commit)
         return True
     said = done.text + done.err
-    if "[rejected]" in said or "non-fast-forward" in said or "fetch first" in said:
+    if any(word in said for word in ("[rejected]", "[remote rejected]", "non-fast-forward")):
+        # someone else pushed first, or holds the remote's ref lock right now: fetch, go again
+        rejected = [line for line in said.splitlines() if "rejected]" in line]
+        t.last_rejection = (rejected or [_last_line(said)])[0].strip()
         return False
-    if "[remote rejected]" in said:
-        raise Offline(f"git push {t.remote}: the remote refused the push: {_last_line(said)}")
     raise Offline(f"git push {t.remote}: {_last_line(done.err)}")
 
 

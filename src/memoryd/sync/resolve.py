@@ -55,6 +55,8 @@ def conflicts_in(root: Path) -> list[Conflict]:
     if not root.is_dir():
         return []
     for path in walk_root(root):
+        if ".conflict-" not in path.name:
+            continue
         rel = relative_id(root, path)
         name = parse_copy_name(rel)
         if name is not None:

@@ -18,6 +18,7 @@ from memoryd.sync.secret_values import (
     KNOWN_EXAMPLES,
     crc32_token_ok,
     decode_b64url,
+    is_identifier,
     is_placeholder,
     is_repetitive,
     shannon,
@@ -80,6 +81,17 @@ def _jwt(value: str) -> bool:
 _JWT_CLAIMS = wordset(
     "iss sub aud exp nbf iat jti role scope scp uid user_id email azp client_id tid oid"
 )
+
+
+_PREFIX_RE = re.compile(r"^[a-z][a-z0-9]{1,9}[_\-](?:[a-z0-9]{1,8}[_\-])?")
+
+
+def _prefixed_tail(value: str) -> bool:
+    """The random tail of ``prefix_tail``: all three character classes, high entropy, no words."""
+    tail = _PREFIX_RE.sub("", value, count=1)
+    mixed = any(c.isupper() for c in tail) and any(c.islower() for c in tail)
+    mixed = mixed and any(c.isdigit() for c in tail)
+    return mixed and shannon(tail) >= 4.0 and not is_identifier(tail) and _random(4.0)(tail)
 
 
 def _slack_webhook(value: str) -> bool:
@@ -328,6 +340,19 @@ RULES: tuple[Rule, ...] = (
         "age-secret-key",
         r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}",
         "age-secret-key-1",
+    ),
+    # --- any vendor: a short lower-case prefix and a long random tail (xai-, tvly-, nvapi-...) ---
+    Rule(
+        "prefixed-api-token",
+        _re(
+            r"(?<![A-Za-z0-9_\-./+])((?!(?:sha\d*|md5|pk|sb_publishable|v\d+|gh[pousr]|npm)[_\-])"
+            r"[a-z][a-z0-9]{1,9}[_\-](?:[a-z0-9]{1,8}[_\-])?[A-Za-z0-9][A-Za-z0-9_\-]{31,199})"
+            r"(?![A-Za-z0-9_\-+/=.])"
+        ),
+        ("",),
+        _prefixed_tail,
+        group=1,
+        priority=2,
     ),
     # --- structural ---
     Rule(
