@@ -99,7 +99,9 @@ def pending(repo: Repo, index: Path) -> list[tuple[str, str]]:
     return found
 
 
-def sort_batch(repo: Repo, config: Config, changes: list[tuple[str, str]]) -> Batch:
+def sort_batch(
+    repo: Repo, config: Config, changes: list[tuple[str, str]], layout: str = "plugin"
+) -> Batch:
     batch = Batch()
     layout = _layout(config, repo.root)
     for status, path in changes:
