@@ -102,7 +102,7 @@ def test_install_twice_is_harmless_and_a_changed_unit_restarts(
     again = run_cli("service", "install", "--manager", "systemd")
     assert again.returncode == 0, again.stderr
     assert again.stdout.startswith(f"{unit}: already installed, unchanged\n")
-    assert systemctl.calls() == [["--user", "enable", "--now", UNIT]]
+    assert systemctl.calls() == [["--user", "daemon-reload"], ["--user", "enable", "--now", UNIT]]
     assert unit.read_bytes() == first
 
     monkeypatch.setenv("SSH_AUTH_SOCK", "/tmp/agent.sock")
@@ -152,7 +152,7 @@ def test_a_unit_memoryd_did_not_write_is_never_replaced_or_removed(
     assert fakes["systemctl"].calls() == []
 
 
-def test_a_failing_systemctl_is_reported_with_the_next_step(
+def test_a_failing_systemctl_is_reported_and_a_retry_recovers(
     fakes: dict[str, FakeTool], home: Path
 ) -> None:
     fakes["systemctl"].set_state(
@@ -166,6 +166,13 @@ def test_a_failing_systemctl_is_reported_with_the_next_step(
         "  hint: is your user manager running? Over SSH run 'loginctl enable-linger $USER' and "
         "log in again; 'journalctl --user -u memoryd' shows the service log\n"
     )
+    unit = home / ".config/systemd/user" / UNIT
+    assert unit.exists()  # written before systemd failed to read it
+    fakes["systemctl"].set_state(fail={})
+    retry = run_cli("service", "install", "--manager", "systemd", "--json")
+    assert retry.returncode == 0, retry.stderr
+    assert json.loads(retry.stdout)["action"] == "unchanged"
+    assert fakes["systemctl"].state["active"] is True
 
 
 def test_no_systemctl_on_path(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

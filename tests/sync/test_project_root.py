@@ -88,3 +88,29 @@ def test_project_branch_diverged_outside_memory_is_refused(tmp_path: Path) -> No
     assert outcome.error is not None and "src/b.py" in outcome.error
     assert "b = 'mine'" in (repo / "src/b.py").read_text()
     assert not (repo / ".git/rebase-merge").exists()
+
+
+def test_a_root_outside_git_is_not_synced_and_says_why(tmp_path: Path) -> None:
+    root = tmp_path / "plain"
+    init_root(root)
+    rc = RootConfig(path=root)
+    paths = resolve_paths({"MEMORYD_HOME": str(tmp_path / "home")})
+    outcome = sync_root(Config(device="laptop", roots=(rc,)), paths, rc)
+    assert outcome.ok and outcome.status == "disabled" and outcome.error is None
+    assert outcome.action == f"{root} is not inside a git repository, so it is not synced"
+    assert outcome.hint is not None and "git init" in outcome.hint
+
+
+def test_layered_root_keeps_sessions_on_this_machine(tmp_path: Path) -> None:
+    root = tmp_path / "layered"
+    for rel in ("global/MEMORY.md", "projects/p1/MEMORY.md", "sessions/s1/checkpoint.md"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(f"# {rel}\n")
+    git(root, "init", "-q", "-b", "main")
+    rc = RootConfig(path=root, layout="layered")
+    paths = resolve_paths({"MEMORYD_HOME": str(tmp_path / "home")})
+    outcome = sync_root(Config(device="laptop", roots=(rc,)), paths, rc)
+    assert outcome.ok and outcome.commits
+    tracked = git(root, "ls-files").split()
+    assert "global/MEMORY.md" in tracked and "projects/p1/MEMORY.md" in tracked
+    assert not any(p.startswith("sessions/") for p in tracked)

@@ -125,9 +125,9 @@ def install(manager: str, env: Mapping[str, str], paths: Paths, dry_run: bool = 
 
 
 def _systemd_install_steps(action: str) -> list[Step]:
-    steps = []
-    if action != "unchanged":
-        steps.append(_systemctl("daemon-reload"))
+    # Reload even when unchanged: a previous install may have written the file and then
+    # failed before systemd read it.
+    steps = [_systemctl("daemon-reload")]
     if action == "updated":
         steps.append(_systemctl("try-restart", units.SYSTEMD_UNIT))  # only if it runs
     steps.append(_systemctl("enable", "--now", units.SYSTEMD_UNIT))

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memoryd.config import Config
+from memoryd.layouts import syncable
 from memoryd.memory import id_for_path, parse
 from memoryd.roots import STATE_FILE, is_memory_name
 from memoryd.sync import exclude
@@ -98,11 +99,13 @@ def pending(repo: Repo, index: Path) -> list[tuple[str, str]]:
     return found
 
 
-def sort_batch(repo: Repo, config: Config, changes: list[tuple[str, str]]) -> Batch:
+def sort_batch(
+    repo: Repo, config: Config, changes: list[tuple[str, str]], layout: str = "plugin"
+) -> Batch:
     batch = Batch()
     for status, path in changes:
         rel = repo.root_path(path)
-        if never_synced(rel):
+        if never_synced(rel) or not syncable(layout, rel):
             continue
         full = repo.top / path
         if not full.exists() and not full.is_symlink():

@@ -112,6 +112,8 @@ def sync_root(
             ).run()  # fmt: skip
     except Blocked as exc:
         outcome.status, outcome.error, outcome.hint = exc.status, exc.message, exc.hint
+        if exc.status == "disabled":  # nothing wrong: nothing to sync with
+            outcome.action, outcome.error = exc.message, None
     except RepoBusy as exc:
         outcome.status, outcome.error, outcome.hint = "busy", exc.message, exc.hint
     except GitError as exc:
@@ -185,7 +187,8 @@ class _Cycle:
         head = self.repo.git.rev("HEAD")
         index = local.private_index(self.repo, self.tmp, head)
         try:
-            batch = local.sort_batch(self.repo, self.config, local.pending(self.repo, index))
+            changes = local.pending(self.repo, index)
+            batch = local.sort_batch(self.repo, self.config, changes, self.root.layout)
             batch.untrack = local.tracked_state_files(self.repo, head)
             local.update_exclude(self.repo, batch)
             self.outcome.quarantined, self.outcome.left_out = batch.quarantined, batch.left_out

@@ -73,8 +73,8 @@ def open_repo(root: Path) -> Repo:
         git_dir = git.git_dir()
     except GitError:
         raise Blocked(
-            "refused",
-            f"{root} is not inside a git repository",
+            "disabled",
+            f"{root} is not inside a git repository, so it is not synced",
             f"run 'git init' in {root} (memoryd init does this for the global root)",
         ) from None
     real = root.resolve()
