@@ -653,6 +653,7 @@ def table_and_cli_cases() -> tuple[list[Case], list[Case]]:
         ),
     ]
     quiet = [
+        Case("empty-assignments", note("password= token= secret=\nDB_PASSWORD=\nAPI_KEY=")),
         Case("php-builtins", note("'sodium_crypto_pwhash_scryptsalsa208sha256_str_verify',")),
         Case("chunk-hash", note("The bundle is chunk-" + rand("ch", 32, HEX) + ".js now.")),
         Case(

@@ -25,6 +25,7 @@ from memoryd.sync.secret_kinds import CJK_KIND, classify_key, is_secret_value
 from memoryd.sync.secret_values import (
     KNOWN_EXAMPLES,
     char_classes,
+    is_identifier,
     looks_like_password,
     wordset,
 )
@@ -62,6 +63,8 @@ _SCHEME_RE = re.compile(r"(?i)(?:bearer|token|bot|digest|apikey|sso-key)[ \t]+")
 _BASIC_RE = re.compile(r"(?i)basic[ \t]+([A-Za-z0-9+/]{6,}={0,2})")
 _UNQUOTED_RE = re.compile(r"[^\s\"'`<>\x80-\U0010ffff]+")
 # ``Password=x;Database=y``, ``password=x&ssl=true``: the next field starts the next pair.
+_NEXT_KEY_RE = re.compile(r"^[A-Za-z_][\w.\-]*[=:]$")
+_ONE_CASE_NAME_RE = re.compile(r"^(?:[a-z_][a-z0-9_.\-]*|[A-Z_][A-Z0-9_.\-]*)[=:]$")
 _CONTINUATION_RE = re.compile(r"[;&,|](?=[A-Za-z_][\w.\-]*=)|[|]")
 
 
@@ -184,6 +187,8 @@ def _value_span(
     value = match.group()
     if own_line and (value.endswith(":") or not _rest_is_blank(text, match.end())):
         return None  # "password:" heading a YAML mapping or a sentence, not a value
+    if _NEXT_KEY_RE.match(value) and (_ONE_CASE_NAME_RE.match(value) or is_identifier(value[:-1])):
+        return None  # "password= token=": the next key, not a value
     cut = _CONTINUATION_RE.search(value)
     if cut:
         value = value[: cut.start()]

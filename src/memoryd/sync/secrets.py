@@ -20,6 +20,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Collection, Iterable
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from memoryd.sync.secret_generic import keyword_spans, table_spans
@@ -178,6 +179,7 @@ def preview(secret: str) -> str:
     return f"{secret[:keep]}…{secret[-keep:]}"
 
 
+@lru_cache(maxsize=4096)
 def fingerprint(secret: str) -> str:
     """A salted, slow hash: stable across files and devices, useless for guessing."""
     digest = hashlib.pbkdf2_hmac(
@@ -239,12 +241,15 @@ def _named_public(text: str, start: int) -> bool:
 
 
 def _dedupe(candidates: Iterable[_Candidate]) -> list[_Candidate]:
-    """Overlapping findings collapse into the most specific one."""
+    """Overlapping findings collapse into the most specific one (one sweep in text order)."""
     kept: list[_Candidate] = []
-    for cand in sorted(candidates, key=lambda c: (-c.priority, c.start)):
-        if all(cand.end <= k.start or cand.start >= k.end for k in kept):
-            kept.append(cand)
-    return sorted(kept, key=lambda c: c.start)
+    for cand in sorted(candidates, key=lambda c: (c.start, -c.priority, -c.end)):
+        if kept and cand.start < kept[-1].end:
+            if cand.priority > kept[-1].priority:
+                kept[-1] = cand
+            continue
+        kept.append(cand)
+    return kept
 
 
 def _line_starts(text: str) -> list[int]:
