@@ -130,7 +130,7 @@ def test_init_layered_registers_the_tree_and_creates_project_memory(
     data = json.loads(done.stdout)
     assert data == {
         "root": str(mimo_root),
-        "created": [".", ".gitignore", "projects/pid-1/MEMORY.md"],
+        "created": [".", ".gitignore", "projects/pid-1/MEMORY.md", ".git/"],
         "registered": True,
         "project_id": "pid-1",
     }

@@ -37,6 +37,14 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     claude.add_argument(
         "--no-claude", action="store_true", help="stop indexing Claude Code's memory folders"
     )
+    parser.add_argument(
+        "--sync-folder",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="with --claude: also sync this project folder's memory/*.md through git "
+        "(repeatable; never the default)",
+    )
     add_json(parser)
     parser.set_defaults(handler=run)
 
@@ -44,7 +52,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 def run(app: App, args: argparse.Namespace) -> int:
     from memoryd.setup import init_global, init_project
 
-    if args.claude or args.no_claude:
+    if args.claude or args.no_claude or args.sync_folder:
         return _claude(app, args)
     if args.layered:
         return _layered(app, args)
@@ -101,6 +109,14 @@ def _layered(app: App, args: argparse.Namespace) -> int:
 def _claude(app: App, args: argparse.Namespace) -> int:
     from memoryd.layouts.claude import disable_claude, enable_claude, privacy_notice
 
+    if args.sync_folder and not args.claude:
+        from memoryd.errors import UsageError
+
+        raise UsageError(
+            "--sync-folder goes with --claude", hint="memoryd init --claude --sync-folder DIR"
+        )
+    if args.claude and args.sync_folder:
+        return _claude_sync(app, args)
     if args.claude:
         app.note(privacy_notice(app.env))
         switch = enable_claude(app.paths, app.config, app.env)
@@ -110,4 +126,18 @@ def _claude(app: App, args: argparse.Namespace) -> int:
     state = "on" if switch.enabled else "off"
     same = "" if switch.changed else " (it already was)"
     app.emit(args.json, data, f"Claude Code memory indexing is {state}{same}: {switch.folder}")
+    return 0
+
+
+def _claude_sync(app: App, args: argparse.Namespace) -> int:
+    from memoryd.layouts.claude import SYNC_NOTICE, enable_claude_sync, privacy_notice
+
+    folders = [app.cwd / Path(f).expanduser() for f in args.sync_folder]
+    app.note(privacy_notice(app.env))
+    switch, slugs = enable_claude_sync(app.paths, app.config, app.env, folders)
+    app.note(SYNC_NOTICE.format(folders=", ".join(slugs), root=switch.folder))
+    data = {"folder": str(switch.folder), "enabled": True, "changed": switch.changed,
+            "sync_folders": slugs}  # fmt: skip
+    text = f"Claude Code memory indexing is on, synced for: {', '.join(slugs)}"
+    app.emit(args.json, data, text)
     return 0

@@ -205,18 +205,18 @@ def syncable(layout: str, relative: str) -> bool:
     return True
 
 
-def gitignore_lines(layout: str) -> tuple[str, ...]:
-    """``.gitignore`` lines that keep a layout's local-only files out of commits."""
+def gitignore_lines(layout: str, folders: tuple[str, ...] = ("*",)) -> tuple[str, ...]:
+    """``.gitignore`` lines that keep a layout's local-only files out of commits.
+
+    For ``claude``, only ``<folder>/memory/*.md`` of the given project folders (every
+    folder with ``*``) is let through: never transcripts, todos or other projects.
+    """
     if layout == "layered":
         return ("/sessions/",)
-    if layout == "claude":
-        return (
-            "/*",
-            "!/.gitignore",
-            "!/*/",
-            "/*/*",
-            "!/*/memory/",
-            "/*/memory/*",
-            "!/*/memory/*.md",
-        )
-    return ()
+    if layout != "claude":
+        return ()
+    lines = ["/*", "!/.gitignore"]
+    for folder in folders:
+        lines += [f"!/{folder}/", f"/{folder}/*", f"!/{folder}/memory/", f"/{folder}/memory/*"]
+        lines.append(f"!/{folder}/memory/*.md")
+    return tuple(lines)

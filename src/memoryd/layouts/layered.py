@@ -21,6 +21,7 @@ from memoryd.fsutil import atomic_write, fsync_dir
 from memoryd.layouts import configured_root
 from memoryd.roots import STATE_FILE, ensure_gitignored, git_toplevel
 from memoryd.setup import SetupResult
+from memoryd.sync.git import init_repo
 
 log = logging.getLogger(__name__)
 
@@ -153,4 +154,8 @@ def setup_layered(
     )
     if after is not before:
         app.reload_config()
-    return SetupResult(root, tree.created, registered=after is not before), pid
+    created = list(tree.created)
+    policy = next((r.sync for r in app.config.roots if r.path == root), None)
+    if policy is not None and (policy.commit or policy.pull) and init_repo(root):
+        created.append(".git/")  # global/ and projects/ sync; sessions/ is ignored
+    return SetupResult(root, tuple(created), registered=after is not before), pid

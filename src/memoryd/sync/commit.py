@@ -103,6 +103,7 @@ def sort_batch(
     repo: Repo, config: Config, changes: list[tuple[str, str]], layout: str = "plugin"
 ) -> Batch:
     batch = Batch()
+    layout = _layout(config, repo.root)
     for status, path in changes:
         rel = repo.root_path(path)
         if never_synced(rel) or not syncable(layout, rel):
@@ -118,6 +119,12 @@ def sort_batch(
         batch.stage.append(path)
         (batch.added if status == "??" else batch.changed).append(rel)
     return batch
+
+
+def _layout(config: Config, root: Path) -> str:
+    """The layout of the root being synced (layered sessions/ and claude transcripts stay)."""
+    found = config.root_for(root)
+    return found.layout if found is not None and found.path == root else "plugin"
 
 
 def _left_out(
