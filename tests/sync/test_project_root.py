@@ -49,6 +49,7 @@ def test_project_root_commits_only_memory_paths(tmp_path: Path) -> None:
     assert "?? notes.txt" in git(repo, "status", "--porcelain")
     assert git(repo, "status", "--porcelain", "--", ".memory") == ""
     assert "Memoryd-Device: laptop" in git(repo, "log", "-1", "--format=%B")
+    assert outcome.action == "committed locally (pull and push are off for this root)"
     assert git(repo, "remote") == ""  # and nothing was pushed anywhere
 
 

@@ -159,6 +159,9 @@ class _Cycle:
             self._repair_user_index()
             if not self.commit_local():
                 return
+        if not (self.policy.pull or self.policy.push):
+            self.outcome.action = "committed locally (pull and push are off for this root)"
+            return
         branch = self.repo.git.branch()
         t = remote.target(self.repo, self.policy.remote, branch) if branch else None
         if t is None:
