@@ -26,26 +26,12 @@ Row = tuple[str, str, str]
 NO = SimpleNamespace(last_reconcile=None)
 
 
-def generate(root: Path, count: int, start: int = 0, folder: str | None = None) -> list[Path]:
-    """Memories with frontmatter, mixed English and Chinese (bench/corpus.py when present)."""
-    try:
-        from bench.corpus import write_corpus  # type: ignore[attr-defined]
-    except ImportError:
-        write_corpus = None
-    if write_corpus is not None and folder is None and start == 0:
-        return list(write_corpus(root, count))
-    files = []
-    kinds = ["fact", "pitfall", "decision", "rule", "preference"]
-    for n in range(start, start + count):
-        kind = kinds[n % len(kinds)]
-        sub = root / (folder or f"{kind}s") / f"topic{n % 40:02d}"
-        sub.mkdir(parents=True, exist_ok=True)
-        path = sub / f"memory-{n:06d}.md"
-        body = f"Memory {n} about sqlite fts5 tokenizer 分词 缓存 number{n} and watchdog events.\n"
-        text = f"---\nid: m{n}\nkind: {kind}\nsummary: memory number {n} 记忆 {n}\n---\n{body}"
-        path.write_text(text, encoding="utf-8")
-        files.append(path)
-    return files
+def generate(root: Path, count: int, seed: int = 0) -> list[Path]:
+    """The index benchmark's deterministic corpus (bench/corpus.py) under ``root``."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from bench.corpus import generate as corpus
+
+    return corpus(root, count, seed=seed)
 
 
 def proc_stat(pid: int) -> tuple[float, int, int]:
@@ -111,7 +97,7 @@ def burst(ctx: dict[str, Any], root: Path, count: int, memories: int) -> list[Ro
 
     app, db, home = ctx["app"], ctx["db"], ctx["home"]
     t0 = time.perf_counter()
-    generate(root, count, start=10_000_000, folder="burst")
+    generate(root / "burst", count, seed=1)
     written = time.perf_counter() - t0
     assert wait_for(lambda: len(db.rows(root)) >= memories + count, 600, 0.1), "never indexed"
     scratch = App(env={**os.environ, "MEMORYD_HOME": str(home / "scan")})

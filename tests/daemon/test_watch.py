@@ -131,3 +131,40 @@ def test_refused_watch_falls_back_to_polling_with_one_warning(
         exercise(watcher, q, root, exact=False)
     finally:
         watcher.stop()
+
+
+def subfolder_refusing_observer() -> Any:
+    """The root's watch is granted, a folder's below it refused (the limit hit mid-walk)."""
+    observer = native_observer()
+    inotify = observer._inotify_fd  # the kernel side of this observer
+    grant = inotify.add_callback
+
+    def add_callback(path: bytes, *args: Any, **kwargs: Any) -> Any:
+        if os.path.basename(path) == b"deep":
+            raise OSError(errno.ENOSPC, "inotify watch limit reached")
+        return grant(path, *args, **kwargs)
+
+    inotify.add_callback = add_callback
+    return observer
+
+
+def test_a_refused_folder_below_the_root_also_means_polling(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    (tmp_path / "fine").mkdir()
+    (tmp_path / "fine" / "deep").mkdir()  # watchdog itself would skip this one silently
+    q: queue.Queue[Change] = queue.Queue()
+    watcher = Watcher(q.put, poll_interval=0.1, native=subfolder_refusing_observer)
+    watcher.start()
+    try:
+        other = tmp_path / "other"
+        (other / "sub").mkdir(parents=True)
+        assert watcher.add(other) == "events"  # nothing refused there
+        assert watcher.add(tmp_path / "fine") == "polling"
+        assert "no watch for 1 folders" in caplog.text
+        assert "fs.inotify.max_user_watches" in caplog.text
+        note = tmp_path / "fine" / "deep" / "a.md"
+        note.write_text("seen by polling")
+        assert note in collect(q, lambda b: note in b.ops).ops
+    finally:
+        watcher.stop()

@@ -26,11 +26,14 @@ def syncs(root: RootConfig) -> bool:
     return root.sync.commit or root.sync.push or root.sync.pull
 
 
+QUIET_OUTCOMES = ("ok", "disabled", "done")  # nothing the user must look at
+
+
 def describe(outcome: Any) -> tuple[str, str]:
-    """(outcome word, message) from whatever ``sync_root`` returned."""
-    word = getattr(outcome, "outcome", None) or getattr(outcome, "status", None)
-    message = getattr(outcome, "message", "") or ""
-    return str(getattr(word, "value", word) or "done"), str(message)
+    """(status word, one-line message) from the ``SyncOutcome`` that ``sync_root`` returned."""
+    word = str(getattr(outcome, "status", None) or "done")
+    message = getattr(outcome, "message", None) or getattr(outcome, "error", None) or ""
+    return word, str(message)
 
 
 class Syncer:
@@ -63,19 +66,32 @@ class Syncer:
         if root is None or self.paused(path) or not path.is_dir():
             return
         with self._lock_for(path):
-            outcome, message = self._sync(root)
+            outcome, message, hint = self._sync(root)
         self.status.root(path, last_sync={"at": now_iso(), "outcome": outcome, "message": message})
+        if outcome == "busy":  # another process was syncing this repo: nothing learned
+            return
+        prefix = f"sync of {path}: "
+        current = None
+        if outcome not in QUIET_OUTCOMES:
+            log.warning("sync of %s: %s: %s", path, outcome, message)
+            current = f"{prefix}{outcome}: {message}" + (f" ({hint})" if hint else "")
+            self.status.problem(current)  # added before the old one goes: never a gap
+        for text in self.status.snapshot().problems:
+            if text.startswith(prefix) and text != current:
+                self.status.problem(text, present=False)
 
-    def _sync(self, root: RootConfig) -> tuple[str, str]:
+    def _sync(self, root: RootConfig) -> tuple[str, str, str | None]:
+        """(status word, message, hint) of one cycle; never raises."""
         try:  # the sync engine is a separate subsystem; a build without it still serves
             engine: Any = importlib.import_module("memoryd.sync.engine")
         except ImportError:
-            return "unavailable", "this memoryd has no sync engine"
+            return "unavailable", "this memoryd has no sync engine", None
         try:
-            return describe(engine.sync_root(self.config(), self.paths, root))
+            outcome = engine.sync_root(self.config(), self.paths, root)
         except Exception as exc:  # a failed cycle must not stop the daemon
             log.exception("sync of %s failed", root.path)
-            return "failed", f"{type(exc).__name__}: {exc}"
+            return "failed", f"{type(exc).__name__}: {exc}", None
+        return (*describe(outcome), getattr(outcome, "hint", None))
 
     def _lock_for(self, path: Path) -> threading.Lock:
         with self._guard:

@@ -12,6 +12,7 @@ import errno
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -78,6 +79,18 @@ def to_change(root: Path, kind: str, src: Path, dest: Path | None, is_dir: bool)
     if mapped is None or not relevant_file(root, src):
         return None
     return Change(mapped, src)
+
+
+def unwatched(root: Path, watched: set[bytes], among: list[str] | None = None) -> list[str]:
+    """Folders below ``root`` (or of ``among``) that still exist and have no watch."""
+    if among is None:
+        among = [
+            os.path.join(top, name)
+            for top, names, _files in os.walk(root)
+            for name in names
+            if not os.path.islink(os.path.join(top, name))
+        ]
+    return [d for d in among if os.fsencode(d) not in watched and os.path.isdir(d)]
 
 
 def _path(raw: str | bytes) -> Path:
@@ -151,11 +164,13 @@ class Watcher:
             if self._native is not None:
                 try:
                     self._schedule(self._native, root)
+                    self._check_coverage(root)
                     self.modes[root] = "events"
                     return "events"
                 except OSError as exc:
                     if exc.errno not in LIMIT_ERRNOS:
                         raise
+                    self._unschedule(root)
                     self._warn_limit(root, exc)
             self._schedule(self._polling_observer(), root)
             self.modes[root] = "polling"
@@ -163,8 +178,11 @@ class Watcher:
 
     def remove(self, root: Path) -> None:
         with self._lock:
-            entry = self._watches.pop(root, None)
             self.modes.pop(root, None)
+            self._unschedule(root)
+
+    def _unschedule(self, root: Path) -> None:
+        entry = self._watches.pop(root, None)
         if entry is not None:
             observer, watch = entry
             try:
@@ -186,6 +204,24 @@ class Watcher:
         handler = Handler(root, self.sink)
         watch = observer.schedule(handler, str(root), recursive=True, event_filter=_event_filter())
         self._watches[root] = (observer, watch)
+
+    def _check_coverage(self, root: Path) -> None:
+        """Raise ENOSPC when the OS refused a watch on some folder below ``root``.
+
+        watchdog raises only when the root's own watch is refused and skips its
+        folders silently; their events would be lost until the next reconcile.
+        """
+        observer, watch = self._watches[root]
+        try:  # watchdog's inotify internals; elsewhere (or another version) trust it
+            group = observer._emitter_for_watch[watch]._inotify
+            missing = unwatched(root, set(group._active_callbacks_by_path))
+        except (AttributeError, KeyError, TypeError):
+            return
+        if missing:
+            time.sleep(0.2)  # a folder created just now gets its watch from its own event
+            missing = unwatched(root, set(group._active_callbacks_by_path), missing)
+        if missing:
+            raise OSError(errno.ENOSPC, f"no watch for {len(missing)} folders, e.g. {missing[0]}")
 
     def _polling_observer(self) -> Any:
         if self._polling is None:

@@ -1,0 +1,71 @@
+"""The daemon hands changes to git sync (debounced) and pulls on its timer."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.daemon.harness import DaemonProcess, app_with_root, indexed, memory, wait_until
+from tests.helpers import git
+
+pytest.importorskip("memoryd.sync.engine")
+
+
+def remote_files(remote: Path) -> set[str]:
+    done = subprocess.run(
+        ["git", "ls-tree", "-r", "--name-only", "main"],
+        cwd=remote, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    return set(done.stdout.split()) if done.returncode == 0 else set()
+
+
+def test_changes_are_pushed_after_the_debounce_and_pulls_are_indexed(tmp_path: Path) -> None:
+    from memoryd.app import App
+    from memoryd.daemon.status import read_status
+
+    app, root = app_with_root()
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "remote", "add", "origin", str(remote))
+    settings = {
+        "roots": [{"path": str(root), "sync": {"debounce_s": 0.3}}],
+        "daemon": {"sync_interval_s": 1.0},
+    }
+    app.paths.config_file.write_text(yaml.safe_dump(settings))
+    app = App()
+    daemon = DaemonProcess(tmp_path)
+    try:
+        daemon.wait_ready(app)
+        (root / "facts" / "pushed.md").write_text(memory("travels to the remote"))
+        ok = wait_until(lambda: "facts/pushed.md" in remote_files(remote), 30)
+        assert ok, daemon.output()
+        last_sync = lambda: read_status(app.paths).status.roots[str(root)].last_sync  # type: ignore[union-attr]  # noqa: E731
+        assert wait_until(lambda: last_sync() is not None)  # written once the cycle returns
+        assert last_sync()["outcome"] == "ok", last_sync()  # type: ignore[index]
+
+        other = tmp_path / "other"  # a second device pushes; the periodic pull brings it
+        subprocess.run(["git", "clone", "-q", str(remote), str(other)], check=True)
+        (other / "facts" / "pulled.md").write_text(memory("came from the other device"))
+        git(other, "add", "-A")
+        git(other, "commit", "-q", "-m", "from the other device")
+        git(other, "push", "-q", "origin", "main")
+        pulled = root / "facts" / "pulled.md"
+        assert wait_until(lambda: any(p == str(pulled) for p, _ in indexed(app)), 30), (
+            daemon.output()
+        )
+
+        remote.rename(tmp_path / "gone.git")  # the remote goes away: a pending problem, not a crash
+        (root / "facts" / "stranded.md").write_text(memory("waits for the remote"))
+        problem = f"sync of {root}: offline: "
+        problems = lambda: read_status(app.paths).status.problems  # type: ignore[union-attr]  # noqa: E731
+        assert wait_until(lambda: any(p.startswith(problem) for p in problems()), 30), problems()
+        (tmp_path / "gone.git").rename(remote)  # back: a later cycle pushes and clears it
+        assert wait_until(lambda: "facts/stranded.md" in remote_files(remote), 30), problems()
+        assert wait_until(lambda: not any(p.startswith(problem) for p in problems()), 30)
+        assert daemon.terminate() == 0
+    finally:
+        daemon.kill()
