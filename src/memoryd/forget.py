@@ -66,11 +66,6 @@ def relink(root: RootConfig, old: str, new: str | None) -> list[Path]:
     return written
 
 
-def without_links(memory: Memory, gone: str) -> Memory | None:
-    """``memory`` with its links to ``gone`` removed, or None when it has none."""
-    return retarget(memory, gone, None)
-
-
 def retarget(memory: Memory, old: str, new: str | None) -> Memory | None:
     """``memory`` with its links to ``old`` pointing at ``new`` (None: removed); None if none."""
     changes: dict[str, Any] = {}

@@ -26,7 +26,7 @@ from memoryd.errors import MemorydError
 try:
     from mcp.server.mcpserver import MCPServer
     from mcp.types import CallToolResult, TextContent
-except ImportError as exc:  # pragma: no cover - exercised only without the extra
+except ImportError as exc:
     raise MemorydError(
         "the MCP server needs the official mcp SDK, which is not installed",
         hint="pip install 'memoryd[mcp]'",

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -167,3 +168,16 @@ def test_the_stdio_server_serves_a_real_client(setup: Setup) -> None:
     assert names == TOOLS
     assert saved == "Saved facts/release-notes-live-in-changes-md (project memory, kind fact)."
     assert (setup.project / "facts" / "release-notes-live-in-changes-md.md").exists()
+
+
+def test_without_the_sdk_the_command_names_the_extra() -> None:
+    code = (
+        "import sys; sys.modules['mcp'] = None; sys.modules['mcp.server.mcpserver'] = None\n"
+        "from memoryd.cli import main; raise SystemExit(main(['mcp']))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 1
+    assert done.stderr == (
+        "memoryd: error: the MCP server needs the official mcp SDK, which is not installed\n"
+        "  hint: pip install 'memoryd[mcp]'\n"
+    )

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.forget import without_links
+from memoryd.forget import retarget
 from memoryd.memory import new_memory, parse, render
 from memoryd.remember import (
     Request,
@@ -75,11 +75,14 @@ def test_coverage_is_the_share_of_new_terms() -> None:
     assert coverage(set(), {"a"}) == 0.0
 
 
-def test_links_to_a_forgotten_memory_are_cleared() -> None:
+def test_links_are_cleared_or_moved() -> None:
     old = parse(render(new_memory({"id": "a", "superseded_by": "b"}, "x")))
-    assert without_links(old, "b") is not None
-    assert "superseded_by" not in without_links(old, "b").meta  # type: ignore[union-attr]
+    cleared = retarget(old, "b", None)
+    assert cleared is not None and "superseded_by" not in cleared.meta
+    moved = retarget(old, "b", "rules/b")
+    assert moved is not None and moved.meta["superseded_by"] == "rules/b"
     newer = new_memory({"supersedes": ["a", "c"]}, "")
-    assert without_links(newer, "a").meta["supersedes"] == ["c"]  # type: ignore[union-attr]
-    assert without_links(new_memory({"supersedes": "a"}, ""), "a").meta == {}  # type: ignore[union-attr]
-    assert without_links(new_memory({"supersedes": "z"}, ""), "a") is None
+    assert retarget(newer, "a", None).meta["supersedes"] == ["c"]  # type: ignore[union-attr]
+    assert retarget(newer, "a", "d").meta["supersedes"] == ["d", "c"]  # type: ignore[union-attr]
+    assert retarget(new_memory({"supersedes": "a"}, ""), "a", None).meta == {}  # type: ignore[union-attr]
+    assert retarget(new_memory({"supersedes": "z"}, ""), "a", None) is None

@@ -40,6 +40,13 @@ _COMPOUND_SUFFIXES = (
     ("authkey", "token"), ("masterkey", "secret"), ("signingkey", "secret"),
     ("encryptionkey", "secret"),
 )  # fmt: skip
+_ALGORITHM_PASSES = wordset(
+    """
+    first second third last next prev previous single multi one two shrink render compile compiler
+    optimization opt lint check type by over under sur com byte band low high all full half final
+    initial extra post pre forward backward reverse
+    """
+)
 _PASS_PREFIXES = wordset(
     "db root admin user my app sql pg redis ftp smtp mail wifi sudo login ssh vnc rdp web api sys"
 )
@@ -115,7 +122,7 @@ def _word_kind(word: str, before: list[str]) -> str | None:
     if any(b in _NOT_SECRET_QUALIFIERS for b in before):
         return None
     if word in _PASSWORD_WORDS:
-        if word == "pass" and before and before[-1] not in _PASS_PREFIXES:
+        if word == "pass" and before and before[-1] in _ALGORITHM_PASSES:
             return None  # first_pass, shrink_pass: a pass of an algorithm
         return "password"
     if word in _SECRET_WORDS:
