@@ -127,6 +127,9 @@ def main() -> int:
     parser.add_argument("--edits", type=int, default=100)
     parser.add_argument("--idle", type=float, default=60.0)
     parser.add_argument("--burst", type=int, default=5_000)
+    parser.add_argument(
+        "--sync", action="store_true", help="leave git sync on (it commits the corpus mid-run)"
+    )
     args = parser.parse_args()
 
     home = Path(tempfile.mkdtemp(prefix="memoryd-bench-"))
@@ -137,6 +140,9 @@ def main() -> int:
     from memoryd.setup import init_global
 
     root = init_global(App()).root
+    if not args.sync:  # measure the daemon itself, not a first commit of 10k files
+        config = App().paths.config_file
+        config.write_text(f"roots:\n  - path: {root}\n    sync: false\n", encoding="utf-8")
     files = generate(root, args.memories)
     app = App()
     log = (home / "daemon.out").open("w")
