@@ -12,6 +12,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# CI runs the suite once, on a fresh clone (no example database) on a loaded 2-core
+# machine: a property test must not fail because one example was slow.
+settings.register_profile("memoryd", deadline=None)
+settings.register_profile("thorough", deadline=None, max_examples=5000)
+settings.load_profile(os.environ.get("MEMORYD_HYPOTHESIS_PROFILE", "memoryd"))
 
 REAL_HOME = Path.home()
 WATCHED = [
