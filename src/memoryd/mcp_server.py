@@ -15,13 +15,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
 from memoryd import context, forget, locate, remember, upkeep
 from memoryd.app import App
 from memoryd.errors import MemorydError
+
+if TYPE_CHECKING:
+    from memoryd.index.search import Hit
 
 try:
     from mcp.server.mcpserver import MCPServer
@@ -120,7 +123,7 @@ class Tools:
         return context.gather(self.app, query).text
 
 
-def format_hits(query: str, hits: list[upkeep.Hit]) -> str:
+def format_hits(query: str, hits: list[Hit]) -> str:
     if not hits:
         return (
             f"No memory matched {query!r}. Zero results do not prove nothing was recorded: "

@@ -13,7 +13,7 @@ import time
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memoryd import locate, safepath, upkeep
 from memoryd.app import App
@@ -21,6 +21,9 @@ from memoryd.config import RootConfig
 from memoryd.errors import Refused, UsageError
 from memoryd.fsutil import atomic_write
 from memoryd.memory import Memory, new_memory, render
+
+if TYPE_CHECKING:
+    from memoryd.index.search import Hit
 
 CATEGORY = {
     "rule": "rules",
@@ -239,14 +242,14 @@ def _refuse_duplicate(
 
 def duplicate_of(
     app: App, roots: list[RootConfig], text: str, skip: Path | None = None
-) -> tuple[upkeep.Hit, float] | None:
+) -> tuple[Hit, float] | None:
     """The existing memory covering the largest share (≥ the threshold) of ``text``'s terms."""
     wanted = upkeep.terms(text)
     if not wanted:
         return None
     threshold = app.config.search.duplicate_coverage
     candidates = upkeep.search(app, roots, text, limit=20, count_hits=False)
-    best: tuple[upkeep.Hit, float] | None = None
+    best: tuple[Hit, float] | None = None
     for hit in candidates:
         if skip is not None and hit.path == skip:
             continue
@@ -261,7 +264,7 @@ def coverage(wanted: set[str], existing: set[str]) -> float:
     return len(wanted & existing) / len(wanted) if wanted else 0.0
 
 
-def _hit_text(hit: upkeep.Hit) -> str:
+def _hit_text(hit: Hit) -> str:
     return "\n".join(part for part in (hit.summary or "", hit.body) if part)
 
 

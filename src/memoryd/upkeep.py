@@ -11,30 +11,18 @@ import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memoryd.app import App
 from memoryd.compiler import is_generated
 from memoryd.config import RootConfig
 from memoryd.roots import ROOT_FILE, relative_id
 
+if TYPE_CHECKING:  # the index is imported lazily, where it is used
+    from memoryd.index.search import Hit
+
 log = logging.getLogger(__name__)
 GENERATED_SLACK = 8  # extra hits fetched to make up for compiled files left out
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One recall result, as the tools use it."""
-
-    id: str
-    path: Path
-    root: Path
-    scope: str
-    kind: str | None
-    summary: str | None
-    score: float
-    terms: dict[str, int]
-    snippet: str
-    body: str
 
 
 @dataclass(frozen=True)
@@ -82,11 +70,7 @@ def search(
         )  # fmt: skip
     finally:
         db.close()
-    hits = [
-        Hit(h.id, h.path, h.root, h.scope, h.kind, h.summary, h.score, h.terms, h.snippet, h.body)
-        for h in found
-        if not is_generated(relative_id(h.root, h.path))
-    ]
+    hits = [h for h in found if not is_generated(relative_id(h.root, h.path))]
     return hits[:limit]
 
 
