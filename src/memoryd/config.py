@@ -278,13 +278,26 @@ def root_to_yaml(root: RootConfig) -> dict[str, Any]:
 
 
 def register_root(paths: Paths, config: Config, root: RootConfig) -> Config:
-    """Add ``root`` to config.yaml (no-op when it is already there).
+    """Add ``root`` to config.yaml (no-op when it is already there)."""
+    if any(r.path == root.path for r in config.roots):
+        return config
+    return _write_roots(paths, config, (*config.roots, root))
+
+
+def unregister_root(paths: Paths, config: Config, path: Path) -> Config:
+    """Remove the root at ``path`` from config.yaml (no-op when it is not there)."""
+    kept = tuple(r for r in config.roots if r.path != path)
+    if len(kept) == len(config.roots):
+        return config
+    return _write_roots(paths, config, kept)
+
+
+def _write_roots(paths: Paths, config: Config, roots: tuple[RootConfig, ...]) -> Config:
+    """Rewrite config.yaml with ``roots``, every other setting kept.
 
     The file is rewritten atomically; the previous version is kept as
     ``config.yaml.bak`` because YAML comments do not survive a rewrite.
     """
-    if any(r.path == root.path for r in config.roots):
-        return config
     file = paths.config_file
     data: dict[str, Any] = {}
     if file.exists():
@@ -292,29 +305,7 @@ def register_root(paths: Paths, config: Config, root: RootConfig) -> Config:
         loaded = yaml.safe_load(old) or {}
         data = dict(loaded) if isinstance(loaded, Mapping) else {}
         atomic_write(file.with_name(file.name + ".bak"), old)
-    entries = [root_to_yaml(r) for r in config.roots]
-    data = {**data, "roots": [*entries, root_to_yaml(root)]}
+    data = {**data, "roots": [root_to_yaml(r) for r in roots]}
     text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
     atomic_write(file, text.encode("utf-8"))
-    return dataclasses.replace(config, roots=(*config.roots, root), source=file)
-
-
-def unregister_root(paths: Paths, config: Config, path: Path) -> Config:
-    """Remove the root at ``path`` from config.yaml (no-op when it is not there).
-
-    Like :func:`register_root`, the previous file is kept as ``config.yaml.bak``.
-    """
-    kept = tuple(r for r in config.roots if r.path != path)
-    if len(kept) == len(config.roots):
-        return config
-    file = paths.config_file
-    data: dict[str, Any] = {}
-    if file.exists():
-        old = file.read_bytes()
-        loaded = yaml.safe_load(old) or {}
-        data = dict(loaded) if isinstance(loaded, Mapping) else {}
-        atomic_write(file.with_name(file.name + ".bak"), old)
-    data = {**data, "roots": [root_to_yaml(r) for r in kept]}
-    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
-    atomic_write(file, text.encode("utf-8"))
-    return dataclasses.replace(config, roots=kept, source=file)
+    return dataclasses.replace(config, roots=roots, source=file)
