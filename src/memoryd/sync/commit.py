@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import shutil
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -56,8 +55,10 @@ class MassDelete:
 def private_index(repo: Repo, tmp_dir: Path, rev: str | None) -> Path:
     """A private index file holding exactly ``rev``'s tree (empty for an unborn branch).
 
-    Seeded from a copy of the user's index so unchanged files keep their stat data;
-    ``read-tree -m`` then makes every entry (the user's staged work included) ``rev``'s.
+    Built fresh, with no stat data, so ``git status`` reads every file under the root.
+    It used to be seeded from a copy of the user's index to reuse its stat data; under
+    load that made a cycle miss a same-size rewrite of a file (shared.md went from
+    "laptop 0" to "laptop 1" and the commit took only the new laptop-1.md): a lost edit.
     """
     tmp_dir.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(prefix="index-", dir=tmp_dir)
@@ -66,14 +67,8 @@ def private_index(repo: Repo, tmp_dir: Path, rev: str | None) -> Path:
     index.unlink()  # git wants to create it
     if rev is None:
         repo.git.run("read-tree", "--empty", index=index)
-        return index
-    real = repo.git_dir / "index"
-    with contextlib.suppress(OSError):  # its stat data spares git re-reading unchanged files
-        shutil.copyfile(real, index)
-        if repo.git.run("read-tree", "-m", rev, index=index, check=False).code == 0:
-            return index
-    index.unlink(missing_ok=True)
-    repo.git.run("read-tree", rev, index=index)
+    else:
+        repo.git.run("read-tree", rev, index=index)
     return index
 
 
