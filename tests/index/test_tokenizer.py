@@ -1,8 +1,20 @@
 from __future__ import annotations
 
-import pytest
+import re
+import unicodedata
 
-from memoryd.index.tokenizer import fts_expression, index_tokens, query_terms, tokenize
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memoryd.index.tokenizer import (
+    CJK_RANGES,
+    fts_expression,
+    index_tokens,
+    is_cjk,
+    query_terms,
+    tokenize,
+)
 
 SENTENCE = "部署脚本用 pnpm 而不是 npm,因为 lockfile 不兼容"
 
@@ -48,3 +60,31 @@ def test_punctuation_separates() -> None:
 )
 def test_fts_expression_quotes_every_term(query: str, expected: str | None) -> None:
     assert fts_expression(query_terms(query)) == expected
+
+
+# The specification, written as plainly as possible: the tokenizer's fast path
+# (ASCII runs first, CJK split only inside non-ASCII runs) must agree with it.
+_SPEC_RUN = re.compile(f"[{CJK_RANGES}]+|[^\\W{CJK_RANGES}]+")
+
+
+def spec_tokens(text: str, tails: bool) -> list[str]:
+    out: list[str] = []
+    for run in _SPEC_RUN.findall(unicodedata.normalize("NFKC", text).casefold()):
+        if not is_cjk(run[0]) or len(run) == 1:
+            out.append(run)
+        else:
+            out.extend(run[i : i + 2] for i in range(len(run) - 1))
+            out.extend([run[-1]] if tails else [])
+    return out
+
+
+_ALPHABET = st.sampled_from(
+    list("aZz09_ -.,/:'\"\t\nßİﬁ") + list("部署脚本兼容々〇カタかな한국ㄱ")
+    + ["\u2f00", "\u2e80", "\uff21", "\uff10", "\u0301", "\u00a0", "\U00020000", "é", "Ω"]
+)  # fmt: skip
+
+
+@given(st.text(_ALPHABET, max_size=40) | st.text(max_size=40))
+def test_tokens_match_the_specification(text: str) -> None:
+    assert index_tokens(text) == spec_tokens(text, tails=True)
+    assert tokenize(text) == spec_tokens(text, tails=False)

@@ -42,8 +42,9 @@ CJK_RANGES = (
     "\uf900-\ufaff"  # CJK compatibility ideographs
     "\U00020000-\U0003ffff"  # CJK extensions B and later
 )
-# A CJK run, or a run of word characters that are not CJK.
-_RUN_RE = re.compile(f"[{CJK_RANGES}]+|[^\\W{CJK_RANGES}]+")
+# A run of word or CJK characters; within one, a CJK run or a run of other word characters.
+_WORD_RE = re.compile(f"[\\w{CJK_RANGES}]+")
+_PART_RE = re.compile(f"([{CJK_RANGES}]+)|([^\\W{CJK_RANGES}]+)")
 _CJK_BOUNDS = tuple((ord(lo), ord(hi)) for lo, hi in re.findall(r"(.)-(.)", CJK_RANGES, flags=re.S))
 
 
@@ -55,40 +56,47 @@ def is_cjk(char: str) -> bool:
 
 def normalize(text: str) -> str:
     """NFKC, then case folded: what every token is made of."""
+    if text.isascii():
+        return text.lower()  # the same, for ASCII, and several times faster
     return unicodedata.normalize("NFKC", text).casefold()
 
 
-def _runs(text: str) -> list[tuple[str, bool]]:
-    """The runs of ``text`` (normalized), each with whether it is a CJK run."""
-    return [(run, not run.isascii() and is_cjk(run[0])) for run in _RUN_RE.findall(normalize(text))]
+def _tokens(text: str, tails: bool) -> list[str]:
+    """The tokens of ``text``; with ``tails``, also each CJK run's last character.
+
+    Runs of word characters are found first and only the non-ASCII ones are
+    split into CJK and other parts: most text is ASCII, and this is the hot loop
+    of a cold index.
+    """
+    out: list[str] = []
+    append, extend = out.append, out.extend
+    for run in _WORD_RE.findall(normalize(text)):
+        if run.isascii():
+            append(run)
+            continue
+        for cjk, word in _PART_RE.findall(run):
+            if word or len(cjk) == 1:
+                append(word or cjk)
+            else:
+                extend(map(operator.add, cjk, cjk[1:]))  # overlapping bigrams
+                if tails:
+                    append(cjk[-1])
+    return out
 
 
 def tokenize(text: str) -> list[str]:
     """The tokens of ``text`` in order (duplicates kept)."""
-    out: list[str] = []
-    for run, cjk in _runs(text):
-        if not cjk or len(run) == 1:
-            out.append(run)
-        else:
-            out.extend(map(operator.add, run, run[1:]))  # overlapping bigrams
-    return out
+    return _tokens(text, tails=False)
 
 
 def index_tokens(text: str) -> list[str]:
     """:func:`tokenize` plus the last character of each CJK run of two or more."""
-    out: list[str] = []
-    for run, cjk in _runs(text):
-        if not cjk or len(run) == 1:
-            out.append(run)
-        else:
-            out.extend(map(operator.add, run, run[1:]))
-            out.append(run[-1])
-    return out
+    return _tokens(text, tails=True)
 
 
 def index_text(text: str | None) -> str:
     """What FTS5 stores for one column: the index tokens joined by spaces."""
-    return " ".join(index_tokens(text)) if text else ""
+    return " ".join(_tokens(text, tails=True)) if text else ""
 
 
 def is_cjk_char(token: str) -> bool:
