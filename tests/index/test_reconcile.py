@@ -14,6 +14,7 @@ from tests.index.conftest import World, write_memory
 
 # the package's `reconcile` attribute is the function; the test patches the module
 loader_module = importlib.import_module("memoryd.index.loader")
+pool_module = importlib.import_module("memoryd.index.pool")
 
 
 def indexed(db: IndexDB) -> dict[str, str]:
@@ -241,7 +242,7 @@ def test_large_batches_load_in_worker_processes_with_the_same_result(
         expected = db.rows()
         db.reset()
         monkeypatch.setattr(loader_module, "PARALLEL_MIN", 5)
-        monkeypatch.setattr(loader_module, "CHUNK", 7)  # several requests per worker
+        monkeypatch.setattr(pool_module, "CHUNK", 7)  # several requests per worker
         parallel = reconcile(db, world.config)
         assert sorted(parallel.added) == sorted(serial.added)
         assert [dataclasses.replace(r, mtime_ns=0) for r in db.rows()] == [

@@ -97,12 +97,9 @@ def row_from_sql(values: tuple[object, ...]) -> Row:
 class IndexDB:
     """An open index. ``with open_index(paths) as db:`` closes it afterwards."""
 
-    def __init__(
-        self, conn: sqlite3.Connection, file: Path, tokens: schema.TokenCache | None = None
-    ) -> None:
+    def __init__(self, conn: sqlite3.Connection, file: Path) -> None:
         self.conn = conn
         self.file = file
-        self.tokens = tokens or schema.TokenCache()  # the connection's memoryd_tokens()
 
     def rows(self, root: Path | None = None) -> list[Row]:
         """Every indexed file (of one root), sorted by path."""
@@ -153,6 +150,5 @@ class IndexDB:
 def open_index(paths: Paths, *, check_same_thread: bool = True) -> IndexDB:
     """Open (creating, migrating or rebuilding as needed) the index in memoryd's cache."""
     file = paths.index_db
-    tokens = schema.TokenCache()
-    conn = schema.connect(file, check_same_thread=check_same_thread, tokens=tokens)
-    return IndexDB(conn, file, tokens)
+    conn = schema.connect(file, check_same_thread=check_same_thread)
+    return IndexDB(conn, file)

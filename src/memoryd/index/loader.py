@@ -2,27 +2,16 @@
 
 A pure-ish function of a file's bytes and place (:func:`load`), so a large
 batch (a cold index of thousands of files) can be spread over worker
-processes (:mod:`memoryd.index.worker`) while this process writes to SQLite.
-Workers are fresh interpreters started with ``python -m``, not forks and not
-``multiprocessing`` (which re-runs the caller's main script): a daemon's threads
-and locks never leak into them, and a worker that fails to start or dies only
-means the rest is loaded here.
+processes (:mod:`memoryd.index.pool`) while this process writes to SQLite.
 """
 
 from __future__ import annotations
 
-import contextlib
-import logging
 import os
-import pickle
-import sys
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    import subprocess
+from typing import Any
 
 from memoryd.config import RootConfig
 from memoryd.index.db import dump_problems, join_lines
@@ -30,11 +19,8 @@ from memoryd.index.layout import identify
 from memoryd.index.tokenizer import index_text
 from memoryd.memory import Problem, id_for_path, parse, validate
 
-log = logging.getLogger(__name__)
-
 HEAD_BYTES = 64 * 1024  # how much of an oversized file is read for its frontmatter
 PARALLEL_MIN = 2000  # files to load before worker processes pay for their start-up
-CHUNK = 128  # files per request to a worker
 
 
 @dataclass(frozen=True)
@@ -56,7 +42,7 @@ class Loaded:
     hash: str
     oversized: bool
     row: tuple[Any, ...] | None  # the memories row (None: same hash as before)
-    tokens: dict[str, str]  # column text -> its index text, for the FTS trigger
+    tokens: dict[str, str]  # column text -> its index text, for the full-text table
 
 
 @dataclass(frozen=True)
@@ -124,85 +110,18 @@ def record(root: RootConfig, path: str, read: Read, checked_ns: int) -> tuple[An
 
 def load_all(
     root: RootConfig, paths: Sequence[str], cap: int, old_hashes: Sequence[str | None]
-) -> Iterator[Loaded | Failed]:
-    """:func:`load` for each path, in order; in worker processes for large batches."""
-    done = 0
-    workers = max(1, min(3, (os.cpu_count() or 1) - 1))
-    if len(paths) >= PARALLEL_MIN:
-        try:
-            for result in _in_workers(workers, root, paths, cap, old_hashes):
-                yield result
-                done += 1
-            return
-        except (OSError, EOFError, pickle.UnpicklingError, WorkerError) as exc:
-            log.warning("index: worker processes failed (%s); loading in this process", exc)
-    for path, old in zip(paths[done:], old_hashes[done:], strict=True):
-        yield load(root, path, cap, old)
+) -> Iterator[tuple[str, Loaded | Failed]]:
+    """``(path, load result)`` for each path; large batches in worker processes, in the
+    order they finish (:mod:`memoryd.index.pool`), small ones here, in order."""
+    items = list(zip(paths, old_hashes, strict=True))
+    if len(items) >= PARALLEL_MIN:
+        from memoryd.index.pool import load_parallel  # subprocess stays off small batches
 
-
-class WorkerError(Exception):
-    pass
-
-
-def _in_workers(
-    count: int, root: RootConfig, paths: Sequence[str], cap: int, olds: Sequence[str | None]
-) -> Iterator[Loaded | Failed]:
-    import subprocess  # off the recall path: only a large batch gets here
-    import threading
-
-    chunks = [list(zip(paths[i : i + CHUNK], olds[i : i + CHUNK], strict=True))
-              for i in range(0, len(paths), CHUNK)]  # fmt: skip
-    command = [sys.executable, "-m", "memoryd.index.worker"]
-    pipe = subprocess.PIPE
-    procs = [subprocess.Popen(command, stdin=pipe, stdout=pipe) for _ in range(count)]
-    feeder = threading.Thread(target=_feed, args=(procs, root, cap, chunks), daemon=True)
-    feeder.start()
-    try:
-        for number, chunk in enumerate(chunks):
-            stdout = procs[number % count].stdout
-            assert stdout is not None
-            results = pickle.load(stdout)  # our own worker's output: trusted
-            if not isinstance(results, list) or len(results) != len(chunk):
-                raise WorkerError("a worker answered out of step")
-            yield from results
-    finally:
-        _stop(procs)
-        feeder.join(timeout=5)
-
-
-def _feed(
-    procs: list[subprocess.Popen[bytes]], root: RootConfig, cap: int, chunks: list[Any]
-) -> None:
-    """Send the work (a thread: the pipes are small, and workers answer as they go)."""
-    try:
-        for proc in procs:
-            assert proc.stdin is not None
-            pickle.dump((root, cap), proc.stdin)
-        for number, chunk in enumerate(chunks):
-            stdin = procs[number % len(procs)].stdin
-            assert stdin is not None
-            pickle.dump(chunk, stdin, protocol=pickle.HIGHEST_PROTOCOL)
-            stdin.flush()
-    except OSError:  # a worker died; the reader notices and falls back
-        pass
-    finally:
-        for proc in procs:
-            with contextlib.suppress(OSError):
-                assert proc.stdin is not None
-                proc.stdin.close()
-
-
-def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
-    import subprocess
-
-    for proc in procs:
-        try:
-            proc.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        if proc.stdout is not None:
-            proc.stdout.close()
+        workers = max(1, min(3, (os.cpu_count() or 1) - 1))
+        yield from load_parallel(root, items, cap, workers)
+        return
+    for path, old in items:
+        yield path, load(root, path, cap, old)
 
 
 def reason(exc: OSError) -> str:

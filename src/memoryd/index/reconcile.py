@@ -14,12 +14,14 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Collection, Iterable, Sequence
+import sqlite3
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from memoryd.config import Config, RootConfig
+from memoryd.index import store
 from memoryd.index.db import IndexDB
 from memoryd.index.layout import member
 from memoryd.index.loader import Failed, Loaded, load_all, reason
@@ -29,19 +31,6 @@ log = logging.getLogger(__name__)
 
 RACY_NS = 2_000_000_000
 BATCH = 500  # files per write transaction
-
-_UPSERT_COLUMNS = (
-    "path", "root", "scope", "layout", "type", "scope_id", "id", "kind", "summary",
-    "load_when", "pinned", "supersedes", "superseded_by", "created", "updated", "size",
-    "mtime_ns", "checked_ns", "hash", "oversized", "problems", "body",
-)  # fmt: skip
-_UPSERT = (
-    f"INSERT INTO memories ({', '.join(_UPSERT_COLUMNS)}) "
-    f"VALUES ({', '.join('?' for _ in _UPSERT_COLUMNS)}) ON CONFLICT(path) DO UPDATE SET "
-    + ", ".join(f"{c} = excluded.{c}" for c in _UPSERT_COLUMNS[1:])
-)
-_TOUCH = "UPDATE memories SET size = ?, mtime_ns = ?, checked_ns = ? WHERE path = ?"
-
 
 @dataclass
 class ReconcileReport:
@@ -89,6 +78,8 @@ def reconcile(
         _Pass(db, config, root, report).run(only)
     if only is None:
         _drop_unlisted_foreign_roots(db, [*config.roots, *(roots or ())], report)
+    for paths in (report.added, report.changed, report.removed, report.oversized):
+        paths.sort()  # worker processes answer in any order
     report.seconds = time.perf_counter() - started
     return report
 
@@ -105,7 +96,7 @@ class _Pass:
         self.base = str(root.path)
         self.cap = config.search.max_file_bytes
         self.report = report
-        self.ops: list[tuple[str, tuple[Any, ...]]] = []
+        self.ops: list[Callable[[sqlite3.Connection], object]] = []  # pending writes
 
     def run(self, only: Collection[Path] | None) -> None:
         if only is None:
@@ -119,7 +110,7 @@ class _Pass:
             files, known = self.plan(only)
         stale = [path for path in files if self.stale(path, known.get(path))]
         olds = [known[p].hash if p in known else None for p in stale]
-        for path, result in zip(stale, load_all(self.root, stale, self.cap, olds), strict=True):
+        for path, result in load_all(self.root, stale, self.cap, olds):
             self.store(path, result, known.get(path))
         for path in sorted(known.keys() - set(files)):
             self.vanished(path)
@@ -193,12 +184,12 @@ class _Pass:
         if result.oversized:
             self.report.oversized.append(Path(path))
         if result.row is None or (known is not None and known.hash == result.hash):
-            touch = (result.size, result.mtime_ns, result.checked_ns, path)
-            self.ops.append((_TOUCH, touch))
+            fingerprint = (result.size, result.mtime_ns, result.checked_ns)
+            self.ops.append(lambda conn: store.touch(conn, path, *fingerprint))
         else:
             (self.report.changed if known else self.report.added).append(Path(path))
-            self.ops.append((_UPSERT, result.row))
-            self.db.tokens.known.update(result.tokens)
+            row, tokens = result.row, result.tokens
+            self.ops.append(lambda conn: store.put(conn, row, tokens))
         if len(self.ops) >= BATCH:
             self.flush()
 
@@ -211,18 +202,17 @@ class _Pass:
 
     def remove(self, path: str) -> None:
         self.report.removed.append(Path(path))
-        self.ops.append(("DELETE FROM memories WHERE path = ?", (path,)))
+        self.ops.append(lambda conn: store.delete(conn, path))
 
     def flush(self) -> None:
         if not self.ops:
             return
         try:
             with self.db.write() as conn:
-                for sql, params in self.ops:
-                    conn.execute(sql, params)
+                for op in self.ops:
+                    op(conn)
         finally:
             self.ops = []
-            self.db.tokens.known.clear()
 
 
 def _drop_unlisted_foreign_roots(
@@ -236,7 +226,8 @@ def _drop_unlisted_foreign_roots(
     if not paths:
         return
     with db.write() as conn:
-        conn.executemany("DELETE FROM memories WHERE path = ?", [(p,) for p in paths])
+        for path in paths:
+            store.delete(conn, path)
     report.removed.extend(Path(p) for p in paths)
 
 

@@ -6,13 +6,13 @@ code does not know) makes :func:`open_connection` move it aside and start an
 empty one, which the next reconcile fills from the files.
 
 The full-text table is *contentless* (``content=''``): the memories table keeps
-the original text, and the triggers below feed FTS5 the pre-tokenized text
-through the ``memoryd_tokens`` SQL function that every connection registers.
-Deleting from a contentless table needs the exact tokens that were inserted;
-the function is deterministic and its version is recorded in the schema
-(``TOKENIZER_VERSION``), so the ``'delete'`` command always gets them. The
-triggers run inside the statement's transaction, so the two tables never
-disagree, and ``AUTOINCREMENT`` keeps a rowid from ever being reused.
+the original text and FTS5 gets the pre-tokenized text. Deleting from a
+contentless table needs the exact tokens that were inserted; the tokenizer is
+deterministic and its version is recorded in the schema (``TOKENIZER_VERSION``),
+so the ``'delete'`` command always gets them. Schema 1 kept the two tables in
+step with triggers; schema 2 drops them and :mod:`memoryd.index.store` writes
+both in the same transaction (its docstring says why). ``AUTOINCREMENT`` keeps
+a rowid from ever being reused.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 
 APPLICATION_ID = 0x6D656D64  # "memd"
 # user_version = SCHEMA_VERSION * 100 + TOKENIZER_VERSION
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 USER_VERSION = SCHEMA_VERSION * 100 + TOKENIZER_VERSION
 BUSY_TIMEOUT_MS = 10_000
 
@@ -88,45 +88,35 @@ CREATE TRIGGER memories_au AFTER UPDATE OF id, summary, load_when, body ON memor
 END;
 """
 
+# Triggers make FTS5 flush a segment per row (see memoryd.index.store): gone.
+_DROP_TRIGGERS_V2 = """
+DROP TRIGGER IF EXISTS memories_ai;
+DROP TRIGGER IF EXISTS memories_ad;
+DROP TRIGGER IF EXISTS memories_au;
+"""
+
 # Forward migrations: MIGRATIONS[v] turns schema v-1 into schema v.
-MIGRATIONS: dict[int, str] = {1: _CREATE_V1}
+MIGRATIONS: dict[int, str] = {1: _CREATE_V1, 2: _DROP_TRIGGERS_V2}
 
 
 class BadDatabase(Exception):
     """The file is not an index this code can trust."""
 
 
-class TokenCache:
-    """The ``memoryd_tokens`` SQL function: :func:`index_text`, answered from ``known``
-    when a loader already computed it (in a worker process) for exactly that text."""
-
-    def __init__(self) -> None:
-        self.known: dict[str, str] = {}
-
-    def __call__(self, text: str | None) -> str:
-        if not text:
-            return ""
-        hit = self.known.get(text)
-        return index_text(text) if hit is None else hit
-
-
-def connect(
-    file: Path, check_same_thread: bool = True, tokens: TokenCache | None = None
-) -> sqlite3.Connection:
+def connect(file: Path, check_same_thread: bool = True) -> sqlite3.Connection:
     """A ready connection: the database checked, migrated, or moved aside and rebuilt."""
     file.parent.mkdir(parents=True, exist_ok=True)
-    function = tokens or TokenCache()
     try:
-        return _open_checked(file, check_same_thread, function)
+        return _open_checked(file, check_same_thread)
     except (BadDatabase, sqlite3.DatabaseError) as exc:
         move_aside(file, str(exc))
-    return _open_checked(file, check_same_thread, function)
+    return _open_checked(file, check_same_thread)
 
 
-def _open_checked(file: Path, check_same_thread: bool, tokens: TokenCache) -> sqlite3.Connection:
+def _open_checked(file: Path, check_same_thread: bool) -> sqlite3.Connection:
     conn = sqlite3.connect(file, isolation_level=None, check_same_thread=check_same_thread)
     try:
-        _configure(conn, tokens)
+        _configure(conn)
         _check(conn)
         _migrate(conn)
     except BaseException:
@@ -135,8 +125,9 @@ def _open_checked(file: Path, check_same_thread: bool, tokens: TokenCache) -> sq
     return conn
 
 
-def _configure(conn: sqlite3.Connection, tokens: TokenCache) -> None:
-    conn.create_function("memoryd_tokens", 1, tokens, deterministic=True)
+def _configure(conn: sqlite3.Connection) -> None:
+    # Schema 1's triggers call memoryd_tokens(); registered until they are dropped.
+    conn.create_function("memoryd_tokens", 1, index_text, deterministic=True)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")

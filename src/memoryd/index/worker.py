@@ -2,7 +2,8 @@
 
 Reads from stdin one pickled ``(root, cap)`` and then pickled lists of
 ``(path, old_hash)``; answers each list on stdout with the pickled list of
-:func:`memoryd.index.loader.load` results, in order. Exits at end of input.
+:func:`memoryd.index.loader.load` results, in order, preceded by its length
+(:data:`memoryd.index.pool.HEADER`). Exits at end of input.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import pickle
 import sys
 
 from memoryd.index.loader import load
+from memoryd.index.pool import HEADER
 
 
 def main() -> None:
@@ -22,7 +24,9 @@ def main() -> None:
         except EOFError:
             return
         results = [load(root, path, cap, old) for path, old in batch]
-        pickle.dump(results, stdout, protocol=pickle.HIGHEST_PROTOCOL)
+        data = pickle.dumps(results, protocol=pickle.HIGHEST_PROTOCOL)
+        stdout.write(HEADER.pack(len(data)))
+        stdout.write(data)
         stdout.flush()
 
 

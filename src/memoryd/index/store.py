@@ -1,0 +1,91 @@
+"""Writing rows: the memories table and its full-text table, always together.
+
+The full-text table is contentless, so every change to a row's text columns
+must tell FTS5 the exact tokens that were inserted (the ``'delete'`` command)
+before the new ones go in. That used to be done by triggers; it is done here
+instead, in the caller's ``BEGIN IMMEDIATE`` transaction, because a trigger
+that writes to FTS5 opens a savepoint per row and FTS5 flushes its pending
+terms to a new segment at every savepoint: a cold index of 10k files wrote 10k
+tiny segments and spent most of its time merging them (3x slower at 10k,
+worse at 100k). Statements issued one by one from here let FTS5 gather terms
+in memory and write a few large segments.
+
+This module is the only writer of both tables (:mod:`memoryd.index.reconcile`
+is its only caller), so the two never disagree: each function changes both in
+the same transaction, and a rolled-back transaction rolls back both.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from memoryd.index.tokenizer import index_text
+
+COLUMNS = (
+    "path", "root", "scope", "layout", "type", "scope_id", "id", "kind", "summary",
+    "load_when", "pinned", "supersedes", "superseded_by", "created", "updated", "size",
+    "mtime_ns", "checked_ns", "hash", "oversized", "problems", "body",
+)  # fmt: skip
+TEXT_COLUMNS = ("id", "summary", "load_when", "body")  # the FTS columns, in order
+_TEXT_AT = tuple(COLUMNS.index(c) for c in TEXT_COLUMNS)
+
+_INSERT = f"INSERT INTO memories ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
+_UPDATE = f"UPDATE memories SET {', '.join(f'{c} = ?' for c in COLUMNS[1:])} WHERE rowid = ?"
+_OLD = f"SELECT rowid, {', '.join(TEXT_COLUMNS)} FROM memories WHERE path = ?"
+_FTS_INSERT = f"INSERT INTO memories_fts(rowid, {', '.join(TEXT_COLUMNS)}) VALUES (?, ?, ?, ?, ?)"
+_FTS_DELETE = (
+    f"INSERT INTO memories_fts(memories_fts, rowid, {', '.join(TEXT_COLUMNS)}) "
+    "VALUES ('delete', ?, ?, ?, ?, ?)"
+)
+_TOUCH = "UPDATE memories SET size = ?, mtime_ns = ?, checked_ns = ? WHERE path = ?"
+
+
+def texts(row: Sequence[Any]) -> tuple[str | None, ...]:
+    """The FTS columns' original text of a memories row (in :data:`COLUMNS` order)."""
+    return tuple(row[i] for i in _TEXT_AT)
+
+
+def put(conn: sqlite3.Connection, row: Sequence[Any], tokens: Mapping[str, str]) -> None:
+    """Insert or replace the row for ``row[0]`` (its path).
+
+    ``tokens`` maps a text column's value to its :func:`index_text` when a loader
+    already computed it; anything missing is tokenized here.
+    """
+    old = conn.execute(_OLD, (row[0],)).fetchone()
+    new = [_tokens(text, tokens) for text in texts(row)]
+    if old is None:
+        rowid = conn.execute(_INSERT, tuple(row)).lastrowid
+    else:
+        rowid = old[0]
+        _forget_text(conn, old)
+        conn.execute(_UPDATE, (*row[1:], rowid))
+    conn.execute(_FTS_INSERT, (rowid, *new))
+
+
+def delete(conn: sqlite3.Connection, path: str) -> bool:
+    """Remove the row of ``path`` (False when there was none)."""
+    old = conn.execute(_OLD, (path,)).fetchone()
+    if old is None:
+        return False
+    _forget_text(conn, old)
+    conn.execute("DELETE FROM memories WHERE rowid = ?", (old[0],))
+    return True
+
+
+def touch(conn: sqlite3.Connection, path: str, size: int, mtime_ns: int, checked_ns: int) -> None:
+    """Record a new fingerprint for an unchanged file (its text is not touched)."""
+    conn.execute(_TOUCH, (size, mtime_ns, checked_ns, path))
+
+
+def _forget_text(conn: sqlite3.Connection, old: Sequence[Any]) -> None:
+    """Take a row's tokens out of the full-text table (the exact ones it was given)."""
+    conn.execute(_FTS_DELETE, (old[0], *(index_text(t) for t in old[1:])))
+
+
+def _tokens(text: str | None, known: Mapping[str, str]) -> str:
+    if not text:
+        return ""
+    hit = known.get(text)
+    return index_text(text) if hit is None else hit
