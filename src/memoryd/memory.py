@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from memoryd.errors import MemorydError
+from memoryd.frontmatter import load_simple
 
 BOM = b"\xef\xbb\xbf"
 FENCE = "---"
@@ -153,7 +154,7 @@ def parse(raw: bytes) -> Memory:
     newline = "\r\n" if first_line.endswith("\r") else "\n"
     meta, body, fm_problems = _split(text)
     problems.extend(fm_problems)
-    source = _Source(raw, copy.deepcopy(meta), body, newline, bom)
+    source = _Source(raw, _copy(meta), body, newline, bom)
     return Memory(meta, body, tuple(problems), newline, bom, source)
 
 
@@ -170,7 +171,24 @@ def _split(text: str) -> tuple[dict[Any, Any], str, list[Problem]]:
     return {}, text, [Problem("frontmatter.unclosed", "frontmatter has no closing '---' line")]
 
 
+def _copy(meta: dict[Any, Any]) -> dict[Any, Any]:
+    """A deep copy (``render`` compares against it), cheap for the usual flat mapping."""
+    if all(type(v) in _ATOMS or (type(v) is list and _atoms(v)) for v in meta.values()):
+        return {k: list(v) if type(v) is list else v for k, v in meta.items()}
+    return copy.deepcopy(meta)
+
+
+_ATOMS = frozenset({str, int, bool, float, type(None)})
+
+
+def _atoms(values: list[Any]) -> bool:
+    return all(type(v) in _ATOMS for v in values)
+
+
 def _load_yaml(yaml_text: str) -> tuple[dict[Any, Any], list[Problem]]:
+    simple = load_simple(yaml_text)  # the usual shape, read without PyYAML's constructors
+    if simple is not None:
+        return simple, []
     try:
         loaded = yaml.load(yaml_text, Loader=_Loader)  # a safe loader (C if available)
     except yaml.YAMLError as exc:

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import logging
 import os
-import time
 import sqlite3
+import time
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 
 RACY_NS = 2_000_000_000
 BATCH = 500  # files per write transaction
+
 
 @dataclass
 class ReconcileReport:

@@ -1,0 +1,84 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from memoryd.frontmatter import load_simple
+from memoryd.memory import _Loader
+
+
+def judge(text: str) -> Any:
+    """What PyYAML (the loader memory.parse uses) makes of ``text``."""
+    try:
+        return yaml.load(text, Loader=_Loader)
+    except yaml.YAMLError:
+        return "error"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("id: a\nkind: fact\nupdated: 1778757443477\n", {"id": "a", "kind": "fact", "updated": 1778757443477}),
+        ("load_when: [circuit, 发布]\n", {"load_when": ["circuit", "发布"]}),
+        ("load_when: []\nx:\n", {"load_when": [], "x": None}),
+        ("tags:\n  - a b\n  - 部署\nkind: rule\n", {"tags": ["a b", "部署"], "kind": "rule"}),
+        ("tags:\n- a\n- b\n", {"tags": ["a", "b"]}),
+        ("summary: use foo[0], then bar\n", {"summary": "use foo[0], then bar"}),
+        ("", {}),
+    ],
+)  # fmt: skip
+def test_reads_the_shape_memoryd_writes(text: str, expected: dict[str, Any]) -> None:
+    assert load_simple(text) == expected
+    assert (judge(text) or {}) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "pinned: true\n", "sync: no\n", "x: on\n", "x: ~\n", "x: null\n", "x: 0o17\n",
+        "x: 017\n", "x: 1_000\n", "x: 1:20\n", "x: 2024-01-01\n", "x: .5\n", "x: 1.5\n",
+        "x: 'quoted'\n", 'x: "quoted"\n', "x: a # comment\n", "x: a: b\n", "x: a\n  more\n",
+        "x: &anchor a\n", "x: !!str 1\n", "x: |\n  block\n", "x: [a, [b]]\n", "x: [a,]\n",
+        "x: [a: b]\n", "x: a\nx: b\n", "on: a\n", " x: a\n", "x:a\n", "x: a\r\n",
+        "tags:\n  - a\n- b\n", "x: -1a\n", "x: a  b\n",
+    ],
+)  # fmt: skip
+def test_leaves_everything_else_to_pyyaml(text: str) -> None:
+    assert load_simple(text) is None
+
+
+_PIECES = st.sampled_from(
+    ["id", "kind", "x_1", "on", "Yes", ":", ": ", " ", "  ", "\n", "\n  ", "- ", "  - ", "[",
+     "]", ", ", ",", "#", "'", '"', "a", "部署", "Ünï", "0", "12", "-3", "007", "1_0", "1e3",
+     ".5", "~", "null", "true", "2024-01-01", "&", "*", "!", "|", ">", "?", "%", "@", "\t",
+     "\u00a0", "\u3000", "\u0301", "x" * 3]
+)  # fmt: skip
+
+
+@given(st.lists(_PIECES, max_size=30).map("".join))
+@example("load_when:\n  - a\n  - b\nkind: x\n")
+@example("a: [b, c]\nd:\ne: 12\n")
+def test_agrees_with_pyyaml_whenever_it_answers(text: str) -> None:
+    fast = load_simple(text)
+    if fast is not None:
+        slow = judge(text)
+        assert fast == (slow if slow is not None else {})
+        assert [type(v) for v in fast.values()] == [type(v) for v in (slow or {}).values()]
+
+
+_VALUES = st.lists(_PIECES.filter(lambda p: p != "\n"), min_size=1, max_size=4).map("".join)
+_LINES = st.one_of(
+    st.tuples(st.sampled_from(["id", "kind", "Off", "x"]), _VALUES).map(lambda kv: f"{kv[0]}: {kv[1]}"),
+    _VALUES.map(lambda v: f"  - {v}"),
+    _VALUES.map(lambda v: f"- {v}"),
+    st.sampled_from(["tags:", "load_when:", ""]),
+)  # fmt: skip
+
+
+@given(st.lists(_LINES, max_size=8).map("\n".join))
+def test_agrees_with_pyyaml_on_lines_shaped_like_frontmatter(text: str) -> None:
+    test_agrees_with_pyyaml_whenever_it_answers.hypothesis.inner_test(text)  # type: ignore[attr-defined]
