@@ -87,7 +87,7 @@ SIZE_ZH = 6_000  # two-character words in the Chinese vocabulary
 ZIPF = 1.0
 
 
-def _vocabulary() -> tuple[list[str], list[str]]:
+def vocabulary() -> tuple[list[str], list[str]]:
     """Deterministic vocabularies: real words first, then made-up ones for the long tail."""
     en = EN_STOP + [w for w in EN if w not in EN_STOP]
     syllables = _SYLLABLES
@@ -113,7 +113,7 @@ def _vocabulary() -> tuple[list[str], list[str]]:
 def generate(root: Path, n: int, seed: int = 0) -> list[Path]:
     """Write ``n`` memory files under ``root``; return their paths in creation order."""
     rng = random.Random(seed)
-    words = _Words(rng, *_vocabulary())
+    words = _Words(rng, *vocabulary())
     folders = list(KINDS)
     paths: list[Path] = []
     for number in range(n):
