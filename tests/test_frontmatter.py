@@ -8,13 +8,15 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from memoryd.frontmatter import load_simple
-from memoryd.memory import _Loader
+
+
+LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # memory.py's
 
 
 def judge(text: str) -> Any:
     """What PyYAML (the loader memory.parse uses) makes of ``text``."""
     try:
-        return yaml.load(text, Loader=_Loader)
+        return yaml.load(text, Loader=LOADER)
     except yaml.YAMLError:
         return "error"
 

@@ -6,17 +6,18 @@ Built once at the entry point and passed down; nothing below it reads
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from memoryd.config import Config, load_config
 from memoryd.paths import Paths, resolve_paths
+
+if TYPE_CHECKING:  # config (and YAML) load when a command first asks for it
+    from memoryd.config import Config
 
 
 @dataclass
@@ -32,6 +33,8 @@ class App:
 
     @cached_property
     def config(self) -> Config:
+        from memoryd.config import load_config
+
         return load_config(self.paths)
 
     def reload_config(self) -> Config:
@@ -41,6 +44,8 @@ class App:
     def emit(self, as_json: bool, data: Any, text: Callable[[], str] | str) -> None:
         """Print ``data`` as JSON, or the human text."""
         if as_json:
+            import json
+
             self.out.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
         else:
             body = text() if callable(text) else text

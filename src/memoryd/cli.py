@@ -8,19 +8,23 @@ its traceback goes to the log file and the user gets a one-line pointer.
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import sys
 from collections.abc import Sequence
 
 from memoryd import __version__
 from memoryd.app import App
-from memoryd.commands import register_all
+from memoryd.commands import register_commands
 from memoryd.errors import MemorydError
 
 log = logging.getLogger("memoryd")
 
+HELP_FLAGS = ("-h", "--help")
 
-def build_parser() -> argparse.ArgumentParser:
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; given ``argv``, with only its command's sub-parser when that is enough."""
     parser = argparse.ArgumentParser(
         prog="memoryd",
         description="Git-native sync daemon and search for AI agents' Markdown memory.",
@@ -31,13 +35,35 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    register_all(sub)
+    register_commands(sub, None if argv is None else command_word(argv))
     return parser
 
 
+def command_word(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` names, if parsing it needs no other command's parser.
+
+    ``memoryd -h`` (help before the command) lists every command: None then.
+    """
+    for arg in argv:
+        if arg in HELP_FLAGS or arg == "--":
+            return None
+        if not arg.startswith("-"):
+            return arg
+    return None
+
+
 def main(argv: Sequence[str] | None = None, app: App | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    entry = argv is None  # the process's entry point, not a test calling in
+    argv = sys.argv[1:] if argv is None else argv
+    collecting = gc.isenabled()
+    gc.disable()  # start-up only builds long-lived objects: no garbage to look for
+    try:
+        args = build_parser(argv).parse_args(argv)
+    finally:
+        if entry:
+            gc.freeze()  # and later collections need not walk them again
+        if collecting:
+            gc.enable()
     app = app or App()
     _setup_logging(args.verbose)
     try:

@@ -8,19 +8,18 @@ of the wrong type is a :class:`ConfigError` naming the key and the file.
 from __future__ import annotations
 
 import dataclasses
-import socket
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from memoryd.errors import ConfigError
 from memoryd.fsutil import atomic_write
 from memoryd.paths import Paths
 
 LAYOUTS = ("plugin", "layered", "claude")
+CONFIG_CACHE = "config.marshal"  # in the cache folder: see memoryd.config_cache
 SCOPES = ("global", "project")
 
 
@@ -102,7 +101,7 @@ class LayeredConfig:
 
 
 def default_device() -> str:
-    return socket.gethostname().split(".")[0] or "device"
+    return os.uname().nodename.split(".")[0] or "device"  # gethostname(), without socket
 
 
 @dataclass(frozen=True)
@@ -128,25 +127,41 @@ class Config:
 
 def load_config(paths: Paths) -> Config:
     """Read ``config.yaml`` (absent means all defaults, with the default global root)."""
+    from memoryd.config_cache import ConfigCache
+
     file = paths.config_file
+    cache = ConfigCache(paths.cache_dir / CONFIG_CACHE)
     try:
-        text = file.read_text(encoding="utf-8")
+        stamp, mtime = cache.stamp(file)
+        data = cache.get(stamp)
+        if data is None:
+            data = _yaml_data(file.read_text(encoding="utf-8"), file)
+            cache.put(stamp, mtime, data)
     except FileNotFoundError:
         return Config(roots=(default_global(paths),))
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read {file}: {exc}", hint="check its permissions") from exc
-    return parse_config(text, file, paths)
+    return build_config(data, file, paths)
 
 
 def parse_config(text: str, file: Path, paths: Paths) -> Config:
+    return build_config(_yaml_data(text, file), file, paths)
+
+
+def _yaml_data(text: str, file: Path) -> Any:
+    import yaml  # 10 ms of imports, spared when the config cache answers
+
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ConfigError(
             f"{file} is not valid YAML: {exc}", hint="fix the file or move it aside"
         ) from exc
-    if data is None:
-        data = {}
+    return {} if data is None else data
+
+
+def build_config(data: Any, file: Path, paths: Paths) -> Config:
+    """The config that ``data`` (config.yaml, parsed) describes, validated."""
     if not isinstance(data, dict):
         raise ConfigError(f"{file}: the top level must be a mapping of settings")
     loader = _Loader(file)
@@ -298,6 +313,8 @@ def _write_roots(paths: Paths, config: Config, roots: tuple[RootConfig, ...]) ->
     The file is rewritten atomically; the previous version is kept as
     ``config.yaml.bak`` because YAML comments do not survive a rewrite.
     """
+    import yaml
+
     file = paths.config_file
     data: dict[str, Any] = {}
     if file.exists():

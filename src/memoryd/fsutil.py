@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from pathlib import Path
 
 TEMP_PREFIX = ".memoryd-tmp-"
@@ -16,6 +15,8 @@ TEMP_PREFIX = ".memoryd-tmp-"
 
 def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
     """Replace ``path`` with ``data`` atomically, keeping its permission bits."""
+    import tempfile  # (with shutil and random) only once something is written
+
     path.parent.mkdir(parents=True, exist_ok=True)
     if mode is None:
         try:

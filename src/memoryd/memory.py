@@ -14,8 +14,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import yaml
-
 from memoryd.errors import MemorydError
 from memoryd.frontmatter import load_simple
 
@@ -28,8 +26,8 @@ KNOWN_FIELDS = (
 # Anything below this many "epoch milliseconds" is before March 1973: seconds.
 MIN_EPOCH_MS = 100_000_000_000
 
-_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_Dumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+# yaml is imported where a frontmatter is read or written: 10 ms that a recall
+# reading no file (and a daemon's CLI) does without.
 
 
 @dataclass(frozen=True)
@@ -189,8 +187,11 @@ def _load_yaml(yaml_text: str) -> tuple[dict[Any, Any], list[Problem]]:
     simple = load_simple(yaml_text)  # the usual shape, read without PyYAML's constructors
     if simple is not None:
         return simple, []
+    import yaml
+
+    loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        loaded = yaml.load(yaml_text, Loader=_Loader)  # a safe loader (C if available)
+        loaded = yaml.load(yaml_text, Loader=loader)  # a safe loader (C if available)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (frontmatter line {mark.line + 1})" if mark is not None else ""
@@ -233,9 +234,12 @@ def render(memory: Memory) -> bytes:
 
 
 def _dump(meta: dict[Any, Any]) -> str:
+    import yaml
+
+    dumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
     return yaml.dump(
         meta,
-        Dumper=_Dumper,
+        Dumper=dumper,
         sort_keys=False,
         allow_unicode=True,
         default_flow_style=False,

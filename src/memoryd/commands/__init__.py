@@ -2,24 +2,43 @@
 
 Modules are discovered, so a new command is a new file. Keep module imports
 light (argparse, typing): heavy imports (git, watchdog, sqlite) belong inside
-the handler, so ``memoryd recall`` starts fast.
+the handler, so ``memoryd recall`` starts fast. A command line naming a
+command whose module has that name imports and registers that module alone.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import pkgutil
 from typing import Any
 
 SubParsers = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 
-def register_all(sub: argparse._SubParsersAction[Any]) -> None:
-    names = sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))
-    for name in names:
-        module = importlib.import_module(f"{__name__}.{name}")
-        module.register(sub)
+def register_commands(sub: argparse._SubParsersAction[Any], wanted: str | None = None) -> None:
+    """Register ``wanted``'s module when it defines that command, else every command."""
+    done = ""
+    if wanted is not None and wanted.isidentifier() and not wanted.startswith("_"):
+        name = f"{__name__}.{wanted}"
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+        else:
+            module.register(sub)
+            if wanted in (sub.choices or ()):
+                return
+            done = wanted
+    for other in command_modules():
+        if other != done:
+            importlib.import_module(f"{__name__}.{other}").register(sub)
+
+
+def command_modules() -> list[str]:
+    import pkgutil
+
+    return sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))
 
 
 def add_json(parser: argparse.ArgumentParser) -> None:

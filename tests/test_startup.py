@@ -1,0 +1,113 @@
+"""The CLI's start-up footprint: what ``memoryd recall`` imports, and only its own parser."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from memoryd.cli import build_parser, command_word
+from memoryd.daemon.lock import DaemonLock
+from memoryd.paths import resolve_paths
+from tests.helpers import run_cli
+from tests.index.conftest import write_memory
+
+# Never on the recall path: the daemon's and sync's libraries, PyYAML once the config is
+# cached, OpenSSL when no file is read, and any other command's module.
+HEAVY = ("git", "watchdog", "apscheduler", "yaml", "hashlib", "_hashlib", "mcp")
+
+
+PROBE = (
+    "import sys\n"
+    "from memoryd.cli import main\n"
+    "code = main()\n"
+    "sys.stderr.write('modules: ' + ' '.join(sorted(sys.modules)) + '\\n')\n"
+    "raise SystemExit(code)\n"
+)
+
+
+def imported_modules(*args: str, cwd: Path) -> set[str]:
+    """Every module a real ``memoryd`` process has imported when its command is done."""
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    last = done.stderr.splitlines()[-1]
+    assert last.startswith("modules: ")
+    return set(last.removeprefix("modules: ").split())
+
+
+@pytest.fixture
+def settled_home(isolated_home: Path, tmp_path: Path) -> Path:
+    """An initialised home with one indexed memory and a config written a while ago."""
+    assert run_cli("init").returncode == 0
+    root = isolated_home / "memory"
+    write_memory(root, "pitfalls/deploy.md", "部署脚本用 pnpm")
+    past = time.time() - 60  # settled: neither re-read by the racy-mtime guard nor uncached
+    for file in [*root.glob("**/*.md"), resolve_paths().config_file]:
+        os.utime(file, (past, past))
+    first = run_cli("recall", "pnpm", cwd=tmp_path)  # indexes the file, caches the config
+    assert "pnpm" in first.stdout, first.stderr
+    return isolated_home
+
+
+@pytest.mark.parametrize("daemon", [False, True], ids=["reconciling", "daemon-running"])
+def test_recall_imports_nothing_heavy(settled_home: Path, tmp_path: Path, daemon: bool) -> None:
+    if daemon:
+        with DaemonLock(resolve_paths().lock_file):
+            modules = imported_modules("recall", "pnpm", cwd=tmp_path)
+    else:
+        modules = imported_modules("recall", "pnpm", cwd=tmp_path)
+    assert "memoryd.index.search" in modules  # the probe sees the recall path's imports
+    heavy = {m for m in modules if m.split(".")[0] in HEAVY}
+    assert heavy == set()
+    commands = {m for m in modules if m.startswith("memoryd.commands.")}
+    assert commands == {"memoryd.commands.recall"}
+
+
+def test_a_new_file_is_read_with_what_reading_needs(settled_home: Path, tmp_path: Path) -> None:
+    root = settled_home / "memory"
+    write_memory(root, "pitfalls/yarn.md", "yarn berry breaks pnp", summary="yarn trouble")
+    modules = imported_modules("recall", "yarn", cwd=tmp_path)
+    assert {"yaml", "hashlib"} <= modules  # frontmatter and content hash, loaded on demand
+    assert "git" not in modules
+    found = run_cli("recall", "yarn", cwd=tmp_path)
+    assert "yarn trouble" in found.stdout
+
+
+def test_command_word_skips_options_but_not_help() -> None:
+    assert command_word(["-v", "recall", "x"]) == "recall"
+    assert command_word(["recall", "-h"]) == "recall"
+    assert command_word(["-h", "recall"]) is None
+    assert command_word(["--", "recall"]) is None
+    assert command_word(["--version"]) is None
+
+
+@pytest.mark.parametrize(
+    ("argv", "command"),
+    [(["recall", "x"], "recall"), (["accept", "ID"], "accept"), (["status"], "status")],
+)
+def test_a_parser_for_one_command_parses_it(argv: list[str], command: str) -> None:
+    args = build_parser(argv).parse_args(argv)
+    assert args.command == command
+    assert callable(args.handler)
+
+
+def test_help_and_unknown_commands_still_list_every_command() -> None:
+    listing = run_cli("--help")
+    assert listing.returncode == 0
+    for name in ("recall", "remember", "accept", "sync", "run", "status"):
+        assert name in listing.stdout
+    unknown = run_cli("nosuchcommand")
+    assert unknown.returncode == 2
+    assert "invalid choice: 'nosuchcommand'" in unknown.stderr
+    assert "recall" in unknown.stderr and "sync" in unknown.stderr
