@@ -9,7 +9,6 @@ from hypothesis import strategies as st
 
 from memoryd.frontmatter import load_simple
 
-
 LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # memory.py's
 
 
