@@ -83,7 +83,7 @@ def test_sigkill_mid_sync_then_restart(tmp_path: Path) -> None:
         "facts/shared.md", memory("facts/shared", "shared", LINES.replace("line 3", "A3"))
     )
     kills, codes = 0, []
-    delay = 0.2  # python and memoryd start in ~0.15 s; a whole sync here takes ~0.5 s
+    delay = 0.1  # python and memoryd start in ~0.1 s; a whole sync here takes ~0.3 s
     while delay < 6.0:
         code = _killed_sync(world, delay)
         _consistent(world)
@@ -91,7 +91,7 @@ def test_sigkill_mid_sync_then_restart(tmp_path: Path) -> None:
         if code == 0:
             break
         kills += code == -signal.SIGKILL
-        delay += 0.04  # each kill leaves less to do: small steps land several kills mid-way
+        delay += 0.02  # each kill leaves less to do: small steps land several kills mid-way
     assert kills >= 3, f"the sync finished before it could be killed mid-way: {codes}"
     deadline = time.monotonic() + 30
     while not world.a.sync().ok:  # restarted: retries until the repo is quiet again
