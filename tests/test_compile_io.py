@@ -253,3 +253,16 @@ def test_local_only_memories_stay_out_of_compiled_files_that_are_committed(tmp_p
     assert "| here |" not in (synced / "ROOT.md").read_text()
     assert "mine.md" in (local / "facts/index.md").read_text()
     assert "- Local rule (`facts/mine`)" in (local / "ROOT.md").read_text()
+
+
+@pytest.mark.parametrize("name", sorted(ROOTS))
+def test_the_daemons_slim_cache_compiles_the_same_bytes(name: str, tmp_path: Path) -> None:
+    full, slim = tmp_path / "full", tmp_path / "slim"
+    files = {**ROOTS[name], "facts/mine.md": "---\nsummary: here only\nsync: false\n---\n"}
+    build(full, files)
+    build(slim, files)
+    for _ in range(2):  # the second compile reads the listing back from each cache
+        compile_root(RootConfig(full), CONFIG, cache=ScanCache())
+        compile_root(RootConfig(slim), CONFIG, cache=ScanCache(slim=True))
+        assert generated(slim) == generated(full)
+    assert not any(b"here only" in data for data in generated(slim).values())  # sync: false

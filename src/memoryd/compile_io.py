@@ -25,7 +25,7 @@ from memoryd.scan import ScanCache, Scanned, scan_root
 log = logging.getLogger(__name__)
 
 COMPILED_LAYOUTS = ("plugin",)  # the other layouts keep their own index files
-_CACHE = ScanCache()  # one per process: the daemon re-parses only files that changed
+_CACHE = ScanCache(slim=True)  # one per process: the daemon re-parses only changed files
 
 
 @dataclass

@@ -10,6 +10,7 @@ compiling again).
 from __future__ import annotations
 
 import posixpath
+import sys
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
@@ -34,7 +35,7 @@ DEFAULT_DESCRIPTIONS = {
 NO_SUMMARY = "(no summary)"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Entry:
     """What the compiled files show of one memory."""
 
@@ -73,16 +74,18 @@ def one_line(text: str) -> str:
 
 
 def entry_for(path: str, memory: Memory) -> Entry:
+    """The entry of ``memory`` (kinds, triggers and folders repeat: they are shared)."""
     summary = one_line(memory.summary) if memory.summary else ""
-    triggers = (one_line(t) for t in memory.load_when)
+    triggers = (sys.intern(one_line(t)) for t in memory.load_when)
+    kind = memory.kind
     return Entry(
         path=path,
         id=memory.id or id_for_path(path),
-        kind=memory.kind,
+        kind=None if kind is None else sys.intern(kind),
         summary=summary or None,
         load_when=tuple(dict.fromkeys(t for t in triggers if t)),
         superseded_by=memory.superseded_by,
-        folder=folder_of(path),
+        folder=sys.intern(folder_of(path)),
         name=posixpath.basename(path),
     )
 

@@ -26,6 +26,7 @@ from memoryd.daemon.roots import RootGuard
 from memoryd.daemon.scheduler import Scheduler
 from memoryd.daemon.status import StatusBoard, now_iso
 from memoryd.daemon.syncing import Syncer
+from memoryd.daemon.trim import Trimmer
 from memoryd.daemon.wake import WakeDetector
 from memoryd.daemon.watch import ObserverFactory, Watcher, native_observer
 from memoryd.daemon.worker import Cmd, Command, Worker
@@ -55,6 +56,7 @@ class Daemon:
         )
         self.overflow = OverflowTrap(lambda: self.worker.send(Cmd.RECONCILE))
         self.wake = WakeDetector()
+        self.trimmer = Trimmer()
         self.stopping = threading.Event()
         self._config_stamp = _stamp(self.paths.config_file)
         self._hooks: list[tuple[int, object]] = []
@@ -153,6 +155,7 @@ class Daemon:
     def _refresh(self, root: RootConfig, only: Collection[Path] | None) -> int:
         """Reindex now (searchable at once), recompile on the compile thread."""
         changed = self.engine.refresh(self.config, root, only)
+        self.trimmer.worked()
         if changed or only is None:
             self.compiler.request(root.path, None if only is None else changed)
         if changed:
@@ -161,6 +164,7 @@ class Daemon:
 
     def _compile(self, path: Path, changed: list[Path] | None) -> list[Path]:  # compile thread
         root = self._root(path)
+        self.trimmer.worked()
         return [] if root is None else self.engine.compile(self.config, root, changed)
 
     def _compiled(self, path: Path, written: list[Path]) -> None:  # compile thread
@@ -214,7 +218,8 @@ class Daemon:
         self.worker.send(Cmd.RECONCILE, (root,))
 
     def _tick(self) -> None:
-        """Roots that vanished or came back; config.yaml changed; a resume from sleep."""
+        """Roots that vanished or came back; config.yaml changed; a resume from sleep;
+        memory freed by work since the last tick handed back (see daemon/trim.py)."""
         if self.wake.check(time.monotonic(), time.time()):
             log.info("resumed after %.0f s asleep: syncing now", self.wake.last_gap_s)
             self.scheduler.now("sync-on-wake", self.syncer.run_all)
@@ -225,6 +230,8 @@ class Daemon:
             self._config_stamp = stamp
             log.info("config.yaml changed; reloading")
             self.worker.send(Cmd.RELOAD)
+        if not self.worker.busy.is_set() and self.compiler.wait_idle(timeout=0):
+            self.trimmer.idle()
 
     def _root_paths(self) -> list[Path]:
         return [r.path for r in self.config.roots]

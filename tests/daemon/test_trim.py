@@ -1,0 +1,62 @@
+"""Freed memory handed back after work: only after work, only when nothing runs."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memoryd.app import App
+from memoryd.daemon.runner import Daemon
+from memoryd.daemon.trim import Trimmer, glibc_trim
+from tests.daemon.harness import app_with_root, memory, new_threads, settled, wait_until
+
+
+def test_it_trims_once_per_quiet_moment_after_work() -> None:
+    calls: list[int] = []
+    trimmer = Trimmer(lambda: calls.append(1))
+    assert trimmer.idle() is False  # an idle daemon never trims
+    trimmer.worked()
+    trimmer.worked()
+    assert trimmer.idle() is True
+    assert trimmer.idle() is False
+    assert len(calls) == 1
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc_trim")
+def test_glibc_trim_is_callable_here() -> None:
+    trim = glibc_trim()
+    assert trim is not None
+    assert trim() in (0, 1)  # 1: memory was released, 0: there was none to release
+
+
+@pytest.fixture
+def threads_checked() -> Iterator[None]:
+    before = set(threading.enumerate())
+    yield
+    assert new_threads(before) == set()
+
+
+def test_the_daemon_trims_after_an_edit_once_quiet(tmp_path: Path, threads_checked: None) -> None:
+    app, root = app_with_root()
+    with open(app.paths.config_file, "a") as handle:
+        handle.write("daemon:\n  root_check_s: 0.1\n")
+    app = App()
+    calls: list[int] = []
+    daemon = Daemon(app)
+    daemon.trimmer = Trimmer(lambda: calls.append(1))
+    daemon.start()
+    try:
+        assert wait_until(lambda: daemon.status.status.last_reconcile is not None)
+        assert wait_until(lambda: len(calls) >= 1)  # after the start-up reconcile and compile
+        started = len(calls)
+        (root / "facts" / "new.md").write_text(memory("an edit"))
+        assert wait_until(lambda: settled(app, tmp_path / "s"))
+        assert wait_until(lambda: len(calls) > started)
+        quiet = len(calls)
+        assert not wait_until(lambda: len(calls) > quiet, timeout=0.5)  # idle: no more trims
+    finally:
+        daemon.stop()
