@@ -4,6 +4,7 @@ import dataclasses
 import importlib
 import os
 import sqlite3
+import sys
 from pathlib import Path
 
 import pytest
@@ -261,3 +262,66 @@ def test_large_batches_load_in_worker_processes_with_the_same_result(
 def fts_count(db: IndexDB, expression: str) -> int:
     sql = "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?"
     return int(db.conn.execute(sql, (expression,)).fetchone()[0])
+
+
+@pytest.mark.parametrize(
+    "worker",
+    [
+        "import sys; sys.stdin.buffer.read(64); sys.exit(3)",  # dies after its first request
+        "import sys, time; sys.stdout.buffer.write(b'\\x05' + bytes(7) + b'junk!'); time.sleep(1)",
+    ],
+    ids=["dies", "garbles"],
+)
+def test_a_failing_worker_only_means_this_process_loads_the_rest(
+    world: World, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, worker: str
+) -> None:
+    for i in range(30):
+        world.write(world.global_root, f"facts/f{i:02}.md", f"部署 note {i}", summary=f"s{i}")
+    with open_index(world.paths) as db:
+        serial = reconcile(db, world.config)
+        expected = db.rows()
+        db.reset()
+        monkeypatch.setattr(loader_module, "PARALLEL_MIN", 5)
+        monkeypatch.setattr(pool_module, "CHUNK", 4)
+        monkeypatch.setattr(pool_module, "WORKER", [sys.executable, "-c", worker])
+        parallel = reconcile(db, world.config)
+        assert parallel.added == serial.added
+        assert [dataclasses.replace(r, mtime_ns=0) for r in db.rows()] == [
+            dataclasses.replace(r, mtime_ns=0) for r in expected
+        ]
+        assert fts_count(db, '"部署"') == 30
+    assert "worker processes failed" in caplog.text
+
+
+def test_a_schema_1_index_with_triggers_migrates_and_stays_consistent(world: World) -> None:
+    from memoryd.index import schema
+
+    world.write(world.global_root, "facts/a.md", "部署 alpha")
+    world.write(world.global_root, "facts/b.md", "部署 beta")
+    file = world.paths.index_db
+    file.parent.mkdir(parents=True, exist_ok=True)
+    old = sqlite3.connect(file, isolation_level=None)  # as memoryd with schema 1 left it
+    old.create_function("memoryd_tokens", 1, schema.index_text, deterministic=True)
+    for statement in schema._statements(schema.MIGRATIONS[1]):
+        old.execute(statement)
+    old.execute(f"PRAGMA application_id = {schema.APPLICATION_ID}")
+    old.execute(f"PRAGMA user_version = {100 + schema.TOKENIZER_VERSION}")
+    old.execute(  # a row written through schema 1's triggers, for a file edited since
+        "INSERT INTO memories (path, root, scope, layout, id, size, mtime_ns, checked_ns, hash, "
+        "body) VALUES (?, ?, 'global', 'plugin', 'facts/a', 1, 1, 1, 'old', 'obsolete 旧文')",
+        (str(world.global_root.path / "facts" / "a.md"), str(world.global_root.path)),
+    )
+    old.close()
+    with open_index(world.paths) as db:
+        triggers = db.conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
+        assert triggers.fetchall() == []
+        assert db.conn.execute("PRAGMA user_version").fetchone()[0] == schema.USER_VERSION
+        assert fts_count(db, '"obsolete"') == 1
+        report = reconcile(db, world.config)
+        assert (len(report.added), len(report.changed)) == (1, 1)
+        assert fts_count(db, '"obsolete"') == 0  # the old tokens left with the old text
+        assert fts_count(db, '"旧文"') == 0
+        assert fts_count(db, '"部署"') == 2
+        (world.global_root.path / "facts" / "a.md").unlink()
+        assert len(reconcile(db, world.config).removed) == 1
+        assert fts_count(db, '"部署"') == 1

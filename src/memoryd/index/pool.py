@@ -38,6 +38,7 @@ CHUNK_BYTES = 8 * 1024  # encoded paths per request at most (pipes hold 16-64 Ki
 AHEAD = 2  # requests a worker may have queued
 TIMEOUT = 60.0  # seconds without any answer before the workers are given up
 HEADER = struct.Struct("<Q")
+WORKER = [sys.executable, "-m", "memoryd.index.worker"]
 
 Item = tuple[str, str | None]  # (path, old hash)
 Result = Loaded | Failed
@@ -86,10 +87,9 @@ class _Pool:
         self.queued: dict[int, deque[list[Item]]] = {}  # by pid: sent, not yet answered
 
     def start(self, count: int) -> None:
-        command = [sys.executable, "-m", "memoryd.index.worker"]
         pipe = subprocess.PIPE
         for _ in range(count):
-            proc = subprocess.Popen(command, stdin=pipe, stdout=pipe, bufsize=0)
+            proc = subprocess.Popen(WORKER, stdin=pipe, stdout=pipe, bufsize=0)
             self.procs.append(proc)
             self.queued[proc.pid] = deque()
             _send(proc, (self.root, self.cap))
