@@ -161,6 +161,8 @@ def _send(proc: subprocess.Popen[bytes], message: object) -> None:
 def _read_exactly(fd: int, size: int) -> bytes:
     parts: list[bytes] = []
     while size:
+        if not select.select([fd], [], [], TIMEOUT)[0]:
+            raise WorkerError(f"a worker stopped mid-answer for {TIMEOUT:.0f} s")
         part = os.read(fd, min(size, 1 << 20))
         if not part:
             raise EOFError("a worker exited")
