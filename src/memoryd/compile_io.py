@@ -10,17 +10,28 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memoryd.compiler import Compiled, Entry, compile_entries, folder_of, index_path, is_ours
+from memoryd.compiler import (
+    Compiled,
+    Entry,
+    compile_entries,
+    folder_of,
+    index_path,
+    is_generated,
+    is_ours,
+)
 from memoryd.config import Config, RootConfig
 from memoryd.findings import Finding
 from memoryd.fsutil import fsync_dir, write_if_changed
-from memoryd.roots import ROOT_FILE
+from memoryd.roots import ROOT_FILE, relative_id
 from memoryd.scan import ScanCache, Scanned, scan_root
+
+if TYPE_CHECKING:
+    from memoryd.index.db import IndexDB
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +113,35 @@ def _plan(
         entries, _read(root / ROOT_FILE), config.compile.folder_descriptions, targets
     )
     return _Plan(compiled, sorted(targets), blocked)
+
+
+def recompile_changed(
+    db: IndexDB, config: Config, roots: Sequence[RootConfig], touched: Sequence[Path]
+) -> None:
+    """Recompile the roots where memories changed, and index what that wrote.
+
+    The daemon does this after every change; a command that reconciled without a
+    daemon does it too, so ROOT.md and index.md never lag behind a hand edit for
+    longer than the next command. Only changed memories count: a hand edit of a
+    compiled file alone is left for ``memoryd inspect`` to report.
+    """
+    from memoryd.index.reconcile import reconcile
+
+    for root in roots:
+        changed = [p for p in touched if _memory_of(root, p)]
+        if not changed:
+            continue
+        report = compile_root(root, config, changed=changed)
+        written = [*report.written, *report.removed]
+        if written:
+            reconcile(db, config, roots=[root], only=written)
+
+
+def _memory_of(root: RootConfig, path: Path) -> bool:
+    """Is ``path`` a memory (not a compiled file) of ``root``?"""
+    if root.path not in path.parents:
+        return False
+    return not is_generated(relative_id(root.path, path))
 
 
 def shown(root: RootConfig, item: Scanned) -> bool:

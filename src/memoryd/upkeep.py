@@ -62,7 +62,7 @@ def search(
     """
     from memoryd.index import ensure_fresh, open_index, recall
 
-    db = open_index(app.paths) if fresh else ensure_fresh(app, roots=roots)
+    db = open_index(app.paths) if fresh else ensure_fresh(app, roots=roots, recompile=True)
     try:
         found = recall(
             db, app.config, query, roots, limit=limit + GENERATED_SLACK, kind=kind, scope=scope,
@@ -104,29 +104,9 @@ def freshen(app: App, roots: Sequence[RootConfig]) -> None:
     A full compile parses every file; doing it only when the reconcile saw a change keeps a
     per-prompt ``memoryd context`` cheap. (The daemon does both on every change by itself.)
     """
-    from memoryd.compile_io import compile_root
-    from memoryd.index import open_index, reconcile
+    from memoryd.index import ensure_fresh
 
-    wanted = [r for r in roots if not (daemon_running(app) and r in app.config.roots)]
-    if not wanted:
-        return
-    with open_index(app.paths) as db:
-        report = reconcile(db, app.config, wanted)
-        touched = [*report.added, *report.changed, *report.removed]
-        for root in wanted:
-            changed = [p for p in touched if _memory_of(root, p)]
-            if changed:
-                compiled = compile_root(root, app.config, changed=changed)
-                written = [*compiled.written, *compiled.removed]
-                if written:
-                    reconcile(db, app.config, roots=[root], only=written)
-
-
-def _memory_of(root: RootConfig, path: Path) -> bool:
-    """Is ``path`` a memory (not a compiled file) of ``root``?"""
-    if root.path not in path.parents:
-        return False
-    return not is_generated(relative_id(root.path, path))
+    ensure_fresh(app, roots=roots, recompile=True).close()
 
 
 def root_blocks(root: RootConfig) -> dict[str, list[str]]:

@@ -128,3 +128,19 @@ def test_two_cli_recalls_at_once_lose_no_count(home: Path, tmp_path: Path) -> No
     for proc in procs:
         assert proc.wait(timeout=60) == 0, proc.stderr.read() if proc.stderr else ""
     assert read_hits(home) == {"facts/a": 4}
+
+
+def test_recall_without_a_daemon_recompiles_what_a_hand_edit_changed(
+    home: Path, tmp_path: Path
+) -> None:
+    write_memory(home, "pitfalls/deploy.md", "pnpm only", summary="use pnpm")
+    assert run_cli("recall", "pnpm", cwd=tmp_path).returncode == 0
+    index = home / "pitfalls" / "index.md"
+    assert "use pnpm" in index.read_text()
+    write_memory(home, "pitfalls/deploy.md", "pnpm only", summary="use pnpm, never npm")
+    assert run_cli("recall", "pnpm", cwd=tmp_path).returncode == 0
+    # what the daemon would have done: the folder's index.md follows the memory at once,
+    # so a later `memoryd context` (which sees nothing left to reconcile) is not stale
+    assert "use pnpm, never npm" in index.read_text()
+    context = run_cli("context", "pnpm", cwd=tmp_path)
+    assert context.returncode == 0 and "use pnpm, never npm" in context.stdout

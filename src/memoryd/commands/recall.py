@@ -48,7 +48,7 @@ def run(app: App, args: argparse.Namespace) -> int:
     query = " ".join(args.query)
     project = app.cwd / Path(args.project) if args.project else None
     roots = search_roots(app.config, app.cwd, project)
-    with ensure_fresh(app, roots=roots) as db:
+    with ensure_fresh(app, roots=roots, recompile=True) as db:
         hits = recall(db, app.config, query, roots, limit=args.limit, kind=args.kind,
                       scope=args.scope, type=args.type, scope_id=args.scope_id,
                       markers=args.markers)  # fmt: skip

@@ -43,12 +43,15 @@ def _same(a: Path, b: Path) -> bool:
     return a == b or a.resolve() == b.resolve()
 
 
-def ensure_fresh(app: App, *, roots: Sequence[RootConfig] | None = None) -> IndexDB:
+def ensure_fresh(
+    app: App, *, roots: Sequence[RootConfig] | None = None, recompile: bool = False
+) -> IndexDB:
     """Open the index; reconcile first unless a daemon keeps it fresh.
 
     ``roots`` (default: every configured root) are the roots about to be read.
     Roots that config.yaml does not list are reconciled even when a daemon runs,
-    because the daemon does not watch them.
+    because the daemon does not watch them. ``recompile``: where memories changed,
+    also recompile ROOT.md and index.md, as the daemon would have.
     """
     from memoryd.daemon.lock import running_pid
 
@@ -60,6 +63,11 @@ def ensure_fresh(app: App, *, roots: Sequence[RootConfig] | None = None) -> Inde
         if wanted:
             report = reconcile(db, app.config, wanted)
             log.debug("reconciled %d roots in %.3fs", len(wanted), report.seconds)
+            if recompile and report.modified:
+                from memoryd.compile_io import recompile_changed  # only when something changed
+
+                touched = [*report.added, *report.changed, *report.removed]
+                recompile_changed(db, app.config, wanted, touched)
     except BaseException:
         db.close()
         raise
