@@ -52,7 +52,9 @@ How to search well:
 - A hit is authoritative: it is what was recorded; prefer it over guessing.
 - Zero results do not prove nothing was recorded: retry with fewer, rarer words (or a synonym,
   or the other language), then widen with scope.
-Each result has the id, scope, kind, summary, the matched terms with hit counts, and the body."""
+Each result has the id, scope, kind, summary, the matched terms with hit counts, and the body;
+a file of another agent's layout (layered, claude) shows its type and scope_id instead of a kind,
+and the type and scope_id filters narrow to them."""
 
 REMEMBER = """\
 Save one durable memory: a preference, an architecture decision with its reason, a non-obvious
@@ -94,9 +96,15 @@ class Tools:
                 text, failed = str(exc), True
         return CallToolResult(content=[TextContent(type="text", text=text)], is_error=failed)
 
-    def recall(self, query: str, limit: int, kind: str | None, scope: Scope | None) -> str:
+    def recall(
+        self, query: str, limit: int, *, kind: str | None, scope: Scope | None,
+        type: str | None, scope_id: str | None,
+    ) -> str:  # fmt: skip
         roots = locate.active_roots(self.app.config, self.app.cwd)
-        hits = upkeep.search(self.app, roots, query, limit=limit, kind=kind, scope=scope)
+        hits = upkeep.search(
+            self.app, roots, query, limit=limit, kind=kind, scope=scope, type=type,
+            scope_id=scope_id,
+        )  # fmt: skip
         return format_hits(query, hits)
 
     def remember(self, request: remember.Request) -> str:
@@ -132,12 +140,21 @@ def format_hits(query: str, hits: list[Hit]) -> str:
     parts = []
     for hit in hits:
         matched = ", ".join(f"{term}×{count}" for term, count in sorted(hit.terms.items()))
-        head = f"## {hit.id} ({hit.scope} {hit.kind or 'memory'}, score {hit.score:.2f}"
+        head = f"## {hit.id} ({describe(hit)}, score {hit.score:.2f}"
         parts.append(
             f"{head}, matched: {matched or '-'})\n{hit.summary or '(no summary)'}\n\n"
             f"{hit.body.strip()}"
         )
     return "\n\n".join(parts)
+
+
+def describe(hit: Hit) -> str:
+    """``scope kind`` for a memoryd memory; layout, type and scope_id for another layout's file."""
+    row = hit.row
+    if row is None or row.layout == "plugin":
+        return f"{hit.scope} {hit.kind or 'memory'}"
+    where = f", scope_id {row.scope_id}" if row.scope_id else ""
+    return f"{hit.scope} {row.layout} file, type {row.type or 'free'}{where}"
 
 
 def build_server(app: App) -> Any:
@@ -146,7 +163,7 @@ def build_server(app: App) -> Any:
     server = MCPServer(NAME, instructions=INSTRUCTIONS)
 
     @server.tool(name="memory_recall", description=RECALL, structured_output=False)
-    def memory_recall(
+    def memory_recall(  # noqa: PLR0917 - one parameter per schema property
         query: Annotated[str, Field(description="one to three rare words", min_length=1)],
         limit: Annotated[int, Field(description="at most this many results", ge=1, le=50)] = 5,
         kind: Annotated[
@@ -155,8 +172,26 @@ def build_server(app: App) -> Any:
         scope: Annotated[
             Scope | None, Field(description="only the global or only the project root")
         ] = None,
+        type: Annotated[
+            str | None,
+            Field(
+                description="layered and claude layouts only: only files of this type (memory, "
+                "checkpoint, progress, notes, free; Claude Code's user, feedback, project, "
+                "reference); leaves memoryd's own memories out"
+            ),
+        ] = None,
+        scope_id: Annotated[
+            str | None,
+            Field(
+                description="layered and claude layouts only: only this scope id (a project id, "
+                "a session id, or a Claude Code project folder such as -home-me-app); leaves "
+                "memoryd's own memories out"
+            ),
+        ] = None,
     ) -> CallToolResult:
-        return tools.call(lambda: tools.recall(query, limit, kind, scope))
+        return tools.call(
+            lambda: tools.recall(query, limit, kind=kind, scope=scope, type=type, scope_id=scope_id)
+        )
 
     @server.tool(name="memory_remember", description=REMEMBER, structured_output=False)
     def memory_remember(  # noqa: PLR0917 - one parameter per schema property

@@ -51,11 +51,16 @@ def search(
     limit: int,
     kind: str | None = None,
     scope: str | None = None,
+    type: str | None = None,
+    scope_id: str | None = None,
     count_hits: bool = True,
     fresh: bool = False,
 ) -> list[Hit]:
     """Recall over ``roots`` (reconciled first unless a daemon keeps the index fresh).
 
+    ``type`` and ``scope_id`` filter the layered and claude layouts' rows (as
+    ``memoryd recall --type/--scope-id`` do); a plugin memory has neither, so
+    either filter leaves plugin memories out.
     ``fresh``: the caller has just reconciled (see :func:`freshen`). Compiled files
     (ROOT.md, index.md) are indexed too, but they only repeat what the
     memories say: they are left out here, so they never crowd out a memory.
@@ -66,7 +71,7 @@ def search(
     try:
         found = recall(
             db, app.config, query, roots, limit=limit + GENERATED_SLACK, kind=kind, scope=scope,
-            bump=count_hits,
+            type=type, scope_id=scope_id, bump=count_hits,
         )  # fmt: skip
     finally:
         db.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator
@@ -60,3 +61,15 @@ def test_the_daemon_trims_after_an_edit_once_quiet(tmp_path: Path, threads_check
         assert not wait_until(lambda: len(calls) > quiet, timeout=0.5)  # idle: no more trims
     finally:
         daemon.stop()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
+def test_one_arena_is_asked_for_unless_the_environment_decides() -> None:
+    probe = (
+        "from memoryd.daemon.trim import one_arena\n"
+        "print(one_arena({'MALLOC_ARENA_MAX': '4'}), one_arena({}))\n"
+    )  # in a child: the test process keeps its allocator settings
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.split() == ["False", "True"]

@@ -1,17 +1,24 @@
 from __future__ import annotations
 
+import io
+import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 from mcp import Client, StdioServerParameters
 
 from memoryd.app import App
+from memoryd.cli import main
 from memoryd.mcp_server import build_server
 from tests.helpers import run_cli
+from tests.layouts.test_index import CLAUDE, LAYERED, build
 from tests.tools.conftest import Setup
 from tests.tools.test_cli_remember import SECRET
 
@@ -181,3 +188,66 @@ def test_without_the_sdk_the_command_names_the_extra() -> None:
         "memoryd: error: the MCP server needs the official mcp SDK, which is not installed\n"
         "  hint: pip install 'memoryd[mcp]'\n"
     )
+
+
+@pytest.fixture
+def foreign(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> App:
+    """A global root with one memory, MiMo Code's layered tree and Claude Code's folders."""
+    monkeypatch.setenv("MIMOCODE_HOME", str(tmp_path / "mimo"))
+    build(tmp_path / "mimo" / "data" / "memory", LAYERED)
+    build(Path(os.environ["HOME"]) / ".claude" / "projects", CLAUDE)
+    for args in (["init"], ["init", "--layered", "--project-id", "p1"], ["init", "--claude"]):
+        err = io.StringIO()
+        assert main(args, App(cwd=tmp_path, out=io.StringIO(), err=err)) == 0, err.getvalue()
+    app = App(cwd=tmp_path)
+    saved = call(app, "memory_remember", kind="fact", summary="deploy only on Tuesdays")
+    assert saved == (False, "Saved facts/deploy-only-on-tuesdays (global memory, kind fact).")
+    return app
+
+
+def recalled(app: App, **filters: str) -> list[str]:
+    """The ids memory_recall finds for 'deploy' with ``filters``, best first."""
+    error, text = call(app, "memory_recall", query="deploy", limit=20, **filters)
+    assert not error, text
+    return re.findall(r"^## (\S+) \(", text, flags=re.MULTILINE)
+
+
+def cli_recalled(*flags: str) -> set[str]:
+    done = run_cli("recall", "deploy", "--json", "--limit", "20", *flags)
+    assert done.returncode == 0, done.stderr
+    return {hit["id"] for hit in json.loads(done.stdout)}
+
+
+def test_recall_filters_other_layouts_by_type_and_scope_id_like_the_cli(foreign: App) -> None:
+    schema = session(lambda c: c.list_tools(), foreign).tools
+    properties = next(t for t in schema if t.name == "memory_recall").input_schema["properties"]
+    for name in ("type", "scope_id"):
+        assert properties[name]["description"].startswith("layered and claude layouts only: ")
+    assert "facts/deploy-only-on-tuesdays" in recalled(foreign)  # no filter: every layout
+    cases = [
+        ({"type": "progress"}, ["--type", "progress"], {"sessions/s1/tasks/T1/progress"}),
+        ({"scope_id": "p1"}, ["--scope-id", "p1"], {"projects/p1/MEMORY", "projects/p1/memory-arch"}),
+        ({"type": "memory", "scope_id": "p2"}, ["--type", "memory", "--scope-id", "p2"],
+         {"projects/p2/MEMORY"}),
+        ({"type": "feedback"}, ["--type", "feedback"], {"-home-me-app/memory/feedback_tests"}),
+        ({"scope_id": "-home-me-web"}, ["--scope-id=-home-me-web"],
+         {"-home-me-web/memory/project_goal"}),
+    ]  # fmt: skip
+    for filters, flags, expected in cases:
+        assert set(recalled(foreign, **filters)) == expected == cli_recalled(*flags), filters
+    error, text = call(foreign, "memory_recall", query="deploy", type="pinned")
+    assert not error and text.startswith("No memory matched 'deploy'.")
+
+
+def test_hits_of_other_layouts_show_their_type_and_scope_id(foreign: App) -> None:
+    _error, text = call(foreign, "memory_recall", query="deploy", limit=20)
+    heads = dict(re.findall(r"^## (\S+) \((.*), score ", text, flags=re.MULTILINE))
+    assert heads["facts/deploy-only-on-tuesdays"] == "global fact"
+    assert (
+        heads["sessions/s1/tasks/T1/progress"] == "global layered file, type progress, scope_id s1"
+    )
+    assert heads["-home-me-app/memory/feedback_tests"] == (
+        "global claude file, type feedback, scope_id -home-me-app"
+    )
+    _error, text = call(foreign, "memory_recall", query="ripgrep")
+    assert text.startswith("## global/MEMORY (global layered file, type memory, score ")

@@ -26,7 +26,7 @@ from memoryd.daemon.roots import RootGuard
 from memoryd.daemon.scheduler import Scheduler
 from memoryd.daemon.status import StatusBoard, now_iso
 from memoryd.daemon.syncing import Syncer
-from memoryd.daemon.trim import Trimmer
+from memoryd.daemon.trim import Trimmer, one_arena
 from memoryd.daemon.wake import WakeDetector
 from memoryd.daemon.watch import ObserverFactory, Watcher, native_observer
 from memoryd.daemon.worker import Cmd, Command, Worker
@@ -96,6 +96,7 @@ class Daemon:
         with daemon_logging(self.paths.log_file, verbosity):
             self._install_signals()
             try:
+                one_arena()  # before start() runs the threads (see daemon/trim.py)
                 self.start()
                 self.stopping.wait()
                 log.info("stopping")

@@ -1,4 +1,4 @@
-"""Handing memory freed after a burst of work back to the system (glibc's malloc_trim).
+"""Keeping glibc from holding memory the daemon no longer uses.
 
 Python frees a compile's or a reconcile's temporary objects, but glibc keeps the
 freed pages of its arenas (one per thread that allocates) for reuse: after a few
@@ -6,14 +6,24 @@ edits at 10k memories that is ~15 MB of the daemon's RSS that nothing uses.
 ``malloc_trim(0)`` returns them. The daemon calls :meth:`Trimmer.idle` from its
 periodic tick; it trims only when work was done since the last trim and nothing
 is running now, so an idle daemon never trims and a busy one never stalls on it.
-Where there is no glibc (macOS, musl) it does nothing.
+
+:func:`one_arena` also asks glibc for a single arena (``M_ARENA_MAX``) before the
+daemon starts its threads: by default each thread that allocates gets its own,
+and freed memory scattered over several arenas cannot be handed back. Python
+threads take turns under the GIL, so they gain nothing from separate arenas
+(10k memories: 63 -> 51 MB RSS after edits, 86 -> 72 MB peak). A
+``MALLOC_ARENA_MAX`` in the environment is left to decide.
+
+Where there is no glibc (macOS, musl) both do nothing.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -45,17 +55,43 @@ class Trimmer:
         return True
 
 
+M_ARENA_MAX = -8  # glibc's <malloc.h>
+
+
 def glibc_trim() -> TrimFn | None:
     """``malloc_trim(0)`` of this process's C library, or None where there is none."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        import ctypes
+    import ctypes
 
-        function = ctypes.CDLL(None).malloc_trim  # the C library the process already uses
-    except (OSError, AttributeError):  # musl has no malloc_trim
-        log.debug("no malloc_trim here: freed memory stays with the allocator")
+    function = getattr(_libc(), "malloc_trim", None)  # musl has none
+    if function is None:
         return None
     function.argtypes = [ctypes.c_size_t]
     function.restype = ctypes.c_int
     return lambda: function(0)
+
+
+def one_arena(env: Mapping[str, str] | None = None) -> bool:
+    """Ask glibc for one malloc arena for every thread; True if it agreed."""
+    import ctypes
+
+    if "MALLOC_ARENA_MAX" in (os.environ if env is None else env):
+        return False
+    function = getattr(_libc(), "mallopt", None)
+    if function is None:
+        return False
+    function.argtypes = [ctypes.c_int, ctypes.c_int]
+    function.restype = ctypes.c_int
+    return bool(function(M_ARENA_MAX, 1))  # 0 where the option is unknown (musl)
+
+
+def _libc() -> Any:
+    """The C library this process already uses (None off Linux)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None)
+    except OSError:
+        log.debug("cannot open the C library: freed memory stays with the allocator")
+        return None
