@@ -35,6 +35,7 @@ class SyncPolicy:
     mass_delete_share: float = 0.5  # pause when a cycle deletes more than this share
     mass_delete_min: int = 3  # ...and at least this many memories
     stale_lock_s: float = 60.0  # an index.lock this old with no git running is moved aside
+    backup_keep_days: float = 90.0  # replay backup refs older than this are deleted; 0: never
 
 
 PROJECT_SYNC = SyncPolicy(commit=False, push=False, pull=False)

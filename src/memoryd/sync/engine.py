@@ -21,8 +21,8 @@ from typing import Any
 from memoryd.config import Config, RootConfig
 from memoryd.paths import Paths
 from memoryd.roots import STATE_FILE, ensure_gitignored
+from memoryd.sync import backups, remote
 from memoryd.sync import commit as local
-from memoryd.sync import remote
 from memoryd.sync.conflicts import copy_path, safe_device, utc_stamp
 from memoryd.sync.derived import Finding, recompile
 from memoryd.sync.git import GitError
@@ -37,6 +37,11 @@ PUSH_ATTEMPTS = 5
 BACKOFF_BASE_S = 15.0
 BACKOFF_MAX_S = 900.0
 OK_STATUSES = ("ok", "disabled")
+
+
+def utc_now() -> datetime:
+    """The cycle's wall clock (the seam tests replace): backup and copy stamps, backup ages."""
+    return datetime.now(UTC)
 
 
 @dataclass
@@ -179,6 +184,8 @@ class _Cycle:
         finally:
             self._count_unpushed(t)
         self.state.failures, self.state.retry_after_ms = 0, 0
+        if self.outcome.ok:  # only a completed exchange expires backups
+            backups.prune(self.repo, self.device, utc_now(), self.policy.backup_keep_days)
 
     # -- local side
     def commit_local(self) -> bool:
@@ -284,7 +291,7 @@ class _Cycle:
         self.after_move()
 
     def rebase(self, head: str, theirs: str) -> None:
-        git, now = self.repo.git, datetime.now(UTC)
+        git, now = self.repo.git, utc_now()
         base = git.merge_base(head, theirs) or remote.EMPTY_TREE
         self.outcome.backup_ref = remote.backup(self.repo, self.device, utc_stamp(now), head)
         index = local.private_index(self.repo, self.tmp, None)
@@ -316,7 +323,7 @@ class _Cycle:
     def _aside(self, rel: str) -> str:
         folder = posixpath.dirname(rel)
         taken = {posixpath.join(folder, p.name) for p in (self.root.path / folder).iterdir()}
-        return copy_path(rel, self.device, datetime.now(UTC), frozenset(taken))
+        return copy_path(rel, self.device, utc_now(), frozenset(taken))
 
     def after_move(self) -> None:
         """Recompile what the move changed, and commit that (same bytes on every device)."""
