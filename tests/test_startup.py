@@ -64,17 +64,20 @@ def settled_home(isolated_home: Path, tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("daemon", [False, True], ids=["reconciling", "daemon-running"])
-def test_recall_imports_nothing_heavy(settled_home: Path, tmp_path: Path, daemon: bool) -> None:
+@pytest.mark.parametrize("command", ["recall", "context"])  # context: every prompt's hook
+def test_reads_import_nothing_heavy(
+    settled_home: Path, tmp_path: Path, daemon: bool, command: str
+) -> None:
     if daemon:
         with DaemonLock(resolve_paths().lock_file):
-            modules = imported_modules("recall", "pnpm", cwd=tmp_path)
+            modules = imported_modules(command, "pnpm", cwd=tmp_path)
     else:
-        modules = imported_modules("recall", "pnpm", cwd=tmp_path)
-    assert "memoryd.index.search" in modules  # the probe sees the recall path's imports
+        modules = imported_modules(command, "pnpm", cwd=tmp_path)
+    assert "memoryd.index.search" in modules  # the probe sees the read path's imports
     heavy = {m for m in modules if m.split(".")[0] in HEAVY}
     assert heavy == set()
     commands = {m for m in modules if m.startswith("memoryd.commands.")}
-    assert commands == {"memoryd.commands.recall"}
+    assert commands == {f"memoryd.commands.{command}"}
 
 
 def test_a_new_file_is_read_with_what_reading_needs(settled_home: Path, tmp_path: Path) -> None:

@@ -198,10 +198,10 @@ def gather(
     chars = settings.max_chars if max_chars is None else max_chars
     entries = settings.max_entries if max_entries is None else max_entries
     roots = locate.active_roots(app.config, app.cwd)
-    upkeep.freshen(app, roots)
-    views = [RootView(r.scope, str(r.path), upkeep.root_blocks(r)) for r in roots]
     hits: list[Entry] = []
-    if query.strip() and entries > 0:
-        found = upkeep.search(app, roots, query, limit=entries * 2, count_hits=False, fresh=True)
-        hits = [Entry(h.id, h.scope, h.kind, h.summary, h.body) for h in found]
+    with upkeep.freshen(app, roots) as db:  # opened once: every open checks the database
+        views = [RootView(r.scope, str(r.path), upkeep.root_blocks(r)) for r in roots]
+        if query.strip() and entries > 0:
+            found = upkeep.search(app, roots, query, limit=entries * 2, count_hits=False, db=db)
+            hits = [Entry(h.id, h.scope, h.kind, h.summary, h.body) for h in found]
     return build(views, hits, chars, entries, settings.outline_chars)

@@ -19,6 +19,7 @@ from memoryd.config import RootConfig
 from memoryd.roots import ROOT_FILE, relative_id
 
 if TYPE_CHECKING:  # the index is imported lazily, where it is used
+    from memoryd.index.db import IndexDB
     from memoryd.index.search import Hit
 
 log = logging.getLogger(__name__)
@@ -54,27 +55,29 @@ def search(
     type: str | None = None,
     scope_id: str | None = None,
     count_hits: bool = True,
-    fresh: bool = False,
+    db: IndexDB | None = None,
 ) -> list[Hit]:
     """Recall over ``roots`` (reconciled first unless a daemon keeps the index fresh).
 
     ``type`` and ``scope_id`` filter the layered and claude layouts' rows (as
     ``memoryd recall --type/--scope-id`` do); a plugin memory has neither, so
     either filter leaves plugin memories out.
-    ``fresh``: the caller has just reconciled (see :func:`freshen`). Compiled files
+    ``db``: the index the caller has just freshened (see :func:`freshen`); it stays
+    open. Every open checks the whole database, so one is enough. Compiled files
     (ROOT.md, index.md) are indexed too, but they only repeat what the
     memories say: they are left out here, so they never crowd out a memory.
     """
-    from memoryd.index import ensure_fresh, open_index, recall
+    from memoryd.index import ensure_fresh, recall
 
-    db = open_index(app.paths) if fresh else ensure_fresh(app, roots=roots, recompile=True)
+    index = ensure_fresh(app, roots=roots, recompile=True) if db is None else db
     try:
         found = recall(
-            db, app.config, query, roots, limit=limit + GENERATED_SLACK, kind=kind, scope=scope,
-            type=type, scope_id=scope_id, bump=count_hits,
+            index, app.config, query, roots, limit=limit + GENERATED_SLACK, kind=kind,
+            scope=scope, type=type, scope_id=scope_id, bump=count_hits,
         )  # fmt: skip
     finally:
-        db.close()
+        if db is None:
+            index.close()
     hits = [h for h in found if not is_generated(relative_id(h.root, h.path))]
     return hits[:limit]
 
@@ -103,15 +106,16 @@ def daemon_running(app: App) -> bool:
     return running_pid(app.paths.lock_file) is not None
 
 
-def freshen(app: App, roots: Sequence[RootConfig]) -> None:
+def freshen(app: App, roots: Sequence[RootConfig]) -> IndexDB:
     """Without a daemon: reconcile ``roots`` and recompile the ones whose memories changed.
 
     A full compile parses every file; doing it only when the reconcile saw a change keeps a
     per-prompt ``memoryd context`` cheap. (The daemon does both on every change by itself.)
+    Returns the open index, for :func:`search` (the caller closes it).
     """
     from memoryd.index import ensure_fresh
 
-    ensure_fresh(app, roots=roots, recompile=True).close()
+    return ensure_fresh(app, roots=roots, recompile=True)
 
 
 def root_blocks(root: RootConfig) -> dict[str, list[str]]:

@@ -1,6 +1,9 @@
 from __future__ import annotations
 
 import json
+from typing import Any
+
+import pytest
 
 from memoryd.app import App
 from memoryd.remember import Request, remember
@@ -119,3 +122,21 @@ def test_a_hand_written_memory_reaches_the_block_without_a_compile(setup: Setup)
     (setup.project / "rules" / "by-hand.md").unlink()
     again = run_cli("context", "手写", cwd=setup.repo)
     assert "by-hand" not in again.stdout
+
+
+def test_context_opens_the_index_once(setup: Setup, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memoryd.context import gather
+    from memoryd.index import schema
+
+    fill(setup)
+    opened: list[object] = []
+    connect = schema.connect
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        opened.append(args[0])
+        return connect(*args, **kwargs)
+
+    monkeypatch.setattr(schema, "connect", counting)
+    block = gather(App(cwd=setup.repo), "deploy staging")
+    assert "bastion" in json.dumps(block, default=str, ensure_ascii=False)
+    assert len(opened) == 1  # each open runs a whole-database check: once is enough
