@@ -91,16 +91,27 @@ def percentile(values: list[float], share: float) -> float:
 
 
 def corpus(size: int, corpus_dir: Path | None, scratch: Path) -> Path:
+    """The corpus as a memoryd root holds it: memories plus its compiled ROOT.md and index.md
+    (a megabyte of ROOT.md at 10k memories, which recall also searches)."""
     if corpus_dir is None:
         root = scratch / "corpus"
-        generate(root, size)
+        _prepare(root, size)
         return root
     root = corpus_dir / f"n{size}-seed0"
-    if not (root / ".complete").exists():
+    marker = root / ".complete"
+    if not marker.exists() or marker.read_text() != "compiled\n":
         shutil.rmtree(root, ignore_errors=True)
-        generate(root, size)
-        (root / ".complete").write_text("done\n")
+        _prepare(root, size)
+        marker.write_text("compiled\n")
     return root
+
+
+def _prepare(root: Path, size: int) -> None:
+    from memoryd.compile_io import compile_root
+    from memoryd.config import Config, RootConfig
+
+    generate(root, size)
+    compile_root(RootConfig(path=root), Config())
 
 
 def measure(size: int, corpus_dir: Path | None, n_queries: int, cli_runs: int) -> dict[str, Any]:
@@ -112,6 +123,7 @@ def measure(size: int, corpus_dir: Path | None, n_queries: int, cli_runs: int) -
 
 
 def _measure(size: int, root: Path, scratch: Path, n_queries: int, cli_runs: int) -> dict[str, Any]:
+    (root / ".state.json").unlink(missing_ok=True)  # hit counts of an earlier run's CLI recalls
     home = scratch / "home"
     home.mkdir()
     config_file = home / "config.yaml"

@@ -32,7 +32,8 @@ from typing import Any, NamedTuple
 
 from memoryd.config import RootConfig
 from memoryd.index.db import IndexDB
-from memoryd.index.tokenizer import fts_expression, index_tokens, is_cjk_char, normalize
+from memoryd.index.snippet import term_counts
+from memoryd.index.tokenizer import fts_expression, is_cjk_char, normalize
 
 # bm25 column weights: id, summary, load_when, body.
 COLUMN_WEIGHTS = (3.0, 4.0, 4.0, 1.0)
@@ -137,9 +138,7 @@ def _unskew(
 
 def _matched(terms: Sequence[str], texts: list[str]) -> int:
     """How many of the query terms occur in the texts (as the index sees them)."""
-    tokens = {t for text in texts for t in index_tokens(text)}
-    folded = normalize(" ".join(texts)) if any(is_cjk_char(t) for t in terms) else ""
-    return sum(1 for t in terms if (t in folded if is_cjk_char(t) else t in tokens))
+    return len(term_counts(terms, normalize("\n".join(texts))))
 
 
 def _rows(

@@ -8,12 +8,13 @@ the bigrams the index stores.
 
 from __future__ import annotations
 
+import bisect
+import functools
 import re
-from collections import Counter
 from collections.abc import Sequence
 from typing import Protocol
 
-from memoryd.index.tokenizer import index_tokens, is_cjk, is_cjk_char, normalize
+from memoryd.index.tokenizer import is_cjk, is_cjk_char, normalize
 
 OPEN, CLOSE = "«", "»"
 MARKERS = {"plugin": (OPEN, CLOSE), "layered": ("<<", ">>")}  # `recall --markers`
@@ -35,11 +36,20 @@ class _Text(Protocol):
 def hit_counts(terms: Sequence[str], row: _Text) -> dict[str, int]:
     """How often each query term occurs in the memory (terms that occur at all)."""
     parts = [row.id, row.summary or "", " ".join(row.load_when), row.body]
-    counter = Counter(t for part in parts for t in index_tokens(part))
-    text = normalize("\n".join(parts))
+    return term_counts(terms, normalize("\n".join(parts)))
+
+
+def term_counts(terms: Sequence[str], folded: str) -> dict[str, int]:
+    """How often each term occurs among the index tokens of the normalized text ``folded``.
+
+    Counted by searching for the terms rather than tokenizing the whole text (a
+    compiled ROOT.md is a megabyte): a word term as a whole word, a bigram at
+    every position (they overlap), a single CJK character anywhere, as a prefix
+    search would find it.
+    """
     counts: dict[str, int] = {}
     for term in terms:
-        found = text.count(term) if is_cjk_char(term) else counter[term]
+        found = folded.count(term) if is_cjk_char(term) else len(_occurrences(term, folded))
         if found:
             counts[term] = found
     return counts
@@ -86,17 +96,30 @@ def _edge(text: str, index: int) -> bool:
     return not (char.isalnum() or char == "_") or is_cjk(char)
 
 
-def _fold(text: str) -> tuple[str, list[int]]:
-    """The normalized text and, for each of its characters, the original index."""
+def _fold(text: str) -> tuple[str, Sequence[int]]:
+    """The normalized text and, for each of its characters, the original index.
+
+    Characters are normalized one by one. When each becomes exactly one character
+    (nearly always) the text is folded by ``str.translate`` and the map is the
+    identity: a compiled ROOT.md of 10k memories is a megabyte of text.
+    """
     if text.isascii():
-        return text.lower(), list(range(len(text)))
+        return text.lower(), range(len(text))
+    table = {ord(c): f for c in set(text) if (f := _fold_char(c)) != c}
+    if all(len(f) == 1 for f in table.values()):
+        return text.translate(table), range(len(text))
     pieces: list[str] = []
     origin: list[int] = []
     for index, char in enumerate(text):
-        folded = char.lower() if char.isascii() else normalize(char)
+        folded = _fold_char(char)
         pieces.append(folded)
         origin.extend([index] * len(folded))
     return "".join(pieces), origin
+
+
+@functools.lru_cache(maxsize=8192)
+def _fold_char(char: str) -> str:
+    return char.lower() if char.isascii() else normalize(char)
 
 
 def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -129,9 +152,10 @@ def _render(text: str, spans: list[tuple[int, int]], marks: tuple[str, str] = (O
 
 def _best_window(spans: list[tuple[int, int]]) -> int:
     """Where a window of WIDTH characters covering the most matches starts."""
-    best, best_count = spans[0][0], 0
-    for i, (start, _) in enumerate(spans):
-        count = sum(1 for s, _e in spans[i:] if s < start + WIDTH)
+    starts = [start for start, _ in spans]  # sorted: spans are merged
+    best, best_count = starts[0], 0
+    for i, start in enumerate(starts):
+        count = bisect.bisect_left(starts, start + WIDTH, lo=i) - i
         if count > best_count:
             best, best_count = start, count
     return max(0, best - WIDTH // 4)
