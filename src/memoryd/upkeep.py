@@ -14,16 +14,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memoryd.app import App
-from memoryd.compiler import is_generated
 from memoryd.config import RootConfig
-from memoryd.roots import ROOT_FILE, relative_id
+from memoryd.roots import ROOT_FILE
 
 if TYPE_CHECKING:  # the index is imported lazily, where it is used
     from memoryd.index.db import IndexDB
     from memoryd.index.search import Hit
 
 log = logging.getLogger(__name__)
-GENERATED_SLACK = 8  # extra hits fetched to make up for compiled files left out
 
 
 @dataclass(frozen=True)
@@ -64,22 +62,20 @@ def search(
     either filter leaves plugin memories out.
     ``db``: the index the caller has just freshened (see :func:`freshen`); it stays
     open. Every open checks the whole database, so one is enough. Compiled files
-    (ROOT.md, index.md) are indexed too, but they only repeat what the
-    memories say: they are left out here, so they never crowd out a memory.
+    (ROOT.md, index.md) are indexed too, but recall never returns them.
     """
     from memoryd.index import ensure_fresh, recall
 
     index = ensure_fresh(app, roots=roots, recompile=True) if db is None else db
     try:
         found = recall(
-            index, app.config, query, roots, limit=limit + GENERATED_SLACK, kind=kind,
+            index, app.config, query, roots, limit=limit, kind=kind,
             scope=scope, type=type, scope_id=scope_id, bump=count_hits,
         )  # fmt: skip
     finally:
         if db is None:
             index.close()
-    hits = [h for h in found if not is_generated(relative_id(h.root, h.path))]
-    return hits[:limit]
+    return found
 
 
 def terms(text: str) -> set[str]:

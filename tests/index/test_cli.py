@@ -144,3 +144,14 @@ def test_recall_without_a_daemon_recompiles_what_a_hand_edit_changed(
     assert "use pnpm, never npm" in index.read_text()
     context = run_cli("context", "pnpm", cwd=tmp_path)
     assert context.returncode == 0 and "use pnpm, never npm" in context.stdout
+
+
+def test_recall_never_returns_compiled_files(home: Path, tmp_path: Path) -> None:
+    write_memory(
+        home, "pitfalls/deploy.md", "pnpm only", summary="use pnpm, never npm", load_when=["pnpm"]
+    )
+    assert run_cli("compile").returncode == 0
+    assert "pnpm" in (home / "ROOT.md").read_text()  # both would match
+    assert "use pnpm, never npm" in (home / "pitfalls" / "index.md").read_text()
+    done = run_cli("recall", "pnpm", "--json", cwd=tmp_path)
+    assert [h["path"] for h in json.loads(done.stdout)] == [str(home / "pitfalls/deploy.md")]

@@ -25,6 +25,7 @@ with the number of matches. Two things keep it small:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from itertools import combinations
 from math import comb
@@ -57,6 +58,11 @@ class Candidate(NamedTuple):
 
 
 _CANDIDATE_COLUMNS = "rowid, root, scope, layout, id, pinned, created, updated, mtime_ns"
+# ROOT.md and index.md of a plugin root: indexed, but never a result (they only repeat the
+# memories' summaries, and at 10k memories ROOT.md matches nearly every query).
+_COMPILED = (
+    f"(layout = 'plugin' AND (path = root || '{os.sep}ROOT.md' OR path GLOB '*{os.sep}index.md'))"
+)
 
 
 def candidates(
@@ -149,7 +155,7 @@ def _rows(
     sql = (
         f"SELECT {_CANDIDATE_COLUMNS} FROM memories WHERE rowid IN "
         f"(SELECT value FROM json_each(?)) AND root IN ({', '.join('?' for _ in roots)}) "
-        "AND superseded_by IS NULL"
+        f"AND superseded_by IS NULL AND NOT {_COMPILED}"
     )
     params: list[Any] = [_json_ints(rowids), *(str(r.path) for r in roots)]
     for column, value in filters.items():  # column names are ours, never the user's
