@@ -114,3 +114,60 @@ def test_a_fifo_named_like_a_memory_is_never_opened(tmp_path: Path) -> None:
     root.mkdir()
     os.mkfifo(root / "pipe.md")
     assert listing(root, ScanCache()) == [("pipe.md", "not a regular file")]
+
+
+def entries(root: Path, cache: ScanCache) -> list[tuple[str, object, bool]]:
+    return [
+        (s.rel, s.entry if s.memory else s.error, bool(s.memory and s.memory.sync))
+        for s in scan_root(root, cache)
+    ]
+
+
+def kept_root(tmp_path: Path) -> Path:
+    root = tmp_path / "root"
+    write(root / "facts/a.md", "---\nsummary: a\nkind: fact\nload_when: [deploy]\n---\nbody\n")
+    write(root / "facts/local.md", "---\nsummary: here only\nsync: false\n---\n")
+    write(root / "deep/x/y.md", "no frontmatter\n")
+    old(root)
+    return root
+
+
+def test_a_kept_listing_spares_the_next_process_every_unchanged_parse(tmp_path: Path) -> None:
+    root, folder = kept_root(tmp_path), tmp_path / "listings"
+    first = ScanCache(slim=True, folder=folder)
+    assert entries(root, first) == entries(root, ScanCache())
+    assert first.parsed == 3
+    second = ScanCache(slim=True, folder=folder)  # the next command: nothing in memory
+    assert entries(root, second) == entries(root, ScanCache())
+    assert second.parsed == 0
+
+
+def test_a_kept_listing_is_trusted_file_by_file(tmp_path: Path) -> None:
+    root, folder = kept_root(tmp_path), tmp_path / "listings"
+    entries(root, ScanCache(slim=True, folder=folder))
+    edited = write(root / "facts/a.md", "---\nsummary: A\nkind: fact\nload_when: [x]\n---\nbody\n")
+    added = write(root / "facts/new.md", "---\nsummary: new\n---\n")
+    (root / "deep/x/y.md").unlink()
+    for path in (edited, added):  # the mtime of before: the ctime still tells
+        os.utime(path, (1_700_000_000, 1_700_000_000))
+    later = ScanCache(slim=True, folder=folder)
+    assert entries(root, later) == entries(root, ScanCache())
+    assert later.parsed == 2
+
+
+@pytest.mark.parametrize("damage", ["garbage", "other root"])
+def test_a_damaged_or_foreign_listing_is_a_miss(tmp_path: Path, damage: str) -> None:
+    from memoryd.listing_store import listing_file
+
+    root, folder = kept_root(tmp_path), tmp_path / "listings"
+    other = tmp_path / "other"
+    shutil.copytree(root, other)
+    entries(other, ScanCache(slim=True, folder=folder))
+    file = listing_file(folder, root)
+    if damage == "garbage":
+        file.write_bytes(b"\x00not a listing")
+    else:  # a name collision: the file holds another root's listing
+        listing_file(folder, other).rename(file)
+    cache = ScanCache(slim=True, folder=folder)
+    assert entries(root, cache) == entries(root, ScanCache())
+    assert cache.parsed == 3

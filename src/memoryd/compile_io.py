@@ -37,6 +37,18 @@ log = logging.getLogger(__name__)
 
 COMPILED_LAYOUTS = ("plugin",)  # the other layouts keep their own index files
 _CACHE = ScanCache(slim=True)  # one per process: the daemon re-parses only changed files
+_KEPT: dict[Path, ScanCache] = {}
+LISTINGS = "listings"  # in memoryd's cache folder
+
+
+def kept_cache(cache_dir: Path) -> ScanCache:
+    """A compile cache whose listings are also kept in ``cache_dir`` between processes.
+
+    For commands, which start with no listing: compiling a root then re-parses only
+    the files that changed since the last command (see memoryd.listing_store).
+    """
+    folder = cache_dir / LISTINGS
+    return _KEPT.setdefault(folder, ScanCache(slim=True, folder=folder))
 
 
 @dataclass
@@ -116,7 +128,11 @@ def _plan(
 
 
 def recompile_changed(
-    db: IndexDB, config: Config, roots: Sequence[RootConfig], touched: Sequence[Path]
+    db: IndexDB,
+    config: Config,
+    roots: Sequence[RootConfig],
+    touched: Sequence[Path],
+    cache: ScanCache | None = None,
 ) -> None:
     """Recompile the roots where memories changed, and index what that wrote.
 
@@ -131,7 +147,7 @@ def recompile_changed(
         changed = [p for p in touched if _memory_of(root, p)]
         if not changed:
             continue
-        report = compile_root(root, config, changed=changed)
+        report = compile_root(root, config, changed=changed, cache=cache)
         written = [*report.written, *report.removed]
         if written:
             reconcile(db, config, roots=[root], only=written)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from memoryd.compiler import Entry, entry_for, is_generated
 from memoryd.memory import Memory, parse
-from memoryd.roots import SKIP_DIRS, is_memory_name, walk_root
+from memoryd.roots import SKIP_DIRS, is_memory_name, walk_files, walk_root
 
 RACY_NS = 2_000_000_000
 Fingerprint = tuple[int, int, int, int]
@@ -61,19 +61,22 @@ class Scanned:
 
 Listing = dict[str, Scanned]
 # A slim cache's memories: nothing but the sync flag (see Memory.sync).
-_SYNCED, _LOCAL = Memory(), Memory({"sync": False})
+SLIM_SYNCED, SLIM_LOCAL = Memory(), Memory({"sync": False})
 
 
 class ScanCache:
     """The last listing of each root, with parsed frontmatter; shared between threads.
 
     ``slim``: keep only what compile reads of each memory (its entry and sync flag).
+    ``folder`` (slim caches): also keep each root's listing there for the next process
+    (see memoryd.listing_store); a listing from there is trusted file by file only.
     """
 
-    def __init__(self, slim: bool = False) -> None:
+    def __init__(self, slim: bool = False, folder: Path | None = None) -> None:
         self._lock = threading.Lock()
         self._listings: dict[Path, Listing] = {}
         self.slim = slim
+        self.folder = folder if slim else None
         self.parsed = 0  # how many files were read and parsed (for tests and benchmarks)
 
     def listing(self, root: Path) -> Listing | None:
@@ -81,9 +84,22 @@ class ScanCache:
             found = self._listings.get(root)
             return None if found is None else dict(found)
 
-    def store(self, root: Path, listing: Listing) -> None:
+    def kept(self, root: Path) -> Listing | None:
+        """The listing an earlier process kept in ``folder``, if any."""
+        if self.folder is None:
+            return None
+        from memoryd import listing_store
+
+        return listing_store.load(self.folder, root)
+
+    def store(self, root: Path, listing: Listing, keep: bool = True) -> None:
+        """Remember ``listing``; with ``keep`` (it changed), also in ``folder``."""
         with self._lock:
             self._listings[root] = listing
+        if self.folder is not None and keep:
+            from memoryd import listing_store
+
+            listing_store.save(self.folder, root, listing)
 
 
 def scan_root(
@@ -92,13 +108,17 @@ def scan_root(
     """Every memory-named file of ``root``, sorted by path; generated ones are not parsed."""
     cache = cache if cache is not None else ScanCache()
     old = cache.listing(root)
-    if changed is None or old is None:
-        new = {s.rel: s for s in (_scan(root, p, old or {}, cache) for p in walk_root(root))}
+    walk = old is None or changed is None
+    if old is None:  # a kept listing spares parsing unchanged files, never the walk
+        old = cache.kept(root) or {}
+    parsed = cache.parsed
+    if walk:
+        new = {s.rel: s for s in (_scan(root, p, old, cache) for p in walk_files(root))}
     else:
         new = dict(old)
-        for path in changed:
+        for path in changed or ():
             _refresh(root, path, new, old, cache)
-    cache.store(root, new)
+    cache.store(root, new, keep=cache.parsed != parsed or new.keys() != old.keys())
     return [new[rel] for rel in sorted(new)]
 
 
@@ -146,7 +166,7 @@ def _listed_by_walk(root: Path, path: Path) -> bool:
     return target == real or real in target.parents
 
 
-def _rel(root: Path, path: Path) -> str | None:
+def _rel(root: Path, path: Path | str) -> str | None:
     text, base = str(path), str(root)
     if text == base:
         return "."
@@ -156,13 +176,13 @@ def _rel(root: Path, path: Path) -> str | None:
     return rel.replace(os.sep, "/") if os.sep != "/" else rel
 
 
-def _scan(root: Path, path: Path, old: Listing, cache: ScanCache) -> Scanned:
-    rel = _rel(root, path) or path.name
+def _scan(root: Path, path: Path | str, old: Listing, cache: ScanCache) -> Scanned:
+    rel = _rel(root, path) or os.path.basename(path)
     where = str(path)
     if is_generated(rel):
         return Scanned(where, rel, 0, None)
     try:
-        st = os.stat(path)
+        st = os.stat(where)
     except OSError as exc:
         return Scanned(where, rel, 0, None, _reason(exc))
     if not stat.S_ISREG(st.st_mode):  # a FIFO or device named like a memory: never open it
@@ -172,7 +192,8 @@ def _scan(root: Path, path: Path, old: Listing, cache: ScanCache) -> Scanned:
     if known is not None and known.fingerprint == fingerprint and known.memory is not None:
         return known
     try:
-        raw = path.read_bytes()
+        with open(where, "rb") as handle:
+            raw = handle.read()
     except OSError as exc:
         return Scanned(where, rel, st.st_size, None, _reason(exc))
     parsed = parse(raw)
@@ -181,7 +202,7 @@ def _scan(root: Path, path: Path, old: Listing, cache: ScanCache) -> Scanned:
     memory = Memory(parsed.meta, problems=parsed.problems)
     entry = entry_for(rel, memory)
     if cache.slim:
-        memory = _SYNCED if memory.sync else _LOCAL
+        memory = SLIM_SYNCED if memory.sync else SLIM_LOCAL
     return Scanned(where, rel, st.st_size, memory, None, trusted, entry)
 
 

@@ -33,11 +33,11 @@ class SecretFinding:
 
 def refresh(app: App, root: RootConfig, changed: Iterable[Path]) -> None:
     """Bring the compiled files and the index up to date with ``changed`` files of ``root``."""
-    from memoryd.compile_io import compile_root
+    from memoryd.compile_io import compile_root, kept_cache
     from memoryd.index import open_index, reconcile
 
     paths = sorted(set(changed))
-    report = compile_root(root, app.config, changed=paths)
+    report = compile_root(root, app.config, changed=paths, cache=kept_cache(app.paths.cache_dir))
     with open_index(app.paths) as db:
         reconcile(db, app.config, roots=[root], only=[*paths, *report.written, *report.removed])
 

@@ -23,9 +23,12 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(app: App, args: argparse.Namespace) -> int:
-    from memoryd.compile_io import compile_root
+    from memoryd.compile_io import compile_root, kept_cache
 
-    reports = [compile_root(root, app.config, check=args.check) for root in app.config.roots]
+    cache = kept_cache(app.paths.cache_dir)
+    reports = [
+        compile_root(root, app.config, check=args.check, cache=cache) for root in app.config.roots
+    ]
     stale = [path for r in reports for path in r.stale]
     problems = [finding for r in reports for finding in r.problems]
 

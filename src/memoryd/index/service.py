@@ -64,10 +64,11 @@ def ensure_fresh(
             report = reconcile(db, app.config, wanted)
             log.debug("reconciled %d roots in %.3fs", len(wanted), report.seconds)
             if recompile and report.modified:
-                from memoryd.compile_io import recompile_changed  # only when something changed
+                from memoryd.compile_io import kept_cache, recompile_changed  # on a change only
 
                 touched = [*report.added, *report.changed, *report.removed]
-                recompile_changed(db, app.config, wanted, touched)
+                cache = kept_cache(app.paths.cache_dir)
+                recompile_changed(db, app.config, wanted, touched, cache)
     except BaseException:
         db.close()
         raise
