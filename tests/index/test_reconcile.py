@@ -325,3 +325,36 @@ def test_a_schema_1_index_with_triggers_migrates_and_stays_consistent(world: Wor
         (world.global_root.path / "facts" / "a.md").unlink()
         assert len(reconcile(db, world.config).removed) == 1
         assert fts_count(db, '"部署"') == 1
+
+
+def test_quick_check_runs_again_only_when_the_file_changed(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memoryd.index import schema
+
+    statements: list[str] = []
+    real_connect = sqlite3.connect
+
+    def traced(*args: object, **kwargs: object) -> sqlite3.Connection:
+        conn = real_connect(*args, **kwargs)  # type: ignore[arg-type]
+        conn.set_trace_callback(statements.append)
+        return conn
+
+    monkeypatch.setattr(schema.sqlite3, "connect", traced)
+    checks = lambda: statements.count("PRAGMA quick_check")  # noqa: E731
+    world.write(world.global_root, "facts/a.md", "alpha")
+    with open_index(world.paths) as db:
+        reconcile(db, world.config)
+        db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the main file changes
+    assert checks() == 1
+    with open_index(world.paths) as db:
+        assert len(db.rows()) == 1
+    assert checks() == 2  # changed by the checkpoint since it was checked
+    for _ in range(3):
+        with open_index(world.paths) as db:
+            assert len(db.rows()) == 1
+    assert checks() == 2  # the same file that passed: not read page by page again
+    os.utime(world.paths.index_db)  # touched from outside
+    with open_index(world.paths):
+        pass
+    assert checks() == 3
