@@ -90,13 +90,9 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
-def corpus(size: int, corpus_dir: Path | None, scratch: Path) -> Path:
+def corpus(size: int, corpus_dir: Path) -> Path:
     """The corpus as a memoryd root holds it: memories plus its compiled ROOT.md and index.md
-    (a megabyte of ROOT.md at 10k memories, which recall also searches)."""
-    if corpus_dir is None:
-        root = scratch / "corpus"
-        _prepare(root, size)
-        return root
+    (9 MB of ROOT.md at 100k memories, which the index holds too). Made once per folder."""
     root = corpus_dir / f"n{size}-seed0"
     marker = root / ".complete"
     if not marker.exists() or marker.read_text() != "compiled\n":
@@ -114,10 +110,10 @@ def _prepare(root: Path, size: int) -> None:
     compile_root(RootConfig(path=root), Config())
 
 
-def measure(size: int, corpus_dir: Path | None, n_queries: int, cli_runs: int) -> dict[str, Any]:
+def measure(size: int, corpus_dir: Path, n_queries: int, cli_runs: int) -> dict[str, Any]:
     scratch = Path(tempfile.mkdtemp(prefix="memoryd-bench-"))
     try:
-        return _measure(size, corpus(size, corpus_dir, scratch), scratch, n_queries, cli_runs)
+        return _measure(size, corpus(size, corpus_dir), scratch, n_queries, cli_runs)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -308,6 +304,18 @@ def table(rows: list[dict[str, Any]], columns: list[tuple[str, str, str]]) -> st
     return "\n".join(lines)
 
 
+def _one_size(size: int, folder: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """Prepare the corpus in one process and measure in another, so neither's RSS is the
+    other's (compiling 100k memories takes more memory than indexing them)."""
+    base = [sys.executable, __file__, "--corpus-dir", str(folder)]
+    subprocess.run([*base, "--prepare", str(size)], check=True)
+    command = [*base, "--one", str(size), "--queries", str(args.queries),
+               "--cli-runs", str(args.cli_runs)]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    print(f"measured {size}", file=sys.stderr)
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="memoryd search index benchmark")
     parser.add_argument("--sizes", default="1000,10000,100000", help="comma-separated sizes")
@@ -315,19 +323,20 @@ def main() -> None:
     parser.add_argument("--cli-runs", type=int, default=20, help="memoryd recall runs per mode")
     parser.add_argument("--corpus-dir", type=Path, default=None, help="keep and reuse corpora here")
     parser.add_argument("--one", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--prepare", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.prepare is not None:
+        corpus(args.prepare, args.corpus_dir)
+        return
     if args.one is not None:
         print(json.dumps(measure(args.one, args.corpus_dir, args.queries, args.cli_runs)))
         return
-    rows = []
-    for size in (int(s) for s in args.sizes.split(",")):
-        command = [sys.executable, __file__, "--one", str(size), "--queries", str(args.queries),
-                   "--cli-runs", str(args.cli_runs)]  # fmt: skip
-        if args.corpus_dir:
-            command += ["--corpus-dir", str(args.corpus_dir)]
-        done = subprocess.run(command, capture_output=True, text=True, check=True)
-        rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
-        print(f"measured {size}", file=sys.stderr)
+    folder = args.corpus_dir or Path(tempfile.mkdtemp(prefix="memoryd-corpora-"))
+    try:
+        rows = [_one_size(int(size), folder, args) for size in args.sizes.split(",")]
+    finally:
+        if args.corpus_dir is None:
+            shutil.rmtree(folder, ignore_errors=True)
     load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"wall clock (load average at the end: {load}, {os.cpu_count()} CPUs)")
     print(table(rows, WALL))
