@@ -293,7 +293,7 @@ def test_a_failing_worker_only_means_this_process_loads_the_rest(
     assert "worker processes failed" in caplog.text
 
 
-def test_a_schema_1_index_with_triggers_migrates_and_stays_consistent(world: World) -> None:
+def test_a_schema_1_index_migrates_and_stays_consistent(world: World) -> None:
     from memoryd.index import schema
 
     world.write(world.global_root, "facts/a.md", "部署 alpha")
@@ -315,6 +315,11 @@ def test_a_schema_1_index_with_triggers_migrates_and_stays_consistent(world: Wor
     with open_index(world.paths) as db:
         triggers = db.conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
         assert triggers.fetchall() == []
+        plan = db.conn.execute(  # schema 3: fingerprints come from their own index
+            "EXPLAIN QUERY PLAN SELECT path, size, mtime_ns, checked_ns, hash FROM memories "
+            "WHERE root = ?", ("x",)
+        ).fetchall()
+        assert "COVERING INDEX memories_fingerprint" in plan[0][-1]
         assert db.conn.execute("PRAGMA user_version").fetchone()[0] == schema.USER_VERSION
         assert fts_count(db, '"obsolete"') == 1
         report = reconcile(db, world.config)

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from memoryd.config import Config, RootConfig
 from memoryd.index import store
@@ -58,8 +58,9 @@ class ReconcileReport:
         }
 
 
-@dataclass(frozen=True)
-class _Known:
+class _Known(NamedTuple):
+    """A row's fingerprint (a tuple: 10k of them are built on every full reconcile)."""
+
     size: int
     mtime_ns: int
     checked_ns: int
@@ -128,7 +129,7 @@ class _Pass:
             for prefix in set(prefixes):
                 params = (self.base, prefix, prefix + "/", prefix + "0")  # "0" sorts after "/"
                 rows += self.db.conn.execute(sql, params).fetchall()
-        return {r[0]: _Known(r[1], r[2], r[3], r[4]) for r in rows}
+        return {r[0]: _Known._make(r[1:]) for r in rows}
 
     def plan(self, only: Collection[Path]) -> tuple[list[str], dict[str, _Known]]:
         """The files to visit and the rows to check for the changed paths in ``only``."""

@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 
 APPLICATION_ID = 0x6D656D64  # "memd"
 # user_version = SCHEMA_VERSION * 100 + TOKENIZER_VERSION
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 USER_VERSION = SCHEMA_VERSION * 100 + TOKENIZER_VERSION
 BUSY_TIMEOUT_MS = 10_000
 
@@ -100,8 +100,15 @@ DROP TRIGGER IF EXISTS memories_ad;
 DROP TRIGGER IF EXISTS memories_au;
 """
 
+# Every reconcile reads every row's fingerprint: from this index, not from the rows (which
+# hold the bodies, so reading them scans the whole table).
+_FINGERPRINTS_V3 = """
+CREATE INDEX memories_fingerprint ON memories(root, path, size, mtime_ns, checked_ns, hash);
+DROP INDEX IF EXISTS memories_root;
+"""
+
 # Forward migrations: MIGRATIONS[v] turns schema v-1 into schema v.
-MIGRATIONS: dict[int, str] = {1: _CREATE_V1, 2: _DROP_TRIGGERS_V2}
+MIGRATIONS: dict[int, str] = {1: _CREATE_V1, 2: _DROP_TRIGGERS_V2, 3: _FINGERPRINTS_V3}
 
 
 class BadDatabase(Exception):
