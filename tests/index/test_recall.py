@@ -277,3 +277,20 @@ def fts_ids(db: IndexDB, expression: str) -> set[str]:
         "WHERE memories_fts MATCH ?"
     )
     return {r[0] for r in db.conn.execute(sql, (expression,))}
+
+
+def test_candidates_are_looked_up_by_rowid_not_by_scanning_a_root(
+    world: World, db: IndexDB
+) -> None:
+    for i in range(20):
+        world.write(world.global_root, f"facts/f{i}.md", f"pnpm note {i}")
+    reconcile(db, world.config)
+    statements: list[str] = []
+    db.conn.set_trace_callback(statements.append)
+    assert recall(db, world.config, "pnpm", world.config.roots, bump=False)
+    db.conn.set_trace_callback(None)
+    lookups = [s for s in statements if s.startswith("SELECT rowid, root") and "json_each" in s]
+    assert lookups
+    for sql in lookups:  # an index on root would make this read every row of the root
+        plan = " / ".join(row[-1] for row in db.conn.execute("EXPLAIN QUERY PLAN " + sql))
+        assert "INTEGER PRIMARY KEY (rowid=?)" in plan, plan

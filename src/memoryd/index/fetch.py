@@ -154,9 +154,10 @@ def _rows(
         return {}
     sql = (
         f"SELECT {_CANDIDATE_COLUMNS} FROM memories WHERE rowid IN "
-        f"(SELECT value FROM json_each(?)) AND root IN ({', '.join('?' for _ in roots)}) "
+        f"(SELECT value FROM json_each(?)) AND +root IN ({', '.join('?' for _ in roots)}) "
         f"AND superseded_by IS NULL AND NOT {_COMPILED}"
     )
+    # "+root": look the few rowids up, never scan a root's rows through an index on root
     params: list[Any] = [_json_ints(rowids), *(str(r.path) for r in roots)]
     for column, value in filters.items():  # column names are ours, never the user's
         if value is not None:
