@@ -78,6 +78,22 @@ def latency(ctx: dict[str, Any], files: list[Path], edits: int) -> list[Row]:
     ]
 
 
+def compiled(files: list[Path], edits: int) -> list[Row]:
+    """Change a memory's summary; time until its folder's index.md shows the new one."""
+    times = []
+    for i in range(edits):
+        path = files[(i * 89 + 7) % len(files)]
+        index, word = path.parent / "index.md", f"benchsummary{i:04d}zz"
+        text = path.read_text(encoding="utf-8").replace("summary: ", f"summary: {word} ", 1)
+        t0 = time.perf_counter()
+        path.write_text(text, encoding="utf-8")
+        found = wait_for(lambda i=index, w=word: i.exists() and w in i.read_text("utf-8"), 10)
+        times.append((time.perf_counter() - t0) * 1000 if found else float("inf"))
+        time.sleep(0.2)
+    median = f"{statistics.median(times):.0f} ms"
+    return [(f"save -> index.md rewritten p50 ({edits} edits)", median, "")]
+
+
 def idle(pid: int, seconds: float, memories: int) -> list[Row]:
     time.sleep(3)  # let the compile of the last edit finish
     cpu0, _, _ = proc_stat(pid)
@@ -157,6 +173,7 @@ def main() -> int:
         with open_index(app.paths) as db:
             ctx = {"app": app, "db": db, "home": home, "pid": daemon.pid}
             table += latency(ctx, files, args.edits)
+            table += compiled(files, max(1, args.edits // 5))
             table += idle(daemon.pid, args.idle, args.memories)
             table += burst(ctx, root, args.burst, args.memories)
     finally:
