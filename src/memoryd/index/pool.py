@@ -13,7 +13,7 @@ share the work in whatever ratio their speeds give, with no tuning.
 Requests are pickles on the worker's stdin, each under :data:`CHUNK_BYTES` so
 it always fits in a pipe's buffer (a worker blocked on writing its answer never
 blocks us writing the next request). Answers are length-prefixed pickles, so a
-``select`` on the raw pipe says exactly when one is ready.
+a selector on the raw pipe says exactly when one is ready.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import contextlib
 import logging
 import os
 import pickle
-import select
+import selectors
 import struct
 import subprocess
 import sys
@@ -118,9 +118,8 @@ class _Pool:
             _send(proc, chunk)
 
     def ready(self, timeout: float) -> list[subprocess.Popen[bytes]]:
-        busy = {p.stdout: p for p in self.procs if self.queued[p.pid] and p.stdout is not None}
-        readable, _, _ = select.select(list(busy), [], [], timeout)
-        return [busy[r] for r in readable]
+        busy = {p.stdout.fileno(): p for p in self.procs if self.queued[p.pid] and p.stdout}
+        return [busy[fd] for fd in _readable(list(busy), timeout)]
 
     def answer(self, proc: subprocess.Popen[bytes]) -> Iterator[tuple[str, Result]]:
         assert proc.stdout is not None
@@ -158,10 +157,22 @@ def _send(proc: subprocess.Popen[bytes], message: object) -> None:
         data = data[os.write(proc.stdin.fileno(), data) :]
 
 
+def _readable(fds: list[int], timeout: float) -> list[int]:
+    """The fds with data (or end of file) within ``timeout`` seconds.
+
+    A selector (epoll, kqueue), not ``select.select``: a daemon may hold more than
+    1024 file descriptors, and select() cannot wait on those.
+    """
+    with selectors.DefaultSelector() as selector:
+        for fd in fds:
+            selector.register(fd, selectors.EVENT_READ)
+        return [key.fd for key, _ in selector.select(timeout)]
+
+
 def _read_exactly(fd: int, size: int) -> bytes:
     parts: list[bytes] = []
     while size:
-        if not select.select([fd], [], [], TIMEOUT)[0]:
+        if not _readable([fd], TIMEOUT):
             raise WorkerError(f"a worker stopped mid-answer for {TIMEOUT:.0f} s")
         part = os.read(fd, min(size, 1 << 20))
         if not part:
