@@ -13,7 +13,7 @@ share the work in whatever ratio their speeds give, with no tuning.
 Requests are pickles on the worker's stdin, each under :data:`CHUNK_BYTES` so
 it always fits in a pipe's buffer (a worker blocked on writing its answer never
 blocks us writing the next request). Answers are length-prefixed pickles, so a
-a selector on the raw pipe says exactly when one is ready.
+selector on the raw pipe says exactly when one is ready.
 """
 
 from __future__ import annotations
