@@ -214,9 +214,9 @@ def test_push_race_fetches_and_goes_again(world: World, monkeypatch: pytest.Monk
 
     world.a.write("facts/a.md", memory("facts/a", "a", "from A\n"))
     world.b.write("facts/b.md", memory("facts/b", "b", "from B\n"))
-    monkeypatch.setattr(remote, "push", push_after_b)
-    outcome = world.a.sync()
-    monkeypatch.undo()
+    with monkeypatch.context() as patch:  # undo only this: undo() would undo the isolated home
+        patch.setattr(remote, "push", push_after_b)
+        outcome = world.a.sync()
     assert raced and raced[0].pushed  # type: ignore[attr-defined]
     assert outcome.pushed and outcome.action.startswith("rebased")
     world.settle()
@@ -457,9 +457,9 @@ def test_an_edit_during_the_cycle_is_never_overwritten(
         world.b.write("facts/x.md", memory("facts/x", "x", "written mid-cycle by an agent\n"))
         return real_move(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(remote, "move", move_after_an_edit)
-    outcome = world.b.sync()
-    monkeypatch.undo()
+    with monkeypatch.context() as patch:  # undo only this: undo() would undo the isolated home
+        patch.setattr(remote, "move", move_after_an_edit)
+        outcome = world.b.sync()
     assert outcome.status == "error" and "not uptodate" in (outcome.error or "")
     assert "written mid-cycle" in world.b.read("facts/x.md")
     world.settle()
