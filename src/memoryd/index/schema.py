@@ -205,8 +205,11 @@ def _migrate(conn: sqlite3.Connection) -> None:
         return  # the common case: no write lock taken
     with write(conn):
         current = conn.execute("PRAGMA user_version").fetchone()[0] // 100
+        if current == 0:
+            log.info("index: creating a new index (schema %d)", SCHEMA_VERSION)
         for version in range(current + 1, SCHEMA_VERSION + 1):
-            log.info("index: migrating schema to version %d", version)
+            if current:
+                log.info("index: migrating schema to version %d", version)
             for statement in _statements(MIGRATIONS[version]):
                 conn.execute(statement)
         if current != SCHEMA_VERSION:
