@@ -16,6 +16,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: bench/ importable
+
 from bench.compile_bench import build
 
 QUERIES = ("分词 FTS5", "pnpm lockfile", "watchdog 依赖", "topic42")
