@@ -21,6 +21,7 @@ from memoryd.paths import Paths
 LAYOUTS = ("plugin", "layered", "claude")
 CONFIG_CACHE = "config.marshal"  # in the cache folder: see memoryd.config_cache
 SCOPES = ("global", "project")
+WATCH_MODES = ("auto", "events", "polling")  # see memoryd.daemon.watch
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,7 @@ class RootConfig:
     layout: str = "plugin"
     scope: str = "global"
     sync: SyncPolicy = None  # type: ignore[assignment]  # filled in by __post_init__
+    watch: str = "auto"  # auto: poll on a network file system | events | polling
 
     def __post_init__(self) -> None:
         if self.sync is None:
@@ -230,10 +232,11 @@ class _Loader:
         if not isinstance(item, dict):
             raise self.fail(key, "must be a mapping with at least 'path'")
         item = dict(item)
-        unknown = set(item) - {"path", "layout", "scope", "sync"}
+        unknown = set(item) - {"path", "layout", "scope", "sync", "watch"}
         if unknown:
             first = sorted(unknown)[0]
-            raise self.fail(f"{key}.{first}", "unknown key (known: layout, path, scope, sync)")
+            known = "layout, path, scope, sync, watch"
+            raise self.fail(f"{key}.{first}", f"unknown key (known: {known})")
         raw_path = item.get("path")
         if not isinstance(raw_path, str) or not raw_path:
             raise self.fail(f"{key}.path", "is required and must be a string")
@@ -246,6 +249,10 @@ class _Loader:
         scope = item.get("scope", "global")
         if scope not in SCOPES:
             raise self.fail(f"{key}.scope", f"must be one of {', '.join(SCOPES)}, got {scope!r}")
+        watch = item.get("watch", "auto")
+        if watch not in WATCH_MODES:
+            choices = ", ".join(WATCH_MODES)
+            raise self.fail(f"{key}.watch", f"must be one of {choices}, got {watch!r}")
         base_policy = default_policy(scope)
         sync_raw = item.get("sync", {})
         if sync_raw is False:
@@ -256,7 +263,7 @@ class _Loader:
             given = self.build(SyncPolicy, sync_raw, f"{key}.sync.")
             explicit = {k: getattr(given, k) for k in sync_raw}
             policy = dataclasses.replace(base_policy, **explicit)
-        return RootConfig(path=Path(path), layout=layout, scope=scope, sync=policy)
+        return RootConfig(path=Path(path), layout=layout, scope=scope, sync=policy, watch=watch)
 
 
 def _type_error(default: Any, value: Any) -> str | None:
@@ -290,6 +297,8 @@ def root_to_yaml(root: RootConfig) -> dict[str, Any]:
     }
     if diff:
         entry["sync"] = diff
+    if root.watch != "auto":
+        entry["watch"] = root.watch
     return entry
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from memoryd.daemon.status import StatusBoard
-from memoryd.daemon.watch import Watcher
+from memoryd.daemon.watch import LIMIT, Watcher
 
 log = logging.getLogger(__name__)
 
@@ -23,9 +23,14 @@ POLLING = "root {} is polled, not watched: raise fs.inotify.max_user_watches to 
 
 class RootGuard:
     def __init__(
-        self, watcher: Watcher, status: StatusBoard, rescan: Callable[[Path], None]
+        self,
+        watcher: Watcher,
+        status: StatusBoard,
+        rescan: Callable[[Path], None],
+        setting: Callable[[Path], str] = lambda path: "auto",
     ) -> None:
         self.watcher, self.status, self.rescan = watcher, status, rescan
+        self.setting = setting  # a root's `watch:` in config.yaml
         self._paused: set[Path] = set()
         self._lock = threading.RLock()
 
@@ -42,6 +47,18 @@ class RootGuard:
             if path in self._paused and present:
                 self._resume(path)
             elif path not in self._paused and not present and path in self.watcher.modes:
+                self._pause(path)
+
+    def rewatch(self, path: Path) -> None:
+        """The root's ``watch`` setting changed: watch it again the new way, then rescan
+        (whatever changed in between was not reported)."""
+        with self._lock:
+            if path in self._paused:
+                return
+            self.watcher.remove(path)
+            if self._add(path):
+                self.rescan(path)
+            else:
                 self._pause(path)
 
     def live(self, path: Path) -> bool:
@@ -68,12 +85,13 @@ class RootGuard:
 
     def _add(self, path: Path) -> bool:
         try:
-            mode = self.watcher.add(path)
+            mode = self.watcher.add(path, self.setting(path))
         except OSError as exc:
             log.warning("cannot watch %s: %s", path, exc)
             return False
         self.status.root(path, mode=mode, state="watching")
-        self.status.problem(POLLING.format(path), present=mode == "polling")
+        refused = self.watcher.reasons.get(path) == LIMIT
+        self.status.problem(POLLING.format(path), present=refused)
         return True
 
     def _pause(self, path: Path) -> None:

@@ -50,7 +50,7 @@ class Daemon:
         self.watcher = Watcher(self.worker.put, settings.poll_interval_s, native)
         self.compiler = Compiler(self._compile, self._compiled)
         self.scheduler = Scheduler()
-        self.guard = RootGuard(self.watcher, self.status, self._rescan)
+        self.guard = RootGuard(self.watcher, self.status, self._rescan, self._watch_setting)
         self.syncer = Syncer(
             self.scheduler, self.status, self.paths, lambda: self.config, self.guard.is_paused
         )
@@ -180,6 +180,10 @@ class Daemon:
     def _root(self, path: Path) -> RootConfig | None:
         return next((r for r in self.config.roots if r.path == path), None)
 
+    def _watch_setting(self, path: Path) -> str:
+        root = self._root(path)
+        return "auto" if root is None else root.watch
+
     def _reload(self) -> None:
         from memoryd.config import load_config
         from memoryd.errors import MemorydError
@@ -200,6 +204,10 @@ class Daemon:
         for path in sorted(after - before):
             self.guard.watch(path)
             self._reconcile((path,))
+        was = {r.path: r.watch for r in old.roots}
+        for root in new.roots:
+            if root.path in was and was[root.path] != root.watch:
+                self.guard.rewatch(root.path)
         if new.daemon != old.daemon:
             self._schedule()
         added, removed = len(after - before), len(before - after)

@@ -4,6 +4,11 @@ The handler only filters and queues (it runs on watchdog's thread); all the
 work happens in the batch worker. When the OS refuses a watch (ENOSPC: the
 inotify watch limit; EMFILE: too many inotify instances) the root is watched
 by a PollingObserver instead, with one warning naming the sysctl to raise.
+
+A root's ``watch`` setting (see memoryd.config) decides the rest: ``auto``
+polls a root on a network file system, whose watches are granted but never
+report changes made by other machines (see memoryd.daemon.mounts); ``events``
+never switches on its own; ``polling`` always polls.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from memoryd.daemon import mounts
 from memoryd.daemon.batching import Change, Kind
 from memoryd.roots import SKIP_DIRS, STATE_FILE, is_memory_name
 
@@ -31,6 +37,9 @@ LIMIT_HINT = (
 )
 _FILE_KINDS = {"created": Kind.CREATED, "modified": Kind.MODIFIED, "closed": Kind.MODIFIED}
 _FILE_KINDS["deleted"] = Kind.DELETED
+# Why a root is polled (Watcher.reasons): the OS refused its watch, its file
+# system reports no remote changes, or config.yaml says so.
+LIMIT, FILESYSTEM, SETTING = "limit", "filesystem", "setting"
 
 
 def _inside(root: Path, path: Path) -> tuple[str, ...] | None:
@@ -145,7 +154,9 @@ class Watcher:
         self._polling: Any = None
         self._watches: dict[Path, tuple[Any, Any]] = {}  # root -> (observer, watch)
         self.modes: dict[Path, str] = {}
+        self.reasons: dict[Path, str] = {}  # polled roots only: LIMIT, FILESYSTEM or SETTING
         self.warned = False
+        self._fs_warned: set[Path] = set()
         self._lock = threading.Lock()
 
     def start(self) -> None:
@@ -156,30 +167,56 @@ class Watcher:
             self._native = None
             self._warn_limit(None, exc)
 
-    def add(self, root: Path) -> str:
-        """Watch ``root`` (which must exist); returns "events" or "polling"."""
+    def add(self, root: Path, watch: str = "auto") -> str:
+        """Watch ``root`` (which must exist) as its ``watch`` setting says
+        (auto, events or polling); returns "events" or "polling"."""
         with self._lock:
             if root in self._watches:
                 return self.modes[root]
-            if self._native is not None:
-                try:
-                    self._schedule(self._native, root)
-                    self._check_coverage(root)
-                    self.modes[root] = "events"
-                    return "events"
-                except OSError as exc:
-                    if exc.errno not in LIMIT_ERRNOS:
-                        raise
-                    self._unschedule(root)
-                    self._warn_limit(root, exc)
+            reason = self._polling_reason(root, watch)
+            if reason is None:
+                if self._native is not None:
+                    try:
+                        self._schedule(self._native, root)
+                        self._check_coverage(root)
+                        self.modes[root] = "events"
+                        return "events"
+                    except OSError as exc:
+                        if exc.errno not in LIMIT_ERRNOS:
+                            raise
+                        self._unschedule(root)
+                        self._warn_limit(root, exc)
+                reason = LIMIT
             self._schedule(self._polling_observer(), root)
-            self.modes[root] = "polling"
+            self.modes[root], self.reasons[root] = "polling", reason
             return "polling"
 
     def remove(self, root: Path) -> None:
         with self._lock:
             self.modes.pop(root, None)
+            self.reasons.pop(root, None)
             self._unschedule(root)
+
+    def _polling_reason(self, root: Path, watch: str) -> str | None:
+        """Why ``root`` must be polled before any watch is tried (None: try events)."""
+        if watch == "polling":
+            log.info("watch: polling for %s: polled every %.1fs", root, self.poll_interval)
+            return SETTING
+        fstype = mounts.filesystem_of(root)
+        if fstype is None or not mounts.no_remote_events(fstype):
+            return None
+        if watch == "events":
+            log.info("%s is on %s, watched for events as config.yaml says", root, fstype)
+            return None
+        if root not in self._fs_warned:
+            self._fs_warned.add(root)
+            log.warning(
+                "%s is on a %s file system, which does not report changes made by other "
+                "machines: polling it every %.1fs. If it only changes here, set "
+                "'watch: events' on this root in config.yaml",
+                root, fstype, self.poll_interval,
+            )  # fmt: skip
+        return FILESYSTEM
 
     def _unschedule(self, root: Path) -> None:
         entry = self._watches.pop(root, None)
