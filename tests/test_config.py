@@ -65,6 +65,11 @@ def test_without_memoryd_home_the_opencode_folder_is_the_global_root(tmp_path: P
             "roots[0].scope: must be one of global, project",
         ),
         ("roots:\n  - path: /m\n    sync: {pusj: true}\n", "roots[0].sync.pusj: unknown key"),
+        (
+            "roots:\n  - path: /m\n    watch: inotify\n",
+            "roots[0].watch: must be one of auto, events, polling, got 'inotify'",
+        ),
+        ("roots:\n  - path: /m\n    wach: auto\n", "known: layout, path, scope, sync, watch"),
         ("roots:\n  - path: /m\n  - path: /m\n", "roots: /m is listed twice"),
         ("- a\n", "the top level must be a mapping"),
         ("search: [\n", "is not valid YAML"),
@@ -108,6 +113,16 @@ def test_register_root_keeps_settings_and_a_backup(isolated_home: Path) -> None:
     assert [r.path for r in reloaded.roots] == [isolated_home / "memory", Path("/p/.memory")]
     assert reloaded.roots[1].sync.commit is False
     assert (isolated_home / "config.yaml.bak").read_text() == "# mine\nsearch:\n  limit: 3\n"
+
+
+def test_a_roots_watch_setting_is_read_and_survives_a_rewrite(isolated_home: Path) -> None:
+    write_config(isolated_home, "roots:\n  - path: /nfs/m\n    watch: polling\n  - path: /m\n")
+    paths = resolve_paths()
+    config = load_config(paths)
+    assert [r.watch for r in config.roots] == ["polling", "auto"]
+    register_root(paths, config, RootConfig(path=Path("/p/.memory"), scope="project"))
+    assert [r.watch for r in load_config(paths).roots] == ["polling", "auto", "auto"]
+    assert "watch: auto" not in (isolated_home / "config.yaml").read_text()
 
 
 def test_config_is_frozen() -> None:

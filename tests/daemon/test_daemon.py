@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import threading
@@ -12,7 +13,9 @@ import pytest
 import yaml
 
 from memoryd.app import App
+from memoryd.daemon import mounts
 from memoryd.daemon.runner import Daemon
+from memoryd.daemon.worker import Cmd
 from tests.daemon.harness import (
     DaemonProcess,
     app_with_root,
@@ -60,6 +63,47 @@ def test_refused_watch_polls_and_keeps_the_index_fresh(
         daemon.stop()
     warnings = [r for r in caplog.records if "fs.inotify.max_user_watches" in r.getMessage()]
     assert len(warnings) == 1
+
+
+def test_a_root_on_a_network_mount_is_polled_and_kept_fresh(
+    tmp_path: Path,
+    threads_checked: None,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    app, root = app_with_root()
+    monkeypatch.setattr(mounts, "filesystem_of", lambda path: "cifs")  # no SMB server here
+    daemon = start(app)
+    try:
+        state = daemon.status.snapshot().roots[str(root)]
+        assert (state.mode, state.state) == ("polling", "watching")
+        assert daemon.status.status.problems == []  # the inotify hint would be wrong here
+        note = root / "facts" / "remote.md"
+        note.write_text(memory("as if written by another machine"))
+        assert wait_until(lambda: settled(app, tmp_path / "s"))
+        assert any(p == str(note) for p, _ in indexed(app))
+    finally:
+        daemon.stop()
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert [w for w in warnings if "cifs" in w] == warnings and len(warnings) == 1
+
+
+def test_a_changed_watch_setting_applies_on_reload(tmp_path: Path, threads_checked: None) -> None:
+    app, root = app_with_root()
+    daemon = start(app)
+    try:
+        assert daemon.status.snapshot().roots[str(root)].mode == "events"
+        data = yaml.safe_load(app.paths.config_file.read_text()) or {}
+        data["roots"] = [{"path": str(root), "watch": "polling"}]
+        app.paths.config_file.write_text(yaml.safe_dump(data))
+        daemon.worker.send(Cmd.RELOAD, wait=True)
+        assert daemon.status.snapshot().roots[str(root)].mode == "polling"
+        note = root / "facts" / "after-reload.md"
+        note.write_text(memory("seen by the new poller"))
+        assert wait_until(lambda: settled(app, tmp_path / "s"))
+        assert any(p == str(note) for p, _ in indexed(app))
+    finally:
+        daemon.stop()
 
 
 def test_a_root_that_disappears_pauses_and_resumes(tmp_path: Path, threads_checked: None) -> None:

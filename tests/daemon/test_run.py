@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import threading
@@ -10,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 from memoryd.app import App
 from memoryd.daemon.status import read_status
@@ -166,3 +168,28 @@ def test_sigterm_exits_0_quickly_with_nothing_lost(tmp_path: Path) -> None:
     assert "memoryd stopped" in daemon.output()
     assert (app.paths.log_file).read_text().count("memoryd stopped") == 1
     assert threading.active_count() >= 1
+
+
+def test_watch_polling_in_config_polls_and_keeps_the_index_fresh(tmp_path: Path) -> None:
+    app, root = app_with_root()
+    data = yaml.safe_load(app.paths.config_file.read_text()) or {}
+    data["roots"] = [{"path": str(root), "watch": "polling"}]
+    data["daemon"] = {"poll_interval_s": 0.2}
+    app.paths.config_file.write_text(yaml.safe_dump(data))
+    daemon = DaemonProcess(tmp_path)
+    try:
+        daemon.wait_ready(app)
+        done = run_cli("status", "--json")
+        assert done.returncode == 0, done.stderr
+        report = json.loads(done.stdout)["status"]
+        assert report["roots"][str(root)]["mode"] == "polling"
+        assert report["problems"] == []  # chosen, not refused: nothing to fix
+        note = root / "facts" / "polled.md"
+        note.write_text(memory("found by the poller"))  # the next reconcile is 10 min away
+        assert_settles(app, tmp_path / "s1", "create under polling", daemon)
+        note.write_text(memory("edited under the poller", body="changed"))
+        assert_settles(app, tmp_path / "s2", "edit under polling", daemon)
+        assert any(p == str(note) for p, _ in indexed(app))
+        assert daemon.terminate() == 0, daemon.output()
+    finally:
+        daemon.kill()

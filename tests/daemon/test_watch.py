@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import queue
 import threading
@@ -11,8 +12,17 @@ from typing import Any
 
 import pytest
 
+from memoryd.daemon import mounts
 from memoryd.daemon.batching import Batch, Change, Kind, Op
-from memoryd.daemon.watch import Watcher, native_observer, relevant_file, to_change
+from memoryd.daemon.watch import (
+    FILESYSTEM,
+    LIMIT,
+    SETTING,
+    Watcher,
+    native_observer,
+    relevant_file,
+    to_change,
+)
 
 R = Path("/r")
 
@@ -166,5 +176,93 @@ def test_a_refused_folder_below_the_root_also_means_polling(
         note = tmp_path / "fine" / "deep" / "a.md"
         note.write_text("seen by polling")
         assert note in collect(q, lambda b: note in b.ops).ops
+    finally:
+        watcher.stop()
+
+
+def on_filesystem(monkeypatch: pytest.MonkeyPatch, fstype: str) -> None:
+    """Every root is on ``fstype``: the one thing a test cannot own is a network mount."""
+    monkeypatch.setattr(mounts, "filesystem_of", lambda path: fstype)
+
+
+def fs_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if "file system" in r.getMessage()]
+
+
+def test_a_root_on_a_network_file_system_is_polled_with_one_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    on_filesystem(monkeypatch, "nfs4")
+    q: queue.Queue[Change] = queue.Queue()
+    watcher = Watcher(q.put, poll_interval=0.1)
+    watcher.start()
+    try:
+        assert watcher.add(tmp_path) == "polling"
+        assert watcher.reasons[tmp_path] == FILESYSTEM
+        watcher.remove(tmp_path)  # paused and back: no second warning
+        assert watcher.add(tmp_path) == "polling"
+        [warning] = fs_warnings(caplog)
+        assert "on a nfs4 file system" in warning
+        assert "every 0.1s" in warning
+        assert "'watch: events'" in warning and "config.yaml" in warning
+        assert "max_user_watches" not in caplog.text
+        exercise(watcher, q, tmp_path, exact=False)  # real edits, noticed by polling
+    finally:
+        watcher.stop()
+
+
+def test_watch_events_keeps_events_on_a_network_file_system(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    on_filesystem(monkeypatch, "fuse.sshfs")
+    q: queue.Queue[Change] = queue.Queue()
+    watcher = Watcher(q.put, poll_interval=0.1)
+    watcher.start()
+    try:
+        assert watcher.add(tmp_path, "events") == "events"
+        assert fs_warnings(caplog) == []
+        exercise(watcher, q, tmp_path)  # exact: only native events keep the causal order
+    finally:
+        watcher.stop()
+
+
+def test_watch_events_still_falls_back_when_the_watch_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    on_filesystem(monkeypatch, "nfs")
+    watcher = Watcher(lambda change: None, poll_interval=0.1, native=refusing_observer)
+    watcher.start()
+    try:
+        assert watcher.add(tmp_path, "events") == "polling"
+        assert watcher.reasons[tmp_path] == LIMIT
+        assert "fs.inotify.max_user_watches" in caplog.text
+    finally:
+        watcher.stop()
+
+
+def test_watch_polling_polls_a_local_root_without_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    q: queue.Queue[Change] = queue.Queue()
+    watcher = Watcher(q.put, poll_interval=0.1)
+    watcher.start()
+    try:
+        assert watcher.add(tmp_path, "polling") == "polling"
+        assert watcher.reasons[tmp_path] == SETTING
+        assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+        exercise(watcher, q, tmp_path, exact=False)
+    finally:
+        watcher.stop()
+
+
+def test_auto_watches_a_local_file_system_for_events(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    on_filesystem(monkeypatch, "fuse.gocryptfs")
+    watcher = Watcher(lambda change: None, poll_interval=0.1)
+    watcher.start()
+    try:
+        assert watcher.add(tmp_path) == "events"
+        assert tmp_path not in watcher.reasons
     finally:
         watcher.stop()
