@@ -65,6 +65,11 @@ def load_problems(text: str) -> tuple[Problem, ...]:
     return tuple(Problem(p["code"], p["message"]) for p in json.loads(text or "[]"))
 
 
+def json_ints(values: list[int]) -> str:
+    """A JSON array of integers, for ``rowid IN (SELECT value FROM json_each(?))``."""
+    return "[" + ",".join(str(int(v)) for v in values) + "]"
+
+
 def row_from_sql(values: tuple[object, ...]) -> Row:
     (path, root, scope, layout, type_, scope_id, id_, kind, summary, load_when, pinned,
      supersedes, superseded_by, created, updated, size, mtime_ns, hash_, problems, body,
@@ -119,8 +124,7 @@ class IndexDB:
             f"SELECT rowid, {ROW_COLUMNS} FROM memories "
             "WHERE rowid IN (SELECT value FROM json_each(?))"
         )
-        ids = "[" + ",".join(str(int(r)) for r in rowids) + "]"
-        return {v[0]: row_from_sql(v[1:]) for v in self.conn.execute(sql, (ids,))}
+        return {v[0]: row_from_sql(v[1:]) for v in self.conn.execute(sql, (json_ints(rowids),))}
 
     def count(self) -> int:
         return int(self.conn.execute("SELECT count(*) FROM memories").fetchone()[0])

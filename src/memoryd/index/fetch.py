@@ -32,7 +32,7 @@ from math import comb
 from typing import Any, NamedTuple
 
 from memoryd.config import RootConfig
-from memoryd.index.db import IndexDB
+from memoryd.index.db import IndexDB, json_ints
 from memoryd.index.snippet import term_counts
 from memoryd.index.tokenizer import fts_expression, is_cjk_char, normalize
 
@@ -133,7 +133,7 @@ def _unskew(
         "SELECT rowid, id, summary, load_when, body FROM memories "
         "WHERE rowid IN (SELECT value FROM json_each(?))"
     )
-    ids = _json_ints([c.rowid for _, c in found])
+    ids = json_ints([c.rowid for _, c in found])
     texts = {r[0]: [t for t in r[1:] if t] for r in db.conn.execute(sql, (ids,))}
     fixed = []
     for rel, cand in found:
@@ -158,13 +158,9 @@ def _rows(
         f"AND superseded_by IS NULL AND NOT {_COMPILED}"
     )
     # "+root": look the few rowids up, never scan a root's rows through an index on root
-    params: list[Any] = [_json_ints(rowids), *(str(r.path) for r in roots)]
+    params: list[Any] = [json_ints(rowids), *(str(r.path) for r in roots)]
     for column, value in filters.items():  # column names are ours, never the user's
         if value is not None:
             sql += f" AND {column} = ?"
             params.append(value)
     return {values[0]: Candidate(*values) for values in db.conn.execute(sql, params)}
-
-
-def _json_ints(values: list[int]) -> str:
-    return "[" + ",".join(str(int(v)) for v in values) + "]"

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memoryd.config import RootConfig
+from memoryd.index import store
 from memoryd.index.db import dump_problems, join_lines
 from memoryd.index.layout import identify
 from memoryd.index.tokenizer import index_text
@@ -80,8 +81,7 @@ def load(root: RootConfig, path: str, cap: int, old_hash: str | None) -> Loaded 
     if read.hash == old_hash:
         return Loaded(read.size, read.mtime_ns, checked, read.hash, read.oversized, None, {})
     row = record(root, path, read, checked)
-    texts = (row[6], row[8], row[9], row[-1])  # id, summary, load_when, body
-    tokens = {t: index_text(t) for t in texts if t}
+    tokens = {t: index_text(t) for t in store.texts(row) if t}
     return Loaded(read.size, read.mtime_ns, checked, read.hash, read.oversized, row, tokens)
 
 
