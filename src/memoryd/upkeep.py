@@ -61,7 +61,7 @@ def search(
     ``memoryd recall --type/--scope-id`` do); a plugin memory has neither, so
     either filter leaves plugin memories out.
     ``db``: the index the caller has just freshened (see :func:`freshen`); it stays
-    open. Every open checks the whole database, so one is enough. Compiled files
+    open, so the index is opened and checked once. Compiled files
     (ROOT.md, index.md) are indexed too, but recall never returns them.
     """
     from memoryd.index import ensure_fresh, recall

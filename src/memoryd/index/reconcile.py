@@ -185,7 +185,7 @@ class _Pass:
             return
         if result.oversized:
             self.report.oversized.append(Path(path))
-        if result.row is None or (known is not None and known.hash == result.hash):
+        if result.row is None:  # the load found the hash it was given: only the fingerprint moved
             fingerprint = (result.size, result.mtime_ns, result.checked_ns)
             self.ops.append(lambda conn: store.touch(conn, path, *fingerprint))
         else:

@@ -1,4 +1,4 @@
-"""A loader worker: ``python -m memoryd.index.worker`` (started by :mod:`memoryd.index.loader`).
+"""A loader worker: ``python -m memoryd.index.worker`` (started by :mod:`memoryd.index.pool`).
 
 Reads from stdin one pickled ``(root, cap)`` and then pickled lists of
 ``(path, old_hash)``; answers each list on stdout with the pickled list of
