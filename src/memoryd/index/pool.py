@@ -75,9 +75,13 @@ def load_parallel(
     except (OSError, EOFError, pickle.UnpicklingError, WorkerError) as exc:
         log.warning("index: worker processes failed (%s); loading the rest in this process", exc)
         for chunk in [*pool.lost(), *todo]:
-            yield from ((path, load(root, path, cap, old)) for path, old in chunk)
+            yield from _load_here(root, cap, chunk)
     finally:
         pool.stop()
+
+
+def _load_here(root: RootConfig, cap: int, chunk: list[Item]) -> Iterator[tuple[str, Result]]:
+    return ((path, load(root, path, cap, old)) for path, old in chunk)
 
 
 class _Pool:
@@ -104,11 +108,11 @@ class _Pool:
                     yield from self.answer(proc)
                     self.refill(proc, todo)
             elif todo:  # every worker is busy: lend a hand
-                yield from ((p, load(self.root, p, self.cap, old)) for p, old in todo.popleft())
+                yield from _load_here(self.root, self.cap, todo.popleft())
             else:
                 raise WorkerError(f"no answer from a worker in {TIMEOUT:.0f} s")
         for chunk in todo:  # only when there are no workers at all
-            yield from ((p, load(self.root, p, self.cap, old)) for p, old in chunk)
+            yield from _load_here(self.root, self.cap, chunk)
 
     def refill(self, proc: subprocess.Popen[bytes], todo: deque[list[Item]]) -> None:
         queued = self.queued[proc.pid]
