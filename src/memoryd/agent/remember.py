@@ -20,6 +20,7 @@ from memoryd.agent import upkeep
 from memoryd.app import App
 from memoryd.config import RootConfig
 from memoryd.errors import Refused, UsageError
+from memoryd.frontmatter_edit import edit_fields
 from memoryd.fsutil import atomic_write
 from memoryd.memory import Memory, new_memory, render
 
@@ -161,8 +162,7 @@ def remember(app: App, request: Request, stamp: int | None = None) -> Outcome:
     atomic_write(path, data)
     changed = [path]
     if old is not None:
-        linked = old.memory.with_fields(superseded_by=memory_id)
-        atomic_write(old.path, render(linked))
+        atomic_write(old.path, edit_fields(old.memory, {"superseded_by": memory_id}))
         changed.append(old.path)
     upkeep.refresh(app, root, changed)
     return Outcome(memory_id, path, root.path, root.scope, kind, downgraded, request.supersedes)
@@ -203,6 +203,13 @@ def _old_memory(root: RootConfig, request: Request) -> locate.Found:
         raise Refused(
             f"refusing to remember: {old_id!r} is already superseded by {newer!r}",
             hint=f"supersede {newer} instead",
+        )
+    if request.agent and found.memory.pinned:
+        raise Refused(
+            f"refusing to remember: {old_id!r} is pinned, and a pinned memory is never "
+            "replaced automatically",
+            hint=f"save the new memory without supersedes, or ask the user to run "
+            f"'memoryd remember --supersedes {old_id}'",
         )
     if request.agent and found.memory.kind == RULE:
         raise Refused(
@@ -290,7 +297,7 @@ def accept(app: App, raw_id: str, scope: str | None = None, stamp: int | None = 
     fields: dict[str, Any] = {"kind": RULE, "updated": stamp or now_ms()}
     if "id" in found.memory.meta:
         fields["id"] = new_id
-    atomic_write(path, render(found.memory.with_fields(**fields)))
+    atomic_write(path, edit_fields(found.memory, fields))
     found.path.unlink()
     changed = [path, found.path, *relink(found.root, found.id, new_id)]
     upkeep.refresh(app, found.root, changed)
