@@ -64,6 +64,7 @@ class Outcome:
     kind: str
     downgraded: bool
     supersedes: str | None
+    warnings: tuple[str, ...] = ()  # saved, but ROOT.md could not be compiled: why, and the fix
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -163,8 +164,10 @@ def remember(app: App, request: Request, stamp: int | None = None) -> Outcome:
     if old is not None:
         atomic_write(old.path, edit_fields(old.memory, {"superseded_by": memory_id}))
         changed.append(old.path)
-    upkeep.refresh(app, root, changed)
-    return Outcome(memory_id, path, root.path, root.scope, kind, downgraded, request.supersedes)
+    warnings = tuple(upkeep.refresh(app, root, changed))
+    return Outcome(
+        memory_id, path, root.path, root.scope, kind, downgraded, request.supersedes, warnings
+    )
 
 
 def _new_id(root: RootConfig, request: Request, kind: str) -> str:
@@ -299,5 +302,5 @@ def accept(app: App, raw_id: str, scope: str | None = None, stamp: int | None = 
     atomic_write(path, edit_fields(found.memory, fields))
     found.path.unlink()
     changed = [path, found.path, *relink(found.root, found.id, new_id)]
-    upkeep.refresh(app, found.root, changed)
-    return Outcome(new_id, path, found.root.path, found.root.scope, RULE, False, None)
+    warnings = tuple(upkeep.refresh(app, found.root, changed))
+    return Outcome(new_id, path, found.root.path, found.root.scope, RULE, False, None, warnings)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 
 from memoryd.compile import markers
 from memoryd.memory import Memory, id_for_path
-from memoryd.roots import INDEX_FILE, ROOT_FILE, ROOT_TEMPLATE
+from memoryd.roots import CONFLICTS_FILE, INDEX_FILE, ROOT_FILE, ROOT_TEMPLATE
 
 BLOCKS = ("rules", "directory", "routing")
 BLOCK_NOTE = "(compiled from the memories' frontmatter by memoryd: edit those, not this block)"
@@ -57,8 +57,9 @@ class Compiled:
 
 
 def is_generated(relpath: str) -> bool:
-    """ROOT.md at the top of a root, index.md in any folder: compiled, never memories."""
-    return relpath in (ROOT_FILE, INDEX_FILE) or relpath.endswith("/" + INDEX_FILE)
+    """ROOT.md and sync's CONFLICTS.md at the top of a root, index.md in any folder:
+    written by memoryd, never memories (never listed or counted as one)."""
+    return relpath in (ROOT_FILE, INDEX_FILE, CONFLICTS_FILE) or relpath.endswith("/" + INDEX_FILE)
 
 
 def folder_of(relpath: str) -> str:
