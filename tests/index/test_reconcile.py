@@ -269,8 +269,13 @@ def fts_count(db: IndexDB, expression: str) -> int:
     [
         "import sys; sys.stdin.buffer.read(64); sys.exit(3)",  # dies after its first request
         "import sys, time; sys.stdout.buffer.write(b'\\x05' + bytes(7) + b'junk!'); time.sleep(1)",
+        # a well-framed answer whose pickle holds invalid UTF-8: loads() raises
+        # UnicodeDecodeError, which is no UnpicklingError
+        "import sys, time; sys.stdin.buffer.read(64); "
+        "sys.stdout.buffer.write(bytes([8]) + bytes(7) + b'X\\x02\\x00\\x00\\x00\\xff\\xfe.'); "
+        "time.sleep(1)",
     ],
-    ids=["dies", "garbles"],
+    ids=["dies", "garbles", "undecodable"],
 )
 def test_a_failing_worker_only_means_this_process_loads_the_rest(
     world: World, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, worker: str

@@ -129,7 +129,7 @@ class _Pool:
         assert proc.stdout is not None
         chunk = self.queued[proc.pid][0]
         (length,) = HEADER.unpack(_read_exactly(proc.stdout.fileno(), HEADER.size))
-        results = pickle.loads(_read_exactly(proc.stdout.fileno(), length))  # our own worker
+        results = _decode(_read_exactly(proc.stdout.fileno(), length))
         if not isinstance(results, list) or len(results) != len(chunk):
             raise WorkerError("a worker answered out of step")
         self.queued[proc.pid].popleft()
@@ -159,6 +159,19 @@ def _send(proc: subprocess.Popen[bytes], message: object) -> None:
     data = memoryview(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
     while data:
         data = data[os.write(proc.stdin.fileno(), data) :]
+
+
+def _decode(data: bytes) -> object:
+    """A worker's answer, or :class:`WorkerError` whatever way it fails to decode.
+
+    ``pickle.loads`` of a torn or garbled answer raises far more than
+    ``UnpicklingError`` (``UnicodeDecodeError``, ``ValueError``, ``IndexError``,
+    ``AttributeError``...); each only means this process loads the chunk itself.
+    """
+    try:
+        return pickle.loads(data)  # our own worker's answer
+    except Exception as exc:
+        raise WorkerError(f"a worker's answer could not be read: {exc!r}") from exc
 
 
 def _readable(fds: list[int], timeout: float) -> list[int]:
