@@ -42,7 +42,7 @@ from tests.sync.fake_tokens import ALNUM, HEX, LOWER_ALNUM, bad_checksum, github
 from tests.sync.fake_tokens import rand as _rand  # noqa: E402
 from tests.sync.family_corpus import FAMILIES, Labelled  # noqa: E402
 
-from memoryd.sync.secrets import scan  # noqa: E402
+from memoryd.secrets.scanner import scan  # noqa: E402
 
 RECALL_TARGET, FP_TARGET, SECONDS_PER_10K = 0.98, 0.01, 2.0
 

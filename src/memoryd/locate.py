@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd import safepath
-from memoryd.compiler import is_generated
+from memoryd.compile.blocks import is_generated
 from memoryd.config import Config, RootConfig
 from memoryd.errors import MemorydError, Refused, UsageError
 from memoryd.memory import Memory, id_for_path, parse

@@ -50,7 +50,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(app: App, args: argparse.Namespace) -> int:
-    from memoryd.setup import init_global, init_project
+    from memoryd.init.plugin import init_global, init_project
 
     if args.claude or args.no_claude or args.sync_folder:
         return _claude(app, args)

@@ -64,7 +64,7 @@ def ensure_fresh(
             report = reconcile(db, app.config, wanted)
             log.debug("reconciled %d roots in %.3fs", len(wanted), report.seconds)
             if recompile and report.modified:
-                from memoryd.compile_io import kept_cache, recompile_changed  # on a change only
+                from memoryd.compile.writer import kept_cache, recompile_changed  # on a change only
 
                 touched = [*report.added, *report.changed, *report.removed]
                 cache = kept_cache(app.paths.cache_dir)

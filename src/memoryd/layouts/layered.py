@@ -18,9 +18,9 @@ from memoryd.app import App
 from memoryd.config import RootConfig, register_root
 from memoryd.errors import PathError
 from memoryd.fsutil import atomic_write, fsync_dir
+from memoryd.init.plugin import SetupResult
 from memoryd.layouts import configured_root
 from memoryd.roots import STATE_FILE, ensure_gitignored, git_toplevel
-from memoryd.setup import SetupResult
 from memoryd.sync.git import init_repo
 
 log = logging.getLogger(__name__)

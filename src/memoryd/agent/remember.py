@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memoryd import locate, safepath, upkeep
+from memoryd import locate, safepath
+from memoryd.agent import upkeep
 from memoryd.app import App
 from memoryd.config import RootConfig
 from memoryd.errors import Refused, UsageError
@@ -273,7 +274,7 @@ def accept(app: App, raw_id: str, scope: str | None = None, stamp: int | None = 
 
     The rule is written before the proposal is removed, and links to the proposal follow it.
     """
-    from memoryd.forget import relink
+    from memoryd.agent.forget import relink
 
     roots = locate.active_roots(app.config, app.cwd)
     found = locate.find(roots, raw_id, scope)

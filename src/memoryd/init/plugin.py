@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.app import App
-from memoryd.compile_io import compile_root
+from memoryd.compile.writer import compile_root
 from memoryd.config import PROJECT_SYNC, RootConfig, register_root
 from memoryd.errors import PathError
 from memoryd.fsutil import atomic_write
