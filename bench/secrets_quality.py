@@ -310,6 +310,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=5)
     parser.add_argument("--per", type=int, default=3, help="secrets per format and syntax")
     parser.add_argument("--heldout", action="store_true", help="only the held-out family table")
+    parser.add_argument("--dev", action="store_true", help="only the development tables")
     parser.add_argument("-n", type=int, default=10_000, help="memories for the scan time")
     args = parser.parse_args()
     RNG.seed(args.seed)

@@ -52,6 +52,7 @@ class Labelled:
     text: str
     rule: str | None = None
     secret: str = ""  # the exact text the finding covers; "" when harmless
+    others: tuple[tuple[str, str], ...] = ()  # companion ids reported too: (rule, text)
 
 
 def pos(family: str, rule: str, text: str, secret: str = "password", code: bool = True) -> Template:
@@ -72,6 +73,14 @@ _SYMBOLS = "!@#$%^&*-_+=?."
 
 
 def _password(rng: random.Random) -> str:
+    """One of eight styles people and generators use (never starting like ``$VAR`` or ``-x``)."""
+    while True:
+        value = _password_style(rng)
+        if value[0] not in "$-*&":
+            return value
+
+
+def _password_style(rng: random.Random) -> str:
     word, other = rng.sample(_WORDS, 2)
     style = rng.randrange(8)
     if style == 0:  # a word, a year, a symbol
@@ -187,6 +196,14 @@ def _fields(rng: random.Random, secret: str) -> dict[str, str]:
     }
 
 
+# Companion ids that are reported on their own (an access key id is not harmless either).
+_ID_RULES = {
+    "aws_id": "aws-access-key-id",
+    "ali_id": "alibaba-access-key-id",
+    "tc_id": "tencent-secret-id",
+}
+
+
 def render(template: str, fields: dict[str, str]) -> str:
     return _FIELD_RE.sub(lambda m: fields[m.group(1)], template)
 
@@ -248,12 +265,19 @@ def generate(templates: Iterable[Template], per: int, seed: str) -> list[Labelle
         for k in range(per):
             rng = random.Random(f"{seed}/{index}/{k}")
             secret = GENERATORS[template.secret](rng)
-            snippet = render(template.text, _fields(rng, secret))
+            fields = _fields(rng, secret)
+            snippet = render(template.text, fields)
+            others = tuple(
+                (rule, fields[name])
+                for name, rule in _ID_RULES.items()
+                if f"{{{name}}}" in template.text
+            )
             case_id = f"{template.family}-{index}-{k}"
             text = place(snippet, template.code, rng, f"{template.family}-{index}")
             if template.rule is None:
+                assert not others, (case_id, "an id alone is reported: not a harmless note")
                 out.append(Labelled(template.family, case_id, text))
             else:
                 assert secret in text, (case_id, template.text)
-                out.append(Labelled(template.family, case_id, text, template.rule, secret))
+                out.append(Labelled(template.family, case_id, text, template.rule, secret, others))
     return out

@@ -377,17 +377,18 @@ TEMPLATES: list[Template] = [
     neg("paired", "Message {twilio_sid} delivered; see commit {sha} for the retry fix.", False),
     neg(
         "paired",
-        "AWS_ACCESS_KEY_ID={aws_id}\nAWS_SECRET_ACCESS_KEY=$(aws configure get "
+        "AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\nAWS_SECRET_ACCESS_KEY=$(aws configure get "
         "aws_secret_access_key)",
     ),
-    neg("paired", "Rotated key {aws_id} in commit {sha}; the old one is deactivated.", False),
+    neg("paired", "Rotated the backup job's access key in commit {sha}; the old one is "
+        "deactivated.", False),
     neg(
         "paired",
         '{\n  "UserId": "AIDA{algolia_app}ABCDEFGH",\n  "Account": "{acct}",\n'
         '  "Arn": "arn:aws:iam::{acct}:user/{u}"\n}',
     ),
     neg("paired", "ALGOLIA_APP_ID={algolia_app}\nALGOLIA_SEARCH_ONLY_KEY=${ALGOLIA_SEARCH_KEY}"),
-    neg("paired", "阿里云 AccessKey ID {ali_id} 已经禁用，新的 Secret 在 KMS 里。", False),
+    neg("paired", "阿里云 AccessKey 已经禁用，新的 AccessKey Secret 在 KMS 里。", False),
     neg("paired", "Call {twilio_sid} lasted {n}s, recording id {uuid}.", False),
     # --- passwords in prose, English and Chinese ---
     pos(

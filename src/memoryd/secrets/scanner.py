@@ -23,8 +23,12 @@ from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from memoryd.secrets.configs import config_spans
+from memoryd.secrets.connstr import connection_spans
 from memoryd.secrets.generic import keyword_spans, table_spans
+from memoryd.secrets.paired import paired_spans
 from memoryd.secrets.rules import RULES, Rule
+from memoryd.secrets.signing import signing_spans
 from memoryd.secrets.structs import CLI_WORDS, cli_spans, private_key_spans, url_spans
 
 log = logging.getLogger(__name__)
@@ -203,6 +207,16 @@ def _candidates(text: str) -> Iterable[_Candidate]:
     if any(w in lower for w in CLI_WORDS):
         for rule_id, start, end in cli_spans(text):
             yield _Candidate(2, rule_id, start, end)
+    if ("=" in text and ("pass" in lower or "pwd" in lower)) or ("@" in text and ":" in text):
+        for rule_id, start, end in connection_spans(text):
+            yield _Candidate(2, rule_id, start, end)
+    for rule_id, start, end in config_spans(text):
+        yield _Candidate(2, rule_id, start, end)
+    if "secret" in lower or "key" in lower or "jwt" in lower:
+        for rule_id, start, end in signing_spans(text, lower):
+            yield _Candidate(2, rule_id, start, end)
+    for rule_id, start, end in paired_spans(text):
+        yield _Candidate(3, rule_id, start, end)
     for rule_id, start, end in keyword_spans(text, lower):
         yield _Candidate(1, rule_id, start, end)
     if "|" in text and "---" in text:

@@ -31,7 +31,7 @@ DOC_VALUES = wordset(
     password pass pwd passwd secret secrets changeme changeit example default sample demo dummy
     foobar foo bar baz hunter2 none null nil empty todo tbd fixme xxx na n/a true false undefined
     required optional string str value mypassword yourpassword supersecret secretpassword
-    mysecretpassword my-secret-pw mysecret token apikey api_key your_token your_api_key
+    mysecretpassword my-secret-pw mysecret token apikey api_key your_token your_api_key foobared
     your-api-key yourtoken mytoken secretkey secret_key placeholder redacted hidden masked
     """
 )
@@ -71,7 +71,7 @@ KNOWN_EXAMPLES = frozenset(
 _PLACEHOLDER_RE = re.compile(
     r"(?ix) x{4,} | \*{3,} | \u2022{2,} | \.\.\. | \u2026 | <[^<>\n]{0,60}>"
     r" | \{\{ | \$\{ | \$\( | %\( | \#\{ | <%  | \bchange[_-]?me\b"
-    r" | replace[_-]?(?:me|with|this) | your[_-]?[a-z]"
+    r" | replace[_-]?(?:me|with|this) | your[_-]?[a-z] | your[_-]\d"
     r" | placeholder | redacted | example | dummy | \binsert[_-]"
     r" | [_-]here\b | \bhere$ | ^(?:sample|demo|test|fake|mock)[_-] | [_-](?:sample|placeholder)$"
     r" | ^\[[^\]]*\]$ | ^\{[^}]*\}$ | ^\([^)]*\)$ | ^%[a-z_]+%$ | ^@[a-z_]+@$"
@@ -82,7 +82,8 @@ _REFERENCE_RE = re.compile(
     r"""(?x)
     ^\$(?:[{(]|[A-Za-z_]\w*$|\d$) | ^[{\[(]           # a variable; structure
     | ^![\w!/:]+$ | ^@[\w.\-/]+$                      # a YAML tag; an @reference
-    | ^[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)+(?:[(\[].*)?$  # attribute path: settings.X, a.b()
+    | ^(?![a-z]+\.[a-z]+\d{2,}$)                     # (walnut.copper46 is a password)
+      [A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)+(?:[(\[].*)?$  # attribute path: settings.X, a.b()
     | \w\(                                             # a function call: getenv(...)
     | ^[A-Za-z_][\w]*\[                               # subscript: os.environ[...]
     | ^[A-Za-z]:\\                                    # a Windows path
