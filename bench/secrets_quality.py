@@ -314,21 +314,23 @@ def main() -> int:
     parser.add_argument("-n", type=int, default=10_000, help="memories for the scan time")
     args = parser.parse_args()
     RNG.seed(args.seed)
-    seconds = scan_time(args.n)
-    print(
-        f"scan time: {seconds:.2f} s per 10k memories of bench/corpus.py "
-        f"(target < {SECONDS_PER_10K:.0f} s)"
-    )
-    held_recall, held_fp = family_table("held-out", family_heldout.cases(), misses=False)
-    families_ok = held_recall >= RECALL_TARGET and held_fp <= FP_TARGET
-    families_ok = families_ok and seconds < SECONDS_PER_10K
-    print(
-        f"held-out target: recall >= {RECALL_TARGET:.0%} at <= {FP_TARGET:.0%} false "
-        f"positives: {'met' if families_ok else 'MISSED'}"
-    )
-    if args.heldout:
-        return 0 if families_ok else 1
-    print()
+    families_ok = True
+    if not args.dev:
+        seconds = scan_time(args.n)
+        print(
+            f"scan time: {seconds:.2f} s per 10k memories of bench/corpus.py "
+            f"(target < {SECONDS_PER_10K:.0f} s)"
+        )
+        held_recall, held_fp = family_table("held-out", family_heldout.cases(), misses=False)
+        families_ok = held_recall >= RECALL_TARGET and held_fp <= FP_TARGET
+        families_ok = families_ok and seconds < SECONDS_PER_10K
+        print(
+            f"held-out target: recall >= {RECALL_TARGET:.0%} at <= {FP_TARGET:.0%} false "
+            f"positives: {'met' if families_ok else 'MISSED'}"
+        )
+        if args.heldout:
+            return 0 if families_ok else 1
+        print()
     family_table("development", family_cases.cases(), misses=True)
     print()
     total, missed, example = recall(args.per)

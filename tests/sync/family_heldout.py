@@ -380,8 +380,11 @@ TEMPLATES: list[Template] = [
         "AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\nAWS_SECRET_ACCESS_KEY=$(aws configure get "
         "aws_secret_access_key)",
     ),
-    neg("paired", "Rotated the backup job's access key in commit {sha}; the old one is "
-        "deactivated.", False),
+    neg(
+        "paired",
+        "Rotated the backup job's access key in commit {sha}; the old one is deactivated.",
+        False,
+    ),
     neg(
         "paired",
         '{\n  "UserId": "AIDA{algolia_app}ABCDEFGH",\n  "Account": "{acct}",\n'

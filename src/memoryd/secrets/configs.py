@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from memoryd.secrets.values import (
     WEAK_DEFAULTS,
@@ -27,16 +27,19 @@ Span = tuple[str, int, int]
 RULE = "config-credential"
 
 _REDIS_RE = re.compile(
-    r"(?im)(?:^|[\s`：:，,;])(?:requirepass|masterauth)[ \t]+(?:\"(?P<q>[^\"\n]*)\"|'(?P<s>[^'\n]*)'|"
-    r"(?P<v>[^\s\"'`，。,;]+))"
+    r"(?im)(?:^|[\s`：:，,;\-])(?:requirepass|masterauth)[ \t]+"
+    r"(?:[\u4e00-\u9fff]{1,4}[ \t]*)?"  # requirepass 设成了 x
+    r"(?:\"(?P<q>[^\"\n]*)\"|'(?P<s>[^'\n]*)'|(?P<v>[^\s\"'`，。,;]+))"
 )
 _NETRC_RE = re.compile(
-    r"(?i)\bmachine[ \t]+[\w.\-:]+(?:\s+(?:login|account)[ \t]+\S+){0,2}\s+password[ \t]+"
+    r"(?i)\bmachine[ \t]+(?P<host>[\w.\-:]+)(?:\s+(?:login|account)[ \t]+(?P<login>\S+)){0,2}"
+    r"\s+password[ \t]+"
     r"(?P<v>[^\s\"'`]+)"
 )
+_DOC_HOST_RE = re.compile(r"(?i)(?:^|\.)(?:example\.(?:com|org|net)|example|invalid)$")
 _PGPASS_RE = re.compile(
-    r"(?m)^[ \t]*(?P<host>[A-Za-z0-9.\-_*]+|\[[0-9a-fA-F:]+\]):(?:\d{1,5}|\*):[\w.\-*]+:"
-    r"(?P<user>[\w.\-@*]+):(?P<v>[^\s:]+)[ \t]*$"
+    r"(?m)(?:^|(?<=[\s`]))(?P<host>[A-Za-z0-9.\-_*]+|\[[0-9a-fA-F:]+\]):(?:\d{1,5}|\*):[\w.\-*]+:"
+    r"(?P<user>[\w.\-@*]+):(?P<v>[^\s:`]+)(?=[ \t]*$|`)"
 )
 _PORT_RE = re.compile(r":\d{1,5}:[^\s:]+:[^\s:]+:")
 _NPM_AUTH_RE = re.compile(
@@ -47,33 +50,51 @@ _DOCKER_AUTH_RE = re.compile(r"\"auth\"[ \t]*:[ \t]*\"(?P<v>[A-Za-z0-9+/]{8,}={0
 
 
 def config_spans(text: str) -> Iterator[Span]:
+    """Every credential of the config formats above whose cheap literal test passes."""
     lower = text.lower()
     if "requirepass" in lower or "masterauth" in lower:
-        for match in _REDIS_RE.finditer(text):
-            group = next(g for g in ("q", "s", "v") if match.group(g) is not None)
-            if _password(match.group(group)):
-                yield (RULE, match.start(group), match.end(group))
+        yield from _redis(text)
     if "machine" in lower and "password" in lower:
-        for match in _NETRC_RE.finditer(text):
-            if _password(match.group("v")):
-                yield (RULE, match.start("v"), match.end("v"))
+        yield from _netrc(text)
     if ":*:" in text or _PORT_RE.search(text):
-        for match in _PGPASS_RE.finditer(text):
-            value = match.group("v")
-            if value.lower() != match.group("user").lower() and _password(value):
-                yield (RULE, match.start("v"), match.end("v"))
+        yield from _pgpass(text)
     if "_auth" in text:
-        for match in _NPM_AUTH_RE.finditer(text):
-            if _basic_pair(match.group("v")):
-                yield (RULE, match.start("v"), match.end("v"))
-        for match in _NPM_TOKEN_RE.finditer(text):
-            value = match.group("v")
-            if not is_reference(value) and looks_like_token(value):
-                yield (RULE, match.start("v"), match.end("v"))
+        yield from _npmrc(text)
     if '"auth"' in text:
-        for match in _DOCKER_AUTH_RE.finditer(text):
-            if _basic_pair(match.group("v")):
-                yield (RULE, match.start("v"), match.end("v"))
+        yield from _spans(_DOCKER_AUTH_RE, text, _basic_pair)
+
+
+def _spans(regex: re.Pattern[str], text: str, check: Callable[[str], bool]) -> Iterator[Span]:
+    for match in regex.finditer(text):
+        if check(match.group("v")):
+            yield (RULE, match.start("v"), match.end("v"))
+
+
+def _redis(text: str) -> Iterator[Span]:
+    for match in _REDIS_RE.finditer(text):
+        group = next(g for g in ("q", "s", "v") if match.group(g) is not None)
+        if _password(match.group(group)):
+            yield (RULE, match.start(group), match.end(group))
+
+
+def _netrc(text: str) -> Iterator[Span]:
+    for match in _NETRC_RE.finditer(text):
+        if _DOC_HOST_RE.search(match.group("host")) or match.group("login") == "anonymous":
+            continue  # the anonymous FTP convention: any e-mail address as the password
+        if _password(match.group("v")):
+            yield (RULE, match.start("v"), match.end("v"))
+
+
+def _pgpass(text: str) -> Iterator[Span]:
+    for match in _PGPASS_RE.finditer(text):
+        value = match.group("v")
+        if value.lower() != match.group("user").lower() and _password(value):
+            yield (RULE, match.start("v"), match.end("v"))
+
+
+def _npmrc(text: str) -> Iterator[Span]:
+    yield from _spans(_NPM_AUTH_RE, text, _basic_pair)
+    yield from _spans(_NPM_TOKEN_RE, text, lambda v: not is_reference(v) and looks_like_token(v))
 
 
 def _password(value: str) -> bool:

@@ -21,7 +21,8 @@ WORDS = ("pwd", "passw", "pass=", "password")
 
 _PARAM_RE = re.compile(
     r"(?i)(?P<sep>[;?&\s\"'({]|^)(?:password|passwd|pwd|pass)[ \t]*=[ \t]*"
-    r"(?:(?P<q>['\"]?)\{(?P<braced>[^{}\n]{1,200})\}|(?P<value>[^;&\s\"'`<>)]{1,200}))"
+    r"(?:\{(?P<braced>[^{}\n]{1,200})\}|\"(?P<dq>[^\"\n]{1,200})\"|'(?P<sq>[^'\n]{1,200})'|"
+    r"(?P<value>[^;&\s\"'`<>)]{1,200}))"
 )
 # Other keys that make a string a connection string.
 _COMPANION_RE = re.compile(
@@ -39,25 +40,26 @@ _GO_DSN_RE = re.compile(
 def connection_spans(text: str) -> Iterator[Span]:
     """Every ``password=``/``pwd=``/``passwd=`` value of a connection string or a URL query."""
     for match in _PARAM_RE.finditer(text):
-        group = "braced" if match.group("braced") is not None else "value"
+        group = next(g for g in ("braced", "dq", "sq", "value") if match.group(g) is not None)
         value = match.group(group)
-        line_start = text.rfind("\n", 0, match.start()) + 1
+        key_start = match.start() + len(match.group("sep"))
+        line_start = text.rfind("\n", 0, key_start) + 1
         line_end = text.find("\n", match.end())
         line = text[line_start : line_end if line_end != -1 else len(text)]
-        before = text[line_start : match.start() + 1]
+        before = text[line_start:key_start]
         in_query = match.group("sep") in "?&" and _URL_QUERY_RE.search(before) is not None
-        if not in_query and len(_COMPANION_RE.findall(line)) < 1:
+        if not in_query and not _COMPANION_RE.search(line):
             continue
         value = value.rstrip(".,")
         if _quiet(value):
             continue
         yield (RULE, match.start(group), match.start(group) + len(value))
     for match in _GO_DSN_RE.finditer(text):
-        user_group, group = (1, 2) if match.group(2) is not None else (3, 4)
-        value = match.group(group)
-        if _quiet(value) or value.lower() == match.group(user_group).lower():
+        user_at, value_at = (1, 2) if match.group(2) is not None else (3, 4)
+        value = match.group(value_at)
+        if _quiet(value) or value.lower() == match.group(user_at).lower():
             continue
-        yield ("url-credentials", match.start(group), match.end(group))
+        yield ("url-credentials", match.start(value_at), match.end(value_at))
 
 
 def _quiet(value: str) -> bool:

@@ -20,15 +20,18 @@ RULE = "signing-secret"
 
 _NAME_RE = re.compile(
     r"(?<![a-z0-9])(?:secret_key_base|secret_key|secretkey|secret_token|app_key|app_secret|"
-    r"jwt_secret(?:_key)?|jwt_signing_key|jwt_key|jwtsecret|nextauth_secret|auth_secret|"
+    r"jwt[._-]?secret(?:[._-]?key)?|jwt[._-]?signing[._-]?key|jwt[._-]?key|nextauth_secret|auth_secret|"
     r"session_secret|cookie_secret)(?![a-z0-9])"
 )  # on the lower-cased text
-_VALUE = r"(?:b?(?P<q>[\"'`])(?P<qv>[^\"'`\n]{1,300})(?P=q)|(?P<v>[^\s\"'`,;)\]}]{1,300}))"
+_VALUE = r"(?:b?(?P<q>[\"'`])(?P<qv>[^\"'`\n]{1,300})(?P=q)|(?P<v>[^\s\"'`]{1,300}))"
 _ASSIGN_RE = re.compile(
     r"[\"'`\]]{0,2}[ \t]*(?:=>|:=|=|:|：|,|[ \t]+(?:is|是|为))[ \t]*(?:\n[ \t]*)?" + _VALUE
 )
 _JWT_CALL_RE = re.compile(
     r"\bjwt\.(?:sign|encode)\(\s*(?:\{[^{}\n]*\}|[\w.\[\]'\"]+)\s*,\s*" + _VALUE
+)
+_JWT_KWARG_RE = re.compile(
+    r"\bjwt\.(?:sign|encode)\([^()\n]*?\b(?:key|secret|secret_or_private_key)[ \t]*=[ \t]*" + _VALUE
 )
 _JWT_HEAD_RE = re.compile(r"jwt[\w\-]*:[ \t]*\n")
 _JWT_YAML_RE = re.compile(
@@ -40,8 +43,9 @@ _STAND_IN_RE = re.compile(
     r"todo|not[_-]?secret|^(?:test|dev|local)[_-]|secret[_-]?key"
 )
 _REFERENCE_RE = re.compile(
-    r"^(?:\$|\{\{|\{%|<%|%\(|%env|#\{|@|!|~|/|\.\.?/)|^[A-Za-z_][\w.]*[(\[]|"
-    r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$|^[a-z][a-z0-9+.\-]*://"
+    r"^(?:\$\{|\$\(|\{\{|\{%|<%|%\(|%env|#\{)|^\$[A-Za-z_]\w*$|^@[\w.\-/]+$|^![\w!/:]+$|"
+    r"^(?:~|\.\.?)?/[\w.\-/]*$|^[A-Za-z_][\w.]*[(\[]|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$|"
+    r"^[a-z][a-z0-9+.\-]*://"
 )
 
 
@@ -52,12 +56,18 @@ def signing_spans(text: str, lower: str | None = None) -> Iterator[Span]:
     matches = [m for n in _NAME_RE.finditer(lower) if (m := _ASSIGN_RE.match(text, n.end()))]
     if "jwt." in text:
         matches += _JWT_CALL_RE.finditer(text)
+        matches += _JWT_KWARG_RE.finditer(text)
     if _JWT_HEAD_RE.search(lower):
         matches += _JWT_YAML_RE.finditer(text)
     for match in matches:
         group = "qv" if match.group("qv") is not None else "v"
         start, end = match.start(group), match.end(group)
         value = match.group(group)
+        if group == "v":
+            value = value.rstrip(",;")
+            if "(" not in value:
+                value = value.rstrip(")")  # jwt.sign(payload, process.env.X)
+            end = start + len(value)
         if value.lower().startswith("base64:"):
             value, start = value[7:], start + 7
         if is_signing_key(value):

@@ -108,6 +108,7 @@ CLI_RES = tuple(
         (("smbclient",), r"\bsmbclient\b" + _LINE + r"-U[ \t]*['\"]?[^\s%'\"]+%" + _Q),
         (("sqlplus",), r"\bsqlplus\b[ \t]+(?:-\w+[ \t]+)*[\w.\-]+/(?P<v>[^\s/'\"@]{1,200})@"),
         (("--pass",), r"[ \t]--(?:password|passwd|pass)(?:[ \t]+|=)" + _Q),
+        (("pass:",), r"\bopenssl\b" + _LINE + r"-pass(?:in|out)?[ \t]+pass:" + _Q),
     )
 )  # fmt: skip
 CLI_WORDS = tuple(sorted({w for words, _regex in CLI_RES for w in words}))
