@@ -125,3 +125,9 @@ def test_several_fields_of_an_accepted_proposal_change_in_place() -> None:
 def test_a_file_without_frontmatter_gets_one() -> None:
     out = edit_fields(parse(b"just a body\n"), {"superseded_by": "facts/new"})
     assert out == b"---\nsuperseded_by: facts/new\n---\njust a body\n"
+
+
+def test_a_key_written_in_a_form_the_editor_does_not_read_is_never_duplicated() -> None:
+    raw = b'---\n"superseded_by": facts/old\nid: x\n---\n'
+    out = edit_fields(parse(raw), {"superseded_by": "facts/new"})
+    assert out == b"---\nsuperseded_by: facts/new\nid: x\n---\n"

@@ -42,7 +42,7 @@ def edit_fields(memory: Memory, changes: Mapping[str, Any]) -> bytes:
     src = memory.source
     if src is None or memory.malformed:
         return render(wanted)
-    edited = _edit(src.raw, changes)
+    edited = _edit(src.raw, changes, set(src.meta))
     if edited is not None and _means(edited, wanted):
         return edited
     return render(wanted)
@@ -53,7 +53,7 @@ def _means(data: bytes, wanted: Memory) -> bool:
     return again.meta == wanted.meta and again.body == wanted.body and not again.malformed
 
 
-def _edit(raw: bytes, changes: Mapping[str, Any]) -> bytes | None:
+def _edit(raw: bytes, changes: Mapping[str, Any], present: set[Any]) -> bytes | None:
     bom = raw.startswith(BOM)
     try:
         text = raw[len(BOM) :].decode("utf-8") if bom else raw.decode("utf-8")
@@ -70,6 +70,8 @@ def _edit(raw: bytes, changes: Mapping[str, Any]) -> bytes | None:
     newline = "\r\n" if lines[0].endswith("\r\n") else "\n"
     front = lines[1:close]
     for key, value in changes.items():
+        if key in present and key not in _fields(front):
+            return None  # written in a way this editor does not find ("quoted": ...)
         result = _apply(front, key, value, newline)
         if result is None:
             return None
