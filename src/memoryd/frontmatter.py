@@ -73,7 +73,9 @@ def _entry(line: str) -> tuple[str, Any] | None:
         return None
     if rest and rest[0] != " ":
         return None
-    rest = _uncomment(rest.strip(" "))  # YAML strips spaces only, not other white space
+    rest = rest.strip(" ")  # YAML strips spaces only, not other white space
+    if "#" in rest:
+        rest = _uncomment(rest)
     if not rest:
         return key, []  # a block list follows, or the value is null (see _nulls)
     if rest[0] == "[":
@@ -151,7 +153,7 @@ class _Flow(list[Any]):
 
 def _value(text: str, flow: bool = False) -> Any:
     """A scalar: quoted string, plain word, decimal integer, boolean or null (else _NO)."""
-    if not flow:
+    if not flow and "#" in text:
         text = _uncomment(text)
     if text[:1] == '"':
         return _double(text)
