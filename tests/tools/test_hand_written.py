@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from memoryd.app import App
 from tests.helpers import run_cli
 from tests.tools.conftest import Setup
 from tests.tools.test_cli_remember import recall_ids, refused, remember
@@ -129,4 +130,22 @@ def test_root_md_counts_only_current_memories(setup: Setup) -> None:
     root_md = (setup.project / "ROOT.md").read_text(encoding="utf-8")
     assert (
         "| [decisions/](decisions/index.md) | 1 | Decisions and the reasons for them |" in root_md
+    )
+
+
+def test_the_mcp_tool_relays_that_damaged_markers_kept_root_md_as_it_was(setup: Setup) -> None:
+    from tests.tools.test_mcp import call
+
+    root_md = setup.project / "ROOT.md"
+    root_md.write_text("# Memory\n<!-- memoryd:end routing -->\n", encoding="utf-8")
+    error, text = call(
+        App(cwd=setup.repo), "memory_remember", kind="fact", summary="CI runs on arm64 runners"
+    )
+    assert not error
+    assert text == (
+        "Saved facts/ci-runs-on-arm64-runners (project memory, kind fact).\n"
+        f"ROOT.md was not updated (tell the user): {root_md}: damaged markers, line 2: end of "
+        "block 'routing' without its begin\n"
+        "  fix: repair the memoryd marker comments by hand (every begin needs its end, each "
+        "block once) or delete them all to get fresh blocks, then run 'memoryd compile'"
     )
