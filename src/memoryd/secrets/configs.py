@@ -31,7 +31,9 @@ _REDIS_RE = re.compile(
     r"(?:[\u4e00-\u9fff]{1,4}[ \t]*)?"  # requirepass 设成了 x
     r"(?:\"(?P<q>[^\"\n]*)\"|'(?P<s>[^'\n]*)'|(?P<v>[^\s\"'`，。,;]+))"
 )
-_REDIS_ACL_RE = re.compile(r"(?i)\b(?:ACL[ \t]+SETUSER|user)[ \t]+\S+[ \t]+(?:[^\n>]*?[ \t])?>(?P<v>\S+)")
+_REDIS_ACL_RE = re.compile(
+    r"(?i)\b(?:ACL[ \t]+SETUSER|user)[ \t]+\S+[ \t]+(?:[^\n>]*?[ \t])?>(?P<v>\S+)"
+)
 _NETRC_RE = re.compile(
     r"(?i)\bmachine[ \t]+(?P<host>[\w.\-:]+)(?:\s+(?:login|account)[ \t]+(?P<login>\S+)){0,2}"
     r"\s+password[ \t]+"
