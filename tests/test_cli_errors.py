@@ -106,3 +106,49 @@ def test_zsh_and_fish_scripts_name_every_command_and_option(shell: str) -> None:
             [binary, "-n"], input=done.stdout, capture_output=True, text=True, check=False
         )
         assert checked.returncode == 0, checked.stderr
+
+
+ZPTY = r"""
+zmodload zsh/zpty
+zpty z 'zsh -f -i'
+zpty -w z 'PS1="> "; fpath=(%(folder)s $fpath); autoload -U compinit; compinit -u -D; memoryd() { :; }'
+sleep 1
+zpty -n -w z $'memoryd insp\t'; sleep 1; zpty -n -w z $' --js\t\n'; sleep 1
+zpty -n -w z $'memoryd recall --scope \t'; sleep 1
+all=""
+while zpty -r -t z chunk; do all+=$chunk; done
+print -r -- "$all"
+zpty -d z
+"""
+
+
+@pytest.mark.skipif(shutil.which("zsh") is None, reason="zsh is not installed here")
+def test_zsh_completion_completes_in_a_real_zsh(tmp_path: Path) -> None:
+    done = run_cli("completion", "zsh")
+    (tmp_path / "_memoryd").write_text(done.stdout)  # autoloaded from $fpath, as installed
+    drive = subprocess.run(
+        ["zsh", "-f", "-c", ZPTY % {"folder": tmp_path}],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    import re
+
+    screen = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]|[\x00-\x09\x0b-\x1f]", "", drive.stdout)
+    assert "memoryd inspect --json" in " ".join(screen.split())
+    assert re.search(r"global\s+project", screen)
+
+
+@pytest.mark.skipif(shutil.which("fish") is None, reason="fish is not installed here")
+def test_fish_completion_completes_in_a_real_fish(tmp_path: Path) -> None:
+    script = tmp_path / "memoryd.fish"
+    script.write_text(run_cli("completion", "fish").stdout)
+
+    def offered(line: str) -> list[str]:
+        done = subprocess.run(
+            ["fish", "--no-config", "-c", f"source {script}; complete -C '{line}'"],
+            capture_output=True, text=True, timeout=60, check=True,
+        )  # fmt: skip
+        return [row.split("\t")[0] for row in done.stdout.splitlines()]
+
+    assert offered("memoryd insp") == ["inspect"]
+    assert offered("memoryd inspect --js") == ["--json"]
+    assert offered("memoryd recall --scope ") == ["global", "project"]
