@@ -33,11 +33,21 @@ def test_the_daemon_extracts_settled_sessions_and_survives_a_failing_command(
         assert not world.projects.exists()  # made after the daemon started: found on its tick
         session = ClaudeSession(world.projects, world.repo)
         claude_turns(session, TURNS[:1])
-        assert wait_until(lambda: ledger_last(world, session) is not None, timeout=30), daemon.output()
+        assert wait_until(lambda: ledger_last(world, session) is not None, timeout=30), (
+            daemon.output()
+        )
         last = ledger_last(world, session)
-        assert last is not None and last["reason"] == "too few turns: 1 of the 4 extract.min_turns asks"
+        assert (
+            last is not None
+            and last["reason"] == "too few turns: 1 of the 4 extract.min_turns asks"
+        )
         claude_turns(session, TURNS[1:])
-        target = world.repo / ".memory" / "pitfalls" / "the-test-db-needs-tz-utc-or-dates-shift-by-a-day.md"
+        target = (
+            world.repo
+            / ".memory"
+            / "pitfalls"
+            / "the-test-db-needs-tz-utc-or-dates-shift-by-a-day.md"
+        )
         assert wait_until(target.is_file, timeout=30), daemon.output()
         recall = run_cli("recall", "--json", "TZ UTC", cwd=world.repo)
         assert [h["id"] for h in json.loads(recall.stdout)][:1] == [
