@@ -165,3 +165,53 @@ def test_the_rule_sees_lazy_relative_and_type_only_imports(tmp_path: Path) -> No
 def test_the_upper_layers_exist(name: str) -> None:
     """A renamed package would make the rule check nothing."""
     assert name in modules(SRC)
+
+
+DOC = SRC.parent / "docs" / "architecture.md"
+
+
+def documented(text: str) -> set[str]:
+    """The modules the Layout block of docs/architecture.md lists, as paths under src/memoryd/."""
+    block = text.split("## Layout", 1)[1].split("```", 2)[1]
+    found: set[str] = set()
+    package = ""
+    for line in block.splitlines():
+        indent = len(line) - len(line.lstrip())
+        words = line.split()
+        if not words or indent == 0:
+            continue
+        if indent == 2:
+            package = words[0] if words[0].endswith("/") else ""
+            if words[0].endswith(".py"):
+                found.add(words[0])
+            continue
+        for word in words:  # several modules on one line, then the description
+            if not word.endswith(".py"):
+                break
+            found.add(package + word)
+    return found
+
+
+def source_modules(src: Path) -> set[str]:
+    """Every module file under src/memoryd, but a package's empty ``__init__.py``."""
+    base = src / "memoryd"
+    return {
+        file.relative_to(base).as_posix()
+        for file in base.rglob("*.py")
+        if not (file.name == "__init__.py" and file.parent != base and not file.read_bytes().strip())
+    }
+
+
+def test_the_documented_module_tree_is_the_source_tree() -> None:
+    listed, real = documented(DOC.read_text(encoding="utf-8")), source_modules(SRC)
+    assert sorted(real - listed) == [], "add these to docs/architecture.md's Layout"
+    assert sorted(listed - real) == [], "docs/architecture.md lists modules that do not exist"
+
+
+def test_the_doc_reader_sees_packages_and_shared_lines() -> None:
+    text = (
+        "## Layout\n\n```\nsrc/memoryd/\n  app.py   the app\n  sync/   git sync\n"
+        "    a.py  b.py  two on a line\n    c.py   one, then words.py in a description\n"
+        "tests/   not source\n```\n"
+    )
+    assert documented(text) == {"app.py", "sync/a.py", "sync/b.py", "sync/c.py"}

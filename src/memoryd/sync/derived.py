@@ -20,7 +20,7 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class Finding:
+class Quarantined:
     """One reason a file is quarantined (the secret scanner's, or our own)."""
 
     path: str  # root-relative
@@ -47,9 +47,9 @@ def recompile(root: RootConfig, config: Config) -> list[Path]:
     return [*report.written, *report.removed]
 
 
-def scan_file(path: Path, root: Path) -> list[Finding]:
+def scan_file(path: Path, root: Path) -> list[Quarantined]:
     """Secret findings in one file about to be committed."""
     from memoryd.secrets.scanner import scan_path
 
     rel = path.relative_to(root).as_posix()
-    return [Finding(rel, f.line, f.rule, f.preview) for f in scan_path(path, root)]
+    return [Quarantined(rel, f.line, f.rule, f.preview) for f in scan_path(path, root)]
