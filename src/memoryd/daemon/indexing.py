@@ -95,7 +95,7 @@ class Engine:
         from memoryd.compile.writer import compile_root
 
         report = compile_root(root, config, changed=changed)
-        written = [*report.written, *report.removed]
+        written = report.touched
         self.own.record(written)
         for problem in report.problems:
             log.debug("compile %s: %s", root.path, problem)

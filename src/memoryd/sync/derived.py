@@ -43,8 +43,7 @@ def recompile(root: RootConfig, config: Config) -> list[Path]:
     """Rewrite the root's compiled files (only changed bytes); the paths written."""
     from memoryd.compile.writer import compile_root
 
-    report = compile_root(root, config)
-    return [*report.written, *report.removed]
+    return compile_root(root, config).touched
 
 
 def scan_file(path: Path, root: Path) -> list[Quarantined]:
