@@ -38,11 +38,21 @@ def test_the_daemon_extracts_settled_sessions_and_survives_a_failing_command(
         assert not world.projects.exists()  # made after the daemon started: found on its tick
         session = ClaudeSession(world.projects, world.repo)
         claude_turns(session, TURNS[:1])
-        assert wait_until(lambda: ledger_last(world, session) is not None, timeout=30), daemon.output()
+        assert wait_until(lambda: ledger_last(world, session) is not None, timeout=30), (
+            daemon.output()
+        )
         last = ledger_last(world, session)
-        assert last is not None and last["reason"] == "too few turns: 1 of the 4 extract.min_turns asks"
+        assert (
+            last is not None
+            and last["reason"] == "too few turns: 1 of the 4 extract.min_turns asks"
+        )
         claude_turns(session, TURNS[1:])
-        target = world.repo / ".memory" / "pitfalls" / "the-test-db-needs-tz-utc-or-dates-shift-by-a-day.md"
+        target = (
+            world.repo
+            / ".memory"
+            / "pitfalls"
+            / "the-test-db-needs-tz-utc-or-dates-shift-by-a-day.md"
+        )
         assert wait_until(target.is_file, timeout=30), daemon.output()
         # the daemon indexes what it wrote a moment later (recall trusts it meanwhile)
         assert wait_until(lambda: recalled(world, "TZ UTC")[:1] == [
@@ -87,3 +97,25 @@ def test_without_a_command_the_daemon_watches_no_transcript(world: World) -> Non
         assert daemon.extraction._observer is None
     finally:
         daemon.stop()
+
+
+def test_stopping_the_daemon_ends_a_running_extractor_at_once(world: World) -> None:
+    import time
+
+    world.configure(command=world_command(world), settle_ms=200, min_turns=4, min_chars=40)
+    world.mode.write_text("sleep")  # the command would sleep 30 s
+    world.projects.mkdir(parents=True)
+    daemon = Daemon(App())
+    daemon.start()
+    try:
+        session = ClaudeSession(world.projects, world.repo)
+        claude_turns(session, TURNS)
+        assert wait_until(lambda: bool(list(world.log.iterdir())), timeout=30)
+    finally:
+        started = time.monotonic()
+        daemon.stop()
+        took = time.monotonic() - started
+    assert took < 10
+    last = ledger_last(world, session)
+    assert last is not None and last["outcome"] == "failed"
+    assert last["reason"] == "the daemon stopped while the command ran"

@@ -30,7 +30,10 @@ def test_a_settled_claude_session_is_extracted_through_the_remember_gate(world: 
     [document] = world.calls()
     assert document.startswith(PROMPT.format(max_memories=8))
     assert "- git branch names, file paths, line numbers" in document
-    assert f"## The conversation (the new part of claude session {session.session} in {world.repo})" in document
+    assert (
+        f"## The conversation (the new part of claude session {session.session} in {world.repo})"
+        in document
+    )
     assert "### user\n部署脚本为什么用 pnpm 而不是 npm?\n\n### assistant\n因为 lockfile" in document
     assert "TOOL OUTPUT 42" not in document and "hmm" not in document
 
@@ -42,7 +45,9 @@ def test_a_settled_claude_session_is_extracted_through_the_remember_gate(world: 
     pitfall = parse((project / written[0]).read_bytes())
     assert pitfall.meta["load_when"] == ["部署", "pnpm"] and pitfall.kind == "pitfall"
     assert parse((project / written[1]).read_bytes()).kind == "rule-proposal"
-    preferences = [p for p in (world.global_root / "preferences").glob("*.md") if p.name != "index.md"]
+    preferences = [
+        p for p in (world.global_root / "preferences").glob("*.md") if p.name != "index.md"
+    ]
     assert [parse(p.read_bytes()).summary for p in preferences] == ["用中文回答"]
     assert SECRET not in "".join(p.read_text() for p in world.repo.rglob("*.md"))
     assert SECRET not in "".join(p.read_text() for p in world.global_root.rglob("*.md"))
@@ -143,7 +148,9 @@ def test_no_command_a_failing_command_and_a_bad_answer_are_told_apart(world: Wor
     assert entry["turns_done"] == 6
 
     inspect = run_cli("inspect", cwd=world.repo)
-    assert f"extraction: on, extract.command: {extractor_command(world.log.parent)}" in inspect.stdout
+    assert (
+        f"extraction: on, extract.command: {extractor_command(world.log.parent)}" in inspect.stdout
+    )
     assert (
         f"  claude session {session.session} at 2026-12-01T09:00:00+00:00: nothing: the extractor "
         "found nothing worth remembering\n" in inspect.stdout
@@ -214,3 +221,15 @@ def test_the_extractors_own_sessions_are_never_extracted(world: World) -> None:
     tracker = world.tracker()
     assert settle_claude(world, tracker, session) is None
     assert world.calls() == [] and not (world.app().paths.state_dir / "extract.json").exists()
+
+
+def test_the_mcp_inspect_tool_says_whether_extraction_runs(world: World) -> None:
+    from tests.tools.test_mcp import call
+
+    world.configure(settle_ms=20000)
+    error, text = call(world.app(), "memory_inspect")
+    assert not error
+    assert text.endswith(
+        "\nextraction: off: no extract.command is configured, so nothing is extracted "
+        "(set extract.command in config.yaml)"
+    )
