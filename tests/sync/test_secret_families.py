@@ -332,9 +332,10 @@ def test_key_generation_commands_stay_quiet(text: str) -> None:
         "request_id: 3f2b9c1e-8d4a-4f6b-9e2d-7a1c5b8e0f3d",
         f"Fixed in commit {rand('fam-git', 40, HEX)}.",
         "![x](data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAA" + rand("fam-img", 120) + ")",
+        '{"HOME": "/home/ops", "SSH_AUTH_SOCK": "/a\\nExecStartPre=/bin/evil"}',
     ],
     ids=["placeholders", "aws-example", "checksum", "lockfile-hash", "uuid", "git-sha",
-         "base64-image"],
+         "base64-image", "socket-path"],
 )  # fmt: skip
 def test_placeholders_and_digests_stay_quiet(text: str) -> None:
     assert scan(text) == []
