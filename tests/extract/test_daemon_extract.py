@@ -95,6 +95,12 @@ def test_without_a_command_the_daemon_watches_no_transcript(world: World) -> Non
     try:
         assert daemon.extraction.tracker is None
         assert daemon.extraction._observer is None
+        status = run_cli("status")
+        assert status.returncode == 0, status.stderr
+        assert status.stdout.endswith(
+            "\nextraction: off: no extract.command is configured, so nothing is extracted "
+            "(set extract.command in config.yaml)\n"
+        )
     finally:
         daemon.stop()
 
