@@ -14,6 +14,7 @@ that project; elsewhere it is *elsewhere*, neither fresh nor stale.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +38,7 @@ class Project:
     identity: str
 
     def git(self) -> Git:
-        from memoryd.sync.git import Git  # subprocess: only for a memory that cites
+        from memoryd.sync.git import Git  # subprocess: only to follow a rename or read history
 
         return Git(self.top)
 
@@ -63,20 +64,45 @@ class Verdict:
 
 
 def project_at(folder: Path) -> Project | None:
-    """The project of the git work tree around ``folder`` (None: not in one)."""
-    from memoryd.sync.git import Git, GitError
+    """The project of the git work tree around ``folder`` (None: not in one).
 
+    Found by looking for ``.git`` upwards and reading the remote from the repository's
+    config file, not by running git: a ``context`` call that checks citations pays a
+    few stat calls for it, not two processes.
+    """
+    for top in (folder, *folder.parents):
+        dot_git = top / ".git"
+        if dot_git.is_dir() or dot_git.is_file():
+            return Project(top, repo_identity(_origin_url(dot_git), str(top)))
+    return None
+
+
+_REMOTE = re.compile(r'^\s*\[remote\s+"origin"\]\s*$', re.M)
+_SECTION = re.compile(r"^\s*\[", re.M)
+_URL = re.compile(r"^\s*url\s*=\s*(\S+)\s*$", re.M)
+
+
+def _origin_url(dot_git: Path) -> str | None:
+    """``remote.origin.url`` from the repository's config (a worktree's ``.git`` file
+    points at its git dir, whose ``commondir`` holds the shared config)."""
     try:
-        git = Git(folder)
-        top = git.out("rev-parse", "--show-toplevel")
-        remote = git.run("config", "--get", "remote.origin.url", check=False, readonly=True)
-    except (GitError, OSError) as exc:
-        log.debug("cites: no git work tree at %s (%s)", folder, exc)
+        git_dir = dot_git
+        if dot_git.is_file():
+            pointer = dot_git.read_text("utf-8").strip().removeprefix("gitdir:").strip()
+            git_dir = (dot_git.parent / pointer).resolve()
+            common = git_dir / "commondir"
+            if common.is_file():
+                git_dir = (git_dir / common.read_text("utf-8").strip()).resolve()
+        config = (git_dir / "config").read_text("utf-8", "replace")
+    except OSError:
         return None
-    if not top:
+    section = _REMOTE.search(config)
+    if section is None:
         return None
-    url = remote.text.strip() if remote.code == 0 else None
-    return Project(Path(top), repo_identity(url, top))
+    rest = config[section.end() :]
+    following = _SECTION.search(rest)
+    url = _URL.search(rest[: following.start()] if following else rest)
+    return url.group(1) if url else None
 
 
 def check(citation: Citation, project: Project | None) -> Verdict:

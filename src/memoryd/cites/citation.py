@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from memoryd.errors import UsageError
@@ -145,11 +145,24 @@ def find(lines: Sequence[str], citation: Citation) -> tuple[int, int] | None:
     here = cited(lines, citation)
     if here is not None and fingerprint(here) == citation.hash:
         return first, last
-    starts = sorted(range(1, len(lines) - size + 2), key=lambda s: abs(s - first))
-    for start in starts:
-        if fingerprint(lines[start - 1 : start - 1 + size]) == citation.hash:
+    text = "\n".join(line.rstrip() for line in lines)  # every window is a slice of it
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line.rstrip()) + 1)
+    for start in _outwards(first, len(lines) - size + 1):
+        window = text[offsets[start - 1] : offsets[start - 1 + size] - 1]
+        if hashlib.sha256(window.encode("utf-8")).hexdigest()[:HASH_LEN] == citation.hash:
             return start, start + size - 1
     return None
+
+
+def _outwards(origin: int, last: int) -> Iterator[int]:
+    """1..last, nearest to ``origin`` first: moved text is usually close by."""
+    origin = min(max(origin, 1), max(last, 1))
+    for step in range(max(last, 0) + 1):
+        for candidate in ((origin - step, origin + step) if step else (origin,)):
+            if 1 <= candidate <= last:
+                yield candidate
 
 
 def repo_identity(remote_url: str | None, top: str) -> str:
