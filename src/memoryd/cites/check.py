@@ -23,11 +23,12 @@ from typing import TYPE_CHECKING
 from memoryd.cites.citation import Citation, find, lines_of, parse_all, repo_identity
 
 if TYPE_CHECKING:
-    from memoryd.sync.git import Git
+    from memoryd.gitcli import Done
 
 log = logging.getLogger(__name__)
 FRESH, MOVED, STALE, UNANCHORED, ELSEWHERE = "fresh", "moved", "stale", "unanchored", "elsewhere"
 HISTORY_DEPTH = 200  # commits searched for a citation's old text
+GIT_TIMEOUT_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -37,10 +38,13 @@ class Project:
     top: Path
     identity: str
 
-    def git(self) -> Git:
-        from memoryd.sync.git import Git  # subprocess: only to follow a rename or read history
+    def git(self, *args: str) -> Done:
+        """A read-only git command in this work tree (no optional locks: never blocks
+        the user's own git)."""
+        from memoryd import gitcli  # subprocess: only to follow a rename or read history
 
-        return Git(self.top)
+        env = gitcli.repo_env({"GIT_OPTIONAL_LOCKS": "0"})
+        return gitcli.run(args, cwd=self.top, env=env, timeout=GIT_TIMEOUT_S)
 
 
 @dataclass(frozen=True)
@@ -144,19 +148,18 @@ def _read(project: Project, relative: str) -> bytes | None:
 
 def renamed_to(project: Project, path: str) -> str | None:
     """Where git says ``path`` went: a staged rename first, then renames in the history."""
-    from memoryd.sync.git import GitError
+    import subprocess
 
-    git = project.git()
     try:
-        staged = git.run("diff", "--cached", "-M", "--name-status", "-z", readonly=True).out
-        target = _rename_target(staged, path)
+        staged = project.git("diff", "--cached", "-M", "--name-status", "-z")
+        target = _rename_target(staged.out, path) if staged.code == 0 else None
         if target is None:
-            history = git.run(
+            history = project.git(
                 "log", "-M", "--diff-filter=R", "--name-status", "-z", "--format=",
-                f"-n{HISTORY_DEPTH}", "HEAD", readonly=True, check=False,
-            ).out  # fmt: skip
-            target = _rename_target(history, path)
-    except (GitError, OSError) as exc:
+                f"-n{HISTORY_DEPTH}", "HEAD",
+            )  # fmt: skip
+            target = _rename_target(history.out, path) if history.code == 0 else None
+    except (OSError, subprocess.TimeoutExpired) as exc:
         log.debug("cites: cannot ask git about %s (%s)", path, exc)
         return None
     return target
@@ -185,17 +188,16 @@ def _rename_target(raw: bytes, path: str) -> str | None:
 def old_text(project: Project, citation: Citation) -> list[str] | None:
     """The cited text as it was when the fingerprint was taken, from git history
     (None: no commit within :data:`HISTORY_DEPTH` holds it: it was never committed)."""
-    from memoryd.cites.citation import cited, fingerprint
-    from memoryd.sync.git import GitError
+    import subprocess
 
-    git = project.git()
+    from memoryd.cites.citation import cited, fingerprint
+
     try:
-        log_out = git.run(
-            "log", "--format=%H", f"-n{HISTORY_DEPTH}", "--all", "--", citation.path,
-            readonly=True, check=False,
-        ).text.split()  # fmt: skip
-        for commit in log_out:
-            shown = git.run("show", f"{commit}:{citation.path}", readonly=True, check=False)
+        commits = project.git(
+            "log", "--format=%H", f"-n{HISTORY_DEPTH}", "--all", "--", citation.path
+        ).text.split()
+        for commit in commits:
+            shown = project.git("show", f"{commit}:{citation.path}")
             if shown.code != 0:
                 continue
             lines = lines_of(shown.out)
@@ -205,7 +207,7 @@ def old_text(project: Project, citation: Citation) -> list[str] | None:
             place = find(lines, citation)
             if place is not None:
                 return lines[place[0] - 1 : place[1]]
-    except (GitError, OSError) as exc:
+    except (OSError, subprocess.TimeoutExpired) as exc:
         log.debug("cites: no history for %s (%s)", citation.path, exc)
     return None
 
