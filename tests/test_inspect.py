@@ -16,6 +16,10 @@ from memoryd.inspection import inspect
 from tests.helpers import git, run_cli
 
 FIX_COMPILE = "run 'memoryd compile' (the daemon does it on its own when it runs)"
+EXTRACTION_OFF = (
+    "extraction: off: no extract.command is configured, so nothing is extracted "
+    "(set extract.command in config.yaml)"
+)
 
 
 def write(path: Path, text: str) -> None:
@@ -61,7 +65,7 @@ def test_a_clean_root_has_no_problems(root: Path) -> None:
     assert done.stdout.startswith(
         f"{root} (global root)\n  decisions/b  fact  global   hits 0    B\n"
     )
-    assert done.stdout.endswith("2 memories\nno problems found\n")
+    assert done.stdout.endswith(f"2 memories\nno problems found\n\n{EXTRACTION_OFF}\n")
 
 
 def test_the_json_listing_has_every_field_and_exit_1_on_problems(root: Path) -> None:
@@ -148,7 +152,9 @@ SCENARIOS: dict[str, tuple[Scenario, list[tuple[str, str, str, str]]]] = {
     "duplicate ids": (
         lambda r: (write(r / "decisions/b.md", mem("B", id="facts/a")), recompile(r)),
         [("ids.duplicate", "memory/facts/a.md", "id 'facts/a' is also the id of decisions/b.md",
-          "give one of them another id (its 'id:' field, or its file name when it has none)")],
+          "give one of them another id (its 'id:' field, or its file name when it has none)"),
+         ("files.malformed", "memory/decisions/b.md", "id 'facts/a' does not match its path (expected 'decisions/b')",
+          "set 'id: decisions/b' (the id is the file's path), or remove the 'id:' line")],
     ),
     "supersedes pointing nowhere": (
         lambda r: (write(r / "facts/a.md", mem("A", load_when="[alpha]", supersedes="facts/x")), recompile(r)),
@@ -245,6 +251,7 @@ def test_the_cli_prints_each_problem_with_its_fix(root: Path) -> None:
     assert done.returncode == 1
     assert done.stdout.endswith(
         f"{root}/facts/index.md: index.md is missing\n  fix: {FIX_COMPILE}\n1 problem(s) found\n"
+        f"\n{EXTRACTION_OFF}\n"
     )
 
 

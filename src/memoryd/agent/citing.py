@@ -110,14 +110,10 @@ def refresh_cites(app: App, raw_id: str, *, confirm: bool, scope: str | None = N
 
 
 def _with_cites(memory: Memory, cites: list[str]) -> bytes:
-    """The file with only its ``cites:`` changed (a person's lines kept where possible)."""
-    try:
-        from memoryd.frontmatter_edit import edit_fields  # type: ignore[import-not-found]
-    except ImportError:  # pragma: no cover - before the line editor exists
-        from memoryd.memory import render
+    """The file with only its ``cites:`` lines changed (a person's other lines kept)."""
+    from memoryd.frontmatter_edit import edit_fields
 
-        return render(memory.with_fields(cites=cites))
-    return bytes(edit_fields(memory, {"cites": cites}))
+    return edit_fields(memory, {"cites": cites})
 
 
 __all__ = ["Checker", "anchor", "reanchor", "refresh_cites", "stale_reasons"]
