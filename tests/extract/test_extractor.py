@@ -233,3 +233,41 @@ def test_the_mcp_inspect_tool_says_whether_extraction_runs(world: World) -> None
         "\nextraction: off: no extract.command is configured, so nothing is extracted "
         "(set extract.command in config.yaml)"
     )
+
+
+def test_all_duplicates_and_a_refused_secret_each_say_so(world: World) -> None:
+    world.answer.write_text(json.dumps({"memories": [
+        {"kind": "fact", "summary": "Staging deploys run from the bastion host"}]}))  # fmt: skip
+    first = ClaudeSession(world.projects, world.repo)
+    claude_turns(first, TURNS)
+    tracker = world.tracker()
+    settle_claude(world, tracker, first)
+    second = ClaudeSession(world.projects, world.repo)  # another session says the same again
+    claude_turns(second, TURNS)
+    settle_claude(world, tracker, second)
+    last = world.ledger()[f"claude:{second.session}"]["last"]
+    assert isinstance(last, dict) and (last["outcome"], last["reason"]) == (
+        "nothing", "every candidate was a duplicate of an existing memory",
+    )  # fmt: skip
+    assert last["refused"] == [
+        "Staging deploys run from the bastion host: refusing to remember: "
+        "'facts/staging-deploys-run-from-the-bastion-host' (project) already covers 100% of this "
+        "memory's terms"
+    ]
+
+    world.answer.write_text(json.dumps({"memories": [
+        {"kind": "fact", "summary": f"The live key is {SECRET}"}]}))  # fmt: skip
+    third = ClaudeSession(world.projects, world.repo)
+    claude_turns(third, TURNS)
+    settle_claude(world, tracker, third)
+    last = world.ledger()[f"claude:{third.session}"]["last"]
+    assert isinstance(last, dict) and (last["outcome"], last["reason"]) == (
+        "nothing", "nothing written: 1 refused as a secret",
+    )  # fmt: skip
+    assert SECRET not in (world.app().paths.state_dir / "extract.json").read_text()
+    text = run_cli("inspect", cwd=world.repo).stdout
+    assert (
+        f"  claude session {third.session} at 2026-12-01T09:00:00+00:00: nothing: nothing written: "
+        "1 refused as a secret\n    refused (summary withheld: it looks like it holds a secret): "
+        "refused as a secret\n" in text
+    )
