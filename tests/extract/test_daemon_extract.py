@@ -21,6 +21,11 @@ def ledger_last(world: World, session: ClaudeSession) -> dict[str, object] | Non
     return None if entry is None else entry.get("last")  # type: ignore[return-value]
 
 
+def recalled(world: World, query: str) -> list[str]:
+    done = run_cli("recall", "--json", query, cwd=world.repo)
+    return [h["id"] for h in json.loads(done.stdout)] if done.returncode == 0 else []
+
+
 def test_the_daemon_extracts_settled_sessions_and_survives_a_failing_command(
     world: World, tmp_path: Path
 ) -> None:
@@ -49,10 +54,10 @@ def test_the_daemon_extracts_settled_sessions_and_survives_a_failing_command(
             / "the-test-db-needs-tz-utc-or-dates-shift-by-a-day.md"
         )
         assert wait_until(target.is_file, timeout=30), daemon.output()
-        recall = run_cli("recall", "--json", "TZ UTC", cwd=world.repo)
-        assert [h["id"] for h in json.loads(recall.stdout)][:1] == [
+        # the daemon indexes what it wrote a moment later (recall trusts it meanwhile)
+        assert wait_until(lambda: recalled(world, "TZ UTC")[:1] == [
             "pitfalls/the-test-db-needs-tz-utc-or-dates-shift-by-a-day"
-        ]
+        ]), daemon.output()
 
         world.mode.write_text("fail")
         broken = ClaudeSession(world.projects, world.repo)

@@ -12,7 +12,7 @@ import base64
 
 import pytest
 
-from memoryd.secrets.scanner import Finding, preview, scan
+from memoryd.secrets.scanner import SecretFinding, preview, scan
 from tests.sync import family_cases
 from tests.sync.fake_tokens import ALNUM, HEX, rand
 from tests.sync.family_corpus import Labelled
@@ -29,7 +29,7 @@ AWS_ID = "AK" + "IA" + rand("fam-akia", 16, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
 SID = "AC" + rand("fam-sid", 32, HEX)
 
 
-def covered(text: str, f: Finding) -> str:
+def covered(text: str, f: SecretFinding) -> str:
     return text.split("\n")[f.line - 1][f.start - 1 : f.end - 1]
 
 
