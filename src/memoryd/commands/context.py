@@ -30,7 +30,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(app: App, args: argparse.Namespace) -> int:
-    from memoryd.context import gather
+    from memoryd.agent.context import gather
     from memoryd.errors import UsageError
 
     for name in ("max_chars", "max_entries"):

@@ -32,8 +32,8 @@ def run(app: App, args: argparse.Namespace) -> int:
     import os
 
     from memoryd.errors import Refused
-    from memoryd.guard import WriteRequest, check_write, normalize
     from memoryd.layouts import configured_root
+    from memoryd.layouts.guard import WriteRequest, check_write, normalize
 
     cwd = str(app.cwd)
     request = WriteRequest(
