@@ -79,7 +79,8 @@ def overview(app: App, params: Params) -> dict[str, Any]:
 
 def search(app: App, params: Params) -> dict[str, Any]:
     """What ``memoryd recall QUERY`` returns from this folder, with each score's parts."""
-    from memoryd.index import ensure_fresh, recall, search_roots
+    from memoryd.freshness import ensure_fresh, search_roots
+    from memoryd.index import recall
     from memoryd.index.state import read_hits
 
     query = _query(params, "q")
@@ -99,7 +100,7 @@ def search(app: App, params: Params) -> dict[str, Any]:
 
 def context(app: App, params: Params) -> dict[str, Any]:
     """The exact block ``memoryd context PROMPT`` prints, its size and what was cut."""
-    from memoryd.context import OUTLINE_CUT, gather
+    from memoryd.agent.context import OUTLINE_CUT, gather
 
     prompt = params.get("q", "")
     if len(prompt) > MAX_QUERY:
