@@ -129,6 +129,7 @@ def test_memory_page_shows_text_as_text_history_and_chain(
     assert page.evaluate("window.__pwned") is None
     assert page.locator("#main script, #main img").count() == 0
     assert page.dialogs == []
+    assert "null" not in page.inner_text("#view-memory")  # nothing missing shows as "null"
     meta = page.inner_text("#memory-meta")
     assert "pitfall" in meta and '["分词","SQLite"]' in meta
     assert page.locator("#memory-history tr").count() == 2  # header + the first sync's commit

@@ -24,6 +24,11 @@ function h(tag, attrs, ...kids) {
     else if (key === "class") el.className = value;
     else el.setAttribute(key, value === true ? "" : String(value));
   }
+  return add(el, ...kids);
+}
+
+// Append kids (nested arrays flattened, null/false left out), strings as text nodes.
+function add(el, ...kids) {
   for (const kid of kids.flat(Infinity)) {
     if (kid === null || kid === undefined || kid === false) continue;
     el.append(kid instanceof Node ? kid : document.createTextNode(String(kid)));
@@ -112,7 +117,7 @@ VIEWS.search = async (main, params) => {
   const input = h("input", { type: "search", id: "search-q", name: "q", value: params.get("q") || "",
     placeholder: "words to recall, in any language", autofocus: true });
   const results = h("div", { id: "search-results" });
-  main.append(h("h2", {}, "Search: what recall returns"),
+  add(main, h("h2", {}, "Search: what recall returns"),
     h("form", { class: "bar", onsubmit: (e) => { e.preventDefault(); go("search", { q: input.value }); } },
       input, h("button", { type: "submit" }, "Search")),
     results);
@@ -153,7 +158,7 @@ VIEWS.context = async (main, params) => {
   const prompt = params.get("q") || "";
   const box = h("textarea", { id: "context-q", rows: 3, placeholder: "a prompt, as the agent would get it" }, prompt);
   const out = h("div", { id: "context-out" });
-  main.append(h("h2", {}, "What the agent sees"),
+  add(main, h("h2", {}, "What the agent sees"),
     h("form", { class: "bar", onsubmit: (e) => { e.preventDefault(); go("context", { q: box.value }); } },
       box, h("button", { type: "submit" }, "Show the block")),
     out);
@@ -202,8 +207,8 @@ VIEWS.memories = async (main) => {
     onclick: () => { state.desc = state.sort === key ? !state.desc : false; state.sort = key; draw(); } }, label);
   const roots = h("ul", { id: "roots" }, data.roots.map((r) => h("li", {}, `${r.path} `,
     h("span", { class: "badge" }, r.scope), " ", h("span", { class: "badge" }, r.layout), " ",
-    `${data.memories.filter((m) => m.root === r.path).length} memories`, r.exists ? "" : " (missing)")));
-  main.append(h("h2", {}, "Memories"), roots,
+    `${data.memories.filter((m) => m.root === r.path).length} memory files`, r.exists ? "" : " (missing)")));
+  add(main, h("h2", {}, "Memories"), roots,
     h("div", { class: "filters" }, text, kind, scope, flag, count),
     h("table", { id: "memories-table" },
       h("thead", {}, h("tr", {}, head("id", "id"), head("kind", "kind"), head("scope", "scope"),
@@ -244,7 +249,7 @@ VIEWS.memories = async (main) => {
 VIEWS.memory = async (main, params) => {
   const data = await api("memory", { root: params.get("root") || "", path: params.get("path") || "" });
   const meta = Object.entries(data.meta);
-  main.append(
+  add(main, 
     h("p", {}, h("a", { href: "#memories" }, "← all memories")),
     h("h2", { id: "memory-title" }, data.id),
     h("p", { class: "muted" }, `${data.root}/${data.path} · ${data.scope} root · ${data.size} bytes`),
@@ -271,7 +276,7 @@ VIEWS.memory = async (main, params) => {
 VIEWS.conflicts = async (main) => {
   const data = await api("conflicts");
   const message = h("div", { id: "conflicts-message" });
-  main.append(h("h2", {}, "Conflicts and sync"), message);
+  add(main, h("h2", {}, "Conflicts and sync"), message);
   const act = async (label, fn) => {
     message.replaceChildren(h("p", { class: "muted" }, `${label}…`));
     try {
@@ -282,7 +287,7 @@ VIEWS.conflicts = async (main) => {
       message.replaceChildren(errorBox(err));
     }
   };
-  main.append(h("h3", {}, "Sync status per root"),
+  add(main, h("h3", {}, "Sync status per root"),
     h("table", { id: "sync-table" },
       h("tr", {}, h("th", {}, "root"), h("th", {}, "last sync"), h("th", {}, "last status"),
         h("th", { class: "num" }, "not pushed"), h("th", {}, "error / pause"), h("th", {}, "")),
@@ -301,11 +306,11 @@ VIEWS.conflicts = async (main) => {
           "Commit the deletion") : null,
           s.syncs ? h("button", { class: "plain", "data-action": "sync",
             onclick: () => act("Syncing", async () => (await post("sync", { root: s.root })).text) }, "Sync now") : null)))));
-  main.append(h("h3", {}, `Conflict copies (${data.conflicts.length})`));
-  if (!data.conflicts.length) main.append(h("p", { id: "no-conflicts" }, "No sync conflicts are waiting."));
+  add(main, h("h3", {}, `Conflict copies (${data.conflicts.length})`));
+  if (!data.conflicts.length) add(main, h("p", { id: "no-conflicts" }, "No sync conflicts are waiting."));
   for (const c of data.conflicts) {
     const keep = (how) => act("Settling", async () => (await post("resolve", { id: c.id, keep: how })).done);
-    main.append(h("div", { class: "card conflict", "data-id": c.id },
+    add(main, h("div", { class: "card conflict", "data-id": c.id },
       h("div", {}, h("strong", {}, c.path), h("span", { class: "muted" }, ` in ${c.root}: ${c.device}'s version saved as ${c.copy} (${c.time})`)),
       h("table", { class: "diff" },
         h("tr", {}, h("th", { class: "no" }), h("th", {}, `local: the conflict copy (${c.device})`),
@@ -322,12 +327,12 @@ VIEWS.conflicts = async (main) => {
 
 VIEWS.problems = async (main) => {
   const data = await api("problems");
-  main.append(h("h2", {}, "Problems (memoryd inspect)"));
+  add(main, h("h2", {}, "Problems (memoryd inspect)"));
   if (!data.problems.length) {
-    main.append(h("p", { id: "no-problems", class: "ok" }, `No problems found in ${data.memories} memories.`));
+    add(main, h("p", { id: "no-problems", class: "ok" }, `No problems found in ${data.memories} memories.`));
     return;
   }
-  main.append(h("p", {}, `${data.problems.length} problem(s) in ${data.memories} memories:`),
+  add(main, h("p", {}, `${data.problems.length} problem(s) in ${data.memories} memories:`),
     ...data.problems.map((p) => h("div", { class: "card problem" },
       h("div", {}, h("span", { class: "badge" }, p.check || "check"), " ", h("strong", {}, p.path)),
       h("div", { class: "summary" }, p.message),
