@@ -70,12 +70,12 @@ def hit_ids(page: Any) -> list[str]:
 
 
 def search(page: Any, query: str) -> None:
+    """Search from the box and wait for the view rendered for this query (not the last one)."""
     page.fill("#search-q", query)
     page.press("#search-q", "Enter")
     page.wait_for_function(
-        "q => document.querySelector('#view-search.ready') && "
-        "document.querySelector('#search-q').value === q && "
-        "location.hash.includes(encodeURIComponent(q).slice(0, 6))",
+        "q => { const v = document.querySelector('#view-search.ready');"
+        " return v !== null && new URLSearchParams(v.dataset.params).get('q') === q; }",
         arg=query,
     )
 

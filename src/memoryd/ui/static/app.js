@@ -354,7 +354,7 @@ async function render() {
   for (const a of document.querySelectorAll("#tabs a")) {
     a.classList.toggle("active", a.dataset.view === view || (view === "memory" && a.dataset.view === "memories"));
   }
-  const fresh = h("div", { id: `view-${view}`, class: "view loading" });
+  const fresh = h("div", { id: `view-${view}`, class: "view loading", "data-params": query || "" });
   main.replaceChildren(fresh);
   try {
     await VIEWS[view](fresh, new URLSearchParams(query || ""));
