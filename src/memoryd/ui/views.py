@@ -81,7 +81,7 @@ def search(app: App, params: Params) -> dict[str, Any]:
     """What ``memoryd recall QUERY`` returns from this folder, with each score's parts."""
     from memoryd.freshness import ensure_fresh, search_roots
     from memoryd.index import recall
-    from memoryd.index.state import read_hits
+    from memoryd.index.hits import read_hits
 
     query = _query(params, "q")
     limit = _int(params, "limit", None, 1, 100)
