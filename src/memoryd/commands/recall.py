@@ -42,10 +42,16 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 def run(app: App, args: argparse.Namespace) -> int:
     from memoryd.errors import UsageError
     from memoryd.index import ensure_fresh, recall, search_roots
+    from memoryd.index.tokenizer import query_terms
 
     if args.limit is not None and args.limit < 1:
         raise UsageError("--limit must be at least 1", hint="for example --limit 5")
     query = " ".join(args.query)
+    if not query_terms(query):
+        raise UsageError(
+            f"the query {query!r} has no word to search for",
+            hint="give one or more words, e.g. memoryd recall sqlite lockfile",
+        )
     project = app.cwd / Path(args.project) if args.project else None
     roots = search_roots(app.config, app.cwd, project)
     with ensure_fresh(app, roots=roots, recompile=True) as db:

@@ -2,8 +2,8 @@
 
 A query term is matched against the normalized text (NFKC, case folded) and
 each match is mapped back to the characters of the original, so a snippet
-shows what the author wrote (``LockFile``, full-width letters) rather than
-the bigrams the index stores.
+shows what the author wrote (``LockFile``, full-width letters, ``deployment``
+for the term ``deploy``) rather than the bigrams and stems the index stores.
 """
 
 from __future__ import annotations
@@ -14,12 +14,13 @@ import re
 from collections.abc import Sequence
 from typing import Protocol
 
-from memoryd.index.tokenizer import is_cjk, is_cjk_char, normalize
+from memoryd.index.tokenizer import CJK_RANGES, is_cjk, is_cjk_char, normalize, stem
 
 OPEN, CLOSE = "«", "»"
 MARKERS = {"plugin": (OPEN, CLOSE), "layered": ("<<", ">>")}  # `recall --markers`
 WIDTH = 160  # characters of original text in a snippet
 _SPACE_RE = re.compile(r"\s+")
+_LATIN_WORD_RE = re.compile(f"[^\\W{CJK_RANGES}]+")  # a word as the tokenizer cuts one
 
 
 class _Text(Protocol):
@@ -47,9 +48,10 @@ def term_counts(terms: Sequence[str], folded: str) -> dict[str, int]:
     every position (they overlap), a single CJK character anywhere, as a prefix
     search would find it.
     """
+    words = _Words(folded)
     counts: dict[str, int] = {}
     for term in terms:
-        found = folded.count(term) if is_cjk_char(term) else len(_occurrences(term, folded))
+        found = folded.count(term) if is_cjk_char(term) else len(words.occurrences(term))
         if found:
             counts[term] = found
     return counts
@@ -68,32 +70,38 @@ def make_snippet(terms: Sequence[str], *texts: str, marks: tuple[str, str] = (OP
 def find_spans(terms: Sequence[str], text: str) -> list[tuple[int, int]]:
     """Merged ``(start, end)`` ranges of the original ``text`` that match a term."""
     folded, origin = _fold(text)
+    words = _Words(folded)
     spans: list[tuple[int, int]] = []
     for term in terms:
-        for start, end in _occurrences(term, folded):
+        for start, end in words.occurrences(term):
             spans.append((origin[start], origin[end - 1] + 1))
     return _merge(spans)
 
 
-def _occurrences(term: str, text: str) -> list[tuple[int, int]]:
-    """Where ``term`` occurs; a word term only as a whole word (``npm`` not in ``pnpm``)."""
-    whole = not is_cjk(term[0])
-    found: list[tuple[int, int]] = []
-    start = text.find(term)
-    while start >= 0:
-        end = start + len(term)
-        if not whole or (_edge(text, start - 1) and _edge(text, end)):
-            found.append((start, end))
-        start = text.find(term, start + 1)
-    return found
+class _Words:
+    """Where terms occur in a normalized text: a CJK term anywhere, a word term as a whole
+    word whose stem it is (``npm`` not in ``pnpm``; ``deploy`` in ``deployment``)."""
 
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._stems: dict[str, list[tuple[int, int]]] | None = None
 
-def _edge(text: str, index: int) -> bool:
-    """No non-CJK word character at ``index`` (a word may end next to it)."""
-    if index < 0 or index >= len(text):
-        return True
-    char = text[index]
-    return not (char.isalnum() or char == "_") or is_cjk(char)
+    def occurrences(self, term: str) -> list[tuple[int, int]]:
+        if not is_cjk(term[0]):
+            return self.stems().get(term, [])
+        found: list[tuple[int, int]] = []
+        start = self.text.find(term)
+        while start >= 0:
+            found.append((start, start + len(term)))
+            start = self.text.find(term, start + 1)
+        return found
+
+    def stems(self) -> dict[str, list[tuple[int, int]]]:
+        if self._stems is None:  # stemmed once per text, and only when a word term asks
+            self._stems = {}
+            for match in _LATIN_WORD_RE.finditer(self.text):
+                self._stems.setdefault(stem(match.group()), []).append(match.span())
+        return self._stems
 
 
 def _fold(text: str) -> tuple[str, Sequence[int]]:
