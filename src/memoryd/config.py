@@ -66,7 +66,7 @@ class SearchConfig:
     limit: int = 10
     score_floor: float = 0.15
     half_life_days: float = 14.0
-    decay_floor: float = 0.5  # the time decay never lowers a score below this share
+    decay_floor: float = 0.65  # the time decay never lowers a score below this share
     project_prior: float = 1.0
     global_prior: float = 0.5
     recall_boost_max: float = 0.5  # the hit-count boost tends to 1 + this

@@ -58,7 +58,7 @@ def test_decay_never_falls_below_the_floor(world: World, db: IndexDB) -> None:
     world.write(world.global_root, "facts/new.md", "kafka lag", updated=NOW_MS)
     hits = search(db, world, "kafka")
     assert ids(hits) == ["facts/new", "facts/old"]
-    assert hits[1].score == pytest.approx(hits[0].score * 0.5)  # the default floor
+    assert hits[1].score == pytest.approx(hits[0].score * 0.65)  # the default floor
     floor = dataclasses.replace(world.config, search=SearchConfig(decay_floor=0.2))
     hits = search(db, world, "kafka", floor)
     assert hits[1].score == pytest.approx(hits[0].score * 0.2)

@@ -73,7 +73,8 @@ def test_scope_priors_are_configurable(world: World, db: IndexDB) -> None:
 def test_time_decay_halves_per_half_life(world: World, db: IndexDB) -> None:
     world.write(world.global_root, "facts/old.md", "kafka lag", updated=NOW_MS - 14 * DAY_MS)
     world.write(world.global_root, "facts/new.md", "kafka lag", updated=NOW_MS)
-    hits = search(db, world, "kafka")
+    curve = dataclasses.replace(world.config, search=SearchConfig(decay_floor=0))
+    hits = search(db, world, "kafka", curve)
     assert ids(hits) == ["facts/new", "facts/old"]
     assert hits[1].score == pytest.approx(hits[0].score / 2)
 

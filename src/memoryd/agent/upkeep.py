@@ -18,7 +18,7 @@ from memoryd.config import RootConfig
 from memoryd.roots import ROOT_FILE
 
 if TYPE_CHECKING:  # the index is imported lazily, where it is used
-    from memoryd.index.db import IndexDB
+    from memoryd.index.db import IndexDB, Row
     from memoryd.index.search import Hit
 
 log = logging.getLogger(__name__)
@@ -79,10 +79,23 @@ def search(
 
 
 def terms(text: str) -> set[str]:
-    """The search terms of ``text``, tokenized exactly as the index does."""
-    from memoryd.index.tokenizer import tokenize
+    """The search terms of ``text`` (stop words left out), tokenized exactly as the index
+    does."""
+    from memoryd.index.duplicates import content_terms
 
-    return set(tokenize(text))
+    return content_terms(text)
+
+
+def covering(
+    app: App, roots: Sequence[RootConfig], text: str, share: float
+) -> list[tuple[Row, float]]:
+    """Every current memory holding at least ``share`` of ``text``'s terms, largest share
+    first: relevance alone (no decay, floor or top-k), after a reconcile as :func:`search`."""
+    from memoryd.index import ensure_fresh
+    from memoryd.index.duplicates import covering as find
+
+    with ensure_fresh(app, roots=roots, recompile=True) as db:
+        return find(db, roots, text, share)
 
 
 def secrets(text: str, root: Path) -> list[SecretFinding]:

@@ -153,7 +153,7 @@ def _top(
     k = fetch * 2
     while True:
         ranked = db.conn.execute(sql, (expression, k)).fetchall()
-        rows = _rows(db, [rowid for rowid, _ in ranked], roots, filters)
+        rows = candidate_rows(db, [rowid for rowid, _ in ranked], roots, filters)
         found = [(-rel, rows[rowid]) for rowid, rel in ranked if rowid in rows]
         if len(found) >= fetch or len(ranked) < k:
             return found[:fetch]
@@ -190,9 +190,11 @@ def _matched(terms: Sequence[str], texts: list[str]) -> int:
     return len(term_counts(terms, normalize("\n".join(texts))))
 
 
-def _rows(
+def candidate_rows(
     db: IndexDB, rowids: list[int], roots: Sequence[RootConfig], filters: Mapping[str, str | None]
 ) -> dict[int, Candidate]:
+    """The rows among ``rowids`` that recall may return: in ``roots``, current (not
+    superseded), not a compiled file, passing ``filters``."""
     if not rowids or not roots:
         return {}
     sql = (

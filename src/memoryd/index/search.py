@@ -27,7 +27,7 @@ from memoryd.config import Config, RootConfig, SearchConfig
 from memoryd.index.db import IndexDB, Row
 from memoryd.index.fetch import Found, candidates
 from memoryd.index.snippet import MARKERS, hit_counts, make_snippet
-from memoryd.index.state import bump_hits, read_hits
+from memoryd.index.state import bump_hits, hit_lookup
 from memoryd.index.tokenizer import query_words
 
 log = logging.getLogger(__name__)
@@ -107,14 +107,14 @@ def recall(
     filters = {"kind": kind, "type": type, "scope_id": scope_id}
     found = candidates(db, terms, roots, filters, fetch, strategy=strategy)
     now = int(time.time() * 1000) if now_ms is None else now_ms
-    counts = {str(r.path): read_hits(r.path) for r in roots}
+    counts = {str(r.path): hit_lookup(r.path) for r in roots}
     scored = [
         (
             score(
                 settings,
                 f.relevance,
                 f.candidate,
-                counts[f.candidate.root].get(f.candidate.id, 0),
+                counts[f.candidate.root](f.candidate.id),
                 now,
             ),
             f,

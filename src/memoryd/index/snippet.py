@@ -20,7 +20,6 @@ OPEN, CLOSE = "«", "»"
 MARKERS = {"plugin": (OPEN, CLOSE), "layered": ("<<", ">>")}  # `recall --markers`
 WIDTH = 160  # characters of original text in a snippet
 _SPACE_RE = re.compile(r"\s+")
-_LATIN_WORD_RE = re.compile(f"[^\\W{CJK_RANGES}]+")  # a word as the tokenizer cuts one
 
 
 class _Text(Protocol):
@@ -48,7 +47,7 @@ def term_counts(terms: Sequence[str], folded: str) -> dict[str, int]:
     every position (they overlap), a single CJK character anywhere, as a prefix
     search would find it.
     """
-    words = _Words(folded)
+    words = _Words(folded, terms)
     counts: dict[str, int] = {}
     for term in terms:
         found = folded.count(term) if is_cjk_char(term) else len(words.occurrences(term))
@@ -70,7 +69,7 @@ def make_snippet(terms: Sequence[str], *texts: str, marks: tuple[str, str] = (OP
 def find_spans(terms: Sequence[str], text: str) -> list[tuple[int, int]]:
     """Merged ``(start, end)`` ranges of the original ``text`` that match a term."""
     folded, origin = _fold(text)
-    words = _Words(folded)
+    words = _Words(folded, terms)
     spans: list[tuple[int, int]] = []
     for term in terms:
         for start, end in words.occurrences(term):
@@ -80,15 +79,21 @@ def find_spans(terms: Sequence[str], text: str) -> list[tuple[int, int]]:
 
 class _Words:
     """Where terms occur in a normalized text: a CJK term anywhere, a word term as a whole
-    word whose stem it is (``npm`` not in ``pnpm``; ``deploy`` in ``deployment``)."""
+    word whose stem it is (``npm`` not in ``pnpm``; ``deploy`` in ``deployment``).
 
-    def __init__(self, text: str) -> None:
+    Only the words that begin like a term's stem are stemmed (found by one regex for
+    all the terms), not every word of the text: a stem is the word's beginning, bar a
+    last ``y``/``i``.
+    """
+
+    def __init__(self, text: str, terms: Sequence[str]) -> None:
         self.text = text
+        self.words = tuple(sorted({t for t in terms if not is_cjk(t[0])}))
         self._stems: dict[str, list[tuple[int, int]]] | None = None
 
     def occurrences(self, term: str) -> list[tuple[int, int]]:
         if not is_cjk(term[0]):
-            return self.stems().get(term, [])
+            return self._stemmed().get(term, [])
         found: list[tuple[int, int]] = []
         start = self.text.find(term)
         while start >= 0:
@@ -96,12 +101,23 @@ class _Words:
             start = self.text.find(term, start + 1)
         return found
 
-    def stems(self) -> dict[str, list[tuple[int, int]]]:
-        if self._stems is None:  # stemmed once per text, and only when a word term asks
+    def _stemmed(self) -> dict[str, list[tuple[int, int]]]:
+        if self._stems is None:
             self._stems = {}
-            for match in _LATIN_WORD_RE.finditer(self.text):
-                self._stems.setdefault(stem(match.group()), []).append(match.span())
+            wanted = set(self.words)
+            for match in _starting_with(self.words).finditer(self.text):
+                word = stem(match.group())
+                if word in wanted:
+                    self._stems.setdefault(word, []).append(match.span())
         return self._stems
+
+
+@functools.lru_cache(maxsize=1024)
+def _starting_with(terms: tuple[str, ...]) -> re.Pattern[str]:
+    """Whole words (as the tokenizer cuts them) that begin like one of ``terms``."""
+    word = f"[^\\W{CJK_RANGES}]"
+    heads = "|".join(re.escape(t[: max(1, len(t) - 1)]) for t in terms) or "(?!)"
+    return re.compile(f"(?<!{word})(?:{heads}){word}*")
 
 
 def _fold(text: str) -> tuple[str, Sequence[int]]:
