@@ -78,7 +78,9 @@ class SearchConfig:
 class InjectionConfig:
     max_chars: int = 1200
     max_entries: int = 4
-    outline_chars: int = 800  # the outline layer of `memoryd context` (rules are never cut)
+    outline_chars: int = 800  # the outline layer of `memoryd context`, shared fairly by the roots
+    # The whole block, iron rules first: Claude Code stops inlining a hook's output above 10,000.
+    max_total_chars: int = 8000
 
 
 @dataclass(frozen=True)

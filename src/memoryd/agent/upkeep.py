@@ -145,6 +145,17 @@ def root_blocks(root: RootConfig) -> dict[str, list[str]]:
     return {name: lines[s.start + 1 : s.end] for name, s in spans.items()}
 
 
+def root_goal(root: RootConfig) -> list[str]:
+    """The filled-in "Current goal" section of ``root``'s ROOT.md (empty when there is none)."""
+    from memoryd.roots import goal_lines
+
+    try:
+        text = (root.path / ROOT_FILE).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return []
+    return goal_lines(text.splitlines())
+
+
 def inspect_text(app: App) -> str:
     """What ``memoryd inspect`` prints, for the MCP tool."""
     from memoryd.index.state import read_hits
