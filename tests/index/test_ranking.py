@@ -8,6 +8,7 @@ bounded; stop words do not match; English word forms find each other.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import json
 import os
 import tempfile
@@ -198,3 +199,12 @@ def test_every_memory_holding_all_terms_is_returned_and_ranked_first(
     leading = got[: min(len(full), limit)]
     assert set(leading) <= full, (terms, got)  # no partial match above a full one
     assert all(h in full for h in got[: len(leading)])
+
+
+@pytest.mark.parametrize("written", [datetime.date(2024, 3, 5), "2024-03-05T10:00:00Z"])
+def test_an_iso_date_gives_the_memory_its_age(world: World, db: IndexDB, written: object) -> None:
+    world.write(world.global_root, "facts/iso.md", "kafka lag", updated=written)
+    world.write(world.global_root, "facts/new.md", "kafka lag", updated=NOW_MS)
+    hits = search(db, world, "kafka")
+    assert ids(hits) == ["facts/new", "facts/iso"]  # not taken for brand new (the file's mtime)
+    assert hits[1].score == pytest.approx(hits[0].score * 0.65)
