@@ -12,7 +12,7 @@ each within a fixed size (:data:`DIRECTORY_CHARS`, :data:`ROUTING_CHARS`). Past 
 the folders holding the most memories and the triggers routing the most memories are
 kept, a row names at most :data:`ROUTE_IDS` ids, and a last line says what was left
 out and that each folder's index.md lists its memories. With the iron rules (one line
-each, written by people, never left out) that keeps ROOT.md near 14 KB at 100k memories.
+each, written by people, never left out) that keeps ROOT.md near 14 KB at 100k memories (with 30 rules).
 """
 
 from __future__ import annotations
@@ -41,8 +41,8 @@ DEFAULT_DESCRIPTIONS = {
     "facts": "Durable facts about the projects and their environment",
 }
 NO_SUMMARY = "(no summary)"
-DIRECTORY_CHARS = 6000  # the directory block's rows, at most
-ROUTING_CHARS = 7000  # the routing block's rows, at most
+DIRECTORY_CHARS = 5000  # the directory block's rows, at most
+ROUTING_CHARS = 6000  # the routing block's rows, at most
 ROUTE_IDS = 3  # ids named in one routing row; the rest are counted
 
 
