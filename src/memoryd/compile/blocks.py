@@ -12,7 +12,8 @@ each within a fixed size (:data:`DIRECTORY_CHARS`, :data:`ROUTING_CHARS`). Past 
 the folders holding the most memories and the triggers routing the most memories are
 kept, a row names at most :data:`ROUTE_IDS` ids, and a last line says what was left
 out and that each folder's index.md lists its memories. With the iron rules (one line
-each, written by people, never left out) that keeps ROOT.md near 14 KB at 100k memories (with 30 rules).
+each, written by people, never left out) that keeps ROOT.md near 14 KB at 100k memories
+with 30 rules (tests/test_root_size.py).
 """
 
 from __future__ import annotations
