@@ -208,3 +208,14 @@ def test_an_iso_date_gives_the_memory_its_age(world: World, db: IndexDB, written
     hits = search(db, world, "kafka")
     assert ids(hits) == ["facts/new", "facts/iso"]  # not taken for brand new (the file's mtime)
     assert hits[1].score == pytest.approx(hits[0].score * 0.65)
+
+
+def test_hits_never_lift_an_old_memory_above_an_equally_relevant_fresh_one(
+    world: World, db: IndexDB
+) -> None:
+    world.write(world.global_root, "facts/old.md", "kafka lag", updated=NOW_MS - 3 * YEAR_MS)
+    world.write(world.global_root, "facts/new.md", "kafka lag", updated=NOW_MS)
+    hits_file(world.global_root, {"facts/old": 10**9})
+    hits = search(db, world, "kafka")
+    assert ids(hits) == ["facts/new", "facts/old"]  # 0.65 × 1.5 < 1: the boost is no rejuvenation
+    assert hits[1].score == pytest.approx(hits[0].score * 0.65 * 1.5)
