@@ -49,7 +49,20 @@ CLASSES = (
     "correction", "old-strong", "common",
 )  # fmt: skip
 RARE_ZH = "鲲鹏麒麟貔貅饕餮魑魅魍魉犇骉羴龘靐燚鑫淼焱垚赑屃狻猊睚眦蒲牢嘲风"
-_SYLLABLES = ["zor", "quim", "vex", "dra", "plo", "snek", "gri", "tza", "fep", "yul", "brak", "chom"]
+_SYLLABLES = [
+    "zor",
+    "quim",
+    "vex",
+    "dra",
+    "plo",
+    "snek",
+    "gri",
+    "tza",
+    "fep",
+    "yul",
+    "brak",
+    "chom",
+]
 _STOP = ("the", "is", "a", "of", "to", "in", "and", "what", "when")
 _WORD_RE = re.compile(r"[^\W\d_]+|\d+")
 CASES_FILE = ".needles.json"
