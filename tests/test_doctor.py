@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from memoryd.config import load_config
-from memoryd.daemon import service
+from memoryd.daemon import manager as service_manager
 from memoryd.daemon.lock import DaemonLock
 from memoryd.daemon.status import StatusBoard
 from memoryd.doctor import checks as doctor
@@ -71,7 +71,7 @@ def world(tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) 
     watches.write_text("524288\n")
     env = dict(os.environ)
     paths = resolve_paths(env)
-    service.install("systemd", env, paths)
+    service_manager.install("systemd", env, paths)
     lock = DaemonLock(paths.lock_file)
     lock.acquire()
     StatusBoard(paths.status_file).update()
@@ -145,7 +145,8 @@ def test_an_identity_from_the_environment_is_an_identity(world: World, tmp_path:
     }  # fmt: skip
     check = world.check("identity", env=env)
     assert (check.status, check.detail) == (
-        "ok", f"{world.root}: commits as CI Bot <ci@example.invalid>"
+        "ok",
+        f"{world.root}: commits as CI Bot <ci@example.invalid>",
     )
     done = subprocess.run(
         ["git", "-C", str(world.root), "commit", "--allow-empty", "-q", "-m", "works"],

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from memoryd.agent.context import CUT, Entry, RootView, build, cut_body, rules_left_out
+from memoryd.agent.context import CUT, RootBlocks, Shown, build, cut_body, rules_left_out
 
-GLOBAL = RootView(
+GLOBAL = RootBlocks(
     "global",
     "/g",
     {
@@ -16,7 +16,7 @@ GLOBAL = RootView(
         "routing": ["## Routing", "", "_No memory has `load_when` triggers yet._"],
     },
 )  # fmt: skip
-PROJECT = RootView(
+PROJECT = RootBlocks(
     "project",
     "/p/.memory",
     {
@@ -27,10 +27,10 @@ PROJECT = RootView(
     },
 )  # fmt: skip
 HITS = [
-    Entry("pitfalls/fts5", "project", "pitfall", "unicode61 把整段中文当一个 token",
+    Shown("pitfalls/fts5", "project", "pitfall", "unicode61 把整段中文当一个 token",
           "第一行：实测查“部署”0 命中\n第二行：trigram 要求至少三个字符\n第三行：所以自己切二元组"),
-    Entry("facts/deploy", "global", "fact", "Deploys run from the bastion", "Line one.\nLine two."),
-    Entry("facts/other", "global", "fact", "Other", "More."),
+    Shown("facts/deploy", "global", "fact", "Deploys run from the bastion", "Line one.\nLine two."),
+    Shown("facts/other", "global", "fact", "Other", "More."),
 ]  # fmt: skip
 
 
@@ -101,7 +101,7 @@ def test_an_outline_with_no_room_left_is_announced() -> None:
 
 
 def test_a_rule_already_shown_is_not_repeated_as_a_body() -> None:
-    rule = Entry("rules/pnpm", "project", "rule", "部署只用 pnpm", "因为 lockfile 不兼容")
+    rule = Shown("rules/pnpm", "project", "rule", "部署只用 pnpm", "因为 lockfile 不兼容")
     block = build([PROJECT], [rule, HITS[1]], 1200, 4, 800)
     assert [e["id"] for e in block.entries] == ["facts/deploy"]
 
@@ -127,11 +127,11 @@ def test_one_long_line_is_cut_inside_rather_than_dropped() -> None:
     assert cut_body("short\nbody\n", 100) == ("short\nbody", False)
 
 
-def big_root(scope: str, path: str, folders: int) -> RootView:
+def big_root(scope: str, path: str, folders: int) -> RootBlocks:
     rows = [f"| [f{i:02}/](f{i:02}/index.md) | {i + 1} | folder number {i} of {scope} |"
             for i in range(folders)]  # fmt: skip
     head = ["## Directory", "", "| folder | memories | what is in it |", "|---|---|---|"]
-    return RootView(scope, path, {"directory": head + rows})
+    return RootBlocks(scope, path, {"directory": head + rows})
 
 
 def test_the_project_outline_comes_first_and_each_root_gets_a_fair_part() -> None:
@@ -155,7 +155,7 @@ def test_a_small_root_leaves_its_share_to_the_next() -> None:
 
 
 def test_the_current_goal_is_part_of_the_block() -> None:
-    project = RootView(
+    project = RootBlocks(
         "project", "/p/.memory", PROJECT.blocks, ["Ship the 2.0 sync engine", "by March"]
     )
     text = build([GLOBAL, project], [], 1200, 4, 800).text
@@ -171,15 +171,15 @@ def test_the_current_goal_is_part_of_the_block() -> None:
     assert "## Current goal" not in build([GLOBAL, PROJECT], [], 1200, 4, 800).text
 
 
-def many_rules(count: int) -> RootView:
+def many_rules(count: int) -> RootBlocks:
     rules = [f"- Rule number {i} says something long enough to matter (`rules/r{i:03}`)"
              for i in range(count)]  # fmt: skip
-    return RootView("global", "/g", {"rules": ["## Iron rules", "", *rules]})
+    return RootBlocks("global", "/g", {"rules": ["## Iron rules", "", *rules]})
 
 
 @pytest.mark.parametrize("total", [2000, 5000, 8000, 9999])
 def test_the_block_never_exceeds_the_total(total: int) -> None:
-    hits = [Entry(f"facts/x{i}", "global", "fact", "summary " * 20, "body line\n" * 200)
+    hits = [Shown(f"facts/x{i}", "global", "fact", "summary " * 20, "body line\n" * 200)
             for i in range(6)]  # fmt: skip
     views = [many_rules(40), big_root("project", "/p/.memory", 80)]
     for body_chars in (0, 1200, 50_000):
@@ -204,7 +204,7 @@ def test_rules_over_the_budget_are_counted_and_pointed_to() -> None:
 
 
 def test_bodies_that_do_not_fit_the_total_are_announced() -> None:
-    hits = [Entry(f"facts/x{i}", "global", "fact", "s", "line\n" * 50) for i in range(4)]
+    hits = [Shown(f"facts/x{i}", "global", "fact", "s", "line\n" * 50) for i in range(4)]
     block = build([many_rules(95)], hits, 50_000, 4, 0, total_chars=8000)
     assert len(block.text) <= 8000
     assert "more relevant memor" in block.text and "left out (size limit)" in block.text

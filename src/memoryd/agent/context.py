@@ -53,7 +53,7 @@ _LINK = re.compile(r"^\[(.*)\]\(.*\)$")
 
 
 @dataclass(frozen=True)
-class RootView:
+class RootBlocks:
     """One root's compiled ROOT.md blocks (block name → lines between its markers) and
     its "Current goal" section (empty when not filled in)."""
 
@@ -64,7 +64,7 @@ class RootView:
 
 
 @dataclass(frozen=True)
-class Entry:
+class Shown:
     id: str
     scope: str
     kind: str | None
@@ -88,12 +88,12 @@ class Block:
         }  # fmt: skip
 
 
-def ordered(views: Sequence[RootView]) -> list[RootView]:
+def ordered(views: Sequence[RootBlocks]) -> list[RootBlocks]:
     """Global roots first (their rules stand above a project's), then project roots."""
     return sorted(views, key=lambda v: (v.scope != "global", v.path))
 
 
-def rule_lines(views: Sequence[RootView]) -> list[str]:
+def rule_lines(views: Sequence[RootBlocks]) -> list[str]:
     lines: list[str] = []
     for view in ordered(views):
         for line in view.blocks.get(RULES_BLOCK, []):
@@ -102,22 +102,22 @@ def rule_lines(views: Sequence[RootView]) -> list[str]:
     return lines
 
 
-def specific_first(views: Sequence[RootView]) -> list[RootView]:
+def specific_first(views: Sequence[RootBlocks]) -> list[RootBlocks]:
     """Project roots first (the more specific root wins), then global roots."""
     return sorted(views, key=lambda v: (v.scope == "global", v.path))
 
 
-def outline_lines(views: Sequence[RootView]) -> list[str]:
+def outline_lines(views: Sequence[RootBlocks]) -> list[str]:
     """Every root's outline, uncut (project first)."""
     return [line for view in specific_first(views) for line in _root_outline(view)]
 
 
-def _root_outline(view: RootView) -> list[str]:
+def _root_outline(view: RootBlocks) -> list[str]:
     body = [line for name in OUTLINE_BLOCKS for line in _outline_part(view.blocks.get(name))]
     return [f"### {view.scope} memory ({view.path})", *body] if body else []
 
 
-def fair_outline(views: Sequence[RootView], budget: int) -> tuple[list[str], list[str]]:
+def fair_outline(views: Sequence[RootBlocks], budget: int) -> tuple[list[str], list[str]]:
     """The outline within ``budget`` characters, project first, and the paths of the roots
     that were cut. The budget is shared max-min fairly: a root that needs less than an
     equal part takes what it needs, and the others share the rest equally.
@@ -149,7 +149,7 @@ def fair_shares(needs: Sequence[int], budget: int) -> list[int]:
     return shares
 
 
-def outline_room(views: Sequence[RootView]) -> int:
+def outline_room(views: Sequence[RootBlocks]) -> int:
     """The least outline budget that holds every root's cut marker."""
     paths = [v for v in views if _root_outline(v)]
     return sum(len(OUTLINE_CUT.format(scope=v.scope, path=v.path)) + 1 for v in paths)
@@ -209,8 +209,8 @@ def cut_body(body: str, budget: int) -> tuple[str, bool]:
 
 
 def build(
-    views: Sequence[RootView],
-    hits: Sequence[Entry],
+    views: Sequence[RootBlocks],
+    hits: Sequence[Shown],
     max_chars: int,
     max_entries: int,
     outline_chars: int,
@@ -252,7 +252,7 @@ def _left(out: Sequence[str], total: int) -> int:
 
 
 def _fit_rules(
-    views: Sequence[RootView], rules: list[str], budget: int
+    views: Sequence[RootBlocks], rules: list[str], budget: int
 ) -> tuple[list[str], list[str]]:
     """The rules that fit in ``budget`` (whole, in order) beside the notice of those that
     do not, and those that do not."""
@@ -264,7 +264,7 @@ def _fit_rules(
     return kept, rules[len(kept) :]
 
 
-def _rules_notice(views: Sequence[RootView], missing: list[str], total: int) -> str:
+def _rules_notice(views: Sequence[RootBlocks], missing: list[str], total: int) -> str:
     """How many rules were left out, and which ROOT.md files hold them."""
     where = [
         f"{v.path}/ROOT.md"
@@ -274,13 +274,13 @@ def _rules_notice(views: Sequence[RootView], missing: list[str], total: int) -> 
     return RULES_CUT.format(count=len(missing), total=total, where=", ".join(dict.fromkeys(where)))
 
 
-def rules_left_out(views: Sequence[RootView], total_chars: int) -> int:
+def rules_left_out(views: Sequence[RootBlocks], total_chars: int) -> int:
     """How many iron rules the block leaves out at this total (``memoryd inspect`` asks)."""
     rules = rule_lines(views)
     return len(_fit_rules(views, rules, _left(["<memory>", RULES_HEADING], total_chars))[1])
 
 
-def _goal(views: Sequence[RootView], budget: int) -> list[str]:
+def _goal(views: Sequence[RootBlocks], budget: int) -> list[str]:
     """The filled-in "Current goal" sections (project first) within ``budget``."""
     out: list[str] = []
     for view in specific_first(views):
@@ -299,7 +299,7 @@ def _goal(views: Sequence[RootView], budget: int) -> list[str]:
 
 
 def _body_section(
-    hits: Sequence[Entry], rules: list[str], max_chars: int, max_entries: int, room: int
+    hits: Sequence[Shown], rules: list[str], max_chars: int, max_entries: int, room: int
 ) -> tuple[list[str], list[dict[str, Any]], bool]:
     """The "Relevant memories" lines: ``max_chars`` of body text at most, and all of it
     (titles, markers, the notice of what did not fit) within ``room`` characters."""
@@ -332,10 +332,10 @@ def _body_section(
 
 
 def _bodies(
-    hits: Sequence[Entry], rules: list[str], max_chars: int, max_entries: int
-) -> tuple[list[tuple[Entry, str, bool]], bool]:
+    hits: Sequence[Shown], rules: list[str], max_chars: int, max_entries: int
+) -> tuple[list[tuple[Shown, str, bool]], bool]:
     shown_rules = "\n".join(rules)
-    chosen: list[tuple[Entry, str, bool]] = []
+    chosen: list[tuple[Shown, str, bool]] = []
     left = max_chars
     for entry in hits:
         if len(chosen) >= max_entries or left <= 0:
@@ -361,15 +361,15 @@ def gather(
     chars = settings.max_chars if max_chars is None else max_chars
     entries = settings.max_entries if max_entries is None else max_entries
     roots = locate.active_roots(app.config, app.cwd)
-    hits: list[Entry] = []
+    hits: list[Shown] = []
     with upkeep.freshen(app, roots) as db:  # opened once: every open checks the database
         views = [
-            RootView(r.scope, str(r.path), upkeep.root_blocks(r), upkeep.root_goal(r))
+            RootBlocks(r.scope, str(r.path), upkeep.root_blocks(r), upkeep.root_goal(r))
             for r in roots
         ]
         if query.strip() and entries > 0:
             found = upkeep.search(app, roots, query, limit=entries * 2, count_hits=False, db=db)
-            hits = [Entry(h.id, h.scope, h.kind, h.summary, h.body) for h in found]
+            hits = [Shown(h.id, h.scope, h.kind, h.summary, h.body) for h in found]
     return build(
         views, hits, chars, entries, settings.outline_chars, total_chars=settings.max_total_chars
     )

@@ -20,10 +20,10 @@ from memoryd.roots import ROOT_FILE
 def rules_over_budget(ctx: Context) -> Iterator[Finding]:
     from memoryd import locate
     from memoryd.agent import upkeep
-    from memoryd.agent.context import RootView, rule_lines, rules_left_out
+    from memoryd.agent.context import RootBlocks, rule_lines, rules_left_out
 
     roots = [r for r in locate.active_roots(ctx.app.config, ctx.app.cwd) if r.layout == "plugin"]
-    views = [RootView(r.scope, str(r.path), upkeep.root_blocks(r)) for r in roots]
+    views = [RootBlocks(r.scope, str(r.path), upkeep.root_blocks(r)) for r in roots]
     total = ctx.app.config.injection.max_total_chars
     left_out = rules_left_out(views, total)
     if not left_out:

@@ -26,8 +26,8 @@ from typing import Any, Protocol
 from memoryd.config import Config, RootConfig, SearchConfig
 from memoryd.index.db import IndexDB, Row
 from memoryd.index.fetch import Found, candidates
+from memoryd.index.hits import bump_hits, hit_lookup
 from memoryd.index.snippet import MARKERS, hit_counts, make_snippet
-from memoryd.index.state import bump_hits, hit_lookup
 from memoryd.index.tokenizer import query_words
 
 log = logging.getLogger(__name__)
