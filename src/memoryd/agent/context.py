@@ -46,6 +46,8 @@ GOAL_HEADING = "## Current goal"
 DEFAULT_TOTAL = 8000
 TAIL = 200  # room kept at the end of the block for the last notices (outline, bodies)
 RULES_HEADING = "## Iron rules (always follow; global first, then this project)"
+STALE_HEADING = "## May be stale, check before trusting (the code they cite has changed)"
+STALE_CUT = "[… {count} more possibly stale memor{y} left out (size limit)]"
 _EMPTY_ROW = re.compile(r"^\| [^|]+ \| 0 \| .*\|$")  # a directory row of a folder without memories
 _TABLE_RULE = re.compile(r"^\|(?:-+\|)+$")
 _CELL_SPLIT = re.compile(r"(?<!\\)\|")  # a cell boundary: a pipe not escaped as \|
@@ -70,6 +72,7 @@ class Shown:
     kind: str | None
     summary: str | None
     body: str
+    stale: tuple[str, ...] = ()  # citations whose text changed: never injected as true
 
 
 @dataclass(frozen=True)
@@ -236,9 +239,14 @@ def build(
         cut_roots = [v.path for v in specific_first(views) if _root_outline(v)]
     out += [*outline_head, *outline] if outline else []
     room = total_chars - _size(out) - len("</memory>\n")
-    body_lines, entries, body_cut = _body_section(hits, rules, max_chars, max_entries, room)
-    out += [*body_lines, "</memory>"]
-    cut = body_cut or bool(cut_roots) or bool(missing)
+    stale_lines, stale_entries, stale_cut = _stale_section(hits, max_entries, room // 2)
+    fresh = [h for h in hits if not h.stale]
+    body_lines, entries, body_cut = _body_section(
+        fresh, rules, max_chars, max_entries, room - _size(stale_lines)
+    )
+    out += [*body_lines, *stale_lines, "</memory>"]
+    entries += stale_entries
+    cut = body_cut or stale_cut or bool(cut_roots) or bool(missing)
     return Block("\n".join(out) + "\n", rules, entries, cut, len(missing), cut_roots)
 
 
@@ -331,6 +339,39 @@ def _body_section(
     return lines, entries, cut or more > 0 or any(e["cut"] for e in entries)
 
 
+def _stale_section(
+    hits: Sequence[Shown], max_entries: int, room: int
+) -> tuple[list[str], list[dict[str, Any]], bool]:
+    """Memories whose cited code changed: one line each (what they claim, where to look)
+    under their own heading, never as bodies; within ``room``, the rest counted."""
+    stale = [h for h in hits if h.stale][:max_entries]
+    if not stale:
+        return [], [], False
+    lines = ["", STALE_HEADING]
+    shown: list[Shown] = []
+    for entry in stale:
+        line = _stale_line(entry)
+        if _size(lines) + len(line) + 1 > room - len(STALE_CUT) - 4:
+            break
+        lines.append(line)
+        shown.append(entry)
+    more = len(stale) - len(shown)
+    if more:
+        notice = STALE_CUT.format(count=more, y="y" if more == 1 else "ies")
+        lines = [*lines, notice] if shown else [notice]
+    entries = [
+        {"id": e.id, "scope": e.scope, "kind": e.kind, "summary": e.summary, "stale": list(e.stale)}
+        for e in shown
+    ]
+    return lines, entries, more > 0
+
+
+def _stale_line(entry: Shown) -> str:
+    """One line for a memory whose cited code changed: what it claims, and where to look."""
+    summary = f": {entry.summary}" if entry.summary else ""
+    return f"- {entry.id} ({entry.scope}){summary} — {'; '.join(entry.stale)}"
+
+
 def _bodies(
     hits: Sequence[Shown], rules: list[str], max_chars: int, max_entries: int
 ) -> tuple[list[tuple[Shown, str, bool]], bool]:
@@ -355,7 +396,7 @@ def gather(
 ) -> Block:
     """Read the roots' compiled blocks and the best hits for ``query``, then build the block."""
     from memoryd import locate
-    from memoryd.agent import upkeep
+    from memoryd.agent import citing, upkeep
 
     settings = app.config.injection
     chars = settings.max_chars if max_chars is None else max_chars
@@ -369,7 +410,12 @@ def gather(
         ]
         if query.strip() and entries > 0:
             found = upkeep.search(app, roots, query, limit=entries * 2, count_hits=False, db=db)
-            hits = [Shown(h.id, h.scope, h.kind, h.summary, h.body) for h in found]
+            checker = citing.Checker(app.cwd)
+            hits = [
+                Shown(h.id, h.scope, h.kind, h.summary, h.body,
+                      tuple(citing.stale_reasons(checker.of_file(h.path))))
+                for h in found
+            ]  # fmt: skip
     return build(
         views, hits, chars, entries, settings.outline_chars, total_chars=settings.max_total_chars
     )
