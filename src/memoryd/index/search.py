@@ -17,6 +17,7 @@ drops a memory of the first tier.
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -52,6 +53,7 @@ class Hit:
     snippet: str  # original text around the matches, matches marked «like this»
     body: str
     relevance: float = 0.0  # the bm25 part of the score
+    parts: dict[str, float] = field(default_factory=dict)  # what score multiplies (score_parts)
     row: Row | None = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
@@ -68,6 +70,7 @@ class Hit:
             "kind": self.kind,
             "summary": self.summary,
             "score": float(f"{self.score:.6g}"),  # significant digits: bm25 can be ~1e-6
+            "parts": {name: float(f"{value:.6g}") for name, value in self.parts.items()},
             "terms": self.terms,
             "snippet": self.snippet,
             "body": self.body,
@@ -108,23 +111,27 @@ def recall(
     found = candidates(db, terms, roots, filters, fetch, strategy=strategy)
     now = int(time.time() * 1000) if now_ms is None else now_ms
     counts = {str(r.path): hit_lookup(r.path) for r in roots}
-    scored = [
-        (
-            score(
-                settings,
-                f.relevance,
-                f.candidate,
-                counts[f.candidate.root](f.candidate.id),
-                now,
-            ),
-            f,
+    parts = {
+        f.candidate.rowid: score_parts(
+            settings, f.relevance, f.candidate, counts[f.candidate.root](f.candidate.id), now
         )
         for f in found
-    ]
+    }
+    scored = [(math.prod(parts[f.candidate.rowid].values()), f) for f in found]
     kept = cut(ranked(scored), settings.score_floor, limit)
     rows = db.rows_by_rowid([f.candidate.rowid for _total, f in kept])
     marks = MARKERS[markers]
-    hits = [_hit(rows[f.candidate.rowid], total, f.relevance, forms, marks) for total, f in kept]
+    hits = [
+        _hit(
+            rows[f.candidate.rowid],
+            total,
+            f.relevance,
+            forms,
+            marks,
+            parts=parts[f.candidate.rowid],
+        )
+        for total, f in kept
+    ]
     if bump:
         _bump(hits)
     return hits
@@ -148,15 +155,28 @@ class Rankable(Protocol):
 
 
 def score(settings: SearchConfig, relevance: float, row: Rankable, hits: int, now_ms: int) -> float:
-    """bm25 relevance × scope prior × time decay × recall boost (pure).
+    """bm25 relevance × scope prior × time decay × recall boost (pure)."""
+    return math.prod(score_parts(settings, relevance, row, hits, now_ms).values())
 
+
+def score_parts(
+    settings: SearchConfig, relevance: float, row: Rankable, hits: int, now_ms: int
+) -> dict[str, float]:
+    """The factors a score is the product of, by name (``memoryd ui`` shows them as they are).
+
+    ``relevance`` (bm25), ``scope`` (the prior), ``age`` (the decay) and ``hits`` (the boost).
     Rows of the layered and claude layouts rank by bm25 and scope prior only, as the
     layered memory's own search does (no decay, and memoryd keeps no hit counts there).
     """
     prior = settings.project_prior if row.scope == "project" else settings.global_prior
     if row.layout != "plugin":
-        return relevance * prior
-    return relevance * prior * decay(settings, row, now_ms) * boost(settings, hits)
+        return {"relevance": relevance, "scope": prior}
+    return {
+        "relevance": relevance,
+        "scope": prior,
+        "age": decay(settings, row, now_ms),
+        "hits": boost(settings, hits),
+    }
 
 
 def decay(settings: SearchConfig, row: Rankable, now_ms: int) -> float:
@@ -192,7 +212,13 @@ def cut(scored: list[tuple[float, Found]], floor: float, limit: int) -> list[tup
 
 
 def _hit(
-    row: Row, total: float, relevance: float, forms: dict[str, str], marks: tuple[str, str]
+    row: Row,
+    total: float,
+    relevance: float,
+    forms: dict[str, str],
+    marks: tuple[str, str],
+    *,
+    parts: dict[str, float],
 ) -> Hit:
     terms = list(forms)
     return Hit(
@@ -207,6 +233,7 @@ def _hit(
         snippet=make_snippet(terms, row.body or row.summary or "", marks=marks),
         body=row.body,
         relevance=relevance,
+        parts=parts,
         row=row,
     )
 
