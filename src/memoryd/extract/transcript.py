@@ -254,6 +254,21 @@ def opencode_db_sessions(db_file: Path, since_ms: int) -> list[Conversation]:
         db.close()
 
 
+def opencode_db_session(db_file: Path, session: str) -> Conversation | None:
+    """One top-level session of ``opencode.db`` (None: no such session, or no database)."""
+    if not db_file.is_file():
+        return None
+    try:
+        db = sqlite3.connect(f"file:{db_file}?mode=ro", uri=True, timeout=5)
+        try:
+            return _db_session(db, db_file, session)
+        finally:
+            db.close()
+    except sqlite3.Error as exc:
+        log.warning("cannot read %s: %s", db_file, exc)
+        return None
+
+
 def opencode_db_newest(db_file: Path) -> int:
     """The newest write (ms) in ``opencode.db``; 0 when there is no database or nothing in it."""
     if not db_file.is_file():
