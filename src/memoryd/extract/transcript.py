@@ -9,7 +9,8 @@ what was decided.
   ``~/.claude/projects/<slug>/<session>.jsonl``: ``type`` ``user`` or
   ``assistant``, ``message.content`` a string or a list of blocks (``text``,
   ``tool_use``, ``tool_result``, ``thinking``), ``cwd``, ``sessionId``,
-  ``isSidechain``, ``isMeta``. One answer is often several lines (one per block).
+  ``isSidechain``, ``isMeta``, ``isCompactSummary``. One answer is often
+  several lines (one per block).
 * OpenCode keeps sessions in ``<data>/opencode.db`` (SQLite; tables
   ``session``, ``message`` and ``part``, each row's ``data`` a JSON object), and
   before that in JSON files under ``<data>/storage/``: ``session/<project>/<ses>.json``,
@@ -109,6 +110,8 @@ def claude_message(item: dict[str, Any]) -> Message | None:
     kind = item.get("type")
     if kind not in (USER, ASSISTANT) or item.get("isSidechain") or item.get("isMeta"):
         return None
+    if item.get("isCompactSummary") or item.get("isApiErrorMessage"):
+        return None  # the summary of a compaction, an API error shown as an answer
     message = item.get("message")
     if not isinstance(message, dict):
         return None
