@@ -43,14 +43,13 @@ class Views:
         self._lock = threading.Lock()
 
     def get(self, name: str, params: Params) -> Any:
-        view = READS.get(name)
-        if view is None:
-            raise LookupError(name)
-        with self._lock:
-            return view(self.app, params)
+        return self._call(READS, name, params)
 
     def post(self, name: str, params: Params) -> Any:
-        view = WRITES.get(name)
+        return self._call(WRITES, name, params)
+
+    def _call(self, table: Mapping[str, View], name: str, params: Params) -> Any:
+        view = table.get(name)
         if view is None:
             raise LookupError(name)
         with self._lock:
