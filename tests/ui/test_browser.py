@@ -207,6 +207,7 @@ def test_context_shows_the_exact_block_its_size_and_cuts(
     size = page.inner_text("#context-size")
     assert size.startswith(f"{len(done.stdout)} characters in the block;")
     assert "body budget 60 characters" in size
+    assert "max_chars 60, max_entries 4" in page.inner_text("#context-budget")
     cuts = page.inner_text("#context-cuts")
     assert "was cut at the budget." in cuts and "Nothing was cut." not in cuts
     page.screenshot(path=str(shots / "context.png"))
