@@ -90,8 +90,10 @@ function num(value) {
   return typeof value === "number" ? Number(value.toPrecision(4)).toString() : String(value);
 }
 
-function memoryLink(root, path, text) {
-  const query = new URLSearchParams({ root, path });
+// A link to a memory's page; ``ref`` (the name's bytes) when the server gave one, since a
+// file name need not be UTF-8.
+function memoryLink(root, path, text, ref) {
+  const query = new URLSearchParams(ref ? { root, ref } : { root, path });
   return h("a", { href: `#memory?${query}`, class: "memory-link" }, text);
 }
 
@@ -139,7 +141,7 @@ function hitCard(hit, rank) {
   return h("div", { class: "card hit", "data-id": hit.id },
     h("div", { class: "hit-head" },
       h("span", { class: "rank" }, `${rank}.`),
-      memoryLink(hit.root, hit.rel, hit.id),
+      memoryLink(hit.root, hit.rel, hit.id, hit.ref),
       h("span", { class: "badge" }, hit.kind || hit.type || "memory"),
       h("span", { class: "badge" }, hit.scope),
       h("span", { class: "muted" }, `score ${num(hit.score)}`)),
@@ -241,7 +243,7 @@ VIEWS.memories = async (main) => {
     });
     count.textContent = `${rows.length} of ${data.memories.length} memories`;
     body.replaceChildren(...rows.map((m) => h("tr", { "data-id": m.id },
-      h("td", {}, memoryLink(m.root, m.path, m.id), m.summary ? h("div", { class: "muted" }, m.summary) : null),
+      h("td", {}, memoryLink(m.root, m.path, m.id, m.ref), m.summary ? h("div", { class: "muted" }, m.summary) : null),
       h("td", {}, m.kind || "—"), h("td", {}, m.scope), h("td", {}, m.folder || "(top)"),
       h("td", {}, m.pinned ? h("span", { class: "badge pinned" }, "pinned") : null, " ",
         m.superseded ? h("span", { class: "badge superseded" }, `superseded by ${m.superseded_by}`) : null),
@@ -253,7 +255,8 @@ VIEWS.memories = async (main) => {
 };
 
 VIEWS.memory = async (main, params) => {
-  const data = await api("memory", { root: params.get("root") || "", path: params.get("path") || "" });
+  const data = await api("memory", { root: params.get("root") || "", path: params.get("path") || "",
+    ref: params.get("ref") || "" });
   const meta = Object.entries(data.meta);
   add(main, 
     h("p", {}, h("a", { href: "#memories" }, "← all memories")),
