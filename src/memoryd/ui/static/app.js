@@ -204,6 +204,9 @@ VIEWS.memories = async (main) => {
   const kinds = [...new Set(data.memories.map((m) => m.kind || ""))].sort();
   const kind = h("select", { id: "memories-kind" }, h("option", { value: "*" }, "every kind"),
     kinds.map((k) => h("option", { value: k }, k || "(no kind)")));
+  const folders = [...new Set(data.memories.map((m) => m.folder))].sort();
+  const folder = h("select", { id: "memories-folder" }, h("option", { value: "*" }, "every folder"),
+    folders.map((f) => h("option", { value: f }, f || "(top)")));
   const scope = h("select", { id: "memories-scope" }, h("option", { value: "*" }, "every scope"),
     h("option", { value: "global" }, "global"), h("option", { value: "project" }, "project"));
   const flag = h("select", { id: "memories-flag" }, h("option", { value: "*" }, "all"),
@@ -217,7 +220,7 @@ VIEWS.memories = async (main) => {
     h("span", { class: "badge" }, r.scope), " ", h("span", { class: "badge" }, r.layout), " ",
     `${data.memories.filter((m) => m.root === r.path).length} memory files`, r.exists ? "" : " (missing)")));
   add(main, h("h2", {}, "Memories"), roots,
-    h("div", { class: "filters" }, text, kind, scope, flag, count),
+    h("div", { class: "filters" }, text, kind, folder, scope, flag, count),
     h("table", { id: "memories-table" },
       h("thead", {}, h("tr", {}, head("id", "id"), head("kind", "kind"), head("scope", "scope"),
         head("folder", "folder"), h("th", {}, "flags"), head("age", "age", "num"),
@@ -227,6 +230,7 @@ VIEWS.memories = async (main) => {
     const needle = text.value.trim().toLowerCase();
     if (needle && ![m.id, m.summary || "", m.folder, m.path].some((s) => s.toLowerCase().includes(needle))) return false;
     if (kind.value !== "*" && (m.kind || "") !== kind.value) return false;
+    if (folder.value !== "*" && m.folder !== folder.value) return false;
     if (scope.value !== "*" && m.scope !== scope.value) return false;
     if (flag.value === "pinned" && !m.pinned) return false;
     if (flag.value === "superseded" && !m.superseded) return false;
@@ -250,7 +254,7 @@ VIEWS.memories = async (main) => {
       h("td", { class: "num" }, ago(m.stamp, data.now)), h("td", { class: "num" }, m.hits),
       h("td", {}, m.problems.map((p) => h("div", { class: "badge bad", title: p.fix }, p.message))))));
   }
-  for (const el of [text, kind, scope, flag]) el.addEventListener("input", draw);
+  for (const el of [text, kind, folder, scope, flag]) el.addEventListener("input", draw);
   draw();
 };
 
