@@ -70,9 +70,8 @@ def test_same_line_keeps_both_with_a_conflict_copy_on_both_devices(world: World)
     world.settle()
     for device in world.devices:
         assert "A says 4" in device.read("facts/x.md")  # the remote's text stays at the path
-        local = device.read(copy)
-        assert "B says 4" in local and "conflict_of: facts/x" in local
-        assert f"id: {copy[:-3]}" in local
+        local = device.read(copy)  # B's exact text: the name and CONFLICTS.md mark it
+        assert local == memory("facts/x", "shared", LINES.replace("line 4", "B says 4"))
         assert copy[:-3] in device.read("CONFLICTS.md")  # an agent reading its memory sees it
     notices = load_state(world.b.paths, world.b.root).notices
     assert any(copy in n["text"] for n in notices)  # the user is told
