@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.config import Config, RootConfig
+from memoryd.fsutil import atomic_write
 from memoryd.paths import Paths
 from memoryd.roots import STATE_FILE, ensure_gitignored
 from memoryd.sync import backups, remote
@@ -283,7 +284,7 @@ class _Cycle:
     def integrate(self, head: str | None, theirs: str) -> None:
         if head is None or self.repo.git.is_ancestor(head, theirs):
             self.outcome.notices += remote.move(
-                self.repo, head, theirs, "memoryd: fast-forward", self._aside
+                self.repo, head, theirs, "memoryd: fast-forward", self._aside, self._beside
             )
             self.outcome.action = "fast-forward"
         else:
@@ -313,7 +314,7 @@ class _Cycle:
         )
         new = git.commit_tree(tree, [theirs], message)
         self.outcome.notices += remote.move(
-            self.repo, head, new, "memoryd: replay local commits", self._aside
+            self.repo, head, new, "memoryd: replay local commits", self._aside, self._beside
         )
         self.outcome.commits.append(new)
         self.outcome.action = "rebased onto the remote"
@@ -324,6 +325,15 @@ class _Cycle:
         folder = posixpath.dirname(rel)
         taken = {posixpath.join(folder, p.name) for p in (self.root.path / folder).iterdir()}
         return copy_path(rel, self.device, utc_now(), frozenset(taken))
+
+    def _beside(self, rel: str, data: bytes, device: str) -> str:
+        """Save ``data`` (another device's version of ``rel``) as a conflict copy beside it."""
+        folder = posixpath.dirname(rel)
+        taken = {posixpath.join(folder, p.name) for p in (self.root.path / folder).iterdir()}
+        copy = copy_path(rel, device, utc_now(), frozenset(taken))
+        atomic_write(self.root.path / copy, data)
+        self.outcome.conflicts.append({"path": rel, "copy": copy})
+        return copy
 
     def after_move(self) -> None:
         """Recompile what the move changed, and commit that (same bytes on every device)."""

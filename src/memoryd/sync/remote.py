@@ -13,16 +13,18 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.fsutil import atomic_write
 from memoryd.roots import STATE_FILE
-from memoryd.sync.git import NET_TIMEOUT_S, GitError
-from memoryd.sync.repo import Repo
+from memoryd.sync.git import NET_TIMEOUT_S, ZERO, GitError
+from memoryd.sync.repo import Repo, device_of
 
 Aside = Callable[[str], str]  # root-relative path -> where to move a local file out of the way
+Beside = Callable[[str, bytes, str], str]  # (path, incoming bytes, device) -> the copy written
 
 
 class Offline(Exception):
@@ -100,23 +102,99 @@ def push(repo: Repo, t: Target, commit: str) -> bool:
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 
-def move(repo: Repo, old: str | None, new: str, reason: str, aside: Aside) -> list[str]:
+def move(
+    repo: Repo, old: str | None, new: str, reason: str, aside: Aside, beside: Beside
+) -> list[str]:
     """Move work tree, index and branch from ``old`` to ``new`` (GitError: nothing moved).
 
     git overwrites ignored files without asking, so any untracked file under the
     root that an incoming file would replace is first renamed aside (``aside``
     names the new place); ``.state.json`` files keep this device's bytes.
+
+    A file under the root whose local text memoryd did not commit (quarantined,
+    conflict markers, over the size cap) and that the move changes keeps its
+    local bytes: the work tree moves around it (git would refuse the whole move,
+    on every cycle), the index and branch take ``new``, and ``beside`` saves the
+    incoming version next to it.
     """
     notices, kept = _clear_the_way(repo, old, new, aside)
     repo.git.run("update-index", "-q", "--refresh", check=False)
+    held = _held_back(repo, old, new)
+    files = new
+    if held:
+        notices += _save_beside(repo, new, held, beside)
+        files = _tree_keeping(repo, new, old, held)
     try:
-        repo.git.run("read-tree", "-m", "-u", old or EMPTY_TREE, new)
+        repo.git.run("read-tree", "-m", "-u", old or EMPTY_TREE, files)
     finally:
         for path, data in kept.items():
             if not path.is_file() or path.read_bytes() != data:
                 atomic_write(path, data)  # the local counters stay local
     repo.git.update_ref("HEAD", new, old, reason)
+    if held:  # the index follows the branch; the work tree keeps the local bytes
+        listing = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in held)
+        repo.git.run(
+            "reset", "-q", new, "--pathspec-from-file=-", "--pathspec-file-nul",
+            input=listing, env={"GIT_LITERAL_PATHSPECS": "1"},
+        )  # fmt: skip
     return notices
+
+
+def _held_back(repo: Repo, old: str | None, new: str) -> list[str]:
+    """Paths under the root the move changes whose work-tree text differs from ``old``."""
+    if old is None:
+        return []
+    moving = set(_names(repo, "diff", "--name-only", "-z", "--no-renames", old, new))
+    dirty = _names(repo, "diff", "--name-only", "-z", "--no-renames", old)
+    return sorted(p for p in dirty if p in moving and (repo.top / p).is_file())
+
+
+def _names(repo: Repo, *args: str) -> list[str]:
+    raw = repo.git.run(*args, "--", repo.pathspec, readonly=True).out
+    return [p.decode("utf-8", "surrogateescape") for p in raw.split(b"\0") if p]
+
+
+def _save_beside(repo: Repo, new: str, held: list[str], beside: Beside) -> list[str]:
+    notices = []
+    incoming = repo.git.ls_tree(new, repo.prefix)
+    for path in held:
+        rel = repo.root_path(path)
+        entry = incoming.get(path)
+        if entry is None:
+            notices.append(
+                f"{rel} was deleted on another device; your local text stays (memoryd does "
+                "not commit it as it is, see the quarantined and left-out files)"
+            )
+            continue
+        data = repo.git.blob(entry[1])
+        if (repo.top / path).read_bytes() == data:
+            continue
+        copy = beside(rel, data, device_of(repo, new, path))
+        notices.append(
+            f"{rel} holds local text memoryd does not commit, and another device changed it: "
+            f"your text stays at {rel}, theirs is saved as {copy}; fix {rel} (see the "
+            "quarantined and left-out files) and merge the two, then delete the copy"
+        )
+    return notices
+
+
+def _tree_keeping(repo: Repo, new: str, old: str, held: list[str]) -> str:
+    """``new``'s tree with the ``held`` paths as they are in ``old`` (for the work tree)."""
+    before = repo.git.ls_tree(old, repo.prefix)
+    fd, name = tempfile.mkstemp(prefix="memoryd-move-", dir=repo.git_dir)
+    os.close(fd)
+    index = Path(name)
+    index.unlink()
+    try:
+        repo.git.run("read-tree", new, index=index)
+        lines = []
+        for path in held:
+            mode, sha = before.get(path, ("0", ZERO))
+            lines.append(f"{mode} {sha}\t{path}".encode("utf-8", "surrogateescape") + b"\0")
+        repo.git.run("update-index", "-z", "--index-info", input=b"".join(lines), index=index)
+        return repo.git.run("write-tree", index=index).text.strip()
+    finally:
+        index.unlink(missing_ok=True)
 
 
 def _clear_the_way(

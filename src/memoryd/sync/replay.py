@@ -30,10 +30,10 @@ from datetime import datetime
 from pathlib import Path
 
 from memoryd.roots import ROOT_FILE
-from memoryd.sync.conflicts import copy_path, safe_device
+from memoryd.sync.conflicts import copy_path
 from memoryd.sync.derived import fill_blocks, is_fully_generated, strip_blocks
 from memoryd.sync.git import Git
-from memoryd.sync.repo import Repo
+from memoryd.sync.repo import Repo, device_of
 
 Entry = tuple[str, str]  # (mode, blob sha)
 
@@ -198,7 +198,7 @@ class _Writer:
                 entry = tree.get(path)
                 if entry is None or entry == s.base.get(path) or entry[1] in present:
                     continue
-                device = self.device if side == "local" else _device_of(self.repo, remote, path)
+                device = self.device if side == "local" else device_of(self.repo, remote, path)
                 copy = self._copy(path, self.repo.git.blob(entry[1]), entry[0], device)
                 present.add(entry[1])
                 self.notices.append(
@@ -215,14 +215,6 @@ class _Writer:
             self.repo.git.run(
                 "update-index", "-z", "--index-info", input=b"".join(lines), index=self.index
             )
-
-
-def _device_of(repo: Repo, commit: str, path: str) -> str:
-    """The device that last wrote ``path`` in ``commit``'s history (its commit trailer)."""
-    said = repo.git.out(
-        "log", "-1", "--format=%(trailers:key=Memoryd-Device,valueonly)", commit, "--", path
-    )
-    return safe_device(said.splitlines()[0]) if said else "remote"
 
 
 def _merge_text(git: Git, texts: list[bytes], *, generated: bool) -> bytes | None:

@@ -137,3 +137,13 @@ def git_running_in(top: Path) -> bool:
             if cwd == top or top in cwd.parents:
                 return True
     return False
+
+
+def device_of(repo: Repo, commit: str, path: str) -> str:
+    """The device that last wrote ``path`` in ``commit``'s history (its commit trailer)."""
+    from memoryd.sync.conflicts import safe_device
+
+    said = repo.git.out(
+        "log", "-1", "--format=%(trailers:key=Memoryd-Device,valueonly)", commit, "--", path
+    )
+    return safe_device(said.splitlines()[0]) if said else "remote"

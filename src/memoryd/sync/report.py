@@ -18,7 +18,7 @@ class SyncProblem:
     """One thing about sync the user should know (for ``inspect`` and ``status``)."""
 
     root: str
-    code: str  # sync.conflict, sync.paused, sync.quarantined, sync.error, sync.not-pushed
+    code: str  # sync.conflict, .paused, .quarantined, .left-out, .error, .not-pushed
     path: str | None  # root-relative
     message: str
     fix: str
@@ -95,6 +95,12 @@ def state_problems(config: Config, paths: Paths) -> list[SyncProblem]:
                 root, "sync.quarantined", q.get("path"),
                 f"kept out of sync: line {q.get('line')}: {q.get('rule')} ({q.get('preview')})",
                 "remove the secret (or allow it: see memoryd scan); it syncs once it is gone",
+            ))  # fmt: skip
+        for item in state.left_out:
+            problems.append(SyncProblem(
+                root, "sync.left-out", item.get("path"), f"kept out of sync: {item.get('why')}",
+                "make it smaller (split it into several memories) or raise "
+                "search.max_file_bytes; it syncs once it fits",
             ))  # fmt: skip
         if state.last_error and not state.paused:
             problems.append(SyncProblem(
