@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from memoryd.memory import parse
 from memoryd.sync import exclude
 from memoryd.sync.conflicts import (
     copy_path,

@@ -452,9 +452,9 @@ def test_an_edit_during_the_cycle_is_never_overwritten(
     world.a.sync()
     real_move = remote.move
 
-    def move_after_an_edit(*args: object) -> list[str]:
+    def move_after_an_edit(*args: object, **kw: object) -> list[str]:
         world.b.write("facts/x.md", memory("facts/x", "x", "written mid-cycle by an agent\n"))
-        return real_move(*args)  # type: ignore[arg-type]
+        return real_move(*args, **kw)  # type: ignore[arg-type]
 
     with monkeypatch.context() as patch:  # undo only this: undo() would undo the isolated home
         patch.setattr(remote, "move", move_after_an_edit)

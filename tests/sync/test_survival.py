@@ -23,11 +23,7 @@ def world(tmp_path: Path) -> World:
 
 
 def _texts(root: Path) -> list[bytes]:
-    return [
-        p.read_bytes()
-        for p in root.rglob("*.md")
-        if ".git" not in p.relative_to(root).parts
-    ]
+    return [p.read_bytes() for p in root.rglob("*.md") if ".git" not in p.relative_to(root).parts]
 
 
 @pytest.mark.parametrize("target", ["facts/y.md", "facts/a.md"])  # after and before the source

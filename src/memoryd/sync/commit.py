@@ -203,11 +203,16 @@ def commit(repo: Repo, index: Path, head: str | None, batch: Batch, device: str)
     return new
 
 
+def _shown(rel: str) -> str:
+    """A memory's id for a commit message: bytes of a non-UTF-8 name as ``\\xe9``."""
+    return id_for_path(rel).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def commit_message(device: str, batch: Batch) -> str:
     parts = []
     for verb, items in (("add", batch.added), ("change", batch.changed), ("remove", batch.removed)):
         if items:
-            parts.append(f"{verb} " + ", ".join(id_for_path(i) for i in items))
+            parts.append(f"{verb} " + ", ".join(_shown(i) for i in items))
     subject = f"memoryd({device}): " + ("; ".join(parts) or "untrack .state.json")
     if len(subject) > 72:
         counts = f"+{len(batch.added)} ~{len(batch.changed)} -{len(batch.removed)}"
@@ -218,7 +223,7 @@ def commit_message(device: str, batch: Batch) -> str:
         ("changed", batch.changed),
         ("removed", batch.removed),
     ):
-        lines += [f"{title}:", *(f"  {id_for_path(i)}" for i in items)] if items else []
+        lines += [f"{title}:", *(f"  {_shown(i)}" for i in items)] if items else []
     if batch.untrack:
         lines.append("untracked: " + ", ".join(batch.untrack))
     lines += ["", f"Memoryd-Device: {device}"]

@@ -9,6 +9,7 @@ to do anything.
 
 from __future__ import annotations
 
+import errno
 import logging
 import posixpath
 import random
@@ -30,7 +31,15 @@ from memoryd.sync.git import GitError
 from memoryd.sync.replay import OutsideRoot, replay
 from memoryd.sync.repo import Blocked, Repo, open_repo, preflight
 from memoryd.sync.resolve import write_conflicts_file
-from memoryd.sync.state import RepoBusy, SyncState, load_state, now_ms, repo_lock, save_state
+from memoryd.sync.state import (
+    RepoBusy,
+    SyncState,
+    load_state,
+    now_ms,
+    repo_lock,
+    save_state,
+    state_file,
+)
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +47,9 @@ PUSH_ATTEMPTS = 5
 BACKOFF_BASE_S = 15.0
 BACKOFF_MAX_S = 900.0
 OK_STATUSES = ("ok", "disabled")
+FULL_DISK_HINT = (
+    "free some disk space; nothing is lost, and the next cycle picks up where this one stopped"
+)
 
 
 def utc_now() -> datetime:
@@ -126,8 +138,26 @@ def sync_root(
         log.warning("sync of %s failed: %s", root.path, exc)
         outcome.status, outcome.error = "error", str(exc)
         outcome.hint = "memoryd retries on the next cycle; the files on disk are untouched"
+        if "No space left on device" in exc.stderr:
+            outcome.hint = FULL_DISK_HINT
+    except OSError as exc:  # a full disk, a read-only folder: the user's to fix
+        log.warning("sync of %s failed: %s", root.path, exc)
+        outcome.status = "error"
+        outcome.error = f"{exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else "")
+        outcome.hint = (
+            FULL_DISK_HINT
+            if exc.errno == errno.ENOSPC
+            else ("memoryd retries on the next cycle; fix the file's permissions if this repeats")
+        )
     _record(state, outcome)
-    save_state(paths, state)
+    try:
+        save_state(paths, state)
+    except OSError as exc:
+        log.warning("could not save the sync state of %s: %s", root.path, exc)
+        outcome.status = "error"
+        where = exc.filename or state_file(paths, root.path)
+        outcome.error = f"could not save the sync state to {where}: {exc.strerror or exc}"
+        outcome.hint = FULL_DISK_HINT
     return outcome
 
 
@@ -284,7 +314,12 @@ class _Cycle:
     def integrate(self, head: str | None, theirs: str) -> None:
         if head is None or self.repo.git.is_ancestor(head, theirs):
             self.outcome.notices += remote.move(
-                self.repo, head, theirs, "memoryd: fast-forward", self._aside, self._beside
+                self.repo,
+                head,
+                theirs,
+                "memoryd: fast-forward",
+                aside=self._aside,
+                beside=self._beside,
             )
             self.outcome.action = "fast-forward"
         else:
@@ -314,7 +349,12 @@ class _Cycle:
         )
         new = git.commit_tree(tree, [theirs], message)
         self.outcome.notices += remote.move(
-            self.repo, head, new, "memoryd: replay local commits", self._aside, self._beside
+            self.repo,
+            head,
+            new,
+            "memoryd: replay local commits",
+            aside=self._aside,
+            beside=self._beside,
         )
         self.outcome.commits.append(new)
         self.outcome.action = "rebased onto the remote"

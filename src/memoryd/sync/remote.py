@@ -103,7 +103,7 @@ EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 
 def move(
-    repo: Repo, old: str | None, new: str, reason: str, aside: Aside, beside: Beside
+    repo: Repo, old: str | None, new: str, reason: str, *, aside: Aside, beside: Beside
 ) -> list[str]:
     """Move work tree, index and branch from ``old`` to ``new`` (GitError: nothing moved).
 
@@ -121,7 +121,7 @@ def move(
     repo.git.run("update-index", "-q", "--refresh", check=False)
     held = _held_back(repo, old, new)
     files = new
-    if held:
+    if held and old is not None:
         notices += _save_beside(repo, new, held, beside)
         files = _tree_keeping(repo, new, old, held)
     try:

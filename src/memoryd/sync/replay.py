@@ -25,6 +25,7 @@ The caller commits the tree on top of the remote and moves the work tree to it.
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -73,9 +74,7 @@ def replay(
     moved_there = git.renames(base, remote, repo.prefix)
     git.run("read-tree", remote, index=index)
     result = Replay(index)
-    writer = _Writer(
-        repo, index=index, device=device, now=now, result=result, remote=sides.remote
-    )
+    writer = _Writer(repo, index=index, device=device, now=now, result=result, remote=sides.remote)
     for path in sorted(ours):
         if path not in theirs:
             writer.set(path, sides.local.get(path))
@@ -183,7 +182,7 @@ class _Writer:
         self.result.copies.append((rel, rel_copy))
         return rel_copy
 
-    def keep_every_version(self, s: Sides, paths: set[str], remote: str) -> None:
+    def keep_every_version(self, s: Sides, paths: Collection[str], remote: str) -> None:
         """Save as a conflict copy each side's version of ``paths`` that is in no file."""
         result = {**self.remote, **self.entries}
         present: set[str] = set()
