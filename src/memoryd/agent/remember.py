@@ -147,8 +147,7 @@ def build_memory(request: Request, memory_id: str, kind: str, stamp: int) -> Mem
 def remember(app: App, request: Request, stamp: int | None = None) -> Outcome:
     """Write one memory; refusals raise :class:`Refused` before anything is written."""
     check_request(request)
-    roots = locate.active_roots(app.config, app.cwd)
-    root = locate.target_root(roots, request.scope)
+    root, roots = locate.write_target(app, request.scope)
     kind, downgraded = agent_kind(request.kind, request.agent)
     memory_id = _new_id(root, request, kind)
     path = safepath.inside(root.path, memory_id, ".md")

@@ -17,7 +17,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         nargs="?",
         const=".",
         metavar="DIR",
-        help="create <git top level of DIR>/.memory/ and register it (DIR defaults to .)",
+        help="create <main work tree of DIR>/.memory/ and register it (DIR defaults to .)",
     )
     parser.add_argument(
         "--layered",
