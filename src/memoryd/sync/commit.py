@@ -162,16 +162,42 @@ def _marker_line(data: bytes) -> int:
 
 
 def mass_delete(
-    repo: Repo, head: str | None, batch: Batch, share: float, floor: int
-) -> MassDelete | None:
-    """A deletion of more than ``share`` of the root's memories (and at least ``floor``)."""
-    deleted = [r for r in batch.removed if _is_memory(r)]
-    if head is None or len(deleted) < max(floor, 1):
+    repo: Repo, head: str | None, batch: Batch, share: float, floor: int, *,
+    index: Path, agreed: str | None = None,
+) -> MassDelete | None:  # fmt: skip
+    """A deletion of more than ``share`` of the root's memories (and at least ``floor``).
+
+    ``index`` holds the staged batch: a memory git sees moved (renamed, maybe edited)
+    is not deleted. Nor is one also gone from ``agreed`` (the remote as last fetched):
+    a cycle killed after moving the work tree to the remote, before the branch, leaves
+    the other device's deletes on disk, and they are not this device's to guard.
+    """
+    if head is None:
+        return None
+    moved = set(renamed_from(repo, head, index))
+    gone: set[str] = set()
+    base = repo.git.merge_base(head, agreed) if agreed is not None else None
+    if agreed is not None and base is not None and base != agreed:  # the remote deleted them
+        there = {repo.root_path(p) for p in repo.git.ls_tree(agreed, repo.prefix)}
+        before = {repo.root_path(p) for p in repo.git.ls_tree(base, repo.prefix)}
+        gone = {r for r in batch.removed if r in before and r not in there}
+    deleted = [r for r in batch.removed if _is_memory(r) and r not in moved and r not in gone]
+    if len(deleted) < max(floor, 1):
         return None
     total = sum(1 for p in repo.git.ls_tree(head, repo.prefix) if _is_memory(repo.root_path(p)))
     if total and len(deleted) > share * total:
         return MassDelete(len(deleted), total)
     return None
+
+
+def renamed_from(repo: Repo, head: str, index: Path) -> list[str]:
+    """Root-relative old paths of the renames git sees between ``head`` and ``index``."""
+    raw = repo.git.run(
+        "diff", "--cached", "--name-status", "-z", "-M", "--diff-filter=R", head,
+        "--", repo.pathspec, index=index, readonly=True,
+    ).out  # fmt: skip
+    items = [p.decode("utf-8", "surrogateescape") for p in raw.split(b"\0") if p]
+    return [repo.root_path(items[i + 1]) for i in range(0, len(items) - 2, 3)]
 
 
 def _is_memory(rel: str) -> bool:
@@ -184,8 +210,8 @@ def tracked_state_files(repo: Repo, head: str | None) -> list[str]:
     return list(repo.git.ls_tree(head, repo.repo_path(STATE_FILE)))
 
 
-def commit(repo: Repo, index: Path, head: str | None, batch: Batch, device: str) -> str | None:
-    """Stage ``batch`` in the private index and commit it; the new HEAD or None (no change)."""
+def stage(repo: Repo, index: Path, batch: Batch) -> None:
+    """Put ``batch`` into the private index (nothing is committed yet)."""
     if batch.stage:
         listing = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in batch.stage)
         repo.git.run(
@@ -194,6 +220,10 @@ def commit(repo: Repo, index: Path, head: str | None, batch: Batch, device: str)
     if batch.untrack:
         listing = b"".join(p.encode() + b"\0" for p in batch.untrack)
         repo.git.run("update-index", "--force-remove", "-z", "--stdin", input=listing, index=index)
+
+
+def commit(repo: Repo, index: Path, head: str | None, batch: Batch, device: str) -> str | None:
+    """Commit the staged private index; the new HEAD or None (no change)."""
     tree = repo.git.run("write-tree", index=index).text.strip()
     if head is not None and tree == repo.git.tree_of(head):
         return None

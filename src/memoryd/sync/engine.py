@@ -234,7 +234,8 @@ class _Cycle:
             local.update_exclude(self.repo, batch)
             self.outcome.quarantined, self.outcome.left_out = batch.quarantined, batch.left_out
             self.outcome.notices += [n for n in batch.notices if n not in self.outcome.notices]
-            if self._paused(head, batch):
+            local.stage(self.repo, index, batch)
+            if self._paused(head, batch, index):
                 return False
             new = local.commit(self.repo, index, head, batch, self.device)
         finally:
@@ -249,9 +250,12 @@ class _Cycle:
             )
         return True
 
-    def _paused(self, head: str | None, batch: local.Batch) -> bool:
+    def _paused(self, head: str | None, batch: local.Batch, index: Path) -> bool:
         share, floor = self.policy.mass_delete_share, self.policy.mass_delete_min
-        big = local.mass_delete(self.repo, head, batch, share, floor)
+        branch = self.repo.git.branch()
+        t = remote.target(self.repo, self.policy.remote, branch) if branch else None
+        agreed = self.repo.git.rev(t.tracking) if t is not None else None
+        big = local.mass_delete(self.repo, head, batch, share, floor, index=index, agreed=agreed)
         if big is None or self.allow_mass_delete:
             self.state.paused = None
             return False
