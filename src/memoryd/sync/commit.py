@@ -235,25 +235,31 @@ def commit(repo: Repo, index: Path, head: str | None, batch: Batch, device: str)
 
 def _shown(rel: str) -> str:
     """A memory's id for a commit message: bytes of a non-UTF-8 name as ``\\xe9``."""
-    return id_for_path(rel).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return _text(id_for_path(rel))
+
+
+def _text(path: str) -> str:
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def commit_message(device: str, batch: Batch) -> str:
-    parts = []
-    for verb, items in (("add", batch.added), ("change", batch.changed), ("remove", batch.removed)):
-        if items:
-            parts.append(f"{verb} " + ", ".join(_shown(i) for i in items))
-    subject = f"memoryd({device}): " + ("; ".join(parts) or "untrack .state.json")
+    """Subject and body name the memories; compiled files are listed apart, not counted."""
+    verbs = (("add", batch.added), ("change", batch.changed), ("remove", batch.removed))
+    kinds = {verb: [i for i in items if _is_memory(i)] for verb, items in verbs}
+    compiled = sorted(i for _verb, items in verbs for i in items if not _is_memory(i))
+    parts = [
+        f"{verb} " + ", ".join(_shown(i) for i in items) for verb, items in kinds.items() if items
+    ]
+    fallback = "update compiled files" if compiled else "untrack .state.json"
+    subject = f"memoryd({device}): " + ("; ".join(parts) or fallback)
     if len(subject) > 72:
-        counts = f"+{len(batch.added)} ~{len(batch.changed)} -{len(batch.removed)}"
+        counts = f"+{len(kinds['add'])} ~{len(kinds['change'])} -{len(kinds['remove'])}"
         subject = f"memoryd({device}): {counts} memories"
     lines = [subject, ""]
-    for title, items in (
-        ("added", batch.added),
-        ("changed", batch.changed),
-        ("removed", batch.removed),
-    ):
+    for title, items in zip(("added", "changed", "removed"), kinds.values(), strict=True):
         lines += [f"{title}:", *(f"  {_shown(i)}" for i in items)] if items else []
+    if compiled:
+        lines.append("compiled: " + ", ".join(_text(i) for i in compiled))
     if batch.untrack:
         lines.append("untracked: " + ", ".join(batch.untrack))
     lines += ["", f"Memoryd-Device: {device}"]
@@ -273,6 +279,19 @@ def refresh_user_index(repo: Repo, paths: list[str]) -> None:
 
 def prune_exclude(repo: Repo) -> None:
     exclude.keep_out(repo.git_dir, repo.top, [])
+    exclude.keep_private(repo.git_dir, repo.top, [])
+
+
+def held_back(repo: Repo, batch: Batch) -> list[str]:
+    """Root-relative files git sees that stay on this device (for the compiled files)."""
+    found = {q.path for q in batch.quarantined} | {item["path"] for item in batch.left_out}
+    text = ""
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        text = (repo.git_dir / "info" / "exclude").read_text(encoding="utf-8")
+    for path in exclude.split(text, exclude.PRIVATE_BEGIN)[1]:
+        if not repo.prefix or path.startswith(repo.prefix + "/"):
+            found.add(repo.root_path(path))
+    return sorted(found)
 
 
 def update_exclude(repo: Repo, batch: Batch) -> None:

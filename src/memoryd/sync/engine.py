@@ -23,7 +23,7 @@ from memoryd.config import Config, RootConfig
 from memoryd.fsutil import atomic_write
 from memoryd.paths import Paths
 from memoryd.roots import STATE_FILE, ensure_gitignored
-from memoryd.sync import backups, remote
+from memoryd.sync import backups, held, remote
 from memoryd.sync import commit as local
 from memoryd.sync.conflicts import copy_path, safe_device, utc_stamp
 from memoryd.sync.derived import Finding, recompile
@@ -230,6 +230,12 @@ class _Cycle:
         try:
             changes = local.pending(self.repo, index)
             batch = local.sort_batch(self.repo, self.config, changes, self.root.layout)
+            kept_here = local.held_back(self.repo, batch)
+            if held.hold(self.repo.git_dir, self.root.path, kept_here):
+                write_conflicts_file(self.root.path)  # compiled from what is synced
+                recompile(self.root, self.config)
+                changes = local.pending(self.repo, index)
+                batch = local.sort_batch(self.repo, self.config, changes, self.root.layout)
             batch.untrack = local.tracked_state_files(self.repo, head)
             local.update_exclude(self.repo, batch)
             self.outcome.quarantined, self.outcome.left_out = batch.quarantined, batch.left_out

@@ -20,8 +20,9 @@ from pathlib import Path
 
 from memoryd.fsutil import atomic_write
 from memoryd.roots import STATE_FILE
+from memoryd.sync import exclude
 from memoryd.sync.git import NET_TIMEOUT_S, ZERO, GitError
-from memoryd.sync.repo import Repo, device_of
+from memoryd.sync.repo import Blocked, Repo, device_of
 
 Aside = Callable[[str], str]  # root-relative path -> where to move a local file out of the way
 Beside = Callable[[str, bytes, str], str]  # (path, incoming bytes, device) -> the copy written
@@ -96,7 +97,34 @@ def push(repo: Repo, t: Target, commit: str) -> bool:
         rejected = [line for line in said.splitlines() if "rejected]" in line]
         t.last_rejection = (rejected or [_last_line(said)])[0].strip()
         return False
+    refusal = _hook_refusal(repo, done.err)
+    if refusal is not None:  # our own hook said no: not the network, no back-off
+        raise Blocked(
+            "error",
+            f"the pre-push hook refused the push: {refusal}",
+            "do what the hook asks (or fix the hook in "
+            f"{_hooks_dir(repo)}); memoryd keeps committing locally and pushes after that",
+        )
     raise Offline(f"git push {t.remote}: {_last_line(done.err)}")
+
+
+def _hooks_dir(repo: Repo) -> Path:
+    configured = repo.git.config_get("core.hooksPath")
+    if configured:
+        return Path(configured) if Path(configured).is_absolute() else repo.top / configured
+    return repo.git_dir / "hooks"
+
+
+def _hook_refusal(repo: Repo, err: str) -> str | None:
+    """The pre-push hook's message when it refused (git's own failures say fatal:)."""
+    hook = _hooks_dir(repo) / "pre-push"
+    if "fatal:" in err or not (hook.is_file() and os.access(hook, os.X_OK)):
+        return None
+    said = [
+        line.strip() for line in err.splitlines()
+        if line.strip() and not line.startswith("error: failed to push some refs")
+    ]  # fmt: skip
+    return "; ".join(said) or "(it printed nothing)"
 
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -216,9 +244,16 @@ def _clear_the_way(
             continue
         rel = repo.root_path(path)
         target = aside(rel)
+        if _ignored(repo, path):  # moved aside, it keeps the privacy of where it was
+            exclude.keep_private(repo.git_dir, repo.top, [repo.repo_path(target)])
         os.replace(full, repo.root / target)
         notices.append(f"{rel} arrived from another device; your local file was moved to {target}")
     return notices, kept
+
+
+def _ignored(repo: Repo, path: str) -> bool:
+    done = repo.git.run("check-ignore", "-q", "--no-index", "--", path, check=False, readonly=True)
+    return done.code == 0
 
 
 def backup(repo: Repo, device: str, stamp: str, commit: str) -> str:

@@ -24,6 +24,7 @@ from memoryd.sync.conflicts import (
     render_conflicts,
     strip_copy_fields,
 )
+from memoryd.sync.held import held
 
 KEEP = ("local", "remote", "both")
 
@@ -70,7 +71,8 @@ def all_conflicts(config: Config) -> list[Conflict]:
 
 def write_conflicts_file(root: Path) -> bool:
     """Rewrite (or remove) the root's CONFLICTS.md; True when it changed."""
-    data = render_conflicts([(c.copy, c.name) for c in conflicts_in(root)])
+    hidden = held(root)  # a copy that stays on this device is not listed for the others
+    data = render_conflicts([(c.copy, c.name) for c in conflicts_in(root) if c.copy not in hidden])
     file = root / CONFLICTS_FILE
     if data is None:
         if file.exists():
