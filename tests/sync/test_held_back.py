@@ -74,3 +74,20 @@ def _told(world: World) -> list[str]:
     from memoryd.sync.state import load_state
 
     return [n["text"] for n in load_state(world.a.paths, world.a.root).notices]
+
+
+def test_a_rename_elsewhere_onto_a_held_back_untracked_file_moves_it_aside(world: World) -> None:
+    """Found by the simulation: git's diff saw the incoming file as a rename, not an add."""
+    world.a.write("facts/x.md", memory("facts/x", "x", LINES))
+    world.settle()
+    secret = HELD["secret"].encode()
+    (world.a.root / "facts/r2.md").write_bytes(secret)  # untracked, quarantined
+    world.a.sync()
+    (world.b.root / "facts/x.md").rename(world.b.root / "facts/r2.md")
+    assert world.b.sync().pushed
+    outcome = world.a.sync()
+    assert outcome.ok, outcome
+    [moved] = [n for n in outcome.notices if "your local file was moved to" in n]
+    aside = moved.rsplit(" ", 1)[-1]
+    assert (world.a.root / aside).read_bytes() == secret
+    assert "S3cr3tPassw0rdXYZ" not in git(world.remote, "log", "--all", "-p")

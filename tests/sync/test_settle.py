@@ -53,3 +53,64 @@ def test_conflict_copies_are_listed_in_conflicts_md_only(world: World) -> None:
         assert copy_id not in device.read("facts/index.md")
         assert copy_id not in device.read("ROOT.md")
         assert copy_id in device.read("CONFLICTS.md")
+
+
+def _join_on_master(world: World) -> None:
+    """Device B made its own repo with plain 'git init' (branch master), then added the remote."""
+    import shutil
+
+    from memoryd.roots import init_root
+
+    shutil.rmtree(world.b.root)
+    init_root(world.b.root)
+    git(world.b.root, "init", "-q", "-b", "master")
+    git(world.b.root, "remote", "add", "origin", str(world.remote))
+
+
+def test_a_device_on_master_follows_the_remotes_main(world: World) -> None:
+    world.a.write("facts/a.md", memory("facts/a", "from a", "alpha\n"))
+    world.a.sync()
+    _join_on_master(world)
+    world.b.write("facts/b.md", memory("facts/b", "from b", "beta\n"))
+    outcome = world.b.sync()
+    assert outcome.ok and outcome.pushed, outcome
+    assert git(world.remote, "branch", "--list").split() == ["*", "main"]  # no second branch
+    assert "alpha" in world.b.read("facts/a.md")
+    world.a.sync()
+    assert "beta" in world.a.read("facts/b.md")
+    assert world.b.head() == world.remote_head() == world.a.head()
+
+
+def test_a_remote_without_a_default_branch_is_refused_clearly(world: World) -> None:
+    world.a.write("facts/a.md", memory("facts/a", "from a", "alpha\n"))
+    world.a.sync()
+    git(world.remote, "branch", "other", "main")
+    git(world.remote, "symbolic-ref", "HEAD", "refs/heads/trunk")  # names no branch
+    _join_on_master(world)
+    outcome = world.b.sync()
+    assert outcome.status == "refused", outcome
+    assert outcome.error == (
+        "cannot tell which branch of origin to sync with: it has main, other and no default"
+    )
+    assert outcome.hint == (
+        f"pick one: git -C {world.b.root} branch --set-upstream-to=origin/<branch> "
+        "(after git fetch origin)"
+    )
+
+
+def test_old_memoryd_temp_files_are_cleaned_up_and_only_those(world: World) -> None:
+    import os
+
+    facts = world.a.root / "facts"
+    facts.mkdir(exist_ok=True)
+    old, fresh = facts / ".memoryd-tmp-k3x_9qzb", facts / ".memoryd-tmp-a1b2c3d4"
+    other = facts / ".memoryd-tmp-notes.md"  # not a name memoryd makes
+    for path in (old, fresh, other):
+        path.write_bytes(b"half-written by a killed write")
+    os.utime(old, (1, 1))
+    os.utime(other, (1, 1))
+    world.a.write("facts/a.md", memory("facts/a", "a", "a\n"))
+    outcome = world.a.sync()
+    assert outcome.ok
+    assert not old.exists() and fresh.exists() and other.exists()
+    assert ".memoryd-tmp-k3x_9qzb" not in git(world.a.root, "status", "--porcelain")

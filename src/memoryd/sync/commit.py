@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -79,6 +80,30 @@ def clean_tmp(tmp_dir: Path, older_than_s: float = 600.0) -> None:
         with contextlib.suppress(OSError):
             if leftover.stat().st_mtime < cutoff:
                 leftover.unlink()
+
+
+_OWN_TEMP = re.compile(r"^\.memoryd-tmp-[a-z0-9_]{8}$")  # what fsutil.atomic_write makes
+TEMP_MAX_AGE_S = 60.0
+
+
+def clean_own_temp(repo: Repo, changes: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Delete memoryd's own temp files a killed write left (untracked, over a minute old).
+
+    Only names :func:`memoryd.fsutil.atomic_write` makes; a write in progress is
+    younger than a minute. The changes without the ones deleted.
+    """
+    cutoff = time.time() - TEMP_MAX_AGE_S
+    kept = []
+    for status, path in changes:
+        full = repo.top / path
+        if status == "??" and _OWN_TEMP.match(full.name):
+            with contextlib.suppress(OSError):
+                if full.is_file() and not full.is_symlink() and full.stat().st_mtime < cutoff:
+                    full.unlink()
+                    log.info("removed %s, left behind by a killed write", full)
+                    continue
+        kept.append((status, path))
+    return kept
 
 
 def pending(repo: Repo, index: Path) -> list[tuple[str, str]]:

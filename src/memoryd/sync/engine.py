@@ -199,7 +199,11 @@ class _Cycle:
             self.outcome.action = "committed locally (pull and push are off for this root)"
             return
         branch = self.repo.git.branch()
-        t = remote.target(self.repo, self.policy.remote, branch) if branch else None
+        try:
+            t = remote.target(self.repo, self.policy.remote, branch) if branch else None
+        except remote.Offline as exc:
+            self._offline(str(exc), None, backoff=True)
+            return
         if t is None:
             self.outcome.action = f"committed locally (no remote {self.policy.remote!r})"
             return
@@ -228,7 +232,7 @@ class _Cycle:
         head = self.repo.git.rev("HEAD")
         index = local.private_index(self.repo, self.tmp, head)
         try:
-            changes = local.pending(self.repo, index)
+            changes = local.clean_own_temp(self.repo, local.pending(self.repo, index))
             batch = local.sort_batch(self.repo, self.config, changes, self.root.layout)
             kept_here = local.held_back(self.repo, batch)
             if held.hold(self.repo.git_dir, self.root.path, kept_here):
@@ -259,7 +263,7 @@ class _Cycle:
     def _paused(self, head: str | None, batch: local.Batch, index: Path) -> bool:
         share, floor = self.policy.mass_delete_share, self.policy.mass_delete_min
         branch = self.repo.git.branch()
-        t = remote.target(self.repo, self.policy.remote, branch) if branch else None
+        t = remote.target(self.repo, self.policy.remote, branch, probe=False) if branch else None
         agreed = self.repo.git.rev(t.tracking) if t is not None else None
         big = local.mass_delete(self.repo, head, batch, share, floor, index=index, agreed=agreed)
         if big is None or self.allow_mass_delete:
@@ -399,7 +403,7 @@ class _Cycle:
         known = self.repo.git.rev(t.tracking)
         self.outcome.not_pushed = self.repo.git.count(f"{known}..{head}" if known else head)
 
-    def _offline(self, error: str, t: remote.Target, backoff: bool) -> None:
+    def _offline(self, error: str, t: remote.Target | None, backoff: bool) -> None:
         if backoff:
             self.state.failures += 1
             delay = min(BACKOFF_BASE_S * 2 ** (self.state.failures - 1), BACKOFF_MAX_S)

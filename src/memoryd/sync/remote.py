@@ -44,16 +44,67 @@ class Target:
         return f"refs/remotes/{self.remote}/{self.remote_branch}"
 
 
-def target(repo: Repo, remote: str, branch: str) -> Target | None:
-    """Where the branch syncs to; None when the repository has no such remote."""
+def target(repo: Repo, remote: str, branch: str, *, probe: bool = True) -> Target | None:
+    """Where the branch syncs to; None when the repository has no such remote.
+
+    The branch's upstream when it has one; else the remote's default branch (its
+    ``refs/remotes/<remote>/HEAD``, or asked once with ``ls-remote`` and kept
+    there, or its only branch), so a device whose ``git init`` named the branch
+    ``master`` syncs with a remote on ``main`` instead of pushing a second branch
+    nobody reads. An empty remote gets the local branch's name. Blocked when the
+    remote has several branches and no default; Offline when it cannot be asked.
+    ``probe=False`` never asks the remote (the local branch's name, at worst).
+    """
     if remote not in repo.git.remotes():
         return None
     merge = repo.git.config_get(f"branch.{branch}.merge")
     upstream_remote = repo.git.config_get(f"branch.{branch}.remote")
-    name = branch
     if merge and upstream_remote == remote and merge.startswith("refs/heads/"):
-        name = merge[len("refs/heads/") :]
+        return Target(remote, branch, merge[len("refs/heads/") :])
+    head = f"refs/remotes/{remote}/HEAD"
+    known = repo.git.run("symbolic-ref", "-q", head, check=False, readonly=True).text.strip()
+    if known.startswith(f"refs/remotes/{remote}/"):
+        return Target(remote, branch, known[len(f"refs/remotes/{remote}/") :])
+    if not probe:
+        return Target(remote, branch, branch)
+    name = _default_branch(repo, remote, branch)
+    if name != branch or repo.git.rev(f"refs/remotes/{remote}/{name}") is not None:
+        repo.git.run("symbolic-ref", head, f"refs/remotes/{remote}/{name}", check=False)
     return Target(remote, branch, name)
+
+
+def _default_branch(repo: Repo, remote: str, branch: str) -> str:
+    try:
+        done = repo.git.run(
+            "ls-remote", "--symref", remote, "HEAD", "refs/heads/*",
+            check=False, timeout=NET_TIMEOUT_S,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired as exc:
+        raise Offline(f"git ls-remote {remote} timed out") from exc
+    if done.code != 0:
+        raise Offline(f"git ls-remote {remote}: {_last_line(done.err)}")
+    heads, default = [], None
+    for line in done.text.splitlines():
+        where, _, name = line.partition("\t")
+        if where.startswith("ref: refs/heads/") and name == "HEAD":
+            default = where[len("ref: refs/heads/") :]
+        elif name.startswith("refs/heads/"):
+            heads.append(name[len("refs/heads/") :])
+    if default in heads:
+        return default
+    if len(heads) == 1:
+        return heads[0]
+    if not heads:
+        return branch  # an empty remote: the first push names its branch
+    if branch in heads and default is None:
+        return branch
+    raise Blocked(
+        "refused",
+        f"cannot tell which branch of {remote} to sync with: it has "
+        f"{', '.join(sorted(heads))} and no default",
+        f"pick one: git -C {repo.top} branch --set-upstream-to={remote}/<branch> "
+        f"(after git fetch {remote})",
+    )
 
 
 def _last_line(text: str) -> str:
@@ -229,7 +280,7 @@ def _clear_the_way(
     repo: Repo, old: str | None, new: str, aside: Aside
 ) -> tuple[list[str], dict[Path, bytes]]:
     raw = repo.git.run(
-        "diff", "--name-only", "-z", "--diff-filter=A", old or EMPTY_TREE, new,
+        "diff", "--name-only", "-z", "--no-renames", "--diff-filter=A", old or EMPTY_TREE, new,
         "--", repo.pathspec, readonly=True,
     ).out  # fmt: skip
     notices: list[str] = []
