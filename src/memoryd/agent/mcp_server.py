@@ -22,7 +22,7 @@ from pydantic import Field
 from memoryd import locate
 from memoryd.agent import context, forget, remember, upkeep
 from memoryd.app import App
-from memoryd.errors import MemorydError
+from memoryd.errors import MemorydError, UsageError
 
 if TYPE_CHECKING:
     from memoryd.index.search import Hit
@@ -77,7 +77,10 @@ waiting for a person, and when recall results look wrong."""
 CONTEXT = """\
 The memory block for a prompt: iron rules, the outline of what memory exists (with routing
 triggers), and the bodies of the best matches for the query. Use it at the start of a task when
-the harness has not injected it already."""
+the harness has not injected it already. After the context was rebuilt or compacted, call it with
+rebuild=true and the session id: it returns the session checkpoint, the project's durable
+knowledge, the session notes, the global memory and an index of memory files, each within its
+token budget."""
 
 
 class Tools:
@@ -128,8 +131,16 @@ class Tools:
     def inspect(self) -> str:
         return upkeep.inspect_text(self.app)
 
-    def context(self, query: str) -> str:
-        return context.gather(self.app, query).text
+    def context(
+        self, query: str, rebuild: bool, session: str | None, project_id: str | None
+    ) -> str:
+        if not rebuild:
+            return context.gather(self.app, query).text
+        from memoryd.agent.rebuild import gather
+
+        if not session:
+            raise UsageError("rebuild needs the session id", hint="pass session=<the session id>")
+        return gather(self.app, session, project_id).text or "(nothing to rebuild from)"
 
 
 def format_hits(query: str, hits: list[Hit]) -> str:
@@ -239,8 +250,15 @@ def build_server(app: App) -> Any:
     @server.tool(name="memory_context", description=CONTEXT, structured_output=False)
     def memory_context(
         query: Annotated[str, Field(description="the task or prompt to match memories to")] = "",
+        rebuild: Annotated[
+            bool, Field(description="the rebuild sections of the layered tree instead")
+        ] = False,
+        session: Annotated[str | None, Field(description="with rebuild: the session id")] = None,
+        project_id: Annotated[
+            str | None, Field(description="with rebuild: the project id (default: this project's)")
+        ] = None,
     ) -> CallToolResult:
-        return tools.call(lambda: tools.context(query))
+        return tools.call(lambda: tools.context(query, rebuild, session, project_id))
 
     return server
 
