@@ -44,6 +44,7 @@ from memoryd.paths import Paths, resolve_paths
 from memoryd.roots import init_root
 from memoryd.sync.derived import recompile
 from memoryd.sync.engine import sync_root
+from memoryd.sync.repo import git_running_in
 from tests.helpers import git
 
 CAP = 4096  # search.max_file_bytes on every device: oversize files stay cheap
@@ -271,6 +272,9 @@ class Sim:
             proc.wait()
             self.log.append(f"  killed after {delay:.2f} s")
         _wait_group_gone(proc.pid)
+        deadline = time.monotonic() + 30  # git runs in its own session: let it finish
+        while git_running_in(dev.root) and time.monotonic() < deadline:
+            time.sleep(0.02)
 
     def do_offline(self, dev: Dev) -> None:
         away = self.remote.with_name("away.git")
