@@ -25,7 +25,7 @@ from memoryd.paths import Paths
 from memoryd.roots import STATE_FILE, ensure_gitignored
 from memoryd.sync import backups, held, remote
 from memoryd.sync import commit as local
-from memoryd.sync.conflicts import copy_path, safe_device, utc_stamp
+from memoryd.sync.conflicts import copy_path, parse_copy_name, safe_device, utc_stamp
 from memoryd.sync.derived import Finding, recompile
 from memoryd.sync.git import GitError
 from memoryd.sync.replay import OutsideRoot, replay
@@ -199,11 +199,7 @@ class _Cycle:
             self.outcome.action = "committed locally (pull and push are off for this root)"
             return
         branch = self.repo.git.branch()
-        try:
-            t = remote.target(self.repo, self.policy.remote, branch) if branch else None
-        except remote.Offline as exc:
-            self._offline(str(exc), None, backoff=True)
-            return
+        t = remote.target(self.repo, self.policy.remote, branch) if branch else None
         if t is None:
             self.outcome.action = f"committed locally (no remote {self.policy.remote!r})"
             return
@@ -383,7 +379,13 @@ class _Cycle:
     def _beside(self, rel: str, data: bytes, device: str) -> str:
         """Save ``data`` (another device's version of ``rel``) as a conflict copy beside it."""
         folder = posixpath.dirname(rel)
-        taken = {posixpath.join(folder, p.name) for p in (self.root.path / folder).iterdir()}
+        siblings = list((self.root.path / folder).iterdir())
+        for sibling in siblings:  # a cycle killed after saving it: the copy is there already
+            sibling_rel = posixpath.join(folder, sibling.name)
+            name = parse_copy_name(sibling_rel)
+            if name is not None and name.original == rel and sibling.read_bytes() == data:
+                return sibling_rel
+        taken = {posixpath.join(folder, p.name) for p in siblings}
         copy = copy_path(rel, device, utc_now(), frozenset(taken))
         atomic_write(self.root.path / copy, data)
         self.outcome.conflicts.append({"path": rel, "copy": copy})
@@ -403,7 +405,7 @@ class _Cycle:
         known = self.repo.git.rev(t.tracking)
         self.outcome.not_pushed = self.repo.git.count(f"{known}..{head}" if known else head)
 
-    def _offline(self, error: str, t: remote.Target | None, backoff: bool) -> None:
+    def _offline(self, error: str, t: remote.Target, backoff: bool) -> None:
         if backoff:
             self.state.failures += 1
             delay = min(BACKOFF_BASE_S * 2 ** (self.state.failures - 1), BACKOFF_MAX_S)

@@ -51,8 +51,8 @@ def target(repo: Repo, remote: str, branch: str, *, probe: bool = True) -> Targe
     ``refs/remotes/<remote>/HEAD``, or asked once with ``ls-remote`` and kept
     there, or its only branch), so a device whose ``git init`` named the branch
     ``master`` syncs with a remote on ``main`` instead of pushing a second branch
-    nobody reads. An empty remote gets the local branch's name. Blocked when the
-    remote has several branches and no default; Offline when it cannot be asked.
+    nobody reads. An empty remote, or one that cannot be reached now, gets the local
+    branch's name. Blocked when the remote has several branches and no default.
     ``probe=False`` never asks the remote (the local branch's name, at worst).
     """
     if remote not in repo.git.remotes():
@@ -67,7 +67,10 @@ def target(repo: Repo, remote: str, branch: str, *, probe: bool = True) -> Targe
         return Target(remote, branch, known[len(f"refs/remotes/{remote}/") :])
     if not probe:
         return Target(remote, branch, branch)
-    name = _default_branch(repo, remote, branch)
+    try:
+        name = _default_branch(repo, remote, branch)
+    except Offline:  # the fetch says so in its own words; ask again next time
+        return Target(remote, branch, branch)
     if name != branch or repo.git.rev(f"refs/remotes/{remote}/{name}") is not None:
         repo.git.run("symbolic-ref", head, f"refs/remotes/{remote}/{name}", check=False)
     return Target(remote, branch, name)
