@@ -15,6 +15,7 @@ from collections.abc import Collection
 from pathlib import Path
 from types import FrameType
 
+from memoryd import fingerprint
 from memoryd.app import App
 from memoryd.config import Config, RootConfig
 from memoryd.daemon.batching import Batch, root_of
@@ -58,7 +59,7 @@ class Daemon:
         self.wake = WakeDetector()
         self.trimmer = Trimmer()
         self.stopping = threading.Event()
-        self._config_stamp = _stamp(self.paths.config_file)
+        self._config_stamp = fingerprint.of_path(self.paths.config_file)
         self._hooks: list[tuple[int, object]] = []
 
     # -- lifecycle
@@ -111,6 +112,8 @@ class Daemon:
         for gone in batch.gone:
             self.guard.check(gone)
         dropped = self.engine.own.drop_own(batch.ops)
+        if dropped:
+            self.status.update(own_writes=self.status.snapshot().own_writes + dropped)
         roots = {r.path: r for r in self.config.roots}
         live = [p for p in roots if self.guard.live(p)]
         rescan = {r for r in (root_of(p, live) for p in batch.rescan) if r is not None}
@@ -234,7 +237,7 @@ class Daemon:
             self.scheduler.now("sync-on-wake", self.syncer.run_all)
         for root in self.config.roots:
             self.guard.check(root.path)
-        stamp = _stamp(self.paths.config_file)
+        stamp = fingerprint.of_path(self.paths.config_file)
         if stamp != self._config_stamp:
             self._config_stamp = stamp
             log.info("config.yaml changed; reloading")
@@ -266,11 +269,3 @@ class Daemon:
 
     def _on_hup(self, signum: int, frame: FrameType | None) -> None:
         self.worker.queue.put(Command(Cmd.RELOAD))  # SimpleQueue.put is safe in a handler
-
-
-def _stamp(file: Path) -> tuple[int, int, int] | None:
-    try:
-        st = file.stat()
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_size, st.st_ino)
