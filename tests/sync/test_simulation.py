@@ -46,6 +46,7 @@ from memoryd.sync.derived import recompile
 from memoryd.sync.engine import sync_root
 from memoryd.sync.repo import git_running_in
 from tests.helpers import git
+from tests.sync.world import wait_group_gone
 
 CAP = 4096  # search.max_file_bytes on every device: oversize files stay cheap
 FOLDERS = ("facts", "pitfalls")
@@ -271,7 +272,7 @@ class Sim:
             proc.send_signal(signal.SIGKILL)
             proc.wait()
             self.log.append(f"  killed after {delay:.2f} s")
-        _wait_group_gone(proc.pid)
+        wait_group_gone(proc.pid)
         deadline = time.monotonic() + 30  # git runs in its own session: let it finish
         while git_running_in(dev.root) and time.monotonic() < deadline:
             time.sleep(0.02)
@@ -354,18 +355,6 @@ def _all_objects(bare: Path) -> bytes:
         cwd=bare, capture_output=True, check=True, timeout=60,
     )  # fmt: skip
     return done.stdout
-
-
-def _wait_group_gone(pgid: int, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.02)
-    os.killpg(pgid, signal.SIGKILL)
-    raise AssertionError("git children of the killed sync did not finish")
 
 
 def _world(tmp_path: Path, seed: int) -> Sim:
