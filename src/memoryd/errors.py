@@ -39,3 +39,11 @@ class PathError(MemorydError):
 
 class Refused(MemorydError):
     """An input memoryd refuses (a secret, a duplicate, an existing id, ...)."""
+
+
+class SecretRefused(Refused):
+    """A memory refused because it contains what looks like a secret."""
+
+
+class DuplicateRefused(Refused):
+    """A memory refused because an existing one already says it."""

@@ -133,7 +133,8 @@ def root_blocks(root: RootConfig) -> dict[str, list[str]]:
 
 def inspect_text(app: App) -> str:
     """What ``memoryd inspect`` prints, for the MCP tool."""
+    from memoryd.extract.report import lines, report
     from memoryd.index.state import read_hits
     from memoryd.inspection import inspect, render_text
 
-    return render_text(inspect(app, hits=read_hits))
+    return "\n".join([render_text(inspect(app, hits=read_hits)), "", *lines(report(app))])

@@ -21,6 +21,7 @@ from memoryd.config import Config, RootConfig
 from memoryd.daemon.batching import Batch, root_of
 from memoryd.daemon.compiling import Compiler
 from memoryd.daemon.engine import Engine
+from memoryd.daemon.extracting import Extraction
 from memoryd.daemon.lock import DaemonLock
 from memoryd.daemon.logs import OverflowTrap, daemon_logging
 from memoryd.daemon.roots import RootGuard
@@ -58,6 +59,7 @@ class Daemon:
         self.overflow = OverflowTrap(lambda: self.worker.send(Cmd.RECONCILE))
         self.wake = WakeDetector()
         self.trimmer = Trimmer()
+        self.extraction = Extraction(app, self.scheduler, self.config, native)
         self.stopping = threading.Event()
         self._config_stamp = fingerprint.of_path(self.paths.config_file)
         self._hooks: list[tuple[int, object]] = []
@@ -76,11 +78,13 @@ class Daemon:
         self.worker.send(Cmd.RECONCILE)
         self._schedule()
         self.scheduler.start()
+        self.extraction.start()
         log.info("memoryd %d serving %d roots", self.status.status.pid, len(self.config.roots))
 
     def stop(self) -> None:
         """Flush the batch, finish the running job, stop scheduler, observer, compiler, database."""
         self.worker.send(Cmd.FLUSH, wait=True)
+        self.extraction.stop()
         self.scheduler.shutdown()
         self.overflow.remove()
         self.watcher.stop()
@@ -213,6 +217,7 @@ class Daemon:
                 self.guard.rewatch(root.path)
         if new.daemon != old.daemon:
             self._schedule()
+        self.extraction.reconfigure(new)
         added, removed = len(after - before), len(before - after)
         log.info("config reloaded: %d roots (%d added, %d removed)", len(after), added, removed)
 
@@ -237,6 +242,7 @@ class Daemon:
             self.scheduler.now("sync-on-wake", self.syncer.run_all)
         for root in self.config.roots:
             self.guard.check(root.path)
+        self.extraction.check()
         stamp = fingerprint.of_path(self.paths.config_file)
         if stamp != self._config_stamp:
             self._config_stamp = stamp
