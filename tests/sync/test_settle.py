@@ -114,3 +114,22 @@ def test_old_memoryd_temp_files_are_cleaned_up_and_only_those(world: World) -> N
     assert outcome.ok
     assert not old.exists() and fresh.exists() and other.exists()
     assert ".memoryd-tmp-k3x_9qzb" not in git(world.a.root, "status", "--porcelain")
+
+
+def test_a_tracked_held_back_memory_is_compiled_as_committed(world: World) -> None:
+    """Found by the simulation: left out of index.md on its own device only, it never settled."""
+    world.a.write("facts/t.md", memory("facts/t", "as committed", LINES))
+    world.settle()
+    held = memory("facts/t", "a summary that must not travel", LINES)
+    held += "<<<<<<< mine\nA\n=======\nB\n>>>>>>> theirs\n"
+    (world.a.root / "facts/t.md").write_text(held)
+    recompile(world.a.root_config, world.a.config)
+    for _ in range(2):
+        world.a.sync()
+        world.b.sync()
+    assert world.a.read("facts/index.md") == world.b.read("facts/index.md")
+    assert "as committed" in world.a.read("facts/index.md")
+    assert "must not travel" not in git(world.remote, "log", "--all", "-p")
+    assert [world.a.sync().commits, world.b.sync().commits] == [[], []]
+    assert world.a.head() == world.b.head() == world.remote_head()
+    world.oracle.versions.clear()

@@ -19,6 +19,7 @@ from memoryd.compile.blocks import (
     Compiled,
     Entry,
     compile_entries,
+    entry_for,
     folder_of,
     index_path,
     is_ours,
@@ -27,9 +28,10 @@ from memoryd.compile.listing import ScanCache, Scanned, scan_root
 from memoryd.config import Config, RootConfig
 from memoryd.findings import Finding
 from memoryd.fsutil import fsync_dir, write_if_changed
+from memoryd.memory import parse
 from memoryd.roots import ROOT_FILE
 from memoryd.sync.conflicts import is_conflict_copy
-from memoryd.sync.held import held
+from memoryd.sync.held import Held, held
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +109,7 @@ def _plan(
     entries: list[Entry] = []
     blocked: set[str] = set()
     indexed: set[str] = set()
-    hidden = held(root) if root_config.sync.commit else frozenset()
+    kept = held(root) if root_config.sync.commit else Held()
     for item in files:
         if item.rel == ROOT_FILE:
             continue
@@ -116,7 +118,9 @@ def _plan(
         elif item.memory is None:
             blocked.add(folder_of(item.rel))
             report.problems.append(_unreadable(item))
-        elif shown(root_config, item) and item.rel not in hidden:
+        elif item.rel in kept.committed:  # held back here: show what the others have
+            entries.append(entry_for(item.rel, parse(kept.committed[item.rel])))
+        elif shown(root_config, item) and item.rel not in kept.hidden:
             entries.append(item.entry)
     folders = {e.folder for e in entries} | indexed | blocked
     targets = folders if changed is None else affected(root, changed, folders)

@@ -307,8 +307,9 @@ def prune_exclude(repo: Repo) -> None:
     exclude.keep_private(repo.git_dir, repo.top, [])
 
 
-def held_back(repo: Repo, batch: Batch) -> list[str]:
-    """Root-relative files git sees that stay on this device (for the compiled files)."""
+def held_back(repo: Repo, batch: Batch, head: str | None) -> tuple[list[str], dict[str, bytes]]:
+    """Root-relative files git sees that stay on this device (for the compiled files),
+    and the committed text of those git tracks (what the other devices have)."""
     found = {q.path for q in batch.quarantined} | {item["path"] for item in batch.left_out}
     text = ""
     with contextlib.suppress(OSError, UnicodeDecodeError):
@@ -316,7 +317,13 @@ def held_back(repo: Repo, batch: Batch) -> list[str]:
     for path in exclude.split(text, exclude.PRIVATE_BEGIN)[1]:
         if not repo.prefix or path.startswith(repo.prefix + "/"):
             found.add(repo.root_path(path))
-    return sorted(found)
+    tracked = repo.git.ls_tree(head, repo.prefix) if head and found else {}
+    committed = {
+        rel: repo.git.blob(tracked[repo.repo_path(rel)][1])
+        for rel in found
+        if repo.repo_path(rel) in tracked
+    }
+    return sorted(found), committed
 
 
 def update_exclude(repo: Repo, batch: Batch) -> None:

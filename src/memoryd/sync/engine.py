@@ -230,8 +230,8 @@ class _Cycle:
         try:
             changes = local.clean_own_temp(self.repo, local.pending(self.repo, index))
             batch = local.sort_batch(self.repo, self.config, changes, self.root.layout)
-            kept_here = local.held_back(self.repo, batch)
-            if held.hold(self.repo.git_dir, self.root.path, kept_here):
+            kept_here, committed = local.held_back(self.repo, batch, head)
+            if held.hold(self.repo.git_dir, self.root.path, kept_here, committed):
                 write_conflicts_file(self.root.path)  # compiled from what is synced
                 recompile(self.root, self.config)
                 changes = local.pending(self.repo, index)

@@ -14,7 +14,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from memoryd.fsutil import write_if_changed
@@ -37,21 +38,37 @@ def git_dir_of(root: Path) -> Path | None:
     return None
 
 
-def held(root: Path) -> frozenset[str]:
-    """Root-relative paths of ``root``'s held-back files (empty outside a repository)."""
+@dataclass(frozen=True)
+class Held:
+    """``root``'s held-back files: ``hidden`` are in no commit; ``committed`` are tracked
+    files whose local text is held back, with the text of their last commit (what the
+    other devices have, so what the compiled files must show)."""
+
+    hidden: frozenset[str] = frozenset()
+    committed: Mapping[str, bytes] = field(default_factory=dict)
+
+
+def held(root: Path) -> Held:
+    """``root``'s held-back files (none outside a repository)."""
     git_dir = git_dir_of(root)
     if git_dir is None:
-        return frozenset()
+        return Held()
     try:
         data = json.loads((git_dir / FILE).read_text(encoding="utf-8"))
-        paths = data.get(os.fsdecode(root), [])
+        mine = data.get(os.fsdecode(root), {})
+        paths = [p for p in mine.get("paths", []) if isinstance(p, str)]
+        texts = {
+            k: v.encode("utf-8", "surrogateescape")
+            for k, v in mine.get("committed", {}).items()
+            if isinstance(k, str) and isinstance(v, str)
+        }
     except (OSError, ValueError, AttributeError):
-        return frozenset()
-    return frozenset(p for p in paths if isinstance(p, str))
+        return Held()
+    return Held(frozenset(p for p in paths if p not in texts), texts)
 
 
-def hold(git_dir: Path, root: Path, paths: Collection[str]) -> bool:
-    """Record ``paths`` as ``root``'s held-back files; True when the list changed."""
+def hold(git_dir: Path, root: Path, paths: Collection[str], committed: Mapping[str, bytes]) -> bool:
+    """Record ``root``'s held-back files; True when the record changed."""
     file = git_dir / FILE
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
@@ -60,10 +77,15 @@ def hold(git_dir: Path, root: Path, paths: Collection[str]) -> bool:
     except (OSError, ValueError):
         data = {}
     key = os.fsdecode(root)
-    wanted = sorted(set(paths))
-    if data.get(key, []) == wanted:
+    wanted = {
+        "paths": sorted(set(paths)),
+        "committed": {
+            k: committed[k].decode("utf-8", "surrogateescape") for k in sorted(committed)
+        },
+    }
+    if data.get(key, {"paths": [], "committed": {}}) == wanted:
         return False
-    if wanted:
+    if wanted["paths"]:
         data[key] = wanted
     else:
         data.pop(key, None)

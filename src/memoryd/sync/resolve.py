@@ -71,7 +71,7 @@ def all_conflicts(config: Config) -> list[Conflict]:
 
 def write_conflicts_file(root: Path) -> bool:
     """Rewrite (or remove) the root's CONFLICTS.md; True when it changed."""
-    hidden = held(root)  # a copy that stays on this device is not listed for the others
+    hidden = held(root).hidden  # a copy that stays on this device is not listed for others
     data = render_conflicts([(c.copy, c.name) for c in conflicts_in(root) if c.copy not in hidden])
     file = root / CONFLICTS_FILE
     if data is None:
