@@ -60,6 +60,8 @@ def test_a_held_back_file_edited_elsewhere_does_not_wedge(
             memory("facts/t", "t", LINES.replace("line 3", "B3"))
         ]
         assert copies[0].name.startswith("t.conflict-desktop-")
+        assert copies[0].name not in git(world.a.root, "status", "--porcelain")  # kept here
+        assert copies[0].name not in world.b.files()
         assert any(
             "facts/t.md" in n and copies[0].name in n for n in outcome.notices + _told(world)
         )

@@ -23,7 +23,7 @@ from memoryd.config import Config, RootConfig
 from memoryd.fsutil import atomic_write
 from memoryd.paths import Paths
 from memoryd.roots import STATE_FILE, ensure_gitignored
-from memoryd.sync import backups, held, remote
+from memoryd.sync import backups, exclude, held, remote
 from memoryd.sync import commit as local
 from memoryd.sync.conflicts import copy_path, parse_copy_name, safe_device, utc_stamp
 from memoryd.sync.derived import Finding, recompile
@@ -377,7 +377,11 @@ class _Cycle:
         return copy_path(rel, self.device, utc_now(), frozenset(taken))
 
     def _beside(self, rel: str, data: bytes, device: str) -> str:
-        """Save ``data`` (another device's version of ``rel``) as a conflict copy beside it."""
+        """Save ``data`` (another device's version of ``rel``) as a conflict copy beside it.
+
+        Kept on this device only when ``rel`` is held back here (quarantined, too big); an
+        ordinary file edited while the cycle ran gets a copy every device sees.
+        """
         folder = posixpath.dirname(rel)
         siblings = list((self.root.path / folder).iterdir())
         for sibling in siblings:  # a cycle killed after saving it: the copy is there already
@@ -387,6 +391,12 @@ class _Cycle:
                 return sibling_rel
         taken = {posixpath.join(folder, p.name) for p in siblings}
         copy = copy_path(rel, device, utc_now(), frozenset(taken))
+        held_here = {q.path for q in self.outcome.quarantined}
+        held_here |= {item["path"] for item in self.outcome.left_out}
+        if rel in held_here:
+            # for this device's user only (the version is on the remote already): committed,
+            # it would send every device one more copy of a version they all have
+            exclude.keep_private(self.repo.git_dir, self.repo.top, [self.repo.repo_path(copy)])
         atomic_write(self.root.path / copy, data)
         self.outcome.conflicts.append({"path": rel, "copy": copy})
         return copy

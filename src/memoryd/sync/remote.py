@@ -254,8 +254,8 @@ def _save_beside(repo: Repo, new: str, held: list[str], beside: Beside) -> list[
         copy = beside(rel, data, device_of(repo, new, path))
         notices.append(
             f"{rel} holds local text memoryd does not commit, and another device changed it: "
-            f"your text stays at {rel}, theirs is saved as {copy}; fix {rel} (see the "
-            "quarantined and left-out files) and merge the two, then delete the copy"
+            f"your text stays at {rel}, theirs is saved as {copy}; fix {rel} if it is held "
+            "back (see the quarantined and left-out files), merge the two, delete the copy"
         )
     return notices
 
