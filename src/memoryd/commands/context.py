@@ -68,22 +68,28 @@ def run(app: App, args: argparse.Namespace) -> int:
 
 def _from_hook(app: App, raw: str) -> str:
     """The prompt of a hook event; its ``cwd`` (when given) chooses the project."""
+    event = _event(
+        app, raw, "--hook expects the hook's JSON event on stdin",
+        "configure the command as a UserPromptSubmit hook, or drop --hook",
+    )  # fmt: skip
+    prompt = event.get("prompt")
+    return prompt if isinstance(prompt, str) else ""
+
+
+def _event(app: App, raw: str, problem: str, hint: str) -> dict[str, Any]:
+    """A hook's JSON event (empty when it is not an object); its ``cwd`` chooses the project."""
     from memoryd.errors import UsageError
 
     try:
         event = json.loads(raw or "{}")
     except json.JSONDecodeError as exc:
-        raise UsageError(
-            f"--hook expects the hook's JSON event on stdin: {exc}",
-            hint="configure the command as a UserPromptSubmit hook, or drop --hook",
-        ) from exc
+        raise UsageError(f"{problem}: {exc}", hint=hint) from exc
     if not isinstance(event, dict):
-        return ""
+        return {}
     cwd = event.get("cwd")
     if isinstance(cwd, str) and cwd:
         app.cwd = Path(cwd)
-    prompt = event.get("prompt")
-    return prompt if isinstance(prompt, str) else ""
+    return event
 
 
 def _rebuild(app: App, args: argparse.Namespace) -> int:
@@ -124,16 +130,6 @@ def _rebuild(app: App, args: argparse.Namespace) -> int:
 
 def _session_from_hook(app: App, raw: str) -> str:
     """The ``session_id`` of a SessionStart event; its ``cwd`` chooses the project."""
-    from memoryd.errors import UsageError
-
-    try:
-        event = json.loads(raw or "{}")
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"the hook event on stdin is not JSON: {exc}", hint=HOOK_HINT) from exc
-    if not isinstance(event, dict):
-        raise UsageError("the hook event on stdin is not a JSON object", hint=HOOK_HINT)
-    cwd = event.get("cwd")
-    if isinstance(cwd, str) and cwd:
-        app.cwd = Path(cwd)
+    event = _event(app, raw, "the hook event on stdin is not JSON", HOOK_HINT)
     session = event.get("session_id")
     return session if isinstance(session, str) else ""

@@ -28,7 +28,7 @@ from memoryd.compile.listing import ScanCache, Scanned, scan_root
 from memoryd.config import Config, RootConfig
 from memoryd.findings import Finding
 from memoryd.fsutil import fsync_dir, write_if_changed
-from memoryd.memory import parse
+from memoryd.memory import BINARY, looks_binary, parse
 from memoryd.roots import ROOT_FILE
 from memoryd.sync.conflicts import is_conflict_copy
 from memoryd.sync.held import Held, held
@@ -115,11 +115,14 @@ def _plan(
             continue
         if item.generated:
             indexed.add(folder_of(item.rel))
+        elif item.rel in kept.committed:  # held back here: show what the others have
+            if not looks_binary(kept.committed[item.rel]):
+                entries.append(entry_for(item.rel, parse(kept.committed[item.rel])))
+        elif item.error == BINARY:
+            continue  # not a memory (inspect reports it): its folder compiles as usual
         elif item.memory is None:
             blocked.add(folder_of(item.rel))
             report.problems.append(_unreadable(item))
-        elif item.rel in kept.committed:  # held back here: show what the others have
-            entries.append(entry_for(item.rel, parse(kept.committed[item.rel])))
         elif shown(root_config, item) and item.rel not in kept.hidden:
             entries.append(item.entry)
     folders = {e.folder for e in entries} | indexed | blocked
