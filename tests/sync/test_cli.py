@@ -211,3 +211,13 @@ def test_resolve_all_keep_local_leaves_a_path_with_two_copies_pending(tmp_path: 
     assert "facts/x.md has 2 conflict copies and only one text fits at the path" in out
     assert len(list((world.a.root / "facts").glob("x.conflict-*"))) == 2
     world.oracle.versions.clear()
+
+
+def test_recall_finds_a_conflict_copy_and_marks_it(conflicted: tuple[World, str]) -> None:
+    world, copy = conflicted
+    code, out, err = _cli(world.a.paths.home, "recall", "B2", "--json")
+    assert code == 0, err
+    [hit] = [h for h in json.loads(out) if h["id"] == copy[:-3]]
+    assert hit["conflict_of"] == "facts/x.md" and hit["conflict_device"] == "desktop"
+    code, text, _ = _cli(world.a.paths.home, "recall", "B2")
+    assert "   sync conflict copy: desktop's version of facts/x.md (see CONFLICTS.md)" in text

@@ -89,6 +89,12 @@ def _text(hits: list[Any]) -> str:
         lines = [f"{number}. {hit.id}  ({kind}{hit.scope}, score {hit.score:.3g})"]
         if hit.summary:
             lines.append(f"   {hit.summary}")
+        conflict = hit.conflict()
+        if conflict:
+            lines.append(
+                f"   sync conflict copy: {conflict['conflict_device']}'s version of "
+                f"{conflict['conflict_of']} (see CONFLICTS.md)"
+            )
         lines += [f"   {hit.snippet}", f"   matched: {terms}", f"   {hit.path}"]
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
