@@ -34,7 +34,7 @@ _LINK = re.compile(r"^\[(.*)\]\(.*\)$")
 
 
 @dataclass(frozen=True)
-class RootView:
+class RootBlocks:
     """One root's compiled ROOT.md blocks (block name → lines between its markers)."""
 
     scope: str
@@ -43,7 +43,7 @@ class RootView:
 
 
 @dataclass(frozen=True)
-class Entry:
+class Shown:
     id: str
     scope: str
     kind: str | None
@@ -62,12 +62,12 @@ class Block:
         return {"text": self.text, "rules": self.rules, "entries": self.entries, "cut": self.cut}
 
 
-def ordered(views: Sequence[RootView]) -> list[RootView]:
+def ordered(views: Sequence[RootBlocks]) -> list[RootBlocks]:
     """Global roots first (their rules stand above a project's), then project roots."""
     return sorted(views, key=lambda v: (v.scope != "global", v.path))
 
 
-def rule_lines(views: Sequence[RootView]) -> list[str]:
+def rule_lines(views: Sequence[RootBlocks]) -> list[str]:
     lines: list[str] = []
     for view in ordered(views):
         for line in view.blocks.get(RULES_BLOCK, []):
@@ -76,7 +76,7 @@ def rule_lines(views: Sequence[RootView]) -> list[str]:
     return lines
 
 
-def outline_lines(views: Sequence[RootView]) -> list[str]:
+def outline_lines(views: Sequence[RootBlocks]) -> list[str]:
     lines: list[str] = []
     for view in ordered(views):
         body = [line for name in OUTLINE_BLOCKS for line in _outline_part(view.blocks.get(name))]
@@ -139,8 +139,8 @@ def cut_body(body: str, budget: int) -> tuple[str, bool]:
 
 
 def build(
-    views: Sequence[RootView],
-    hits: Sequence[Entry],
+    views: Sequence[RootBlocks],
+    hits: Sequence[Shown],
     max_chars: int,
     max_entries: int,
     outline_chars: int,
@@ -170,10 +170,10 @@ def build(
 
 
 def _bodies(
-    hits: Sequence[Entry], rules: list[str], max_chars: int, max_entries: int
-) -> tuple[list[tuple[Entry, str, bool]], bool]:
+    hits: Sequence[Shown], rules: list[str], max_chars: int, max_entries: int
+) -> tuple[list[tuple[Shown, str, bool]], bool]:
     shown_rules = "\n".join(rules)
-    chosen: list[tuple[Entry, str, bool]] = []
+    chosen: list[tuple[Shown, str, bool]] = []
     left = max_chars
     for entry in hits:
         if len(chosen) >= max_entries or left <= 0:
@@ -199,10 +199,10 @@ def gather(
     chars = settings.max_chars if max_chars is None else max_chars
     entries = settings.max_entries if max_entries is None else max_entries
     roots = locate.active_roots(app.config, app.cwd)
-    hits: list[Entry] = []
+    hits: list[Shown] = []
     with upkeep.freshen(app, roots) as db:  # opened once: every open checks the database
-        views = [RootView(r.scope, str(r.path), upkeep.root_blocks(r)) for r in roots]
+        views = [RootBlocks(r.scope, str(r.path), upkeep.root_blocks(r)) for r in roots]
         if query.strip() and entries > 0:
             found = upkeep.search(app, roots, query, limit=entries * 2, count_hits=False, db=db)
-            hits = [Entry(h.id, h.scope, h.kind, h.summary, h.body) for h in found]
+            hits = [Shown(h.id, h.scope, h.kind, h.summary, h.body) for h in found]
     return build(views, hits, chars, entries, settings.outline_chars)
