@@ -27,6 +27,7 @@ RULES_BLOCK = "rules"
 OUTLINE_BLOCKS = ("directory", "routing")
 CUT = "[… cut: memory_recall or memoryd recall {id} has the rest]"
 OUTLINE_CUT = "[… outline cut: memoryd inspect lists every memory]"
+STALE_HEADING = "## May be stale, check before trusting (the code they cite has changed)"
 _EMPTY_ROW = re.compile(r"^\| [^|]+ \| 0 \| .*\|$")  # a directory row of a folder without memories
 _TABLE_RULE = re.compile(r"^\|(?:-+\|)+$")
 _CELL_SPLIT = re.compile(r"(?<!\\)\|")  # a cell boundary: a pipe not escaped as \|
@@ -49,6 +50,7 @@ class Shown:
     kind: str | None
     summary: str | None
     body: str
+    stale: tuple[str, ...] = ()  # citations whose text changed: never injected as true
 
 
 @dataclass(frozen=True)
@@ -153,7 +155,8 @@ def build(
     if outline:
         out += ["", "## Memory outline (what exists; load more with memory_recall)", *outline]
         out += [OUTLINE_CUT] if outline_cut else []
-    chosen, any_cut = _bodies(hits, rules, max_chars, max_entries)
+    stale = [h for h in hits if h.stale][:max_entries]
+    chosen, any_cut = _bodies([h for h in hits if not h.stale], rules, max_chars, max_entries)
     if chosen:
         out += ["", "## Relevant memories (best recall hits for this prompt)"]
         for entry, text, cut in chosen:
@@ -161,12 +164,25 @@ def build(
             out += [title + (f": {entry.summary}" if entry.summary else "")]
             out += [text] if text else []
             out += [CUT.format(id=entry.id)] if cut else []
+    if stale:
+        out += ["", STALE_HEADING]
+        out += [_stale_line(entry) for entry in stale]
     out.append("</memory>")
-    entries = [
+    entries: list[dict[str, Any]] = [
         {"id": e.id, "scope": e.scope, "kind": e.kind, "summary": e.summary, "cut": c}
         for e, _, c in chosen
     ]
+    entries += [
+        {"id": e.id, "scope": e.scope, "kind": e.kind, "summary": e.summary, "stale": list(e.stale)}
+        for e in stale
+    ]
     return Block("\n".join(out) + "\n", rules, entries, any_cut or outline_cut)
+
+
+def _stale_line(entry: Shown) -> str:
+    """One line for a memory whose cited code changed: what it claims, and where to look."""
+    summary = f": {entry.summary}" if entry.summary else ""
+    return f"- {entry.id} ({entry.scope}){summary} — {'; '.join(entry.stale)}"
 
 
 def _bodies(
@@ -193,7 +209,7 @@ def gather(
 ) -> Block:
     """Read the roots' compiled blocks and the best hits for ``query``, then build the block."""
     from memoryd import locate
-    from memoryd.agent import upkeep
+    from memoryd.agent import citing, upkeep
 
     settings = app.config.injection
     chars = settings.max_chars if max_chars is None else max_chars
@@ -204,5 +220,10 @@ def gather(
         views = [RootBlocks(r.scope, str(r.path), upkeep.root_blocks(r)) for r in roots]
         if query.strip() and entries > 0:
             found = upkeep.search(app, roots, query, limit=entries * 2, count_hits=False, db=db)
-            hits = [Shown(h.id, h.scope, h.kind, h.summary, h.body) for h in found]
+            checker = citing.Checker(app.cwd)
+            hits = [
+                Shown(h.id, h.scope, h.kind, h.summary, h.body,
+                      tuple(citing.stale_reasons(checker.of_file(h.path))))
+                for h in found
+            ]  # fmt: skip
     return build(views, hits, chars, entries, settings.outline_chars)
