@@ -2,7 +2,7 @@
 
 Random creates, edits (different lines, the same line), deletes, renames (also
 onto a path another device creates), ``.state.json`` writes, ``sync: false``
-memories, non-UTF-8 and binary ``.md`` files, files over the size cap,
+memories, non-UTF-8 and binary ``.md`` files (and non-UTF-8 file names), files over the size cap,
 quarantined files (conflict markers, a secret), syncs in random order, an
 unreachable remote and SIGKILLed syncs (the real CLI in a subprocess).
 
@@ -227,7 +227,9 @@ class Sim:
             self.write(dev, rel, self.text(rel[:-3], self.body(), local_only=True), private=True)
 
     def do_latin1(self, dev: Dev) -> None:
-        rel = f"facts/latin{self.rng.randrange(10)}.md"
+        """Invalid UTF-8 in the text, and sometimes in the file name too."""
+        stem = self.rng.choice(["latin", "caf\udce9-"])  # \udce9: the byte 0xe9 of a name
+        rel = f"facts/{stem}{self.rng.randrange(10)}.md"
         body = [b"L0 caf\xe9 " + self.token(), b"L1 \xff\xfe " + self.token()]
         self.write(dev, rel, b"\n".join(body) + b"\n")
 
@@ -321,8 +323,8 @@ class Sim:
         head = git(self.remote, "rev-parse", "main").strip()
         for dev in self.devices:
             assert git(dev.root, "rev-parse", "HEAD").strip() == head, (dev.name, self.where())
-            dirty = git(dev.root, "status", "--porcelain", "--untracked-files=no").splitlines()
-            kept = [line for line in dirty if not _held_back(dev.root / line[3:])]
+            dirty = _dirty(dev.root)
+            kept = [rel for rel in dirty if not _held_back(dev.root / rel)]
             assert kept == [], (dev.name, kept, self.where())  # only the user's held-back text
         self.check()
 
@@ -338,6 +340,15 @@ def _tokens(data: bytes) -> list[bytes]:
 def _held(path: Path) -> bool:
     data = path.read_bytes()
     return b"<<<<<<<" in data or b"sync: false" in data or len(data) > CAP
+
+
+def _dirty(root: Path) -> list[str]:
+    """Tracked files that differ from HEAD (names as the file system has them)."""
+    done = subprocess.run(
+        ["git", "status", "--porcelain", "-z", "--untracked-files=no"],
+        cwd=root, capture_output=True, check=True, timeout=60,
+    )  # fmt: skip
+    return [os.fsdecode(r[3:]) for r in done.stdout.split(b"\0") if len(r) > 3]
 
 
 def _held_back(path: Path) -> bool:

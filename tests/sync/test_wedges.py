@@ -125,3 +125,26 @@ def test_a_full_disk_while_saving_sync_state_is_a_clear_error(world: World) -> N
         again = _cli(world.a.paths.home, "sync")
         assert again.returncode == 0, again.stdout + again.stderr
     assert world.b.sync().ok and "disk is full" in world.b.read("facts/full.md")
+
+
+def test_a_conflict_on_a_non_utf8_name_is_committed_and_reported(world: World) -> None:
+    """Found by the simulation: the replay's commit message and the state file did not encode."""
+    name = os.fsencode(str(world.a.root / "facts")) + b"/caf\xe9.md"
+    os.makedirs(os.path.dirname(name), exist_ok=True)
+    with open(name, "wb") as handle:
+        handle.write(memory("facts/cafe", "cafe", "line 1\nline 2\n").encode())
+    world.a.sync()
+    assert world.b.sync().ok
+    other = os.fsencode(str(world.b.root / "facts")) + b"/caf\xe9.md"
+    for path, who in ((name, "A"), (other, "B")):
+        with open(path, "wb") as handle:
+            handle.write(memory("facts/cafe", "cafe", f"line 1 by {who}\nline 2\n").encode())
+    assert world.a.sync().pushed
+    done = _cli(world.b.paths.home, "sync")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "conflict: facts/caf\\xe9.md: a version saved as facts/caf\\xe9.conflict-desktop-" in (
+        done.stdout
+    )
+    assert "conflict: facts/caf\\xe9.md" in git(world.remote, "log", "--format=%B", "main")
+    status = _cli(world.b.paths.home, "status", "--json")
+    assert "Traceback" not in status.stderr

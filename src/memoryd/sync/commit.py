@@ -25,7 +25,7 @@ from memoryd.layouts import syncable
 from memoryd.memory import id_for_path, parse
 from memoryd.roots import STATE_FILE, is_memory_name
 from memoryd.sync import exclude
-from memoryd.sync.conflicts import has_conflict_markers, never_synced
+from memoryd.sync.conflicts import has_conflict_markers, never_synced, printable
 from memoryd.sync.derived import Quarantined, is_generated, scan_file
 from memoryd.sync.repo import Repo
 
@@ -261,11 +261,7 @@ def commit(repo: Repo, index: Path, head: str | None, batch: Batch, device: str)
 
 def _shown(rel: str) -> str:
     """A memory's id for a commit message: bytes of a non-UTF-8 name as ``\\xe9``."""
-    return _text(id_for_path(rel))
-
-
-def _text(path: str) -> str:
-    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return printable(id_for_path(rel))
 
 
 def commit_message(device: str, batch: Batch) -> str:
@@ -285,7 +281,7 @@ def commit_message(device: str, batch: Batch) -> str:
     for title, items in zip(("added", "changed", "removed"), kinds.values(), strict=True):
         lines += [f"{title}:", *(f"  {_shown(i)}" for i in items)] if items else []
     if compiled:
-        lines.append("compiled: " + ", ".join(_text(i) for i in compiled))
+        lines.append("compiled: " + ", ".join(printable(i) for i in compiled))
     if batch.untrack:
         lines.append("untracked: " + ", ".join(batch.untrack))
     lines += ["", f"Memoryd-Device: {device}"]

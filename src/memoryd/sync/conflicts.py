@@ -38,6 +38,11 @@ class CopyName:
     time: str  # 20261129T233000Z
 
 
+def printable(text: str) -> str:
+    """``text`` with the bytes of a non-UTF-8 file name shown as ``\\xe9`` (valid UTF-8)."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def utc_stamp(now: datetime) -> str:
     return now.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
 
@@ -133,4 +138,4 @@ def render_conflicts(copies: list[tuple[str, CopyName]]) -> bytes | None:
             f"- `{id_for_path(copy)}`: copy of [{name.original}]({name.original}) "
             f"from {name.device}, {when}"
         )
-    return ("\n".join(lines) + "\n").encode("utf-8")
+    return printable("\n".join(lines) + "\n").encode("utf-8")

@@ -25,7 +25,13 @@ from memoryd.paths import Paths
 from memoryd.roots import STATE_FILE, ensure_gitignored
 from memoryd.sync import backups, exclude, held, remote
 from memoryd.sync import commit as local
-from memoryd.sync.conflicts import copy_path, parse_copy_name, safe_device, utc_stamp
+from memoryd.sync.conflicts import (
+    copy_path,
+    parse_copy_name,
+    printable,
+    safe_device,
+    utc_stamp,
+)
 from memoryd.sync.derived import Quarantined, recompile
 from memoryd.sync.git import GitError
 from memoryd.sync.replay import OutsideRoot, replay
@@ -96,9 +102,15 @@ class SyncOutcome:
     def to_json(self) -> dict[str, Any]:
         data = {k: v for k, v in self.__dict__.items() if k != "quarantined"}
         data["root"] = str(self.root)
-        data["message"] = self.message
-        data["quarantined"] = [q.__dict__ for q in self.quarantined]
+        data["message"] = printable(self.message)
+        data["quarantined"] = [_shown(q.__dict__) for q in self.quarantined]
+        data["conflicts"] = [_shown(c) for c in self.conflicts]
+        data["left_out"] = [_shown(item) for item in self.left_out]
         return data
+
+
+def _shown(item: dict[str, Any]) -> dict[str, Any]:
+    return {k: printable(v) if isinstance(v, str) else v for k, v in item.items()}
 
 
 def sync_root(
@@ -149,6 +161,7 @@ def sync_root(
             if exc.errno == errno.ENOSPC
             else ("memoryd retries on the next cycle; fix the file's permissions if this repeats")
         )
+    outcome.notices = [printable(n) for n in outcome.notices]  # a non-UTF-8 name: \xe9
     _record(state, outcome)
     try:
         save_state(paths, state)
@@ -171,7 +184,8 @@ def _record(state: SyncState, outcome: SyncOutcome) -> None:
     for text in outcome.notices:
         state.notice(text, stamp)
     for item in outcome.conflicts:
-        state.notice(f"conflict: {item['path']}: local text saved as {item['copy']}", stamp)
+        said = f"conflict: {item['path']}: a version saved as {item['copy']}"
+        state.notice(printable(said), stamp)
     if outcome.ok:
         state.last_sync_ms = stamp
 
@@ -432,4 +446,4 @@ def _replay_message(
     if backup:
         lines.append(f"backup of the local commits: {backup}")
     lines += ["", f"Memoryd-Device: {device}"]
-    return "\n".join(lines) + "\n"
+    return printable("\n".join(lines) + "\n")

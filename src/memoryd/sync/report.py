@@ -8,6 +8,7 @@ from pathlib import Path
 from memoryd.config import Config, RootConfig
 from memoryd.errors import PathError
 from memoryd.paths import Paths
+from memoryd.sync.conflicts import printable
 from memoryd.sync.engine import SyncOutcome
 from memoryd.sync.resolve import all_conflicts
 from memoryd.sync.state import all_states
@@ -54,14 +55,14 @@ def outcome_text(o: SyncOutcome) -> str:
     if o.not_pushed:
         lines.append(f"  {o.not_pushed} commit(s) not pushed")
     for c in o.conflicts:
-        lines.append(f"  conflict: {c['path']}: your version saved as {c['copy']}")
+        lines.append(f"  conflict: {c['path']}: a version saved as {c['copy']}")
     lines += [f"  notice: {n}" for n in o.notices]
     for q in o.quarantined:
         lines.append(f"  quarantined: {q.path}:{q.line} {q.rule} ({q.preview}): not committed")
     lines += [f"  left out: {item['path']} ({item['why']})" for item in o.left_out]
     if o.backup_ref:
         lines.append(f"  local commits backed up at {o.backup_ref}")
-    return "\n".join(lines)
+    return printable("\n".join(lines))
 
 
 def sync_problems(config: Config, paths: Paths) -> list[SyncProblem]:
