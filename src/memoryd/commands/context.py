@@ -1,4 +1,11 @@
-"""``memoryd context``: the block an agent harness injects into each prompt."""
+"""``memoryd context``: the block an agent harness injects into each prompt.
+
+``--hook`` reads a Claude Code hook event (``UserPromptSubmit``, ``SessionStart``) on
+stdin. It never blocks the prompt: a malformed event, an invalid config.yaml or any
+other memoryd failure injects nothing, says why on stderr and exits 0 (for
+``UserPromptSubmit`` exit 2 would throw the user's prompt away). With ``--json`` it
+prints the host's structured form, ``hookSpecificOutput.additionalContext``.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +13,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memoryd.app import App
 from memoryd.commands import add_json
+
+if TYPE_CHECKING:
+    from memoryd.context import Block
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -23,14 +33,14 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument(
         "--hook",
         action="store_true",
-        help="read a Claude Code hook event (JSON with prompt and cwd) from stdin",
+        help="read a Claude Code hook event (JSON with prompt and cwd) from stdin; never fails "
+        "the prompt (--json: answer with hookSpecificOutput.additionalContext)",
     )
     add_json(parser)
     parser.set_defaults(handler=run)
 
 
 def run(app: App, args: argparse.Namespace) -> int:
-    from memoryd.context import gather
     from memoryd.errors import UsageError
 
     for name in ("max_chars", "max_entries"):
@@ -38,16 +48,48 @@ def run(app: App, args: argparse.Namespace) -> int:
         if value is not None and value < 0:
             flag = "--" + name.replace("_", "-")
             raise UsageError(f"{flag} must not be negative, got {value}", hint=f"{flag} 0 or more")
-    query = " ".join(args.query)
     if args.hook:
-        query = _from_hook(app, sys.stdin.read()) or query
-    block = gather(app, query, args.max_chars, args.max_entries)
+        return _run_hook(app, args)
+    block = _block(app, args, " ".join(args.query))
     app.emit(args.json, block.as_dict(), block.text)
     return 0
 
 
-def _from_hook(app: App, raw: str) -> str:
-    """The prompt of a hook event; its ``cwd`` (when given) chooses the project."""
+def _block(app: App, args: argparse.Namespace, query: str) -> Block:
+    from memoryd.context import gather
+
+    return gather(app, query, args.max_chars, args.max_entries)
+
+
+def _run_hook(app: App, args: argparse.Namespace) -> int:
+    """The hook's answer, or nothing at all (and the reason on stderr): exit 0 either way."""
+    from memoryd.errors import MemorydError
+
+    try:
+        event = _event(sys.stdin.read())
+        cwd = event.get("cwd")
+        if isinstance(cwd, str) and cwd:
+            app.cwd = Path(cwd)
+        prompt = event.get("prompt")
+        query = prompt if isinstance(prompt, str) and prompt else " ".join(args.query)
+        block = _block(app, args, query)
+    except MemorydError as exc:
+        app.note(f"memoryd: context --hook injected nothing: {exc}")
+        return 0
+    if args.json:
+        name = event.get("hook_event_name")
+        output = {
+            "hookEventName": name if isinstance(name, str) and name else "UserPromptSubmit",
+            "additionalContext": block.text,
+        }
+        app.out.write(json.dumps({"hookSpecificOutput": output}, ensure_ascii=False) + "\n")
+    else:
+        app.emit(False, None, block.text)
+    return 0
+
+
+def _event(raw: str) -> dict[str, Any]:
+    """The hook event on stdin (an empty stdin is an empty event)."""
     from memoryd.errors import UsageError
 
     try:
@@ -55,12 +97,11 @@ def _from_hook(app: App, raw: str) -> str:
     except json.JSONDecodeError as exc:
         raise UsageError(
             f"--hook expects the hook's JSON event on stdin: {exc}",
-            hint="configure the command as a UserPromptSubmit hook, or drop --hook",
+            hint="configure the command as a UserPromptSubmit or SessionStart hook, or drop --hook",
         ) from exc
     if not isinstance(event, dict):
-        return ""
-    cwd = event.get("cwd")
-    if isinstance(cwd, str) and cwd:
-        app.cwd = Path(cwd)
-    prompt = event.get("prompt")
-    return prompt if isinstance(prompt, str) else ""
+        raise UsageError(
+            f"--hook expects a JSON object on stdin, got {type(event).__name__}",
+            hint="configure the command as a UserPromptSubmit or SessionStart hook, or drop --hook",
+        )
+    return event
