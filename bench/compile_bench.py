@@ -43,10 +43,10 @@ def timed(fn: object) -> float:
 
 def row(tmp: Path, n: int) -> str:
     from memoryd.app import App
-    from memoryd.compile_io import compile_root
+    from memoryd.compile.listing import ScanCache
+    from memoryd.compile.writer import compile_root
     from memoryd.config import Config, RootConfig
     from memoryd.inspection import inspect
-    from memoryd.scan import ScanCache
 
     root = tmp / f"root{n}"
     build(root, n)

@@ -153,7 +153,7 @@ def main() -> int:
     from memoryd.app import App
     from memoryd.daemon.status import read_status
     from memoryd.index import open_index
-    from memoryd.setup import init_global
+    from memoryd.init.plugin import init_global
 
     root = init_global(App()).root
     if not args.sync:  # measure the daemon itself, not a first commit of 10k files

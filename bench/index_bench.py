@@ -103,7 +103,7 @@ def corpus(size: int, corpus_dir: Path) -> Path:
 
 
 def _prepare(root: Path, size: int) -> None:
-    from memoryd.compile_io import compile_root
+    from memoryd.compile.writer import compile_root
     from memoryd.config import Config, RootConfig
 
     generate(root, size)

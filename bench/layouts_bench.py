@@ -31,7 +31,7 @@ def build(root: Path, n: int) -> None:
 
 
 def guard_pure(calls: int) -> float:
-    from memoryd.guard import WriteRequest, check_write
+    from memoryd.layouts.guard import WriteRequest, check_write
 
     requests = [
         WriteRequest(target=f"/d/memory/sessions/s1/tasks/T{i % 5}/p.md", memory_root="/d/memory",

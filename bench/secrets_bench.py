@@ -28,8 +28,8 @@ def main() -> int:
     sys.path.insert(0, str(REPO))
     sys.path.insert(0, str(REPO / "src"))
     from bench.corpus import generate
-    from memoryd.sync.scan_targets import scan_paths, scan_staged
-    from memoryd.sync.secrets import scan
+    from memoryd.secrets.scanner import scan
+    from memoryd.secrets.targets import scan_paths, scan_staged
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

@@ -29,7 +29,7 @@ sys.path[:0] = [str(REPO), str(REPO / "src")]
 from tests.sync.fake_tokens import ALNUM, HEX, LOWER_ALNUM, bad_checksum, github, jwt, npm  # noqa: E402
 from tests.sync.fake_tokens import rand as _rand  # noqa: E402
 
-from memoryd.sync.secrets import scan  # noqa: E402
+from memoryd.secrets.scanner import scan  # noqa: E402
 
 URLSAFE, B64, B32 = ALNUM + "-_", ALNUM + "+/", "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 DIGITS, SYMBOLS = "0123456789", "!@#$%^&*-_+=?"

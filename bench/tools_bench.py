@@ -34,10 +34,10 @@ def cli(*args: str) -> None:
 
 
 def row(tmp: Path, n: int) -> list[str]:
+    from memoryd.agent.context import gather
+    from memoryd.agent.forget import forget
+    from memoryd.agent.remember import Request, remember
     from memoryd.app import App
-    from memoryd.context import gather
-    from memoryd.forget import forget
-    from memoryd.remember import Request, remember
 
     os.environ["MEMORYD_HOME"] = str(tmp / f"home{n}")
     root = tmp / f"home{n}" / "memory"

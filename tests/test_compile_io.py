@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.compile_io import compile_root
+from memoryd.compile.listing import ScanCache
+from memoryd.compile.writer import compile_root
 from memoryd.config import Config, RootConfig
 from memoryd.roots import ROOT_TEMPLATE
-from memoryd.scan import ScanCache
 from tests.helpers import run_cli
 
 CONFIG = Config()

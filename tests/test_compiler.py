@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from memoryd.compiler import (
+from memoryd.compile.blocks import (
     compile_files,
     entries_of,
     is_generated,

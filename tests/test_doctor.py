@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from memoryd import doctor
 from memoryd.config import load_config
 from memoryd.daemon import service
 from memoryd.daemon.lock import DaemonLock
 from memoryd.daemon.status import StatusBoard
+from memoryd.doctor import checks as doctor
 from memoryd.paths import resolve_paths
 from tests.fakes import FakeTool, install_fakes
 from tests.helpers import git, run_cli

@@ -8,11 +8,11 @@ import pytest
 
 from memoryd.app import App
 from memoryd.checks import Context, all_checks, register, run_checks
-from memoryd.compile_io import compile_root
+from memoryd.compile.writer import compile_root
 from memoryd.config import Config, RootConfig
 from memoryd.findings import Finding
+from memoryd.init.plugin import init_global
 from memoryd.inspection import inspect
-from memoryd.setup import init_global
 from tests.helpers import git, run_cli
 
 FIX_COMPILE = "run 'memoryd compile' (the daemon does it on its own when it runs)"

@@ -4,7 +4,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memoryd.markers import DamagedMarkers, begin_line, end_line, extract, newline_of, splice
+from memoryd.compile.markers import (
+    DamagedMarkers,
+    begin_line,
+    end_line,
+    extract,
+    newline_of,
+    splice,
+)
 
 
 def block(name: str, *body: str) -> str:

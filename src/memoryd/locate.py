@@ -13,11 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd import safepath
-from memoryd.compiler import is_generated
+from memoryd.app import App
+from memoryd.compile.blocks import is_generated
 from memoryd.config import Config, RootConfig
 from memoryd.errors import MemorydError, Refused, UsageError
 from memoryd.memory import Memory, id_for_path, parse
-from memoryd.roots import relative_id, walk_root
+from memoryd.roots import project_root_for, relative_id, walk_root
 
 SCOPES = ("global", "project")
 PLUGIN = "plugin"
@@ -41,6 +42,29 @@ def active_roots(config: Config, cwd: Path) -> list[RootConfig]:
 def writable(roots: list[RootConfig]) -> list[RootConfig]:
     """The roots the agent tools write to: plugin layout (the other layouts have their own)."""
     return [root for root in roots if root.layout == PLUGIN]
+
+
+def write_target(app: App, scope: str | None) -> tuple[RootConfig, list[RootConfig]]:
+    """Where a new memory of ``app.cwd`` goes, and the roots it is checked against.
+
+    Inside a git repository the default scope is the project: when its root does not
+    exist yet it is created (and registered) as ``memoryd init --project`` would,
+    rather than a project fact landing in the global root every project sees.
+    """
+    roots = active_roots(app.config, app.cwd)
+    if scope in (None, "project") and not any(r.scope == "project" for r in writable(roots)):
+        own = project_root_for(app.cwd, [r.path for r in app.config.roots if r.scope == "global"])
+        if own is not None:
+            from memoryd.init.plugin import init_project  # only on a project's first write
+
+            init_project(app, app.cwd)
+            roots = active_roots(app.config, app.cwd)
+        elif scope == "project":
+            raise MemorydError(
+                f"{app.cwd} is not inside a git repository, so it has no project memory",
+                hint="run it from inside the project's repository, or use --scope global",
+            )
+    return target_root(roots, scope), roots
 
 
 def target_root(roots: list[RootConfig], scope: str | None) -> RootConfig:

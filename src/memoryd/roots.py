@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -117,10 +118,60 @@ def git_toplevel(start: Path) -> Path | None:
     return None
 
 
-def project_root_for(start: Path) -> Path | None:
-    """``<git top level>/.memory`` for ``start``, whether or not it exists yet."""
+def main_git_dir(top: Path) -> Path:
+    """The common git dir of the work tree ``top`` (``git rev-parse --git-common-dir``).
+
+    Read from the files git keeps rather than by running git: recall and the hooks
+    ask on every call. A linked worktree's ``.git`` file names its own git dir, whose
+    ``commondir`` names the main repository's; a submodule's has no ``commondir``.
+    """
+    dot_git = top / ".git"
+    if dot_git.is_dir():
+        return dot_git
+    text = dot_git.read_text(encoding="utf-8").strip()
+    gitdir = Path(text.removeprefix("gitdir:").strip())
+    gitdir = gitdir if gitdir.is_absolute() else top / gitdir
+    common = gitdir / "commondir"
+    if common.is_file():
+        target = Path(common.read_text(encoding="utf-8").strip())
+        return (target if target.is_absolute() else gitdir / target).resolve()
+    return gitdir
+
+
+def canonical_toplevel(start: Path) -> Path | None:
+    """The project's main work tree: for a linked ``git worktree``, the main one.
+
+    An agent working in ``../wt/feature`` works on the same project as one in the
+    main checkout, so both see one project root. A worktree of a bare repository
+    has no main work tree: it is its own project then.
+    """
     top = git_toplevel(start)
-    return None if top is None else top / PROJECT_DIRNAME
+    if top is None:
+        return None
+    try:
+        common = main_git_dir(top)
+    except (OSError, UnicodeDecodeError) as exc:
+        log.debug("cannot read the git dir of %s: %s", top, exc)
+        return top
+    if common.name == ".git" and common.parent.is_dir():
+        return common.parent.resolve()
+    return top
+
+
+def project_root_for(start: Path, memory_roots: Iterable[Path] = ()) -> Path | None:
+    """``<main work tree>/.memory`` for ``start``, whether or not it exists yet.
+
+    None outside git, and None when the repository is itself (inside) one of
+    ``memory_roots``: a global root is a git repository, not a project.
+    """
+    top = canonical_toplevel(start)
+    if top is None:
+        return None
+    for root in memory_roots:
+        real = root.resolve()
+        if top == real or real in top.parents:
+            return None
+    return top / PROJECT_DIRNAME
 
 
 def walk_root(root: Path) -> list[Path]:

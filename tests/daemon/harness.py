@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from memoryd.app import App
-from memoryd.compile_io import compile_root
+from memoryd.compile.writer import compile_root
 from memoryd.config import load_config
 from memoryd.daemon.status import read_status
 from memoryd.index import open_index, reconcile
@@ -114,7 +114,7 @@ def new_threads(before: set[threading.Thread], timeout: float = 5) -> set[thread
 
 
 def app_with_root() -> tuple[App, Path]:
-    from memoryd.setup import init_global
+    from memoryd.init.plugin import init_global
 
     app = App()
     root = init_global(app).root

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.guard import WriteRequest, check_write
+from memoryd.layouts.guard import WriteRequest, check_write
 from tests.helpers import run_cli
 
 ROOT = "/data/memory"

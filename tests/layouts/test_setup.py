@@ -14,10 +14,10 @@ from memoryd.layouts.layered import (
     MEMORY_TEMPLATE,
     ensure_project_memory,
     init_layered_tree,
-    main_git_dir,
     project_id_for,
 )
 from memoryd.paths import resolve_paths
+from memoryd.roots import main_git_dir
 from tests.helpers import git, run_cli
 
 

@@ -11,7 +11,7 @@ import random
 import string
 import zlib
 
-from memoryd.sync.secret_values import base62
+from memoryd.secrets.values import base62
 
 ALNUM = string.ascii_letters + string.digits
 HEX = "0123456789abcdef"

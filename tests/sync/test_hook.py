@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from memoryd.errors import Refused
-from memoryd.sync import hook
+from memoryd.secrets import hook
 from tests.helpers import git, run_cli
 from tests.sync.fake_tokens import github
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.compile_io import compile_root
+from memoryd.compile.writer import compile_root
 from memoryd.sync.derived import recompile
 from memoryd.sync.report import sync_problems
 from memoryd.sync.state import load_state

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memoryd.sync.secrets import scan
+from memoryd.secrets.scanner import scan
 from tests.sync.secret_cases import Case, negatives, positives
 
 POSITIVES = positives()

@@ -6,8 +6,8 @@ import zlib
 
 import pytest
 
-from memoryd.sync.secret_kinds import classify_key
-from memoryd.sync.secret_values import (
+from memoryd.secrets.kinds import classify_key
+from memoryd.secrets.values import (
     base62,
     crc32_token_ok,
     is_identifier,

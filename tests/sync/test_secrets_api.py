@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from memoryd.sync.secrets import (
+from memoryd.secrets.scanner import (
     ALLOWLIST_FILE,
     Finding,
     allowlist_line,

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from memoryd.app import App
-from memoryd.setup import init_global, init_project
+from memoryd.init.plugin import init_global, init_project
 from tests.helpers import git
 
 

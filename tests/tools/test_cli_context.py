@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from memoryd.agent.remember import Request, remember
 from memoryd.app import App
-from memoryd.remember import Request, remember
 from tests.helpers import run_cli
 from tests.tools.conftest import Setup
 
@@ -172,7 +172,7 @@ def test_a_hand_written_memory_reaches_the_block_without_a_compile(setup: Setup)
 
 
 def test_context_opens_the_index_once(setup: Setup, monkeypatch: pytest.MonkeyPatch) -> None:
-    from memoryd.context import gather
+    from memoryd.agent.context import gather
     from memoryd.index import schema
 
     fill(setup)

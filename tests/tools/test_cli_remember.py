@@ -3,10 +3,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from memoryd.agent.upkeep import search
 from memoryd.app import App
 from memoryd.locate import active_roots
 from memoryd.memory import parse
-from memoryd.upkeep import search
 from tests.helpers import run_cli
 from tests.tools.conftest import Setup
 

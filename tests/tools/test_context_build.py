@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from memoryd.context import CUT, Entry, RootView, build, cut_body
+from memoryd.agent.context import CUT, Entry, RootView, build, cut_body
 
 GLOBAL = RootView(
     "global",

@@ -14,9 +14,9 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
+from memoryd.agent.mcp_server import build_server
 from memoryd.app import App
 from memoryd.cli import main
-from memoryd.mcp_server import build_server
 from tests.helpers import run_cli
 from tests.layouts.test_index import CLAUDE, LAYERED, build
 from tests.tools.conftest import Setup

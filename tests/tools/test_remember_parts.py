@@ -4,9 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.forget import retarget
-from memoryd.memory import new_memory, parse, render
-from memoryd.remember import (
+from memoryd.agent.forget import retarget
+from memoryd.agent.remember import (
     Request,
     agent_kind,
     build_memory,
@@ -15,6 +14,7 @@ from memoryd.remember import (
     slugify,
     unique_id,
 )
+from memoryd.memory import new_memory, parse, render
 
 
 @pytest.mark.parametrize(

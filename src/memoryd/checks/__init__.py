@@ -36,11 +36,11 @@ from typing import TYPE_CHECKING, Protocol
 
 from memoryd import layouts
 from memoryd.app import App
-from memoryd.compiler import folder_of
+from memoryd.compile.blocks import folder_of
+from memoryd.compile.listing import ScanCache, Scanned, scan_root
 from memoryd.config import RootConfig
 from memoryd.findings import Finding
 from memoryd.memory import Memory
-from memoryd.scan import ScanCache, Scanned, scan_root
 
 if TYPE_CHECKING:
     from memoryd.index import IndexDB

@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from memoryd import markers
 from memoryd.checks import Context, RootView, root_check
-from memoryd.compile_io import compile_root, shown
-from memoryd.compiler import compile_files, folder_of, is_generated, listed_names
+from memoryd.compile import markers
+from memoryd.compile.blocks import compile_files, folder_of, is_generated, listed_names
+from memoryd.compile.listing import Scanned
+from memoryd.compile.writer import compile_root, shown
 from memoryd.findings import Finding
 from memoryd.memory import Memory
 from memoryd.roots import ROOT_FILE
-from memoryd.scan import Scanned
 
 FIX = "run 'memoryd compile' (the daemon does it on its own when it runs)"
 

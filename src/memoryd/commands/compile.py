@@ -23,7 +23,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(app: App, args: argparse.Namespace) -> int:
-    from memoryd.compile_io import compile_root, kept_cache
+    from memoryd.compile.writer import compile_root, kept_cache
 
     cache = kept_cache(app.paths.cache_dir)
     reports = [

@@ -19,7 +19,7 @@ from memoryd.app import App
 from memoryd.commands import add_json
 
 if TYPE_CHECKING:
-    from memoryd.context import Block
+    from memoryd.agent.context import Block
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -56,7 +56,7 @@ def run(app: App, args: argparse.Namespace) -> int:
 
 
 def _block(app: App, args: argparse.Namespace, query: str) -> Block:
-    from memoryd.context import gather
+    from memoryd.agent.context import gather
 
     return gather(app, query, args.max_chars, args.max_entries)
 

@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(app: App, args: argparse.Namespace) -> int:
-    from memoryd import doctor
+    from memoryd.doctor import checks as doctor
 
     ctx = doctor.Context(env=app.env, paths=app.paths, config=app.config)
     ctx.remote_timeout_s = args.timeout

@@ -18,7 +18,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(app: App, args: argparse.Namespace) -> int:
-    from memoryd.forget import forget
+    from memoryd.agent.forget import forget
 
     gone = forget(app, args.id, scope=args.scope)
     lines = [f"forgot {gone.id}: removed {gone.path}"]

@@ -104,8 +104,8 @@ def _check(app: App, args: argparse.Namespace, path: str) -> int:
     import os
 
     from memoryd.errors import WriteRefused
-    from memoryd.guard import WriteRequest, check_write, normalize
     from memoryd.layouts import configured_root
+    from memoryd.layouts.guard import WriteRequest, check_write, normalize
 
     cwd = str(app.cwd)
     request = WriteRequest(

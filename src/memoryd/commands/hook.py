@@ -23,7 +23,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 def run(app: App, args: argparse.Namespace) -> int:
     from memoryd.errors import PathError
     from memoryd.roots import git_toplevel
-    from memoryd.sync import hook
+    from memoryd.secrets import hook
 
     where = app.cwd / Path(args.repo)
     repo = git_toplevel(where) if where.exists() else None

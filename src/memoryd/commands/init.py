@@ -17,7 +17,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         nargs="?",
         const=".",
         metavar="DIR",
-        help="create <git top level of DIR>/.memory/ and register it (DIR defaults to .)",
+        help="create <main work tree of DIR>/.memory/ and register it (DIR defaults to .)",
     )
     parser.add_argument(
         "--layered",
@@ -50,7 +50,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(app: App, args: argparse.Namespace) -> int:
-    from memoryd.setup import init_global, init_project
+    from memoryd.init.plugin import init_global, init_project
 
     if args.claude or args.no_claude or args.sync_folder:
         return _claude(app, args)

@@ -21,7 +21,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(app: App, args: argparse.Namespace) -> int:
-    from memoryd.mcp_server import serve
+    from memoryd.agent.mcp_server import serve
 
     if args.project:
         app.cwd = (app.cwd / args.project).resolve()

@@ -48,7 +48,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(app: App, args: argparse.Namespace) -> int:
-    from memoryd.remember import Request, remember
+    from memoryd.agent.remember import Request, remember
 
     body = sys.stdin.read() if args.body == "-" else args.body
     request = Request(
@@ -70,8 +70,8 @@ def run(app: App, args: argparse.Namespace) -> int:
 
 
 def run_accept(app: App, args: argparse.Namespace) -> int:
+    from memoryd.agent.remember import accept
     from memoryd.locate import normal_id
-    from memoryd.remember import accept
 
     outcome = accept(app, args.id, scope=args.scope)
     text = f"accepted {normal_id(args.id)} as {outcome.id}: it is now an iron rule"

@@ -26,8 +26,8 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 def run(app: App, args: argparse.Namespace) -> int:
     from memoryd.errors import UsageError
-    from memoryd.sync.scan_targets import scan_paths, scan_staged
-    from memoryd.sync.secrets import ALLOWLIST_FILE
+    from memoryd.secrets.scanner import ALLOWLIST_FILE
+    from memoryd.secrets.targets import scan_paths, scan_staged
 
     if args.staged and args.paths:
         raise UsageError("--staged scans the index; it takes no PATH", hint="drop the paths")

@@ -92,7 +92,7 @@ class Engine:
 
     def compile(self, config: Config, root: RootConfig, changed: list[Path] | None) -> list[Path]:
         """Recompile ``root`` for ``changed`` (None: all of it); return the paths written."""
-        from memoryd.compile_io import compile_root
+        from memoryd.compile.writer import compile_root
 
         report = compile_root(root, config, changed=changed)
         written = [*report.written, *report.removed]

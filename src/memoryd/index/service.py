@@ -19,11 +19,13 @@ log = logging.getLogger(__name__)
 def search_roots(config: Config, cwd: Path, project: Path | None = None) -> list[RootConfig]:
     """The global roots plus the project root of ``project`` (default: ``cwd``).
 
-    The project root is included when it exists even if config.yaml does not
-    list it; other projects' roots never are.
+    The project root is the main work tree's ``.memory`` (the same from every
+    ``git worktree`` of the project). It is included when it exists even if
+    config.yaml does not list it, and skipped silently when it does not exist;
+    other projects' roots never are.
     """
     roots = [r for r in config.roots if r.scope == "global"]
-    own = project_root_for(project or cwd)
+    own = project_root_for(project or cwd, [r.path for r in roots])
     if own is None:
         if project is not None:
             raise PathError(
@@ -64,7 +66,7 @@ def ensure_fresh(
             report = reconcile(db, app.config, wanted)
             log.debug("reconciled %d roots in %.3fs", len(wanted), report.seconds)
             if recompile and report.modified:
-                from memoryd.compile_io import kept_cache, recompile_changed  # on a change only
+                from memoryd.compile.writer import kept_cache, recompile_changed  # on a change only
 
                 touched = [*report.added, *report.changed, *report.removed]
                 cache = kept_cache(app.paths.cache_dir)

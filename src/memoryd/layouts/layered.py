@@ -18,9 +18,9 @@ from memoryd.app import App
 from memoryd.config import RootConfig, register_root
 from memoryd.errors import PathError
 from memoryd.fsutil import atomic_write, fsync_dir
+from memoryd.init.plugin import SetupResult
 from memoryd.layouts import configured_root
-from memoryd.roots import STATE_FILE, ensure_gitignored, git_toplevel
-from memoryd.setup import SetupResult
+from memoryd.roots import STATE_FILE, ensure_gitignored, git_toplevel, main_git_dir
 from memoryd.sync.git import init_repo
 
 log = logging.getLogger(__name__)
@@ -52,21 +52,6 @@ _Facts learned while working that stay true from one session to the next._
 class LayeredSetup:
     created: tuple[str, ...]  # tree-relative paths written or renamed into place
     project_id: str | None  # None: this repository has no MiMo project id yet
-
-
-def main_git_dir(top: Path) -> Path:
-    """The main ``.git`` folder of a work tree (a linked worktree's common dir)."""
-    dot_git = top / ".git"
-    if dot_git.is_dir():
-        return dot_git
-    text = dot_git.read_text(encoding="utf-8").strip()
-    gitdir = Path(text.removeprefix("gitdir:").strip())
-    gitdir = gitdir if gitdir.is_absolute() else top / gitdir
-    common = gitdir / "commondir"
-    if common.is_file():
-        target = Path(common.read_text(encoding="utf-8").strip())
-        return (target if target.is_absolute() else gitdir / target).resolve()
-    return gitdir
 
 
 def project_id_for(start: Path) -> str | None:

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from memoryd import compiler
+from memoryd.compile import blocks as compiler
 from memoryd.config import Config, RootConfig
 from memoryd.roots import ROOT_FILE
 from memoryd.sync.conflicts import CONFLICTS_FILE
@@ -45,7 +45,7 @@ def is_fully_generated(relpath: str) -> bool:
 
 def recompile(root: RootConfig, config: Config) -> list[Path]:
     """Rewrite the root's compiled files (only changed bytes); the paths written."""
-    from memoryd.compile_io import compile_root
+    from memoryd.compile.writer import compile_root
 
     report = compile_root(root, config)
     return [*report.written, *report.removed]
@@ -53,7 +53,7 @@ def recompile(root: RootConfig, config: Config) -> list[Path]:
 
 def scan_file(path: Path, root: Path) -> list[Finding]:
     """Secret findings in one file about to be committed."""
-    from memoryd.sync.secrets import scan_path
+    from memoryd.secrets.scanner import scan_path
 
     rel = path.relative_to(root).as_posix()
     return [Finding(rel, f.line, f.rule, f.preview) for f in scan_path(path, root)]

@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterator
 from urllib.parse import unquote
 
-from memoryd.sync.secret_values import (
+from memoryd.secrets.values import (
     WEAK_DEFAULTS,
     is_placeholder,
     is_repetitive,

@@ -23,7 +23,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
-from memoryd.compiler import Entry, entry_for, is_generated
+from memoryd.compile.blocks import Entry, entry_for, is_generated
 from memoryd.memory import Memory, parse
 from memoryd.roots import SKIP_DIRS, is_memory_name, walk_files, walk_root
 
@@ -69,7 +69,7 @@ class ScanCache:
 
     ``slim``: keep only what compile reads of each memory (its entry and sync flag).
     ``folder`` (slim caches): also keep each root's listing there for the next process
-    (see memoryd.listing_store); a listing from there is trusted file by file only.
+    (see memoryd.compile.listing_store); a listing from there is trusted file by file only.
     """
 
     def __init__(self, slim: bool = False, folder: Path | None = None) -> None:
@@ -88,7 +88,7 @@ class ScanCache:
         """The listing an earlier process kept in ``folder``, if any."""
         if self.folder is None:
             return None
-        from memoryd import listing_store
+        from memoryd.compile import listing_store
 
         return listing_store.load(self.folder, root)
 
@@ -97,7 +97,7 @@ class ScanCache:
         with self._lock:
             self._listings[root] = listing
         if self.folder is not None and keep:
-            from memoryd import listing_store
+            from memoryd.compile import listing_store
 
             listing_store.save(self.folder, root, listing)
 

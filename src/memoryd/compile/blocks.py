@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
-from memoryd import markers
+from memoryd.compile import markers
 from memoryd.memory import Memory, id_for_path
 from memoryd.roots import INDEX_FILE, ROOT_FILE, ROOT_TEMPLATE
 

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from memoryd.sync.secret_values import (
+from memoryd.secrets.values import (
     KNOWN_EXAMPLES,
     crc32_token_ok,
     decode_b64url,

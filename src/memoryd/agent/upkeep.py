@@ -33,7 +33,7 @@ class SecretFinding:
 
 def refresh(app: App, root: RootConfig, changed: Iterable[Path]) -> None:
     """Bring the compiled files and the index up to date with ``changed`` files of ``root``."""
-    from memoryd.compile_io import compile_root, kept_cache
+    from memoryd.compile.writer import compile_root, kept_cache
     from memoryd.index import open_index, reconcile
 
     paths = sorted(set(changed))
@@ -88,7 +88,7 @@ def terms(text: str) -> set[str]:
 def secrets(text: str, root: Path) -> list[SecretFinding]:
     """What the secret scanner finds in ``text`` (allow pragmas and ``root``'s allowlist honoured;
     previews are already redacted)."""
-    from memoryd.sync.secrets import load_allowlist, scan
+    from memoryd.secrets.scanner import load_allowlist, scan
 
     return [
         SecretFinding(line=f.line, rule=f.rule, preview=f.preview)
@@ -116,7 +116,7 @@ def freshen(app: App, roots: Sequence[RootConfig]) -> IndexDB:
 
 def root_blocks(root: RootConfig) -> dict[str, list[str]]:
     """The compiled blocks of ``root``'s ROOT.md: name → the lines between its markers."""
-    from memoryd import markers
+    from memoryd.compile import markers
 
     try:
         lines = (root.path / ROOT_FILE).read_text(encoding="utf-8").splitlines()

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memoryd import locate, upkeep
+from memoryd import locate
+from memoryd.agent import upkeep
 from memoryd.app import App
 from memoryd.config import RootConfig
 from memoryd.errors import Refused

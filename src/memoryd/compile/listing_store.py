@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from memoryd import __version__
-from memoryd.compiler import Entry
-from memoryd.scan import SLIM_LOCAL, SLIM_SYNCED, Scanned
+from memoryd.compile.blocks import Entry
+from memoryd.compile.listing import SLIM_LOCAL, SLIM_SYNCED, Scanned
 
 FORMAT = 1
 _FIELDS = tuple(f.name for f in dataclasses.fields(Entry))

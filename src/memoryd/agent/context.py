@@ -192,7 +192,8 @@ def gather(
     app: App, query: str, max_chars: int | None = None, max_entries: int | None = None
 ) -> Block:
     """Read the roots' compiled blocks and the best hits for ``query``, then build the block."""
-    from memoryd import locate, upkeep
+    from memoryd import locate
+    from memoryd.agent import upkeep
 
     settings = app.config.injection
     chars = settings.max_chars if max_chars is None else max_chars

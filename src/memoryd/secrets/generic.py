@@ -21,8 +21,8 @@ import re
 import string
 from collections.abc import Iterator
 
-from memoryd.sync.secret_kinds import CJK_KIND, classify_key, is_secret_value
-from memoryd.sync.secret_values import (
+from memoryd.secrets.kinds import CJK_KIND, classify_key, is_secret_value
+from memoryd.secrets.values import (
     KNOWN_EXAMPLES,
     char_classes,
     is_identifier,

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memoryd.compiler import (
+from memoryd.compile.blocks import (
     Compiled,
     Entry,
     compile_entries,
@@ -24,11 +24,11 @@ from memoryd.compiler import (
     is_generated,
     is_ours,
 )
+from memoryd.compile.listing import ScanCache, Scanned, scan_root
 from memoryd.config import Config, RootConfig
 from memoryd.findings import Finding
 from memoryd.fsutil import fsync_dir, write_if_changed
 from memoryd.roots import ROOT_FILE, relative_id
-from memoryd.scan import ScanCache, Scanned, scan_root
 
 if TYPE_CHECKING:
     from memoryd.index.db import IndexDB
@@ -45,7 +45,7 @@ def kept_cache(cache_dir: Path) -> ScanCache:
     """A compile cache whose listings are also kept in ``cache_dir`` between processes.
 
     For commands, which start with no listing: compiling a root then re-parses only
-    the files that changed since the last command (see memoryd.listing_store).
+    the files that changed since the last command (see memoryd.compile.listing_store).
     """
     folder = cache_dir / LISTINGS
     return _KEPT.setdefault(folder, ScanCache(slim=True, folder=folder))

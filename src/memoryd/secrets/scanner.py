@@ -23,9 +23,9 @@ from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from memoryd.sync.secret_generic import keyword_spans, table_spans
-from memoryd.sync.secret_rules import RULES, Rule
-from memoryd.sync.secret_structs import CLI_WORDS, cli_spans, private_key_spans, url_spans
+from memoryd.secrets.generic import keyword_spans, table_spans
+from memoryd.secrets.rules import RULES, Rule
+from memoryd.secrets.structs import CLI_WORDS, cli_spans, private_key_spans, url_spans
 
 log = logging.getLogger(__name__)
 

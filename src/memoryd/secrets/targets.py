@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memoryd.errors import PathError
-from memoryd.sync.secrets import (
+from memoryd.secrets.scanner import (
     ALLOWLIST_FILE,
     AllowlistCache,
     Finding,

@@ -2,7 +2,7 @@
 
 Each check is a small function of a :class:`Context` returning :class:`Check`
 values (ok / warn / fail / skip, a one-line detail and, when not ok, the fix).
-Git-facing checks (identity, remote, push auth) live in :mod:`memoryd.doctor_git`.
+Git-facing checks (identity, remote, push auth) live in :mod:`memoryd.doctor.checks.git`.
 Any ``fail`` makes ``memoryd doctor`` exit 1; a ``warn`` does not.
 """
 
@@ -50,7 +50,7 @@ def synced(root: RootConfig) -> bool:
 
 
 def run_checks(ctx: Context) -> list[Check]:
-    from memoryd import doctor_git
+    from memoryd.doctor import git as doctor_git
 
     git = doctor_git.check_git(ctx)
     checks = [git]

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memoryd import locate, safepath, upkeep
+from memoryd import locate, safepath
+from memoryd.agent import upkeep
 from memoryd.app import App
 from memoryd.config import RootConfig
 from memoryd.errors import Refused, UsageError
@@ -146,8 +147,7 @@ def build_memory(request: Request, memory_id: str, kind: str, stamp: int) -> Mem
 def remember(app: App, request: Request, stamp: int | None = None) -> Outcome:
     """Write one memory; refusals raise :class:`Refused` before anything is written."""
     check_request(request)
-    roots = locate.active_roots(app.config, app.cwd)
-    root = locate.target_root(roots, request.scope)
+    root, roots = locate.write_target(app, request.scope)
     kind, downgraded = agent_kind(request.kind, request.agent)
     memory_id = _new_id(root, request, kind)
     path = safepath.inside(root.path, memory_id, ".md")
@@ -273,7 +273,7 @@ def accept(app: App, raw_id: str, scope: str | None = None, stamp: int | None = 
 
     The rule is written before the proposal is removed, and links to the proposal follow it.
     """
-    from memoryd.forget import relink
+    from memoryd.agent.forget import relink
 
     roots = locate.active_roots(app.config, app.cwd)
     found = locate.find(roots, raw_id, scope)

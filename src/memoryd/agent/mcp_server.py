@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
-from memoryd import context, forget, locate, remember, upkeep
+from memoryd import locate
+from memoryd.agent import context, forget, remember, upkeep
 from memoryd.app import App
 from memoryd.errors import MemorydError
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from memoryd.config import RootConfig
 from memoryd.daemon import units
-from memoryd.doctor import Check, Context, fail, ok
+from memoryd.doctor.checks import Check, Context, fail, ok
 
 
 @dataclass(frozen=True)

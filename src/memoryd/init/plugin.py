@@ -6,11 +6,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.app import App
-from memoryd.compile_io import compile_root
+from memoryd.compile.writer import compile_root
 from memoryd.config import PROJECT_SYNC, RootConfig, register_root
 from memoryd.errors import PathError
 from memoryd.fsutil import atomic_write
-from memoryd.roots import PROJECT_DIRNAME, git_toplevel, init_root
+from memoryd.roots import PROJECT_DIRNAME, canonical_toplevel, init_root
 
 CONFIG_TEMPLATE = """\
 # memoryd configuration. Every setting is optional; the values shown are the defaults.
@@ -69,11 +69,16 @@ def init_global(app: App) -> SetupResult:
 
 
 def init_project(app: App, directory: Path) -> SetupResult:
+    """Create and register ``<main work tree>/.memory`` for the project of ``directory``.
+
+    Inside a linked ``git worktree`` that is the main work tree's root: every
+    checkout of the project shares one project memory.
+    """
     if not directory.is_dir():
         raise PathError(
             f"{directory} is not a folder", hint="pass a folder inside a git repository"
         )
-    top = git_toplevel(directory)
+    top = canonical_toplevel(directory)
     if top is None:
         raise PathError(
             f"{directory} is not inside a git repository",

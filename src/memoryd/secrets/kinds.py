@@ -13,7 +13,7 @@ import binascii
 import re
 from functools import lru_cache
 
-from memoryd.sync.secret_values import (
+from memoryd.secrets.values import (
     crc32_token_ok,
     is_hex,
     is_placeholder,
