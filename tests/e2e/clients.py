@@ -96,9 +96,10 @@ class Client:
     def run(
         self, name: str, *args: str, timeout: float = 180, input: str | None = None
     ) -> subprocess.CompletedProcess[str]:
+        env = {**self.env, "PWD": str(self.cwd)}  # OpenCode takes its folder from $PWD
         return subprocess.run(
             [str(self.bin_dir / name), *args],
-            cwd=self.cwd, env=self.env, capture_output=True, text=True, timeout=timeout,
+            cwd=self.cwd, env=env, capture_output=True, text=True, timeout=timeout,
             input=input if input is not None else "", check=False,
         )  # fmt: skip
 

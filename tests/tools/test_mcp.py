@@ -251,3 +251,21 @@ def test_hits_of_other_layouts_show_their_type_and_scope_id(foreign: App) -> Non
     )
     _error, text = call(foreign, "memory_recall", query="ripgrep")
     assert text.startswith("## global/MEMORY (global layered file, type memory, score ")
+
+
+def test_an_explicit_rules_id_and_an_oversized_body_are_refused_over_mcp(setup: Setup) -> None:
+    app = App(cwd=setup.repo)
+    assert call(app, "memory_remember", kind="fact", summary="Deploy on Fridays", id="rules/deploy") == (
+        True,
+        "refusing to remember: 'rules/deploy' is under rules/, and agents never write there "
+        "(it holds the iron rules people wrote)\n"
+        "  hint: leave the id out, or use proposals/deploy: a person can accept a proposal with "
+        "memoryd accept",
+    )
+    assert not (setup.project / "rules" / "deploy.md").exists()
+    cap = app.config.search.max_file_bytes
+    error, text = call(app, "memory_remember", kind="fact", summary="Huge", body="x " * cap)
+    assert error
+    assert text.startswith("refusing to remember: the memory is ")
+    assert f"bytes, over the {cap}-byte limit (search.max_file_bytes)" in text
+    assert not (setup.project / "facts" / "huge.md").exists()
