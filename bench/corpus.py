@@ -168,17 +168,22 @@ def _memory(
     summary = words.zh_sentence() if chinese else words.en_sentence()
     load_when = [words.topic() for _ in range(rng.randint(1, 2))]
     load_when += [rng.choice(ZH)] if chinese else []
+    quoted = number % 2 == 1  # half the files as people and tools write them (by number:
+    # the random stream, and so the corpus's words, stay the same)
+    triggers = [f'"{w}"' for w in dict.fromkeys(load_when)] if quoted else load_when
     lines = [
         "---",
         f"id: {relative[:-3]}",
         f"kind: {KINDS[folder]}",
-        f"summary: {summary}",
+        f'summary: "{summary}"' if quoted else f"summary: {summary}",
         f"created: {created}",
         f"updated: {updated}",
-        f"load_when: [{', '.join(dict.fromkeys(load_when))}]",
+        f"load_when: [{', '.join(dict.fromkeys(triggers))}]",
     ]
     if rng.random() < 0.05:
         lines.append("pinned: true")
+    elif quoted:
+        lines.append("pinned: false  # hand-written files say so")
     if number > 0 and rng.random() < 0.01:
         lines.append(f"superseded_by: {folder}/{number:06d}-newer")
     lines.append("---")

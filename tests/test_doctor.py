@@ -21,6 +21,7 @@ from memoryd.daemon import service
 from memoryd.daemon.lock import DaemonLock
 from memoryd.daemon.status import StatusBoard
 from memoryd.doctor import checks as doctor
+from memoryd.doctor.verdict import Machine, Verdict
 from memoryd.paths import resolve_paths
 from tests.fakes import FakeTool, install_fakes
 from tests.helpers import git, run_cli
@@ -30,7 +31,7 @@ from tests.helpers import git, run_cli
 class World:
     root: Path
     remote: Path
-    ctx: doctor.Context
+    ctx: Machine
     lock: DaemonLock
     systemctl: FakeTool
 
@@ -38,7 +39,7 @@ class World:
         checks = doctor.run_checks(replace(self.ctx, **changes))  # type: ignore[arg-type]
         return {c.name: c.status for c in checks}
 
-    def check(self, name: str, **changes: object) -> doctor.Check:
+    def check(self, name: str, **changes: object) -> Verdict:
         checks = doctor.run_checks(replace(self.ctx, **changes))  # type: ignore[arg-type]
         (found,) = [c for c in checks if c.name == name]
         return found
@@ -73,7 +74,7 @@ def world(tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) 
     lock = DaemonLock(paths.lock_file)
     lock.acquire()
     StatusBoard(paths.status_file).update()
-    ctx = doctor.Context(env, paths, load_config(paths), "systemd", watches, 10.0)
+    ctx = Machine(env, paths, load_config(paths), "systemd", watches, 10.0)
     yield World(root, remote, ctx, lock, fakes["systemctl"])
     lock.release()
 

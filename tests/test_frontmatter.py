@@ -30,6 +30,14 @@ def judge(text: str) -> Any:
         ("tags:\n- a\n- b\n", {"tags": ["a", "b"]}),
         ("summary: use foo[0], then bar\n", {"summary": "use foo[0], then bar"}),
         ("", {}),
+        ("pinned: true\nsync: no\nx: on\nstale: False\n", {"pinned": True, "sync": False, "x": True, "stale": False}),
+        ("x: ~\nw: null\nz: NULL\n", {"x": None, "w": None, "z": None}),
+        ("x: 'quoted'\nw: 'it''s: #1'\n", {"x": "quoted", "w": "it's: #1"}),
+        ('summary: "a: b, [c] # not a comment"\n', {"summary": "a: b, [c] # not a comment"}),
+        ("load_when: [\"deploy\", 'k8s: ns', 部署, true]\n", {"load_when": ["deploy", "k8s: ns", "部署", True]}),
+        ("x: a # comment\n# a whole line\nw: 'b'  # another\n", {"x": "a", "w": "b"}),
+        ("tags:\n  # a comment inside the list\n  - \"a b\"\n  - c # why\n", {"tags": ["a b", "c"]}),
+        ("x: # nothing\nlang: C#\n", {"x": None, "lang": "C#"}),
     ],
 )  # fmt: skip
 def test_reads_the_shape_memoryd_writes(text: str, expected: dict[str, Any]) -> None:
@@ -40,9 +48,9 @@ def test_reads_the_shape_memoryd_writes(text: str, expected: dict[str, Any]) -> 
 @pytest.mark.parametrize(
     "text",
     [
-        "pinned: true\n", "sync: no\n", "x: on\n", "x: ~\n", "x: null\n", "x: 0o17\n",
+        "x: y\n", "x: N\n", "x: 0o17\n",
         "x: 017\n", "x: 1_000\n", "x: 1:20\n", "x: 2024-01-01\n", "x: .5\n", "x: 1.5\n",
-        "x: 'quoted'\n", 'x: "quoted"\n', "x: a # comment\n", "x: a: b\n", "x: a\n  more\n",
+        'x: "esc\\n"\n', "x: 'open\n", 'x: "a" b\n', "x: 'a'#c\n", "x: a: b\n", "x: a\n  more\n",
         "x: &anchor a\n", "x: !!str 1\n", "x: |\n  block\n", "x: [a, [b]]\n", "x: [a,]\n",
         "x: [a: b]\n", "x: a\nx: b\n", "on: a\n", " x: a\n", "x:a\n", "x: a\r\n",
         "tags:\n  - a\n- b\n", "x: -1a\n", "x: a  b\n",
@@ -56,7 +64,8 @@ _PIECES = st.sampled_from(
     ["id", "kind", "x_1", "on", "Yes", ":", ": ", " ", "  ", "\n", "\n  ", "- ", "  - ", "[",
      "]", ", ", ",", "#", "'", '"', "a", "部署", "Ünï", "0", "12", "-3", "007", "1_0", "1e3",
      ".5", "~", "null", "true", "2024-01-01", "&", "*", "!", "|", ">", "?", "%", "@", "\t",
-     "\u00a0", "\u3000", "\u0301", "x" * 3]
+     "\u00a0", "\u3000", "\u0301", "x" * 3, "True", "FALSE", "off", " #", "\\", "''",
+     '"a"', "'b c'", "NULL"]
 )  # fmt: skip
 
 

@@ -275,7 +275,7 @@ def test_hit_counts_come_from_the_state_file(root: Path) -> None:
 
 def test_the_index_out_of_step_with_the_disk_is_reported(root: Path, isolated_home: Path) -> None:
     from memoryd.daemon.lock import DaemonLock
-    from memoryd.index import ensure_fresh
+    from memoryd.freshness import ensure_fresh
 
     app = App()
     ensure_fresh(app).close()  # the index now matches the disk

@@ -157,7 +157,7 @@ def test_a_kept_listing_is_trusted_file_by_file(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("damage", ["garbage", "other root"])
 def test_a_damaged_or_foreign_listing_is_a_miss(tmp_path: Path, damage: str) -> None:
-    from memoryd.compile.listing_store import listing_file
+    from memoryd.compile.listing import listing_file
 
     root, folder = kept_root(tmp_path), tmp_path / "listings"
     other = tmp_path / "other"

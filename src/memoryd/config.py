@@ -81,6 +81,17 @@ class InjectionConfig:
 
 
 @dataclass(frozen=True)
+class RebuildConfig:
+    """Token budgets of ``memoryd context --rebuild`` (see memoryd.agent.budget for tokens)."""
+
+    checkpoint_tokens: int = 11000  # sessions/<sid>/checkpoint.md
+    project_tokens: int = 10000  # projects/<pid>/MEMORY.md
+    notes_tokens: int = 6000  # sessions/<sid>/notes.md
+    global_tokens: int = 6000  # global/MEMORY.md
+    index_tokens: int = 500  # the list of memory keys for this session, project and global
+
+
+@dataclass(frozen=True)
 class CompileConfig:
     folder_descriptions: dict[str, str] = field(default_factory=dict)
 
@@ -113,6 +124,7 @@ class Config:
     roots: tuple[RootConfig, ...] = ()
     search: SearchConfig = field(default_factory=SearchConfig)
     injection: InjectionConfig = field(default_factory=InjectionConfig)
+    rebuild: RebuildConfig = field(default_factory=RebuildConfig)
     compile: CompileConfig = field(default_factory=CompileConfig)
     daemon: DaemonConfig = field(default_factory=DaemonConfig)
     layered: LayeredConfig = field(default_factory=LayeredConfig)

@@ -1,8 +1,8 @@
 """config.yaml's parsed data, kept so that a command need not import PyYAML.
 
 Importing PyYAML costs about 10 ms, a tenth of ``memoryd recall``'s budget.
-The parsed data (plain mappings, lists, strings and numbers) is kept with
-:mod:`marshal` in memoryd's cache folder, keyed by the file's identity (path,
+The parsed data (plain mappings, lists, strings and numbers) is kept in one
+:mod:`memoryd.cachefile` in memoryd's cache folder, keyed by the file's identity (path,
 inode, size, mtime, ctime) and the Python version. Any difference, or a cache
 that is missing, unreadable or foreign, is a miss: the caller parses the YAML
 and stores the result. Only the parse is spared: validation runs every time.
@@ -13,14 +13,14 @@ write within the same timestamp tick could leave its identity unchanged.
 
 from __future__ import annotations
 
-import contextlib
-import marshal
 import os
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from memoryd import cachefile
 
 SETTLED_S = 2.0
 
@@ -41,24 +41,9 @@ class ConfigCache:
 
     def get(self, stamp: Stamp) -> Any:
         """The data stored for ``stamp``, or None."""
-        try:
-            key, data = marshal.loads(self.file.read_bytes())
-        except (OSError, EOFError, ValueError, TypeError):
-            return None
-        return data if key == stamp else None
+        return cachefile.read(self.file, stamp)
 
     def put(self, stamp: Stamp, mtime: float, data: Any) -> None:
         """Store ``data`` for ``stamp`` (silently not, when that cannot be done safely)."""
-        if data is None or self.clock() - mtime < SETTLED_S:
-            return
-        try:
-            blob = marshal.dumps((stamp, data))
-        except ValueError:  # a value marshal cannot hold (a YAML date): always parse
-            return
-        tmp = self.file.with_name(f"{self.file.name}.{os.getpid()}.tmp")
-        with contextlib.suppress(OSError):  # a read-only cache only costs the parse
-            self.file.parent.mkdir(parents=True, exist_ok=True)
-            tmp.write_bytes(blob)
-            os.replace(tmp, self.file)
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
+        if data is not None and self.clock() - mtime >= SETTLED_S:
+            cachefile.write(self.file, stamp, data)

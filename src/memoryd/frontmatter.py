@@ -1,15 +1,17 @@
-"""A fast reader for the frontmatter memoryd itself writes, with PyYAML as the judge.
+"""A fast reader for frontmatter in the shapes people and tools write, with PyYAML as the judge.
 
-Nearly every memory's frontmatter is a flat mapping of plain words, integers
-and short lists (``kind: fact``, ``updated: 1778757443477``,
-``load_when: [deploy, 部署]``). Building that through PyYAML's constructors costs
+Nearly every memory's frontmatter is a flat mapping of words, quoted strings,
+integers, booleans and short lists (``kind: fact``, ``summary: "a: b"``,
+``updated: 1778757443477``, ``pinned: false``, ``load_when: ["deploy", 部署]``),
+often with a ``# comment``. Building that through PyYAML's constructors costs
 more than everything else a cold index does with the file, so
-:func:`load_simple` reads exactly that shape and returns ``None`` for anything
+:func:`load_simple` reads exactly those shapes and returns ``None`` for anything
 else, and the caller then asks PyYAML. Whatever it does return equals what
-``yaml.safe_load`` returns for the same text (a hypothesis test holds it to
-that): every scalar that YAML 1.1 could read as anything but a string or a
-decimal integer (``yes``, ``0o17``, ``1:20``, ``2024-01-01``, ``~``, ``.5``),
-every quote, comment, anchor, tag or continuation line is left to PyYAML.
+``yaml.safe_load`` returns for the same text, types included (a hypothesis test
+holds it to that): every scalar that YAML 1.1 could read as anything but a
+string, a decimal integer, a boolean or null (``y``, ``0o17``, ``1:20``,
+``2024-01-01``, ``.5``), every escape in a double-quoted string, every anchor,
+tag, key in quotes or continuation line is left to PyYAML.
 """
 
 from __future__ import annotations
@@ -19,27 +21,39 @@ from typing import Any
 
 _KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _INT_RE = re.compile(r"-?(?:0|[1-9][0-9]*)\Z")
-# Words YAML 1.1 resolves to a bool or null, in any case (the fast path gives up on them).
+# YAML 1.1's booleans and nulls exactly as PyYAML resolves them (three casings each).
+_WORDS: dict[str, Any] = {
+    w: value
+    for words, value in (
+        ("yes true on", True),
+        ("no false off", False),
+        ("null ~", None),
+    )
+    for word in words.split()
+    for w in (word, word.capitalize(), word.upper())
+}
+# Other words YAML may read as something else in some casing: left to PyYAML.
 _SPECIAL = frozenset({"yes", "no", "true", "false", "on", "off", "y", "n", "null"})
-_FLOW_BREAKERS = frozenset("[]{},\"':")
+_FLOW_BREAKERS = frozenset("[]{},\"':#")
+_NO = object()  # "not a shape read here" (None is a value: null)
 
 
 def load_simple(text: str) -> dict[str, Any] | None:
     """The mapping in ``text`` when it is a flat mapping of simple values, else None."""
-    if "\r" in text or "\t" in text or "#" in text:
+    if "\r" in text or "\t" in text:
         return None
     meta: dict[str, Any] = {}
     items: list[Any] | None = None  # the block list being read
     indent = ""  # its items' indentation: none or two spaces, as its first item sets
     for line in text.split("\n"):
-        if not line:
-            continue
+        if not line or line.lstrip(" ").startswith("#"):
+            continue  # a blank or comment line, at any indentation
         if items is not None:
             if not items:
                 indent = "  " if line.startswith("  - ") else ""
             if line.startswith(f"{indent}- "):
-                value = _scalar(line[len(indent) + 2 :].strip(" "))
-                if value is None:
+                value = _value(line[len(indent) + 2 :].strip(" "))
+                if value is _NO:
                     return None
                 items.append(value)
                 continue
@@ -60,42 +74,126 @@ def _entry(line: str) -> tuple[str, Any] | None:
     if rest and rest[0] != " ":
         return None
     rest = rest.strip(" ")  # YAML strips spaces only, not other white space
+    if "#" in rest:
+        rest = _uncomment(rest)
     if not rest:
         return key, []  # a block list follows, or the value is null (see _nulls)
     if rest[0] == "[":
         values = _flow(rest)
         return None if values is None else (key, _Flow(values))
-    value = _scalar(rest)
-    return None if value is None else (key, value)
+    value = _value(rest)
+    return None if value is _NO else (key, value)
+
+
+def _uncomment(text: str) -> str:
+    """``text`` without a trailing ``  # comment`` (a whole-value comment leaves nothing)."""
+    if text.startswith("#"):
+        return ""
+    if text.startswith(('"', "'")):
+        end = _closing_quote(text)
+        if end < 0:
+            return text  # left for _value to refuse
+        head, tail = text[: end + 1], text[end + 1 :]
+        stripped = tail.lstrip(" ")
+        return head if stripped.startswith("#") and tail != stripped else text
+    cut = text.find(" #")
+    return text[:cut].rstrip(" ") if cut >= 0 else text
+
+
+def _closing_quote(text: str) -> int:
+    """Where the string opened by ``text[0]`` closes, or -1."""
+    quote, i = text[0], 1
+    while True:
+        i = text.find(quote, i)
+        if i < 0:
+            return -1
+        if quote == "'" and text[i + 1 : i + 2] == "'":
+            i += 2  # '' is an escaped quote inside a single-quoted string
+            continue
+        return i
 
 
 def _flow(text: str) -> list[Any] | None:
-    """The values of a ``[a, b]`` list of simple values (None: not that)."""
+    """The values of a ``[a, "b", true]`` list of simple values (None: not that)."""
     if not text.endswith("]"):
         return None
-    inner = text[1:-1].strip(" ")
-    values = [_scalar(part.strip(" "), flow=True) for part in inner.split(",")] if inner else []
-    return None if any(v is None for v in values) else values
+    parts = _flow_parts(text[1:-1])
+    if parts is None:
+        return None
+    values = [_value(part, flow=True) for part in parts]
+    return None if any(v is _NO for v in values) else values
+
+
+def _flow_parts(inner: str) -> list[str] | None:
+    """``inner`` split at the commas outside quotes; None for a trailing or doubled comma."""
+    parts: list[str] = []
+    rest = inner.strip(" ")
+    while rest:
+        if rest.startswith(('"', "'")):
+            end = _closing_quote(rest)
+            if end < 0:
+                return None
+            part, rest = rest[: end + 1], rest[end + 1 :].lstrip(" ")
+        else:
+            part, _, after = rest.partition(",")
+            part, rest = part.rstrip(" "), ("," + after if _ else "")
+        parts.append(part)
+        if rest:
+            if rest[0] != ",":
+                return None
+            rest = rest[1:].lstrip(" ")
+            if not rest:
+                return None  # "[a,]": PyYAML reads it, but keep to the plain cases
+    return parts
 
 
 class _Flow(list[Any]):
     """A list written inline: never continued by block items."""
 
 
-def _scalar(text: str, flow: bool = False) -> str | int | None:
-    """A plain word or decimal integer, or None when YAML might read it otherwise."""
+def _value(text: str, flow: bool = False) -> Any:
+    """A scalar: quoted string, plain word, decimal integer, boolean or null (else _NO)."""
+    if not flow and "#" in text:
+        text = _uncomment(text)
+    if text[:1] == '"':
+        return _double(text)
+    if text[:1] == "'":
+        return _single(text)
+    if text in _WORDS:
+        return _WORDS[text]
+    return _plain(text, flow)
+
+
+def _double(text: str) -> Any:
+    """A double-quoted string without escapes (an escape is PyYAML's to read)."""
+    inner = text[1:-1]
+    if len(text) < 2 or text[-1] != '"' or '"' in inner or "\\" in inner:
+        return _NO
+    return inner if inner.isprintable() else _NO
+
+
+def _single(text: str) -> Any:
+    """A single-quoted string: ``''`` stands for one quote, nothing else is special."""
+    if len(text) < 2 or text[-1] != "'" or _closing_quote(text) != len(text) - 1:
+        return _NO
+    inner = text[1:-1]
+    return inner.replace("''", "'") if inner.isprintable() else _NO
+
+
+def _plain(text: str, flow: bool) -> str | int | object:
+    """A plain word or decimal integer, or _NO when YAML might read it otherwise."""
     if not text:
-        return None
+        return _NO
     if len(text) < 19 and _INT_RE.match(text):
         return int(text)
     if not text[0].isalpha() or text.lower() in _SPECIAL or not text.isprintable():
-        return None
+        return _NO
     if ": " in text or text.endswith(":") or " #" in text:
-        return None
+        return _NO
     if flow and not _FLOW_BREAKERS.isdisjoint(text):
-        return None
+        return _NO
     if "  " in text:
-        return None  # YAML keeps inner runs of spaces in plain scalars; be sure of it
+        return _NO  # YAML keeps inner runs of spaces in plain scalars; be sure of it
     return text
 
 

@@ -34,7 +34,7 @@ class Found:
 
 def active_roots(config: Config, cwd: Path) -> list[RootConfig]:
     """The roots recall sees from ``cwd`` (global plus this project's), the project first."""
-    from memoryd.index.service import search_roots
+    from memoryd.freshness import search_roots
 
     return sorted(search_roots(config, cwd), key=lambda root: root.scope != "project")
 

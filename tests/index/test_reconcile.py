@@ -11,11 +11,11 @@ import pytest
 
 from memoryd.config import SearchConfig
 from memoryd.index import IndexDB, open_index, recall, reconcile
+from memoryd.index.loader import Spread
 from tests.index.conftest import World, write_memory
 
 # the package's `reconcile` attribute is the function; the test patches the module
 loader_module = importlib.import_module("memoryd.index.loader")
-pool_module = importlib.import_module("memoryd.index.pool")
 
 
 def indexed(db: IndexDB) -> dict[str, str]:
@@ -232,7 +232,7 @@ def test_reset_rebuilds_from_nothing(world: World, db: IndexDB) -> None:
 
 
 def test_large_batches_load_in_worker_processes_with_the_same_result(
-    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    world: World, tmp_path: Path
 ) -> None:
     for i in range(40):
         body = f"部署脚本 {i} lockfile" if i % 2 else f"plain words {i}"
@@ -242,9 +242,7 @@ def test_large_batches_load_in_worker_processes_with_the_same_result(
         serial = reconcile(db, world.config)
         expected = db.rows()
         db.reset()
-        monkeypatch.setattr(loader_module, "PARALLEL_MIN", 5)
-        monkeypatch.setattr(pool_module, "CHUNK", 7)  # several requests per worker
-        parallel = reconcile(db, world.config)
+        parallel = reconcile(db, world.config, spread=Spread(min_files=5, chunk=7))
         assert sorted(parallel.added) == sorted(serial.added)
         assert [dataclasses.replace(r, mtime_ns=0) for r in db.rows()] == [
             dataclasses.replace(r, mtime_ns=0) for r in expected
@@ -269,11 +267,16 @@ def fts_count(db: IndexDB, expression: str) -> int:
     [
         "import sys; sys.stdin.buffer.read(64); sys.exit(3)",  # dies after its first request
         "import sys, time; sys.stdout.buffer.write(b'\\x05' + bytes(7) + b'junk!'); time.sleep(1)",
+        # a well-framed answer whose pickle holds invalid UTF-8: loads() raises
+        # UnicodeDecodeError, which is no UnpicklingError
+        "import sys, time; sys.stdin.buffer.read(64); "
+        "sys.stdout.buffer.write(bytes([8]) + bytes(7) + b'X\\x02\\x00\\x00\\x00\\xff\\xfe.'); "
+        "time.sleep(1)",
     ],
-    ids=["dies", "garbles"],
+    ids=["dies", "garbles", "undecodable"],
 )
 def test_a_failing_worker_only_means_this_process_loads_the_rest(
-    world: World, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, worker: str
+    world: World, caplog: pytest.LogCaptureFixture, worker: str
 ) -> None:
     for i in range(30):
         world.write(world.global_root, f"facts/f{i:02}.md", f"部署 note {i}", summary=f"s{i}")
@@ -281,10 +284,8 @@ def test_a_failing_worker_only_means_this_process_loads_the_rest(
         serial = reconcile(db, world.config)
         expected = db.rows()
         db.reset()
-        monkeypatch.setattr(loader_module, "PARALLEL_MIN", 5)
-        monkeypatch.setattr(pool_module, "CHUNK", 4)
-        monkeypatch.setattr(pool_module, "WORKER", [sys.executable, "-c", worker])
-        parallel = reconcile(db, world.config)
+        spread = Spread(min_files=5, chunk=4, worker=(sys.executable, "-c", worker))
+        parallel = reconcile(db, world.config, spread=spread)
         assert parallel.added == serial.added
         assert [dataclasses.replace(r, mtime_ns=0) for r in db.rows()] == [
             dataclasses.replace(r, mtime_ns=0) for r in expected

@@ -101,7 +101,10 @@ def test_reads_skip_a_missing_project_root_and_the_first_write_creates_it(tmp_pa
         assert (repo / ".memory" / made).exists(), made  # as `memoryd init --project` makes it
     assert ".state.json" in (repo / ".memory/.gitignore").read_text().split()
     assert "| [facts/](facts/index.md) | 1 |" in (repo / ".memory/ROOT.md").read_text()
-    assert "`facts/ci-arm64`: 本项目的 CI 跑在 arm64 上" in (repo / ".memory/facts/index.md").read_text()
+    assert (
+        "`facts/ci-arm64`: 本项目的 CI 跑在 arm64 上"
+        in (repo / ".memory/facts/index.md").read_text()
+    )
     assert str(repo.resolve() / ".memory") in configured_roots()
     assert not list((global_root / "facts").iterdir())
 
@@ -112,15 +115,19 @@ def test_the_first_write_from_a_worktree_creates_the_main_trees_root(tmp_path: P
     worktree = tmp_path / "feature"
     git(repo, "worktree", "add", "-q", "-b", "feature", str(worktree))
     done = run_cli(
-        "remember", "--json", "--kind", "pitfall", "--summary", "The test DB needs UTC", cwd=worktree
+        "remember",
+        "--json",
+        "--kind",
+        "pitfall",
+        "--summary",
+        "The test DB needs UTC",
+        cwd=worktree,
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["root"] == str(repo.resolve() / ".memory")
     assert not (worktree / ".memory").exists()
     again = run_cli("recall", "--json", "test DB UTC", cwd=repo)
-    assert [h["id"] for h in json.loads(again.stdout)] == [
-        "pitfalls/the-test-db-needs-utc"
-    ]
+    assert [h["id"] for h in json.loads(again.stdout)] == ["pitfalls/the-test-db-needs-utc"]
     init = run_cli("init", "--project", cwd=worktree)  # already there: nothing new
     assert init.returncode == 0, init.stderr
     assert str(repo.resolve() / ".memory") in init.stdout
@@ -156,7 +163,13 @@ def test_the_global_root_is_a_git_repository_but_not_a_project(tmp_path: Path) -
     global_root = App().paths.default_global_root
     assert (global_root / ".git").is_dir()
     done = run_cli(
-        "remember", "--json", "--kind", "fact", "--summary", "Written from the root", cwd=global_root
+        "remember",
+        "--json",
+        "--kind",
+        "fact",
+        "--summary",
+        "Written from the root",
+        cwd=global_root,
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["scope"] == "global"

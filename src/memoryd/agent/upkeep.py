@@ -33,13 +33,13 @@ class SecretFinding:
 
 def refresh(app: App, root: RootConfig, changed: Iterable[Path]) -> None:
     """Bring the compiled files and the index up to date with ``changed`` files of ``root``."""
-    from memoryd.compile.writer import compile_root, kept_cache
-    from memoryd.index import open_index, reconcile
+    from memoryd.compile.writer import kept_cache
+    from memoryd.freshness import compile_and_index
+    from memoryd.index import open_index
 
     paths = sorted(set(changed))
-    report = compile_root(root, app.config, changed=paths, cache=kept_cache(app.paths.cache_dir))
     with open_index(app.paths) as db:
-        reconcile(db, app.config, roots=[root], only=[*paths, *report.written, *report.removed])
+        compile_and_index(db, app.config, root, paths, kept_cache(app.paths.cache_dir), also=paths)
 
 
 def search(
@@ -64,7 +64,8 @@ def search(
     open, so the index is opened and checked once. Compiled files
     (ROOT.md, index.md) are indexed too, but recall never returns them.
     """
-    from memoryd.index import ensure_fresh, recall
+    from memoryd.freshness import ensure_fresh
+    from memoryd.index import recall
 
     index = ensure_fresh(app, roots=roots, recompile=True) if db is None else db
     try:
@@ -109,7 +110,7 @@ def freshen(app: App, roots: Sequence[RootConfig]) -> IndexDB:
     per-prompt ``memoryd context`` cheap. (The daemon does both on every change by itself.)
     Returns the open index, for :func:`search` (the caller closes it).
     """
-    from memoryd.index import ensure_fresh
+    from memoryd.freshness import ensure_fresh
 
     return ensure_fresh(app, roots=roots, recompile=True)
 

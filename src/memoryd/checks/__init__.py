@@ -97,7 +97,7 @@ class Context:
     def index(self) -> IndexDB:
         """The search index, reconciled first unless a daemon keeps it fresh (opened once)."""
         if self._index is None:
-            from memoryd.index import ensure_fresh
+            from memoryd.freshness import ensure_fresh
 
             self._index = ensure_fresh(self.app)
         return self._index

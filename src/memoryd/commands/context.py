@@ -21,6 +21,8 @@ from memoryd.commands import add_json
 if TYPE_CHECKING:
     from memoryd.agent.context import Block
 
+HOOK_HINT = "configure 'memoryd context --rebuild --hook' as a SessionStart hook (matcher compact)"
+
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
     parser = sub.add_parser(
@@ -36,6 +38,18 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="read a Claude Code hook event (JSON with prompt and cwd) from stdin; never fails "
         "the prompt (--json: answer with hookSpecificOutput.additionalContext)",
     )
+    parser.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="print what a rebuilt context needs from the layered tree: the session's "
+        "checkpoint and notes, the project's and the global MEMORY.md, the key index",
+    )
+    parser.add_argument(
+        "--session", metavar="SID", help="with --rebuild: the session (--hook: the event's)"
+    )
+    parser.add_argument(
+        "--project-id", metavar="PID", help="with --rebuild: the project (default: MiMo Code's)"
+    )
     add_json(parser)
     parser.set_defaults(handler=run)
 
@@ -48,6 +62,12 @@ def run(app: App, args: argparse.Namespace) -> int:
         if value is not None and value < 0:
             flag = "--" + name.replace("_", "-")
             raise UsageError(f"{flag} must not be negative, got {value}", hint=f"{flag} 0 or more")
+    if args.rebuild:
+        return _rebuild(app, args)
+    if args.session or args.project_id:
+        raise UsageError(
+            "--session and --project-id go with --rebuild", hint="add --rebuild, or drop them"
+        )
     if args.hook:
         return _run_hook(app, args)
     block = _block(app, args, " ".join(args.query))
@@ -105,3 +125,56 @@ def _event(raw: str) -> dict[str, Any]:
             hint="configure the command as a UserPromptSubmit or SessionStart hook, or drop --hook",
         )
     return event
+
+
+def _rebuild(app: App, args: argparse.Namespace) -> int:
+    """``--rebuild``: the layered tree's rebuild sections, each within its token budget.
+
+    As a hook (Claude Code's SessionStart, matcher ``compact``) it fails open: a
+    broken event or setting injects nothing, says why on stderr and exits 0, because
+    a hook error must never stand between the user and the session.
+    """
+    from memoryd.agent.rebuild import gather
+    from memoryd.errors import MemorydError, UsageError
+
+    if args.query:
+        raise UsageError("--rebuild takes no query", hint="drop the query words")
+    session = args.session
+    try:
+        if args.hook:
+            session = session or _session_from_hook(app, sys.stdin.read())
+        if not session:
+            hint = "pass --session SID (or --hook with a SessionStart event)"
+            raise UsageError("--rebuild needs the session id", hint=hint)
+        result = gather(app, session, args.project_id)
+    except MemorydError as exc:
+        if not args.hook:
+            raise
+        app.note(f"memoryd: rebuild injection skipped: {exc}")
+        return 0
+    if not result.root.is_dir():
+        app.note(f"memoryd: no layered memory tree at {result.root} (memoryd init --layered)")
+    elif result.project_id is None:
+        app.note(
+            "memoryd: this repository has no MiMo Code project id yet, so no project MEMORY.md"
+            " (pass --project-id)"
+        )
+    app.emit(args.json, result.as_dict(), result.text)
+    return 0
+
+
+def _session_from_hook(app: App, raw: str) -> str:
+    """The ``session_id`` of a SessionStart event; its ``cwd`` chooses the project."""
+    from memoryd.errors import UsageError
+
+    try:
+        event = json.loads(raw or "{}")
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"the hook event on stdin is not JSON: {exc}", hint=HOOK_HINT) from exc
+    if not isinstance(event, dict):
+        raise UsageError("the hook event on stdin is not a JSON object", hint=HOOK_HINT)
+    cwd = event.get("cwd")
+    if isinstance(cwd, str) and cwd:
+        app.cwd = Path(cwd)
+    session = event.get("session_id")
+    return session if isinstance(session, str) else ""

@@ -30,8 +30,9 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 def run(app: App, args: argparse.Namespace) -> int:
     from memoryd.doctor import checks as doctor
+    from memoryd.doctor.verdict import Machine
 
-    ctx = doctor.Context(env=app.env, paths=app.paths, config=app.config)
+    ctx = Machine(env=app.env, paths=app.paths, config=app.config)
     ctx.remote_timeout_s = args.timeout
     if args.manager:
         ctx.manager = args.manager

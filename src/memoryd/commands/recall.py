@@ -41,7 +41,8 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 def run(app: App, args: argparse.Namespace) -> int:
     from memoryd.errors import UsageError
-    from memoryd.index import ensure_fresh, recall, search_roots
+    from memoryd.freshness import ensure_fresh, search_roots
+    from memoryd.index import recall
 
     if args.limit is not None and args.limit < 1:
         raise UsageError("--limit must be at least 1", hint="for example --limit 5")

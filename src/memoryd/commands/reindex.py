@@ -19,7 +19,8 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(app: App, args: argparse.Namespace) -> int:
-    from memoryd.index import open_index, reconcile, search_roots
+    from memoryd.freshness import search_roots
+    from memoryd.index import open_index, reconcile
 
     roots = list(app.config.roots)
     roots += [r for r in search_roots(app.config, app.cwd) if r not in roots]

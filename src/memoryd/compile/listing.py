@@ -11,18 +11,32 @@ whose mtime is within a couple of seconds of now is never trusted from the cache
 The daemon's compile cache is *slim*: it keeps of each memory only what the compiled
 files show (its :class:`Entry`) and its sync flag, not the whole frontmatter. At 10k
 memories that is about half the memory of a full listing.
+
+A slim listing can also be kept on disk (``ScanCache(folder=...)``), so a short-lived
+command need not re-parse a root: ``memoryd remember`` or a recall that saw a hand edit
+starts with no listing, and compiling a root of 10k memories from nothing parses every
+file (about a second). One :mod:`memoryd.cachefile` per root holds, for each readable
+memory, its path, fingerprint, sync flag and compiled entry. A kept listing is never
+trusted as it is: ``scan_root`` still walks the root and stats every file, and reuses an
+entry only when the fingerprint is the same, so changes made by anyone since are read
+again. A file of another format, memoryd, Python or root is a miss.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import stat
+import sys
 import threading
 import time
-from collections.abc import Collection
+import zlib
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from memoryd import __version__, cachefile
 from memoryd.compile.blocks import Entry, entry_for, is_generated
 from memoryd.memory import Memory, parse
 from memoryd.roots import SKIP_DIRS, is_memory_name, walk_files, walk_root
@@ -69,7 +83,7 @@ class ScanCache:
 
     ``slim``: keep only what compile reads of each memory (its entry and sync flag).
     ``folder`` (slim caches): also keep each root's listing there for the next process
-    (see memoryd.compile.listing_store); a listing from there is trusted file by file only.
+    (see the module docstring); a listing from there is trusted file by file only.
     """
 
     def __init__(self, slim: bool = False, folder: Path | None = None) -> None:
@@ -88,18 +102,45 @@ class ScanCache:
         """The listing an earlier process kept in ``folder``, if any."""
         if self.folder is None:
             return None
-        from memoryd.compile import listing_store
-
-        return listing_store.load(self.folder, root)
+        items = cachefile.read(listing_file(self.folder, root), (*KEPT_KEY, str(root)))
+        try:
+            return {item[1]: _unkept(item) for item in items or ()} or None
+        except (ValueError, TypeError):  # another shape under the same key: a miss
+            return None
 
     def store(self, root: Path, listing: Listing, keep: bool = True) -> None:
         """Remember ``listing``; with ``keep`` (it changed), also in ``folder``."""
         with self._lock:
             self._listings[root] = listing
         if self.folder is not None and keep:
-            from memoryd.compile import listing_store
+            key = (*KEPT_KEY, str(root))
+            cachefile.write(listing_file(self.folder, root), key, _kept_items(listing))
 
-            listing_store.save(self.folder, root, listing)
+
+KEPT_FORMAT = 1
+_ENTRY_FIELDS = tuple(f.name for f in dataclasses.fields(Entry))
+KEPT_KEY = (KEPT_FORMAT, __version__, sys.hexversion, _ENTRY_FIELDS)
+
+
+def listing_file(folder: Path, root: Path) -> Path:
+    """The file in ``folder`` that keeps ``root``'s slim listing."""
+    return folder / f"{zlib.crc32(os.fsencode(root)):08x}.listing"
+
+
+def _kept_items(listing: Mapping[str, Scanned]) -> list[tuple[Any, ...]]:
+    """The trusted, readable memories of ``listing``, as marshal can keep them."""
+    items = []
+    for s in listing.values():
+        if s.memory is not None and s.fingerprint is not None and s.shows is not None:
+            entry = tuple(getattr(s.shows, name) for name in _ENTRY_FIELDS)
+            items.append((s.where, s.rel, s.size, s.fingerprint, s.memory.sync, entry))
+    return items
+
+
+def _unkept(item: tuple[Any, ...]) -> Scanned:
+    where, rel, size, fingerprint, sync, entry = item
+    memory = SLIM_SYNCED if sync else SLIM_LOCAL
+    return Scanned(where, rel, size, memory, None, fingerprint, Entry(*entry))
 
 
 def scan_root(

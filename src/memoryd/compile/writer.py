@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memoryd.compile.blocks import (
     Compiled,
@@ -21,17 +21,13 @@ from memoryd.compile.blocks import (
     compile_entries,
     folder_of,
     index_path,
-    is_generated,
     is_ours,
 )
 from memoryd.compile.listing import ScanCache, Scanned, scan_root
 from memoryd.config import Config, RootConfig
 from memoryd.findings import Finding
 from memoryd.fsutil import fsync_dir, write_if_changed
-from memoryd.roots import ROOT_FILE, relative_id
-
-if TYPE_CHECKING:
-    from memoryd.index.db import IndexDB
+from memoryd.roots import ROOT_FILE
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +41,7 @@ def kept_cache(cache_dir: Path) -> ScanCache:
     """A compile cache whose listings are also kept in ``cache_dir`` between processes.
 
     For commands, which start with no listing: compiling a root then re-parses only
-    the files that changed since the last command (see memoryd.compile.listing_store).
+    the files that changed since the last command (see memoryd.compile.listing).
     """
     folder = cache_dir / LISTINGS
     return _KEPT.setdefault(folder, ScanCache(slim=True, folder=folder))
@@ -125,39 +121,6 @@ def _plan(
         entries, _read(root / ROOT_FILE), config.compile.folder_descriptions, targets
     )
     return _Plan(compiled, sorted(targets), blocked)
-
-
-def recompile_changed(
-    db: IndexDB,
-    config: Config,
-    roots: Sequence[RootConfig],
-    touched: Sequence[Path],
-    cache: ScanCache | None = None,
-) -> None:
-    """Recompile the roots where memories changed, and index what that wrote.
-
-    The daemon does this after every change; a command that reconciled without a
-    daemon does it too, so ROOT.md and index.md never lag behind a hand edit for
-    longer than the next command. Only changed memories count: a hand edit of a
-    compiled file alone is left for ``memoryd inspect`` to report.
-    """
-    from memoryd.index.reconcile import reconcile
-
-    for root in roots:
-        changed = [p for p in touched if _memory_of(root, p)]
-        if not changed:
-            continue
-        report = compile_root(root, config, changed=changed, cache=cache)
-        written = [*report.written, *report.removed]
-        if written:
-            reconcile(db, config, roots=[root], only=written)
-
-
-def _memory_of(root: RootConfig, path: Path) -> bool:
-    """Is ``path`` a memory (not a compiled file) of ``root``?"""
-    if root.path not in path.parents:
-        return False
-    return not is_generated(relative_id(root.path, path))
 
 
 def shown(root: RootConfig, item: Scanned) -> bool:

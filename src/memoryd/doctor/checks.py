@@ -1,57 +1,27 @@
 """``memoryd doctor``: why sync does not work, and the fix, without reading a log.
 
-Each check is a small function of a :class:`Context` returning :class:`Check`
-values (ok / warn / fail / skip, a one-line detail and, when not ok, the fix).
-Git-facing checks (identity, remote, push auth) live in :mod:`memoryd.doctor.checks.git`.
-Any ``fail`` makes ``memoryd doctor`` exit 1; a ``warn`` does not.
+Each check is a small function of a :class:`Machine` returning a :class:`Verdict`
+(see :mod:`memoryd.doctor.verdict`). Git-facing checks (identity, remote, push auth)
+live in :mod:`memoryd.doctor.git`. Any ``fail`` makes ``memoryd doctor`` exit 1; a
+``warn`` does not.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
-import sys
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from memoryd.config import Config, RootConfig
-from memoryd.paths import Paths
-
-INOTIFY_WATCHES = Path("/proc/sys/fs/inotify/max_user_watches")
-STATUSES = ("ok", "warn", "fail", "skip")
-
-
-@dataclass(frozen=True)
-class Check:
-    name: str  # git, root, identity, remote, push-auth, inotify, index, service, daemon
-    status: str  # ok | warn | fail | skip
-    detail: str
-    fix: str = ""
-    subject: str = ""  # the root a check is about ("" for machine-wide checks)
-
-
-@dataclass
-class Context:
-    """Everything the checks read; tests swap what they cannot own."""
-
-    env: Mapping[str, str]
-    paths: Paths
-    config: Config
-    manager: str = field(
-        default_factory=lambda: "launchd" if sys.platform == "darwin" else "systemd"
-    )
-    inotify_file: Path = INOTIFY_WATCHES
-    remote_timeout_s: float = 10.0
+from memoryd.config import RootConfig
+from memoryd.doctor import git as doctor_git
+from memoryd.doctor.verdict import STATUSES, Machine, Verdict, fail, ok, warn
 
 
 def synced(root: RootConfig) -> bool:
     return root.sync.commit or root.sync.push or root.sync.pull
 
 
-def run_checks(ctx: Context) -> list[Check]:
-    from memoryd.doctor import git as doctor_git
-
+def run_checks(ctx: Machine) -> list[Verdict]:
     git = doctor_git.check_git(ctx)
     checks = [git]
     for root in ctx.config.roots:
@@ -64,23 +34,11 @@ def run_checks(ctx: Context) -> list[Check]:
     return checks
 
 
-def failed(checks: list[Check]) -> bool:
+def failed(checks: list[Verdict]) -> bool:
     return any(check.status == "fail" for check in checks)
 
 
-def ok(name: str, detail: str, subject: str = "") -> Check:
-    return Check(name, "ok", detail, subject=subject)
-
-
-def fail(name: str, detail: str, fix: str, subject: str = "") -> Check:
-    return Check(name, "fail", detail, fix=fix, subject=subject)
-
-
-def warn(name: str, detail: str, fix: str = "", subject: str = "") -> Check:
-    return Check(name, "warn", detail, fix=fix, subject=subject)
-
-
-def check_root(ctx: Context, root: RootConfig) -> Check:
+def check_root(ctx: Machine, root: RootConfig) -> Verdict:
     from memoryd.roots import git_toplevel
 
     path, subject = root.path, str(root.path)
@@ -103,11 +61,12 @@ def count_folders(roots: list[Path]) -> int:
     return sum(1 for root in roots for _ in os.walk(root))  # os.walk never follows links
 
 
-def check_inotify(ctx: Context) -> Check:
+def check_inotify(ctx: Machine) -> Verdict:
     try:
         limit = int(ctx.inotify_file.read_text().strip())
     except (OSError, ValueError):
-        return Check("inotify", "skip", f"no inotify watch limit at {ctx.inotify_file} (not Linux)")
+        detail = f"no inotify watch limit at {ctx.inotify_file} (not Linux)"
+        return Verdict("inotify", "skip", detail)
     needed = count_folders([r.path for r in ctx.config.roots if r.path.is_dir()])
     detail = f"memoryd watches {needed} folders; the limit is {limit} for all your programs"
     if needed * 2 > limit:
@@ -119,7 +78,7 @@ def check_inotify(ctx: Context) -> Check:
     return ok("inotify", detail)
 
 
-def check_index(ctx: Context) -> Check:
+def check_index(ctx: Machine) -> Verdict:
     """Read-only first (opening the index would quietly move a bad one aside), then open it."""
     from memoryd.index import open_index
     from memoryd.index.schema import APPLICATION_ID
@@ -147,7 +106,7 @@ def check_index(ctx: Context) -> Check:
     return ok("index", f"{db}: {count} memory files indexed, passes quick_check")
 
 
-def check_service(ctx: Context) -> Check:
+def check_service(ctx: Machine) -> Verdict:
     from memoryd.daemon.lock import running_pid
     from memoryd.daemon.service import status
 
@@ -175,7 +134,7 @@ _LOGS = {
 }
 
 
-def check_daemon(ctx: Context) -> Check:
+def check_daemon(ctx: Machine) -> Verdict:
     from memoryd.daemon.status import read_status
 
     view = read_status(ctx.paths)
@@ -195,7 +154,7 @@ def check_daemon(ctx: Context) -> Check:
     return ok("daemon", f"daemon pid {pid} running, status updated {status.updated_at}")
 
 
-def render(checks: list[Check]) -> str:
+def render(checks: list[Verdict]) -> str:
     """The human report: one line a check, its fix under it, a count at the end."""
     lines = []
     for check in checks:

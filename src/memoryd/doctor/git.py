@@ -20,7 +20,7 @@ from pathlib import Path
 
 from memoryd.config import RootConfig
 from memoryd.daemon import units
-from memoryd.doctor.checks import Check, Context, fail, ok
+from memoryd.doctor.verdict import Machine, Verdict, fail, ok
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ def run_git(env: Mapping[str, str], repo: Path | None, *args: str, timeout: floa
     return Done(proc.returncode, out, err)
 
 
-def check_git(ctx: Context) -> Check:
+def check_git(ctx: Machine) -> Verdict:
     if shutil.which("git", path=ctx.env.get("PATH")) is None:
         fix = "install git (apt install git, dnf install git, brew install git) and retry"
         return fail("git", "git is not on PATH", fix)
@@ -66,7 +66,7 @@ def check_git(ctx: Context) -> Check:
     return ok("git", done.out.strip())
 
 
-def root_checks(ctx: Context, root: RootConfig) -> list[Check]:
+def root_checks(ctx: Machine, root: RootConfig) -> list[Verdict]:
     checks = []
     if root.sync.commit or root.sync.pull:
         checks.append(check_identity(ctx, root))
@@ -78,7 +78,7 @@ def root_checks(ctx: Context, root: RootConfig) -> list[Check]:
     return checks
 
 
-def check_identity(ctx: Context, root: RootConfig) -> Check:
+def check_identity(ctx: Machine, root: RootConfig) -> Verdict:
     values = {key: run_git(ctx.env, root.path, "config", key).out.strip() for key in _IDENTITY}
     missing = [key for key, value in values.items() if not value]
     if missing:
@@ -92,7 +92,7 @@ def check_identity(ctx: Context, root: RootConfig) -> Check:
 _IDENTITY = {"user.name": "Your Name", "user.email": "you@example.com"}
 
 
-def check_remote(ctx: Context, root: RootConfig) -> Check:
+def check_remote(ctx: Machine, root: RootConfig) -> Verdict:
     path, remote, subject = root.path, root.sync.remote, str(root.path)
     url = run_git(ctx.env, path, "remote", "get-url", remote)
     if url.code != 0:
@@ -123,7 +123,7 @@ def remote_kind(url: str) -> str:
     return "ssh" if re.match(r"^[^/:]+:", url) else "local"
 
 
-def check_push_auth(ctx: Context, root: RootConfig) -> Check:
+def check_push_auth(ctx: Machine, root: RootConfig) -> Verdict:
     remote, subject = root.sync.remote, str(root.path)
     url = run_git(ctx.env, root.path, "remote", "get-url", "--push", remote).out.strip()
     kind = remote_kind(url)
@@ -135,12 +135,12 @@ def check_push_auth(ctx: Context, root: RootConfig) -> Check:
         status, detail, fix = "ok", "a local remote needs no authentication", ""
     else:
         status, detail, fix = "warn", f"pushing over {url.split(':')[0]} is usually read-only", ""
-    return Check(
+    return Verdict(
         "push-auth", status, f"{root.path}: push to {url}: {detail}", fix=fix, subject=subject
     )
 
 
-def _ssh_auth(ctx: Context, root: RootConfig) -> tuple[str, str, str]:
+def _ssh_auth(ctx: Machine, root: RootConfig) -> tuple[str, str, str]:
     env = service_env(ctx)
     command = run_git(ctx.env, root.path, "config", "core.sshCommand").out.strip()
     command = command or env.get("GIT_SSH_COMMAND", "")
@@ -160,7 +160,7 @@ def _ssh_auth(ctx: Context, root: RootConfig) -> tuple[str, str, str]:
     return "ok", f"the service uses the SSH agent at {sock}", ""
 
 
-def _https_auth(ctx: Context, root: RootConfig, url: str) -> tuple[str, str, str]:
+def _https_auth(ctx: Machine, root: RootConfig, url: str) -> tuple[str, str, str]:
     if re.match(r"^https?://[^/@]+:[^/@]+@", url):
         return "ok", "the URL carries credentials", ""
     helpers = run_git(ctx.env, root.path, "config", "--get-urlmatch", "credential.helper", url)
@@ -183,7 +183,7 @@ def _is_socket(path: str) -> bool:
         return False
 
 
-def service_env(ctx: Context) -> dict[str, str]:
+def service_env(ctx: Machine) -> dict[str, str]:
     """The environment the service has (or would have, once installed) for git."""
     from memoryd.daemon import service
 
@@ -196,7 +196,7 @@ def service_env(ctx: Context) -> dict[str, str]:
     return env
 
 
-def _manager_agent(ctx: Context) -> dict[str, str]:
+def _manager_agent(ctx: Machine) -> dict[str, str]:
     """SSH_AUTH_SOCK the manager itself hands its services, when it does."""
     sock = ctx.env.get("SSH_AUTH_SOCK", "")
     if ctx.manager == "launchd":

@@ -9,16 +9,13 @@ from __future__ import annotations
 from memoryd.index.db import IndexDB, Row, open_index
 from memoryd.index.reconcile import ReconcileReport, reconcile
 from memoryd.index.search import Hit, recall
-from memoryd.index.service import ensure_fresh, search_roots
 
 __all__ = [
     "Hit",
     "IndexDB",
     "ReconcileReport",
     "Row",
-    "ensure_fresh",
     "open_index",
     "recall",
     "reconcile",
-    "search_roots",
 ]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +20,16 @@ from memoryd.index.tokenizer import index_text
 from memoryd.memory import Problem, id_for_path, parse, validate
 
 HEAD_BYTES = 64 * 1024  # how much of an oversized file is read for its frontmatter
-PARALLEL_MIN = 2000  # files to load before worker processes pay for their start-up
+
+
+@dataclass(frozen=True)
+class Spread:
+    """When a batch is loaded in worker processes (:mod:`memoryd.index.pool`), and how it is
+    cut up. A parameter of ``reconcile`` so a test can spread a small batch."""
+
+    min_files: int = 2000  # files to load before worker processes pay for their start-up
+    chunk: int = 64  # files per request at most
+    worker: tuple[str, ...] = ()  # the worker's command line (default: memoryd.index.worker)
 
 
 @dataclass(frozen=True)
@@ -106,22 +114,6 @@ def record(root: RootConfig, path: str, read: Read, checked_ns: int) -> tuple[An
         memory.created, memory.updated, read.size, read.mtime_ns, checked_ns, read.hash,
         int(read.oversized), dump_problems(problems), body,
     )  # fmt: skip
-
-
-def load_all(
-    root: RootConfig, paths: Sequence[str], cap: int, old_hashes: Sequence[str | None]
-) -> Iterator[tuple[str, Loaded | Failed]]:
-    """``(path, load result)`` for each path; large batches in worker processes, in the
-    order they finish (:mod:`memoryd.index.pool`), small ones here, in order."""
-    items = list(zip(paths, old_hashes, strict=True))
-    if len(items) >= PARALLEL_MIN:
-        from memoryd.index.pool import load_parallel  # subprocess stays off small batches
-
-        workers = max(1, min(3, (os.cpu_count() or 1) - 1))
-        yield from load_parallel(root, items, cap, workers)
-        return
-    for path, old in items:
-        yield path, load(root, path, cap, old)
 
 
 def reason(exc: OSError) -> str:

@@ -30,10 +30,9 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 
 from memoryd.config import RootConfig
-from memoryd.index.loader import Failed, Loaded, load
+from memoryd.index.loader import Failed, Loaded, Spread, load
 
 log = logging.getLogger(__name__)
-CHUNK = 64  # files per request at most
 CHUNK_BYTES = 8 * 1024  # encoded paths per request at most (pipes hold 16-64 KiB)
 AHEAD = 2  # requests a worker may have queued
 TIMEOUT = 60.0  # seconds without any answer before the workers are given up
@@ -48,14 +47,14 @@ class WorkerError(Exception):
     """A worker answered out of step, went quiet or died."""
 
 
-def chunks(items: Sequence[Item]) -> list[list[Item]]:
-    """``items`` cut into requests of at most :data:`CHUNK` files and about :data:`CHUNK_BYTES`."""
+def chunks(items: Sequence[Item], most: int) -> list[list[Item]]:
+    """``items`` cut into requests of at most ``most`` files and about :data:`CHUNK_BYTES`."""
     out: list[list[Item]] = []
     current: list[Item] = []
     size = 0
     for item in items:
         cost = len(item[0].encode("utf-8", "surrogateescape")) + 64
-        if current and (len(current) >= CHUNK or size + cost > CHUNK_BYTES):
+        if current and (len(current) >= most or size + cost > CHUNK_BYTES):
             out.append(current)
             current, size = [], 0
         current.append(item)
@@ -64,11 +63,11 @@ def chunks(items: Sequence[Item]) -> list[list[Item]]:
 
 
 def load_parallel(
-    root: RootConfig, items: Sequence[Item], cap: int, workers: int
+    root: RootConfig, items: Sequence[Item], cap: int, workers: int, spread: Spread
 ) -> Iterator[tuple[str, Result]]:
     """``(path, load result)`` for every item, in the order they finish."""
-    todo = deque(chunks(items))
-    pool = _Pool(root, cap)
+    todo = deque(chunks(items, spread.chunk))
+    pool = _Pool(root, cap, list(spread.worker) or WORKER)
     try:
         pool.start(workers)
         yield from pool.run(todo)
@@ -85,15 +84,15 @@ def _load_here(root: RootConfig, cap: int, chunk: list[Item]) -> Iterator[tuple[
 
 
 class _Pool:
-    def __init__(self, root: RootConfig, cap: int) -> None:
-        self.root, self.cap = root, cap
+    def __init__(self, root: RootConfig, cap: int, command: list[str]) -> None:
+        self.root, self.cap, self.command = root, cap, command
         self.procs: list[subprocess.Popen[bytes]] = []
         self.queued: dict[int, deque[list[Item]]] = {}  # by pid: sent, not yet answered
 
     def start(self, count: int) -> None:
         pipe = subprocess.PIPE
         for _ in range(count):
-            proc = subprocess.Popen(WORKER, stdin=pipe, stdout=pipe, bufsize=0)
+            proc = subprocess.Popen(self.command, stdin=pipe, stdout=pipe, bufsize=0)
             self.procs.append(proc)
             self.queued[proc.pid] = deque()
             _send(proc, (self.root, self.cap))
@@ -129,7 +128,7 @@ class _Pool:
         assert proc.stdout is not None
         chunk = self.queued[proc.pid][0]
         (length,) = HEADER.unpack(_read_exactly(proc.stdout.fileno(), HEADER.size))
-        results = pickle.loads(_read_exactly(proc.stdout.fileno(), length))  # our own worker
+        results = _decode(_read_exactly(proc.stdout.fileno(), length))
         if not isinstance(results, list) or len(results) != len(chunk):
             raise WorkerError("a worker answered out of step")
         self.queued[proc.pid].popleft()
@@ -159,6 +158,19 @@ def _send(proc: subprocess.Popen[bytes], message: object) -> None:
     data = memoryview(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
     while data:
         data = data[os.write(proc.stdin.fileno(), data) :]
+
+
+def _decode(data: bytes) -> object:
+    """A worker's answer, or :class:`WorkerError` whatever way it fails to decode.
+
+    ``pickle.loads`` of a torn or garbled answer raises far more than
+    ``UnpicklingError`` (``UnicodeDecodeError``, ``ValueError``, ``IndexError``,
+    ``AttributeError``...); each only means this process loads the chunk itself.
+    """
+    try:
+        return pickle.loads(data)  # our own worker's answer
+    except Exception as exc:
+        raise WorkerError(f"a worker's answer could not be read: {exc!r}") from exc
 
 
 def _readable(fds: list[int], timeout: float) -> list[int]:

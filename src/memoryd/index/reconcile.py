@@ -15,7 +15,7 @@ import logging
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -24,7 +24,7 @@ from memoryd.config import Config, RootConfig
 from memoryd.index import store
 from memoryd.index.db import IndexDB
 from memoryd.index.layout import member
-from memoryd.index.loader import Failed, Loaded, load_all, reason
+from memoryd.index.loader import Failed, Loaded, Spread, load, reason
 from memoryd.roots import SKIP_DIRS, is_memory_name, walk_files, walk_root
 
 log = logging.getLogger(__name__)
@@ -58,6 +58,9 @@ class ReconcileReport:
         }
 
 
+SPREAD = Spread()  # a cold index of thousands of files is loaded by worker processes too
+
+
 class _Known(NamedTuple):
     """A row's fingerprint (a tuple: 10k of them are built on every full reconcile)."""
 
@@ -72,12 +75,14 @@ def reconcile(
     config: Config,
     roots: Sequence[RootConfig] | None = None,
     only: Collection[Path] | None = None,
+    *,
+    spread: Spread = SPREAD,
 ) -> ReconcileReport:
     """Reconcile ``roots`` (default: every configured root), or just the paths in ``only``."""
     started = time.perf_counter()
     report = ReconcileReport()
     for root in config.roots if roots is None else roots:
-        _Pass(db, config, root, report).run(only)
+        _Pass(db, config, root, report, spread).run(only)
     if only is None:
         _drop_unlisted_foreign_roots(db, [*config.roots, *(roots or ())], report)
     for paths in (report.added, report.changed, report.removed, report.oversized):
@@ -92,8 +97,11 @@ class _Pass:
     Paths are plain strings here (``pathlib`` costs more than the syscalls at 100k files).
     """
 
-    def __init__(self, db: IndexDB, config: Config, root: RootConfig, report: ReconcileReport):
+    def __init__(
+        self, db: IndexDB, config: Config, root: RootConfig, report: ReconcileReport, spread: Spread
+    ) -> None:
         self.db = db
+        self.spread = spread
         self.root = root
         self.base = str(root.path)
         self.cap = config.search.max_file_bytes
@@ -112,11 +120,26 @@ class _Pass:
             files, known = self.plan(only)
         stale = [path for path in files if self.stale(path, known.get(path))]
         olds = [known[p].hash if p in known else None for p in stale]
-        for path, result in load_all(self.root, stale, self.cap, olds):
+        for path, result in self.load_all(stale, olds):
             self.store(path, result, known.get(path))
         for path in sorted(known.keys() - set(files)):
             self.vanished(path)
         self.flush()
+
+    def load_all(
+        self, paths: Sequence[str], old_hashes: Sequence[str | None]
+    ) -> Iterator[tuple[str, Loaded | Failed]]:
+        """``(path, load result)`` for each path; large batches in worker processes, in the
+        order they finish (:mod:`memoryd.index.pool`), small ones here, in order."""
+        items = list(zip(paths, old_hashes, strict=True))
+        if len(items) >= self.spread.min_files:
+            from memoryd.index.pool import load_parallel  # subprocess stays off small batches
+
+            workers = max(1, min(3, (os.cpu_count() or 1) - 1))
+            yield from load_parallel(self.root, items, self.cap, workers, self.spread)
+            return
+        for path, old in items:
+            yield path, load(self.root, path, self.cap, old)
 
     def known(self, prefixes: Iterable[str] | None) -> dict[str, _Known]:
         sql = "SELECT path, size, mtime_ns, checked_ns, hash FROM memories WHERE root = ?"

@@ -1,10 +1,16 @@
-"""What commands call: which roots a recall searches, and a fresh index to read."""
+"""What a reading command calls: which roots a recall searches, and a fresh index to read.
+
+This sits above the index, the compiler and the daemon's lock on purpose: it asks whether a
+daemon keeps the index fresh, reconciles when none does, and recompiles what changed, so
+none of those three needs to know about the others.
+"""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memoryd.app import App
 from memoryd.config import PROJECT_SYNC, Config, RootConfig
@@ -12,6 +18,9 @@ from memoryd.errors import PathError
 from memoryd.index.db import IndexDB, open_index
 from memoryd.index.reconcile import reconcile
 from memoryd.roots import project_root_for
+
+if TYPE_CHECKING:
+    from memoryd.compile.listing import ScanCache
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +75,7 @@ def ensure_fresh(
             report = reconcile(db, app.config, wanted)
             log.debug("reconciled %d roots in %.3fs", len(wanted), report.seconds)
             if recompile and report.modified:
-                from memoryd.compile.writer import kept_cache, recompile_changed  # on a change only
+                from memoryd.compile.writer import kept_cache  # on a change only
 
                 touched = [*report.added, *report.changed, *report.removed]
                 cache = kept_cache(app.paths.cache_dir)
@@ -75,3 +84,52 @@ def ensure_fresh(
         db.close()
         raise
     return db
+
+
+def recompile_changed(
+    db: IndexDB,
+    config: Config,
+    roots: Sequence[RootConfig],
+    touched: Sequence[Path],
+    cache: ScanCache | None = None,
+) -> None:
+    """Recompile the roots where memories changed, and index what that wrote.
+
+    The daemon does this after every change; a command that reconciled without a
+    daemon does it too, so ROOT.md and index.md never lag behind a hand edit for
+    longer than the next command. Only changed memories count: a hand edit of a
+    compiled file alone is left for ``memoryd inspect`` to report.
+    """
+    for root in roots:
+        changed = [p for p in touched if _memory_of(root, p)]
+        if changed:
+            compile_and_index(db, config, root, changed, cache)
+
+
+def compile_and_index(
+    db: IndexDB,
+    config: Config,
+    root: RootConfig,
+    changed: Sequence[Path],
+    cache: ScanCache | None = None,
+    *,
+    also: Sequence[Path] = (),
+) -> None:
+    """Compile ``root`` for its ``changed`` memories, then index what the compile wrote
+    (and ``also``: paths the caller changed and wants indexed in the same pass)."""
+    from memoryd.compile.writer import compile_root
+
+    report = compile_root(root, config, changed=list(changed), cache=cache)
+    written = [*also, *report.written, *report.removed]
+    if written:
+        reconcile(db, config, roots=[root], only=written)
+
+
+def _memory_of(root: RootConfig, path: Path) -> bool:
+    """Is ``path`` a memory (not a compiled file) of ``root``?"""
+    from memoryd.compile.blocks import is_generated
+    from memoryd.roots import relative_id
+
+    if root.path not in path.parents:
+        return False
+    return not is_generated(relative_id(root.path, path))

@@ -8,7 +8,7 @@ from memoryd.app import App
 from memoryd.config import RootConfig
 from memoryd.daemon.lock import DaemonLock
 from memoryd.errors import PathError
-from memoryd.index import ensure_fresh, search_roots
+from memoryd.freshness import ensure_fresh, search_roots
 from tests.helpers import git, run_cli
 from tests.index.conftest import write_memory
 

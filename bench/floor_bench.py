@@ -1,0 +1,198 @@
+"""memoryd against the floor (bench/floor.py), side by side in one run, as ratios.
+
+    .venv/bin/python bench/floor_bench.py                   # 1k, 10k, 100k
+    .venv/bin/python bench/floor_bench.py --sizes 1000,10000 --rounds 3
+
+A loaded machine slows both sides alike, so every measure alternates memoryd and
+the floor on the same corpus (bench/corpus.py, compiled as a root holds it) and
+keeps each side's best round; the table gives both and their ratio, with the load
+average the run saw. Rows:
+
+- cold: CPU seconds of ``memoryd reindex --full`` (worker processes included) against
+  the floor's cold index, each a fresh process;
+- no-change: CPU ms of an in-process ``reconcile`` with nothing changed against the
+  floor's stat-every-file rescan;
+- needle p50: in-process ``recall`` (bump off) against one FTS5 bm25 query, wall ms p50
+  over the long-tail queries of bench/index_bench.py;
+- recall CLI: ``memoryd recall`` end to end (a daemon holds the lock, so no reconcile)
+  against a bare ``python3`` that imports sqlite3, opens memoryd's index and runs the
+  same FTS5 query, wall ms p50.
+
+Targets (issue 21): cold <= 1.3x, no-change <= 1.2x, needle p50 <= 2x, recall CLI <= 1.3x.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from bench import floor  # noqa: E402
+from bench.index_bench import (  # noqa: E402
+    _clock,
+    _cpu,
+    _with_lock,
+    corpus,
+    guided_queries,
+    percentile,
+)
+
+TARGETS = {"cold": 1.3, "no-change": 1.2, "needle p50": 2.0, "recall CLI": 1.3}
+BARE = """
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1])
+sql = ("SELECT m.path, m.summary FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid "
+       "WHERE memories_fts MATCH ? ORDER BY bm25(memories_fts) LIMIT 10")
+for row in conn.execute(sql, (sys.argv[2],)):
+    print(*row)
+"""
+
+
+def _child_cpu(command: list[str], env: dict[str, str]) -> float:
+    before = _cpu()
+    subprocess.run(command, env=env, check=True, capture_output=True)
+    return _cpu() - before
+
+
+def measure(size: int, corpus_dir: Path, rounds: int, n_queries: int) -> list[dict[str, Any]]:
+    root = corpus(size, corpus_dir)
+    (root / ".state.json").unlink(missing_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix="memoryd-floor-"))
+    try:
+        return _measure(size, root, scratch, rounds, n_queries)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _measure(size: int, root: Path, scratch: Path, rounds: int, n: int) -> list[dict[str, Any]]:
+    home = scratch / "home"
+    home.mkdir()
+    config_file = home / "config.yaml"
+    config_file.write_text(f"roots:\n  - path: {root}\n    scope: global\n")
+    os.utime(config_file, (time.time() - 60, time.time() - 60))
+    env = {**os.environ, "MEMORYD_HOME": str(home), "PYTHONPYCACHEPREFIX": str(scratch / "pyc")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["MEMORYD_HOME"] = str(home)
+    exe = Path(sys.executable).with_name("memoryd")
+    memoryd = [str(exe)] if exe.exists() else [sys.executable, "-m", "memoryd"]
+    floor_db = scratch / "floor.db"
+
+    def floor_cold() -> float:
+        floor_db.unlink(missing_ok=True)
+        command = [sys.executable, str(HERE / "floor.py"), "index", str(root), str(floor_db)]
+        return _child_cpu(command, env)
+
+    def memoryd_cold() -> float:
+        return _child_cpu([*memoryd, "reindex", "--full"], env)
+
+    rows = [_best("cold", "s", rounds, memoryd_cold, floor_cold)]
+
+    from memoryd.config import load_config
+    from memoryd.index import open_index, recall, reconcile
+    from memoryd.paths import resolve_paths
+
+    paths = resolve_paths(env)
+    config = load_config(paths)
+    conn = sqlite3.connect(floor_db)
+    qs = guided_queries(n)
+    with open_index(paths) as db:
+        reconcile(db, config)
+        rows.append(_best(
+            "no-change", "ms", max(rounds, 5),
+            lambda: 1000 * _clock(lambda: reconcile(db, config))[0][1],
+            lambda: 1000 * _clock(lambda: floor.rescan(conn, root))[0][1],
+        ))  # fmt: skip
+        mine, theirs = [], []
+        for q in qs:
+            ours = lambda q=q: recall(db, config, q, config.roots, bump=False)  # type: ignore[misc]  # noqa: E731
+            mine.append(1000 * _clock(ours)[0][0])
+            theirs.append(1000 * _clock(lambda q=q: floor.query(conn, q))[0][0])  # type: ignore[misc]
+        rows.append(_row("needle p50", "ms", percentile(mine, 0.5), percentile(theirs, 0.5)))
+    conn.close()
+    rows.append(_cli(memoryd, env, paths, qs[: max(10, n // 5)]))
+    for row in rows:
+        row["size"] = size
+    return rows
+
+
+def _cli(memoryd: list[str], env: dict[str, str], paths: Any, qs: list[str]) -> dict[str, Any]:
+    from memoryd.index.tokenizer import fts_expression, query_terms
+
+    subprocess.run([*memoryd, "recall", "warm-up"], env=env, capture_output=True, check=True)
+    bare = [sys.executable, "-c", BARE, str(paths.index_db)]
+
+    def run() -> tuple[list[float], list[float]]:
+        mine, theirs = [], []
+        for q in qs:
+            expression = fts_expression(query_terms(q)) or '""'
+            mine.append(1000 * _clock(lambda q=q: _run([*memoryd, "recall", q], env))[0][0])  # type: ignore[misc]
+            theirs.append(1000 * _clock(lambda e=expression: _run([*bare, e], env))[0][0])  # type: ignore[misc]
+        return mine, theirs
+
+    mine, theirs = _with_lock(paths.lock_file, run)
+    return _row("recall CLI", "ms", percentile(mine, 0.5), percentile(theirs, 0.5))
+
+
+def _run(command: list[str], env: dict[str, str]) -> None:
+    subprocess.run(command, env=env, capture_output=True, check=True)
+
+
+def _best(
+    name: str, unit: str, rounds: int, mine: Callable[[], float], theirs: Callable[[], float]
+) -> dict[str, Any]:
+    ours, floors = [], []
+    for _ in range(rounds):  # alternate, so a burst of load hits both sides
+        ours.append(mine())
+        floors.append(theirs())
+    return _row(name, unit, min(ours), min(floors))
+
+
+def _row(name: str, unit: str, mine: float, theirs: float) -> dict[str, Any]:
+    return {"measure": name, "unit": unit, "memoryd": mine, "floor": theirs,
+            "ratio": mine / theirs if theirs else float("inf")}  # fmt: skip
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    lines = ["memories | measure | memoryd | floor | ratio | target",
+             "---|---|---|---|---|---"]  # fmt: skip
+    for r in rows:
+        target = TARGETS[r["measure"]]
+        verdict = "ok" if r["ratio"] <= target else "over"
+        lines.append(
+            f"{r['size']} | {r['measure']} ({r['unit']}) | {r['memoryd']:.2f} | {r['floor']:.2f} "
+            f"| {r['ratio']:.2f}x | <= {target}x {verdict}"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--queries", type=int, default=200)
+    default_dir = Path(tempfile.gettempdir()) / "memoryd-corpora"
+    parser.add_argument("--corpus-dir", type=Path, default=default_dir)
+    args = parser.parse_args()
+    load = os.getloadavg()
+    rows = []
+    for size in (int(s) for s in args.sizes.split(",")):
+        rows += measure(size, args.corpus_dir, args.rounds, args.queries)
+    end = os.getloadavg()
+    print(table(rows))
+    cores = os.cpu_count()
+    print(f"\nload average (1 min) at start {load[0]:.2f}, at end {end[0]:.2f}; {cores} cores")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,167 @@
+"""The import rule of docs/architecture.md, read from the source of every module.
+
+The lower layers (``index/``, ``compile/``, ``sync/``, ``secrets/``) never import the layers
+that drive them (``daemon/``, ``agent/``, ``commands/``, ``cli``, ``ui/``), and no two modules
+import each other, directly or round a loop. Imports inside functions (the lazy imports that
+keep ``memoryd recall`` fast) and under ``TYPE_CHECKING`` count: they hide a cycle from the
+interpreter, not from a reader.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+LOWER = ("memoryd.index", "memoryd.compile", "memoryd.sync", "memoryd.secrets")
+UPPER = ("memoryd.daemon", "memoryd.agent", "memoryd.commands", "memoryd.cli", "memoryd.ui")
+
+Graph = dict[str, set[str]]
+
+
+def modules(src: Path) -> dict[str, Path]:
+    """Dotted module name -> file, for every module under ``src``."""
+    found = {}
+    for file in sorted(src.rglob("*.py")):
+        parts = list(file.relative_to(src).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = file
+    return found
+
+
+def imported(name: str, file: Path, known: dict[str, Path]) -> set[str]:
+    """The modules of ``known`` that ``name`` imports anywhere in its source."""
+    package = name if file.name == "__init__.py" else name.rpartition(".")[0]
+    wanted: set[str] = set()
+    for node in ast.walk(ast.parse(file.read_bytes(), str(file))):
+        if isinstance(node, ast.Import):
+            wanted.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parent, *([node.module] if node.module else [])])
+            for alias in node.names:  # a submodule by name, else a name of the module
+                full = f"{base}.{alias.name}"
+                wanted.add(full if full in known else base)
+    edges = set()
+    for dotted in wanted:
+        target = dotted
+        while target not in known and "." in target:  # memoryd.x.Name -> memoryd.x
+            target = target.rpartition(".")[0]
+        if target in known and target != name:
+            edges.add(target)
+    return edges
+
+
+def graph(src: Path) -> Graph:
+    known = modules(src)
+    return {name: imported(name, file, known) for name, file in known.items()}
+
+
+def within(name: str, layers: tuple[str, ...]) -> bool:
+    return any(name == layer or name.startswith(layer + ".") for layer in layers)
+
+
+def upward(edges: Graph) -> list[str]:
+    return sorted(
+        f"{a} -> {b}"
+        for a, targets in edges.items()
+        if within(a, LOWER)
+        for b in targets
+        if within(b, UPPER)
+    )
+
+
+def cycles(edges: Graph) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for start in sorted(edges):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(edges[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, targets = work[-1]
+            for target in targets:
+                if target not in index:
+                    index[target] = low[target] = len(index)
+                    stack.append(target)
+                    on_stack.add(target)
+                    work.append((target, iter(sorted(edges.get(target, ())))))
+                    break
+                if target in on_stack:
+                    low[node] = min(low[node], index[target])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+    return sorted(found)
+
+
+def test_lower_layers_never_import_the_layers_above() -> None:
+    assert upward(graph(SRC)) == []
+
+
+def test_no_two_modules_import_each_other_even_lazily() -> None:
+    assert cycles(graph(SRC)) == []
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def test_the_rule_sees_lazy_relative_and_type_only_imports(tmp_path: Path) -> None:
+    src = write(
+        tmp_path,
+        {
+            "memoryd/__init__.py": "",
+            "memoryd/cli.py": "",
+            "memoryd/index/__init__.py": "from memoryd.index.db import open_index\n",
+            "memoryd/index/db.py": "def f():\n    from . import search\n",
+            "memoryd/index/search.py": (
+                "from typing import TYPE_CHECKING\n"
+                "if TYPE_CHECKING:\n    from memoryd.index.db import IndexDB\n"
+            ),
+            "memoryd/sync/__init__.py": "",
+            "memoryd/sync/engine.py": "def g():\n    import memoryd.cli\n",
+            "memoryd/daemon/__init__.py": "",
+            "memoryd/daemon/lock.py": "",
+            "memoryd/compile/__init__.py": "",
+            "memoryd/compile/writer.py": "from memoryd.daemon.lock import running_pid\n",
+        },
+    )
+    edges = graph(src)
+    assert cycles(edges) == [["memoryd.index.db", "memoryd.index.search"]]
+    assert upward(edges) == [
+        "memoryd.compile.writer -> memoryd.daemon.lock",
+        "memoryd.sync.engine -> memoryd.cli",
+    ]
+
+
+@pytest.mark.parametrize("name", ["memoryd.daemon", "memoryd.agent", "memoryd.commands"])
+def test_the_upper_layers_exist(name: str) -> None:
+    """A renamed package would make the rule check nothing."""
+    assert name in modules(SRC)
