@@ -298,7 +298,7 @@ def _base_positives() -> list[Case]:
         _pos("shell-export", "generic-secret", rand("ex", 40), note("export SERVICE_TOKEN={s}")),
         _pos(
             "cli-flag",
-            "generic-password",
+            "cli-password",
             "Kx7!" + rand("cli", 10),
             note("mysqldump --password={s} prod > dump.sql"),
         ),
@@ -364,7 +364,7 @@ def _base_positives() -> list[Case]:
         ),
         _pos(
             "dotnet-conn",
-            "generic-password",
+            "connection-string-password",
             db_pw,
             note("Server=sql01;User Id=sa;Password={s};Database=prod"),
         ),
@@ -505,7 +505,7 @@ def _more_positives() -> list[Case]:
         ),
         _pos(
             "netrc-space",
-            "generic-password",
+            "config-credential",
             "Ab1$" + rand("nr", 10),
             note("machine ftp.acme.io login deploy password {s}"),
         ),
@@ -578,7 +578,7 @@ def _more_positives() -> list[Case]:
         ),
         _pos(
             "jdbc-password-param",
-            "generic-password",
+            "connection-string-password",
             db_pw,
             note("jdbc:postgresql://pg.acme.io:5432/app?user=app&password={s}&ssl=true"),
         ),

@@ -47,7 +47,8 @@ _OP_RE = re.compile(
     (?:
         [ \t]*[:：][*_]{0,3}[ \t]*(?P<nl>\n[ \t]*(?:```[\w\-]*[ \t]*\n[ \t]*)?)(?=\S)
       | [ \t]*(?P<op>=>|:=|==|=|:(?![:/])|：|\|)[*_]{0,3}[ \t]*
-      | [ \t]+(?:is|was|are)[ \t]*[:：]?[ \t]+
+      | [ \t]+(?:is|was|are)(?:[ \t]+now)?[ \t]*[:：]?[ \t]+
+      | [ \t]+(?:(?:is|was)[ \t]+)?(?:now[ \t]+)?(?:(?:set|changed|reset)[ \t]+)?to[ \t]+
       | [ \t]*(?:的?值?(?:是|为|為)|(?:设置|设|改|换|更新)(?:成|为|為)了?)[:：]?[ \t]*
       | [ \t]+[-–—][ \t]+
     )
@@ -58,7 +59,11 @@ _STOP_WORDS = wordset(
     "the a an this that its my your our their his her new old same one each every no any which "
     "what with and or of for to in on is are was be by from as at"
 )
-_FLAG_OP_RE = re.compile(r"(?:=|[ \t]+)")
+_FLAG_OP_RE = re.compile(r"(?:=|[ \t]+)(?!-)")
+_COMMAND_FLAG_RE = re.compile(
+    r"^--?(?:list|export|import|edit|recv|send|gen|generate|delete|show|print|sign|verify|"
+    r"search|refresh|change|default|quick|fetch|lsign|check|armor|with)-"
+)
 _SCHEME_RE = re.compile(r"(?i)(?:bearer|token|bot|digest|apikey|sso-key)[ \t]+")
 _BASIC_RE = re.compile(r"(?i)basic[ \t]+([A-Za-z0-9+/]{6,}={0,2})")
 _UNQUOTED_RE = re.compile(r"[^\s\"'`<>\x80-\U0010ffff]+")
@@ -92,6 +97,8 @@ def _assignment_at(text: str, hit: re.Match[str]) -> tuple[int, Span | None] | N
     if hit.group() in CJK_KIND:
         return _cjk_assignment(text, hit)
     start, end = _expand_key(text, hit.start(), hit.end())
+    if _in_resource_name(text, start):
+        return end, None
     key = text[start:end].rstrip(".-")
     end = start + len(key)
     if start > 0 and text[start - 1] == "<" and text.startswith(">", end):
@@ -101,6 +108,8 @@ def _assignment_at(text: str, hit: re.Match[str]) -> tuple[int, Span | None] | N
             return end, None
         return end, _judge(kind, text, end + 1, close)
     flag = key.startswith("-")
+    if flag and _COMMAND_FLAG_RE.match(key):
+        return end, None  # gpg --list-secret-keys, --edit-key: an action on keys, not a value
     op = (_FLAG_OP_RE if flag else _OP_RE).match(text, end)
     ws = None if op or flag else _WS_OP_RE.match(text, end)
     if op is None and ws is None:
@@ -126,6 +135,16 @@ def _cjk_assignment(text: str, hit: re.Match[str]) -> tuple[int, Span | None]:
     if ws is not None and kind == "password":
         return hit.end(), _value_span(kind, text, ws.end(), strict=True)
     return hit.end(), None
+
+
+def _in_resource_name(text: str, start: int) -> bool:
+    """``arn:aws:secretsmanager:…:secret:prod/db``: the word is part of a name, not a key."""
+    if start == 0 or text[start - 1] not in ":/":
+        return False
+    word_start = start
+    while word_start > 0 and not text[word_start - 1].isspace() and start - word_start < 200:
+        word_start -= 1
+    return text.startswith(("arn:", "projects/"), word_start) or "://" in text[word_start:start]
 
 
 def _is_pass_verb(key: str) -> bool:
@@ -208,9 +227,17 @@ def _judge(kind: str, text: str, start: int, end: int, strict: bool = False) -> 
         value, start = value[7:], start + 7
     if not value or not is_secret_value(kind, value):
         return None
-    if strict and (len(value) < 8 or char_classes(value) < 3 or value.startswith("-")):
+    if strict and (len(value) < 8 or value.startswith("-") or not _strong(value)):
         return None
     return (_rule_for(kind), start, end)
+
+
+def _strong(value: str) -> bool:
+    """``password X`` without an operator: three character classes, or long letters and digits."""
+    if char_classes(value) >= 3:
+        return True
+    has_both = any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+    return has_both and len(value) >= 10 and not is_identifier(value)
 
 
 def _rule_for(kind: str) -> str:

@@ -178,4 +178,8 @@ def _encodes_placeholder(value: str) -> bool:
         return False
     if not decoded.isprintable():
         return False
-    return " " in decoded.strip() or is_placeholder(decoded.strip())  # prose or a stand-in
+    decoded = decoded.strip()
+    _user, sep, password = decoded.partition(":")
+    if sep and is_placeholder(password):
+        return True  # user:password, admin:changeme
+    return " " in decoded or is_placeholder(decoded)  # prose or a stand-in

@@ -183,6 +183,17 @@ RULES: tuple[Rule, ...] = (
         context=True,
     ),
     Rule(
+        "algolia-admin-key",
+        _re(
+            r"(?i)algolia[^\n]{0,40}?admin[\w \-]{0,12}?key[\"'\]]{0,2}[ \t]*(?:=>|=|:|：|is)?"
+            r"[ \t]*[\"'`]?([a-f0-9]{32})" + _END
+        ),
+        ("algolia",),
+        _random(3.0),
+        group=1,
+        context=True,
+    ),
+    Rule(
         "datadog-api-key",
         _re(
             r"(?i)(?:datadog|\bdd)[\w.\-]{0,20}(?:api|app|client)[\w.\-]{0,4}key[\"'\]]{0,2}\s{0,3}"

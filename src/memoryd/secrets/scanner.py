@@ -18,13 +18,17 @@ import hashlib
 import logging
 import re
 from bisect import bisect_right
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from memoryd.secrets.configs import config_spans
+from memoryd.secrets.connstr import connection_spans
 from memoryd.secrets.generic import keyword_spans, table_spans
+from memoryd.secrets.paired import paired_spans
 from memoryd.secrets.rules import RULES, Rule
+from memoryd.secrets.signing import signing_spans
 from memoryd.secrets.structs import CLI_WORDS, cli_spans, private_key_spans, url_spans
 
 log = logging.getLogger(__name__)
@@ -191,23 +195,32 @@ def fingerprint(secret: str) -> str:
 # --- internals -------------------------------------------------------------------
 
 
+Detector = Callable[[str, str], Iterable[tuple[str, int, int]]]
+
+# (cheap test on text and lower-cased text, detector, priority): provider 3 > structural 2 >
+# generic 1 when findings overlap.
+_DETECTORS: tuple[tuple[Callable[[str, str], bool], Detector, int], ...] = (
+    (lambda t, lo: "://" in t and "@" in t, lambda t, lo: url_spans(t), 2),
+    (lambda t, lo: "private key" in lo or "private-lines" in lo,
+     lambda t, lo: private_key_spans(t), 2),
+    (lambda t, lo: any(w in lo for w in CLI_WORDS), lambda t, lo: cli_spans(t), 2),
+    (lambda t, lo: ("=" in t and ("pass" in lo or "pwd" in lo)) or ("@" in t and ":" in t),
+     lambda t, lo: connection_spans(t), 2),
+    (lambda t, lo: True, lambda t, lo: config_spans(t), 2),
+    (lambda t, lo: "secret" in lo or "key" in lo or "jwt" in lo, signing_spans, 2),
+    (lambda t, lo: True, lambda t, lo: paired_spans(t), 3),
+    (lambda t, lo: True, keyword_spans, 1),
+    (lambda t, lo: "|" in t and "---" in t, lambda t, lo: table_spans(t), 1),
+)  # fmt: skip
+
+
 def _candidates(text: str) -> Iterable[_Candidate]:
     lower = text.lower()
     yield from _provider_candidates(text, lower)
-    if "://" in text and "@" in text:
-        for rule_id, start, end in url_spans(text):
-            yield _Candidate(2, rule_id, start, end)
-    if "private key" in lower or "private-lines" in lower:
-        for rule_id, start, end in private_key_spans(text):
-            yield _Candidate(2, rule_id, start, end)
-    if any(w in lower for w in CLI_WORDS):
-        for rule_id, start, end in cli_spans(text):
-            yield _Candidate(2, rule_id, start, end)
-    for rule_id, start, end in keyword_spans(text, lower):
-        yield _Candidate(1, rule_id, start, end)
-    if "|" in text and "---" in text:
-        for rule_id, start, end in table_spans(text):
-            yield _Candidate(1, rule_id, start, end)
+    for applies, detector, priority in _DETECTORS:
+        if applies(text, lower):
+            for rule_id, start, end in detector(text, lower):
+                yield _Candidate(priority, rule_id, start, end)
 
 
 def _provider_candidates(text: str, lower: str) -> Iterable[_Candidate]:

@@ -86,22 +86,45 @@ def private_key_spans(text: str) -> Iterator[Span]:
 
 # --- passwords on command lines ------------------------------------------------
 
-CLI_RE = re.compile(
-    r"""(?x)
-    \b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n]*?[ \t]-p(?P<a>[^\s'"`]{4,})
-    | \bsshpass[ \t]+-p[ \t]*['"]?(?P<b>[^\s'"`]{4,})
-    | \bredis-cli\b[^\n]*?[ \t]-a[ \t]+['"]?(?P<c>[^\s'"`]{4,})
-    | \bdocker[ \t]+login\b[^\n]*?[ \t](?:-p|--password)[ \t=]+['"]?(?P<e>[^\s'"`]{4,})
-    | \bcurl\b[^\n]*?[ \t](?:-u|--user)[ \t=]+['"]?[^\s:'"`]+:(?P<d>[^\s'"`@]{4,})
-    """
-)
-CLI_WORDS = ("mysql", "mariadb", "sshpass", "redis-cli", "curl", "docker")
+_Q = r"""(?:"(?P<dq>[^"\n]{1,200})"|'(?P<sq>[^'\n]{1,200})'|(?P<v>[^\s'"`|;&)]{1,200}))"""
+_LINE = r"[^\n]*?[ \t]"
+# (lower-case literals one of which must occur, the pattern): each runs only on its words.
+CLI_RES = tuple(
+    (words, re.compile(pattern))
+    for words, pattern in (
+        (("mysql", "mariadb"), r"\b(?:mysql|mysqldump|mysqladmin|mysqlsh|mariadb|mariadb-dump)\b"
+         + _LINE + r"-p" + _Q),
+        (("sshpass",), r"\bsshpass[ \t]+-p[ \t]*" + _Q),
+        (("redis-cli",), r"\bredis-cli\b" + _LINE + r"-a[ \t]+" + _Q),
+        (("login",), r"\b(?:docker|podman|buildah|skopeo|oras|nerdctl|helm|az)\b[^\n]*?\blogin\b"
+         + _LINE + r"(?:-p|--password)(?:[ \t]+|=)" + _Q),
+        (("curl",), r"\bcurl\b" + _LINE + r"(?:-u|--user)(?:[ \t]+|=)['\"]?[^\s:'\"`]+:"
+         + r"(?P<v>[^\s'\"`@]{4,200})"),
+        (("sqlcmd", "bcp", "osql"), r"\b(?:sqlcmd|bcp|osql)\b" + _LINE + r"-P[ \t]*" + _Q),
+        (("mongo",), r"\b(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport)\b"
+         + _LINE + r"(?:-p|--password)(?:[ \t]+|=)" + _Q),
+        (("pgpassword", "mysql_pwd", "sshpass=", "rediscli_auth"),
+         r"(?<![\w$])(?:PGPASSWORD|MYSQL_PWD|SSHPASS|REDISCLI_AUTH)=" + _Q),
+        (("smbclient",), r"\bsmbclient\b" + _LINE + r"-U[ \t]*['\"]?[^\s%'\"]+%" + _Q),
+        (("sqlplus",), r"\bsqlplus\b[ \t]+(?:-\w+[ \t]+)*[\w.\-]+/(?P<v>[^\s/'\"@]{1,200})@"),
+        (("--pass",), r"[ \t]--(?:password|passwd|pass)(?:[ \t]+|=)" + _Q),
+        (("pass:",), r"\bopenssl\b" + _LINE + r"-pass(?:in|out)?[ \t]+pass:" + _Q),
+    )
+)  # fmt: skip
+CLI_WORDS = tuple(sorted({w for words, _regex in CLI_RES for w in words}))
 
 
 def cli_spans(text: str) -> Iterator[Span]:
-    """``mysql -pX``, ``sshpass -p X``, ``redis-cli -a X``, ``curl -u user:X``."""
-    for match in CLI_RE.finditer(text):
-        group = match.lastgroup or "a"
-        value = match.group(group)
-        if looks_like_password(value):
-            yield ("cli-password", match.start(group), match.end(group))
+    """``mysql -pX``, ``sshpass -p X``, ``curl -u user:X``, ``PGPASSWORD=X``, ``--password X``..."""
+    lower = text.lower()
+    for words, regex in CLI_RES:
+        if not any(w in lower for w in words):
+            continue
+        for match in regex.finditer(text):
+            group = next(g for g in ("dq", "sq", "v") if match.groupdict().get(g) is not None)
+            value = match.group(group)
+            if group == "v":
+                value = value.rstrip(".,`")
+            if not value.startswith("-") and looks_like_password(value):
+                start = match.start(group)
+                yield ("cli-password", start, start + len(value))

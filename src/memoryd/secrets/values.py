@@ -31,7 +31,7 @@ DOC_VALUES = wordset(
     password pass pwd passwd secret secrets changeme changeit example default sample demo dummy
     foobar foo bar baz hunter2 none null nil empty todo tbd fixme xxx na n/a true false undefined
     required optional string str value mypassword yourpassword supersecret secretpassword
-    mysecretpassword my-secret-pw mysecret token apikey api_key your_token your_api_key
+    mysecretpassword my-secret-pw mysecret token apikey api_key your_token your_api_key foobared
     your-api-key yourtoken mytoken secretkey secret_key placeholder redacted hidden masked
     """
 )
@@ -71,7 +71,7 @@ KNOWN_EXAMPLES = frozenset(
 _PLACEHOLDER_RE = re.compile(
     r"(?ix) x{4,} | \*{3,} | \u2022{2,} | \.\.\. | \u2026 | <[^<>\n]{0,60}>"
     r" | \{\{ | \$\{ | \$\( | %\( | \#\{ | <%  | \bchange[_-]?me\b"
-    r" | replace[_-]?(?:me|with|this) | your[_-]?[a-z]"
+    r" | replace[_-]?(?:me|with|this) | your[_-]?[a-z] | your[_-]\d"
     r" | placeholder | redacted | example | dummy | \binsert[_-]"
     r" | [_-]here\b | \bhere$ | ^(?:sample|demo|test|fake|mock)[_-] | [_-](?:sample|placeholder)$"
     r" | ^\[[^\]]*\]$ | ^\{[^}]*\}$ | ^\([^)]*\)$ | ^%[a-z_]+%$ | ^@[a-z_]+@$"
@@ -81,8 +81,8 @@ _PLACEHOLDER_RE = re.compile(
 _REFERENCE_RE = re.compile(
     r"""(?x)
     ^\$(?:[{(]|[A-Za-z_]\w*$|\d$) | ^[{\[(]           # a variable; structure
+    | ^[}\])>]                                        # the end of a template: }}@host
     | ^![\w!/:]+$ | ^@[\w.\-/]+$                      # a YAML tag; an @reference
-    | ^[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)+(?:[(\[].*)?$  # attribute path: settings.X, a.b()
     | \w\(                                             # a function call: getenv(...)
     | ^[A-Za-z_][\w]*\[                               # subscript: os.environ[...]
     | ^[A-Za-z]:\\                                    # a Windows path
@@ -92,6 +92,13 @@ _REFERENCE_RE = re.compile(
     | ^AAAA[BCE][0-9A-Za-z]{8} | ^(?:ssh|ecdsa|sk-ssh)-  # an SSH public key
     """
 )
+# An attribute path (settings.X, a.b()) when its parts are names; walnut.copper46 is not.
+_ATTRIBUTE_RE = re.compile(
+    r"^(?![a-z]+\.[a-z]+\d{2,}$)[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:[(\[].*)?$"
+)
+_EMAIL_RE = re.compile(r"^[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+$")
+_UPPER_NAME_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
+_SNAKE_NAME_RE = re.compile(r"^[a-z_][a-z0-9_\-]*$")
 _PATH_RE = re.compile(r"^(?:~|\.\.?)?/[\w.\-/]*$")
 _SEPARATED_NAME_RE = re.compile(r"^(?:[a-z]+(?:[_.\-][a-z]+)+|[A-Z]+(?:[_.\-][A-Z]+)+)$")
 _LOWER_NAME_RE = re.compile(r"^[a-z_.\-]+$")
@@ -139,7 +146,13 @@ def is_reference(value: str) -> bool:
         return True  # /run/secrets/db_password, ~/.ssh/id_ed25519
     if value[:1] in "*&" and (is_identifier(value[1:]) or _LOWER_NAME_RE.match(value[1:])):
         return True  # a YAML alias or anchor: *default_password
+    if _ATTRIBUTE_RE.match(value):
+        return "(" in value or "[" in value or all(_is_name(p) for p in value.split("."))
     return bool(_REFERENCE_RE.search(value))
+
+
+def _is_name(part: str) -> bool:
+    return bool(_SNAKE_NAME_RE.match(part) or _UPPER_NAME_RE.match(part)) or is_identifier(part)
 
 
 def is_identifier(value: str) -> bool:
@@ -194,7 +207,7 @@ def is_hex(value: str) -> bool:
 
 def looks_random(value: str, min_len: int = 16, min_entropy: float = 3.0) -> bool:
     """A machine-generated token: long, varied, not a placeholder, not a sequence."""
-    if len(value) < min_len or any(c.isspace() for c in value):
+    if len(value) < min_len or any(c.isspace() for c in value) or _EMAIL_RE.match(value):
         return False
     if is_placeholder(value) or is_repetitive(value):
         return False
