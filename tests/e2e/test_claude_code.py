@@ -190,3 +190,28 @@ def test_a_broken_config_blocks_neither_the_prompt_nor_an_edit(
     (started,) = hook_runs(project, result["session_id"], "SessionStart")
     assert started["exitCode"] == 0
     assert started["stderr"].startswith("memoryd: context --hook injected nothing: ")
+
+
+def test_a_rule_remembered_through_the_bash_tool_is_only_a_proposal(
+    node_bin: Path, project: Project
+) -> None:
+    """Claude Code sets CLAUDECODE=1 for the commands its Bash tool runs; memoryd sees it."""
+    command = "memoryd remember --kind rule --summary 'Never push on Fridays'"
+    accept = "memoryd accept proposals/never-push-on-fridays"
+    turns = [
+        call("Bash", command=command, description="save a rule"),
+        call("Bash", command=accept, description="accept it"),
+        Turn(text="done"),
+    ]
+    with FakeModelAPI(turns) as api:
+        client = claude(node_bin, project, api)
+        ask(client, "make it a rule", "--allowedTools", "Bash(memoryd remember:*)",
+            "--allowedTools", "Bash(memoryd accept:*)")  # fmt: skip
+        sent = api.agent_requests()
+    saved = result_text(tool_results(sent[1])[-1])
+    assert "saved as a rule-proposal" in saved
+    refused = result_text(tool_results(sent[2])[-1])
+    assert "refusing to accept 'proposals/never-push-on-fridays': this runs under an agent " in refused
+    assert "CLAUDECODE=1 (Claude Code)" in refused
+    assert (project.memory / "proposals" / "never-push-on-fridays.md").exists()
+    assert not (project.memory / "rules" / "never-push-on-fridays.md").exists()

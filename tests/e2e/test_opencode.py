@@ -126,3 +126,24 @@ def test_the_plugin_guard_refuses_a_bad_memory_write_and_fails_open(
         sent = api.agent_requests()
     assert other.read_text() == "x\n"
     assert "<memory>" not in content(messages(sent[0])[0])
+
+
+def test_a_rule_remembered_through_the_bash_tool_is_only_a_proposal(
+    node_bin: Path, project: Project
+) -> None:
+    """OpenCode sets OPENCODE=1 for the commands its bash tool runs; memoryd sees it."""
+    turns = [
+        call("bash", command="memoryd remember --kind rule --summary 'Never push on Fridays'",
+             description="save a rule"),
+        call("bash", command="memoryd accept proposals/never-push-on-fridays",
+             description="accept it"),
+        Turn(text="done"),
+    ]  # fmt: skip
+    with FakeModelAPI(turns) as api:
+        run(opencode(node_bin, project, api), "make it a rule")
+        sent = api.agent_requests()
+    assert "saved as a rule-proposal" in content(messages(sent[1])[-1])
+    refused = content(messages(sent[2])[-1])
+    assert "this runs under an agent (OPENCODE=1 (OpenCode))" in refused
+    assert (project.memory / "proposals" / "never-push-on-fridays.md").exists()
+    assert not (project.memory / "rules" / "never-push-on-fridays.md").exists()

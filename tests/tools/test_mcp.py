@@ -205,7 +205,7 @@ def foreign(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> App:
     return app
 
 
-def recalled(app: App, **filters: str) -> list[str]:
+def recalled(app: App, **filters: Any) -> list[str]:
     """The ids memory_recall finds for 'deploy' with ``filters``, best first."""
     error, text = call(app, "memory_recall", query="deploy", limit=20, **filters)
     assert not error, text
@@ -225,11 +225,13 @@ def test_recall_filters_other_layouts_by_type_and_scope_id_like_the_cli(foreign:
         assert properties[name]["description"].startswith("layered and claude layouts only: ")
     assert "facts/deploy-only-on-tuesdays" in recalled(foreign)  # no filter: every layout
     cases = [
-        ({"type": "progress"}, ["--type", "progress"], {"sessions/s1/tasks/T1/progress"}),
+        ({"type": "progress", "everywhere": True}, ["--type", "progress", "--everywhere"],
+         {"sessions/s1/tasks/T1/progress"}),
         ({"scope_id": "p1"}, ["--scope-id", "p1"], {"projects/p1/MEMORY", "projects/p1/memory-arch"}),
         ({"type": "memory", "scope_id": "p2"}, ["--type", "memory", "--scope-id", "p2"],
          {"projects/p2/MEMORY"}),
-        ({"type": "feedback"}, ["--type", "feedback"], {"-home-me-app/memory/feedback_tests"}),
+        ({"type": "feedback", "everywhere": True}, ["--type", "feedback", "--everywhere"],
+         {"-home-me-app/memory/feedback_tests"}),
         ({"scope_id": "-home-me-web"}, ["--scope-id=-home-me-web"],
          {"-home-me-web/memory/project_goal"}),
     ]  # fmt: skip
@@ -240,7 +242,7 @@ def test_recall_filters_other_layouts_by_type_and_scope_id_like_the_cli(foreign:
 
 
 def test_hits_of_other_layouts_show_their_type_and_scope_id(foreign: App) -> None:
-    _error, text = call(foreign, "memory_recall", query="deploy", limit=20)
+    _error, text = call(foreign, "memory_recall", query="deploy", limit=20, everywhere=True)
     heads = dict(re.findall(r"^## (\S+) \((.*), score ", text, flags=re.MULTILINE))
     assert heads["facts/deploy-only-on-tuesdays"] == "global fact"
     assert (
@@ -290,7 +292,7 @@ def test_tools_carry_annotations_and_the_server_its_version() -> None:
     assert all(n.open_world_hint is False for n in notes.values())
 
 
-RECALL_TAKES = "  hint: memory_recall takes query, limit, kind, scope, type, scope_id"
+RECALL_TAKES = "  hint: memory_recall takes query, limit, kind, scope, type, scope_id, everywhere"
 REMEMBER_TAKES = (
     "  hint: memory_remember takes kind, summary, body, load_when, highlight, pinned, "
     "supersedes, scope, force, id"

@@ -109,12 +109,12 @@ class Tools:
 
     def recall(
         self, query: str, limit: int, *, kind: str | None, scope: Scope | None,
-        type: str | None, scope_id: str | None,
+        type: str | None, scope_id: str | None, everywhere: bool = False,
     ) -> str:  # fmt: skip
         roots = locate.active_roots(self.app.config, self.app.cwd)
         hits = upkeep.search(
             self.app, roots, query, limit=limit, kind=kind, scope=scope, type=type,
-            scope_id=scope_id,
+            scope_id=scope_id, everywhere=everywhere,
         )  # fmt: skip
         return format_hits(query, hits)
 
@@ -262,10 +262,21 @@ def build_server(app: App) -> Any:
                 "memoryd's own memories out"
             ),
         ] = None,
+        everywhere: Annotated[
+            bool,
+            Field(
+                description="layered and claude layouts only: search every project's and "
+                "session's folders, not only this project's, this session's and the global ones"
+            ),
+        ] = False,
     ) -> CallToolResult:
-        return tools.call(
-            lambda: tools.recall(query, limit, kind=kind, scope=scope, type=type, scope_id=scope_id)
-        )
+        def work() -> str:
+            return tools.recall(
+                query, limit, kind=kind, scope=scope, type=type, scope_id=scope_id,
+                everywhere=everywhere,
+            )  # fmt: skip
+
+        return tools.call(work)
 
     @server.tool(
         name="memory_remember", description=REMEMBER, structured_output=False, annotations=WRITES

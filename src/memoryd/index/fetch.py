@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from itertools import combinations
 from math import comb
 from typing import Any, NamedTuple
@@ -41,6 +42,39 @@ COLUMN_WEIGHTS = (3.0, 4.0, 4.0, 1.0)
 GROWTH = 8
 MAX_LEVEL_TERMS = 6  # beyond this many terms: all terms, then any term (the groups multiply)
 STRATEGIES = ("and-or", "levels", "or")
+
+
+@dataclass(frozen=True)
+class Visible:
+    """The rows of the other layouts a caller sees unless it names a ``scope_id``.
+
+    A Claude Code memory root holds every project's folders and a layered root every
+    project's and session's files; a caller sees only its own project's (Claude Code's
+    folders by slug, the layered tree's ``projects/<id>/``), its own session's
+    (``sessions/<id>/``, when the session is known) and the truly global ones
+    (``global/``). memoryd's own memories are not filtered.
+    """
+
+    claude_slugs: tuple[str, ...] = ()
+    layered_project: str | None = None
+    layered_session: str | None = None
+
+    def sql(self) -> tuple[str, list[Any]]:
+        """A condition on ``memories`` (layout, id, scope_id) and its parameters."""
+        params: list[Any] = list(self.claude_slugs)
+        claude = f"scope_id IN ({', '.join('?' for _ in self.claude_slugs)})"
+        layered = ["id GLOB 'global/*'"]
+        for prefix, value in (("projects", self.layered_project),
+                              ("sessions", self.layered_session)):  # fmt: skip
+            if value:
+                layered.append(f"(id GLOB '{prefix}/*' AND scope_id = ?)")
+                params.append(value)
+        condition = (
+            f"(layout NOT IN ('claude', 'layered')"
+            f" OR (layout = 'claude' AND {claude if self.claude_slugs else '0'})"
+            f" OR (layout = 'layered' AND ({' OR '.join(layered)})))"
+        )
+        return condition, params
 
 
 class Candidate(NamedTuple):
@@ -73,18 +107,20 @@ def candidates(
     fetch: int,
     *,
     strategy: str = "and-or",
+    visible: Visible | None = None,
 ) -> list[tuple[float, Candidate]]:
-    """Up to ``fetch`` ``(relevance, candidate)`` pairs, best bm25 first."""
+    """Up to ``fetch`` ``(relevance, candidate)`` pairs, best bm25 first (``visible``: see
+    :class:`Visible`; None sees every row)."""
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}")
     if strategy != "or" and len(terms) > 1:
         for need in _levels(len(terms), strategy):
-            found = _top(db, at_least(terms, need), roots, filters, fetch)
+            found = _top(db, at_least(terms, need), roots, filters, fetch, visible)
             if 1 < need < len(terms):
                 found = _unskew(db, found, terms, need)
             if len(found) >= fetch:
                 return found
-    return _top(db, fts_expression(terms), roots, filters, fetch)
+    return _top(db, fts_expression(terms), roots, filters, fetch, visible)
 
 
 def _levels(count: int, strategy: str) -> list[int]:
@@ -101,12 +137,13 @@ def at_least(terms: Sequence[str], need: int) -> str:
     return groups[0] if len(groups) == 1 else " OR ".join(f"({g})" for g in groups)
 
 
-def _top(
+def _top(  # noqa: PLR0917 - the candidate query's parts, passed straight through
     db: IndexDB,
     expression: str | None,
     roots: Sequence[RootConfig],
     filters: Mapping[str, str | None],
     fetch: int,
+    visible: Visible | None,
 ) -> list[tuple[float, Candidate]]:
     if expression is None:
         return []
@@ -118,7 +155,7 @@ def _top(
     k = fetch * 2
     while True:
         ranked = db.conn.execute(sql, (expression, k)).fetchall()
-        rows = _rows(db, [rowid for rowid, _ in ranked], roots, filters)
+        rows = _rows(db, [rowid for rowid, _ in ranked], roots, filters, visible)
         found = [(-rel, rows[rowid]) for rowid, rel in ranked if rowid in rows]
         if len(found) >= fetch or len(ranked) < k:
             return found[:fetch]
@@ -148,7 +185,11 @@ def _matched(terms: Sequence[str], texts: list[str]) -> int:
 
 
 def _rows(
-    db: IndexDB, rowids: list[int], roots: Sequence[RootConfig], filters: Mapping[str, str | None]
+    db: IndexDB,
+    rowids: list[int],
+    roots: Sequence[RootConfig],
+    filters: Mapping[str, str | None],
+    visible: Visible | None,
 ) -> dict[int, Candidate]:
     if not rowids or not roots:
         return {}
@@ -163,4 +204,8 @@ def _rows(
         if value is not None:
             sql += f" AND {column} = ?"
             params.append(value)
+    if visible is not None:
+        condition, extra = visible.sql()
+        sql += f" AND {condition}"
+        params += extra
     return {values[0]: Candidate(*values) for values in db.conn.execute(sql, params)}

@@ -17,7 +17,7 @@ from typing import Any, Protocol, TypeVar
 
 from memoryd.config import Config, RootConfig, SearchConfig
 from memoryd.index.db import IndexDB, Row
-from memoryd.index.fetch import candidates
+from memoryd.index.fetch import Visible, candidates
 from memoryd.index.snippet import MARKERS, hit_counts, make_snippet
 from memoryd.index.state import bump_hits, read_hits
 from memoryd.index.tokenizer import query_terms
@@ -82,12 +82,14 @@ def recall(
     scope_id: str | None = None,
     markers: str = "plugin",
     strategy: str = "and-or",
+    visible: Visible | None = None,
 ) -> list[Hit]:
     """The best memories for ``query`` in ``roots``, hit counts bumped (unless ``bump=False``).
 
     ``type`` and ``scope_id`` filter the layered and claude layouts' rows;
     ``markers="layered"`` marks matches in snippets with ``<<`` ``>>``;
-    ``strategy`` is :func:`memoryd.index.fetch.candidates`'s.
+    ``strategy`` is :func:`memoryd.index.fetch.candidates`'s; ``visible`` narrows the
+    other layouts' rows to the caller's project and session (:class:`Visible`).
     """
     settings = config.search
     limit = settings.limit if limit is None else limit
@@ -97,7 +99,7 @@ def recall(
         return []
     fetch = max(limit, min(limit * 3, MAX_FETCH))
     filters = {"kind": kind, "type": type, "scope_id": scope_id}
-    found = candidates(db, terms, roots, filters, fetch, strategy=strategy)
+    found = candidates(db, terms, roots, filters, fetch, strategy=strategy, visible=visible)
     now = int(time.time() * 1000) if now_ms is None else now_ms
     counts = {str(r.path): read_hits(r.path) for r in roots}
     scored = [
