@@ -6,6 +6,7 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+from memoryd import gitcli
 from memoryd.checks import Context, RootView, check, root_check
 from memoryd.findings import Finding
 from memoryd.roots import STATE_FILE
@@ -45,13 +46,12 @@ def state_out_of_git(ctx: Context, root: RootView) -> Iterator[Finding]:
 
 
 def _git(folder: Path, *args: str) -> int | None:
+    """git's exit code about the root's own repository (None: no git, or no answer)."""
     try:
-        done = subprocess.run(
-            ["git", "-C", str(folder), *args], capture_output=True, timeout=30, check=False
-        )
+        done = gitcli.run(["-C", str(folder), *args], cwd=None, env=gitcli.repo_env(), timeout=30)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return done.returncode
+    return done.code
 
 
 def _listed(gitignore: Path) -> bool:

@@ -11,49 +11,25 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
 import stat
 import subprocess
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
+from memoryd import gitcli
 from memoryd.config import RootConfig
 from memoryd.daemon import units
 from memoryd.doctor.verdict import Machine, Verdict, fail, ok
-
-
-@dataclass(frozen=True)
-class Done:
-    code: int  # -1: timed out
-    out: str
-    err: str
-
-    @property
-    def first_error(self) -> str:
-        lines = [line for line in self.err.splitlines() if line.strip()]
-        return lines[0].strip() if lines else f"exit {self.code}"
+from memoryd.gitcli import Done
 
 
 def run_git(env: Mapping[str, str], repo: Path | None, *args: str, timeout: float = 30.0) -> Done:
-    """git in its own session, killed with its children (ssh...) after ``timeout``."""
-    argv = ["git", *(["-C", str(repo)] if repo else []), *args]
-    proc = subprocess.Popen(
-        argv,
-        env={**env, "GIT_TERMINAL_PROMPT": "0"},
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
+    """git with the environment being diagnosed; an exit of -1 when it timed out."""
+    where = ["-C", str(repo)] if repo else []  # -C: a missing folder is git's error, not ours
     try:
-        out, err = proc.communicate(timeout=timeout)
+        return gitcli.run([*where, *args], cwd=None, env=env, timeout=timeout)
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        return Done(-1, "", f"no answer in {timeout:g} s")
-    return Done(proc.returncode, out, err)
+        return Done(-1, b"", f"no answer in {timeout:g} s")
 
 
 def check_git(ctx: Machine) -> Verdict:
@@ -63,7 +39,7 @@ def check_git(ctx: Machine) -> Verdict:
     done = run_git(ctx.env, None, "--version")
     if done.code != 0:
         return fail("git", f"git --version failed: {done.first_error}", "reinstall git")
-    return ok("git", done.out.strip())
+    return ok("git", done.text.strip())
 
 
 def root_checks(ctx: Machine, root: RootConfig) -> list[Verdict]:
@@ -79,7 +55,7 @@ def root_checks(ctx: Machine, root: RootConfig) -> list[Verdict]:
 
 
 def check_identity(ctx: Machine, root: RootConfig) -> Verdict:
-    values = {key: run_git(ctx.env, root.path, "config", key).out.strip() for key in _IDENTITY}
+    values = {key: run_git(ctx.env, root.path, "config", key).text.strip() for key in _IDENTITY}
     missing = [key for key, value in values.items() if not value]
     if missing:
         detail = f"{root.path}: {' and '.join(missing)} not set; git refuses to commit"
@@ -98,7 +74,7 @@ def check_remote(ctx: Machine, root: RootConfig) -> Verdict:
     if url.code != 0:
         fix = f"git -C {path} remote add {remote} <url of your memory repository>"
         return fail("remote", f"{path}: no remote '{remote}'", fix, subject)
-    where = url.out.strip()
+    where = url.text.strip()
     probe = run_git(ctx.env, path, "ls-remote", "--heads", remote, timeout=ctx.remote_timeout_s)
     if probe.code != 0:
         detail = f"{path}: '{remote}' ({where}) is unreachable: {probe.first_error}"
@@ -125,7 +101,7 @@ def remote_kind(url: str) -> str:
 
 def check_push_auth(ctx: Machine, root: RootConfig) -> Verdict:
     remote, subject = root.sync.remote, str(root.path)
-    url = run_git(ctx.env, root.path, "remote", "get-url", "--push", remote).out.strip()
+    url = run_git(ctx.env, root.path, "remote", "get-url", "--push", remote).text.strip()
     kind = remote_kind(url)
     if kind == "ssh":
         status, detail, fix = _ssh_auth(ctx, root)
@@ -142,7 +118,7 @@ def check_push_auth(ctx: Machine, root: RootConfig) -> Verdict:
 
 def _ssh_auth(ctx: Machine, root: RootConfig) -> tuple[str, str, str]:
     env = service_env(ctx)
-    command = run_git(ctx.env, root.path, "config", "core.sshCommand").out.strip()
+    command = run_git(ctx.env, root.path, "config", "core.sshCommand").text.strip()
     command = command or env.get("GIT_SSH_COMMAND", "")
     if command:
         return "ok", f"the service uses ssh command {command!r}", ""
@@ -164,7 +140,7 @@ def _https_auth(ctx: Machine, root: RootConfig, url: str) -> tuple[str, str, str
     if re.match(r"^https?://[^/@]+:[^/@]+@", url):
         return "ok", "the URL carries credentials", ""
     helpers = run_git(ctx.env, root.path, "config", "--get-urlmatch", "credential.helper", url)
-    helper = helpers.out.strip()
+    helper = helpers.text.strip()
     fix = (
         "git config --global credential.helper store (or libsecret, osxkeychain, "
         "manager); see docs/service.md"

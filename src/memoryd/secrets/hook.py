@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import os
 import shlex
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from memoryd import gitcli
 from memoryd.errors import PathError, Refused
 from memoryd.fsutil import atomic_write
 
@@ -112,10 +112,11 @@ def hooks_dir(repo: Path) -> Path:
 def _git(repo: Path, *args: str, check: bool = True) -> str:
     if not repo.is_dir():
         raise PathError(f"{repo} is not a folder", hint="pass --repo with a git repository")
-    done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=False)
-    if check and done.returncode != 0:
+    # the environment as git gave it: installed from a hook or a worktree, git finds its own
+    done = gitcli.run(args, cwd=repo, env=gitcli.hook_env(), timeout=30.0)
+    if check and done.code != 0:
         raise PathError(
             f"{repo} is not a git repository",
             hint="run 'git init' there first, or pass --repo with a repository",
         )
-    return done.stdout
+    return done.out.decode("utf-8", "surrogateescape")

@@ -1,16 +1,18 @@
 """What ``memoryd scan`` scans: files, folders, or the staged blobs of a repository.
 
 The staged mode reads the index (what the commit will contain), not the working
-tree, through one ``git cat-file --batch`` process.
+tree, through one ``git cat-file --batch`` process. Its git gets the environment as
+it is (:func:`memoryd.gitcli.hook_env`): under a pre-commit hook ``GIT_INDEX_FILE``
+names the index being committed.
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memoryd import gitcli
 from memoryd.errors import PathError
 from memoryd.secrets.scanner import (
     ALLOWLIST_FILE,
@@ -110,10 +112,8 @@ def _staged_blobs(top: Path, names: set[str]) -> list[tuple[str, str]]:
 
 def _cat_blobs(top: Path, blobs: list[tuple[str, str]]) -> list[tuple[str, bytes]]:
     request = "".join(f"{sha}\n" for _name, sha in blobs).encode()
-    done = subprocess.run(
-        ["git", "cat-file", "--batch"], cwd=top, input=request, capture_output=True, check=True
-    )
-    out, pos, result = done.stdout, 0, []
+    done = _run(top, "cat-file", "--batch", input=request, timeout=None)  # as big as the commit
+    out, pos, result = done.out, 0, []
     for name, _sha in blobs:
         header_end = out.index(b"\n", pos)
         size = int(out[pos:header_end].split()[2])
@@ -124,13 +124,20 @@ def _cat_blobs(top: Path, blobs: list[tuple[str, str]]) -> list[tuple[str, bytes
 
 
 def _git(cwd: Path, *args: str) -> str:
+    return _run(cwd, *args, timeout=LOCAL_TIMEOUT_S).out.decode("utf-8", "surrogateescape")
+
+
+LOCAL_TIMEOUT_S = 60.0
+
+
+def _run(cwd: Path, *args: str, timeout: float | None, input: bytes | None = None) -> gitcli.Done:
     try:
-        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
+        done = gitcli.run(args, cwd=cwd, env=gitcli.hook_env(), timeout=timeout, input=input)
     except FileNotFoundError as exc:
         raise PathError("git is not installed", hint="install git and run again") from exc
-    if done.returncode != 0:
+    if done.code != 0:
         raise PathError(
-            f"{cwd} is not inside a git work tree ({done.stderr.strip().splitlines()[-1:] or ''})",
+            f"{cwd} is not inside a git work tree ({done.err.strip().splitlines()[-1:] or ''})",
             hint="run it in a repository, or pass the files to scan",
         )
-    return done.stdout
+    return done

@@ -1,19 +1,17 @@
-"""A thin typed wrapper around the ``git`` command line.
+"""Sync's typed view of one work tree's git, run through :mod:`memoryd.gitcli`.
 
-Subprocess git rather than GitPython: every call is one visible command whose
-exit code and locking behaviour are git's own, which is what makes the sync
-engine's safety argument checkable. Auth is the user's own git setup (ssh
-agent, credential helper); memoryd never sees a credential and never prompts.
+Every call gets :func:`memoryd.gitcli.repo_env` (the root's own repository and index,
+never a ``GIT_INDEX_FILE`` inherited from a hook). Auth is the user's own git setup
+(ssh agent, credential helper); memoryd never sees a credential and never prompts.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import subprocess
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+
+from memoryd import gitcli
 
 log = logging.getLogger(__name__)
 
@@ -32,29 +30,6 @@ class GitError(Exception):
         self.stderr = stderr
 
 
-@dataclass(frozen=True)
-class Result:
-    code: int
-    out: bytes
-    err: str
-
-    @property
-    def text(self) -> str:
-        return self.out.decode("utf-8", "replace")
-
-
-def base_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment every git call gets: no prompts, C messages, no pager."""
-    env = dict(os.environ)
-    for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_LITERAL_PATHSPECS"):
-        env.pop(key, None)
-    env.update({"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_PAGER": "cat"})
-    env.setdefault("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
-    if extra:
-        env.update(extra)
-    return env
-
-
 class Git:
     """git run in one work tree. ``index`` points a call at a private index file."""
 
@@ -70,25 +45,18 @@ class Git:
         env: Mapping[str, str] | None = None,
         readonly: bool = False,
         timeout: float = LOCAL_TIMEOUT_S,
-    ) -> Result:
+    ) -> gitcli.Done:
         extra = dict(env or {})
         if index is not None:
             extra["GIT_INDEX_FILE"] = str(index)
         if readonly:
             extra["GIT_OPTIONAL_LOCKS"] = "0"
-        done = subprocess.run(
-            ["git", *args],
-            cwd=self.workdir,
-            input=input,
-            capture_output=True,
-            env=base_env(extra),
-            timeout=timeout,
-            check=False,
+        done = gitcli.run(
+            args, cwd=self.workdir, env=gitcli.repo_env(extra), timeout=timeout, input=input
         )
-        err = done.stderr.decode("utf-8", "replace")
-        if check and done.returncode != 0:
-            raise GitError(args, done.returncode, err)
-        return Result(done.returncode, done.stdout, err)
+        if check and done.code != 0:
+            raise GitError(args, done.code, done.err)
+        return done
 
     def out(self, *args: str, **kw: object) -> str:
         """stdout of a read-only command, stripped."""
@@ -188,14 +156,8 @@ def _split_z(raw: bytes) -> list[str]:
 
 def init_repo(folder: Path) -> bool:
     """``git init`` ``folder`` unless it is already inside a work tree; True when created."""
-    probe = subprocess.run(
-        ["git", "rev-parse", "--is-inside-work-tree"],
-        cwd=folder,
-        capture_output=True,
-        env=base_env({"GIT_OPTIONAL_LOCKS": "0"}),
-        check=False,
-    )
-    if probe.returncode == 0:
+    git = Git(folder)
+    if git.run("rev-parse", "--is-inside-work-tree", check=False, readonly=True).code == 0:
         return False
-    Git(folder).run("init", "-q")
+    git.run("init", "-q")
     return True

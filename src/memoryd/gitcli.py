@@ -1,0 +1,98 @@
+"""The one way memoryd runs ``git``: :func:`run`, with the caller's environment and timeout.
+
+Subprocess git rather than GitPython: every call is one visible command whose exit code
+and locking behaviour are git's own, which is what makes the sync engine's safety
+argument checkable, and the recall path never pays for a git library's import.
+
+Every caller (sync, doctor, the pre-commit hook, ``memoryd scan --staged``, inspect's
+checks) comes through here and says which environment git gets, because they differ on
+purpose:
+
+- :func:`repo_env` (sync, inspect's checks): the root's own repository and index.
+  ``GIT_DIR``, ``GIT_WORK_TREE``, ``GIT_INDEX_FILE`` and ``GIT_LITERAL_PATHSPECS`` are
+  dropped, so a sync started from inside another repository's hook, or a shell that
+  exported them, still commits the root and never the index of the commit in progress.
+- :func:`hook_env` (the hook and ``scan --staged``): the environment as git gave it. A
+  pre-commit hook runs with ``GIT_INDEX_FILE`` pointing at the index being committed
+  (``git commit -a`` and partial commits use a temporary one), and the scan must read
+  exactly that.
+- doctor passes the environment it diagnoses (the shell's, or the service's).
+
+git never prompts (``GIT_TERMINAL_PROMPT=0``, no stdin), runs in its own session, and
+when the timeout passes it is killed with its children (ssh, a credential helper) and
+``subprocess.TimeoutExpired`` is raised. A missing git raises ``FileNotFoundError``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+NOT_OURS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_LITERAL_PATHSPECS")
+
+
+@dataclass(frozen=True)
+class Done:
+    code: int
+    out: bytes
+    err: str
+
+    @property
+    def text(self) -> str:
+        return self.out.decode("utf-8", "replace")
+
+    @property
+    def first_error(self) -> str:
+        lines = [line for line in self.err.splitlines() if line.strip()]
+        return lines[0].strip() if lines else f"exit {self.code}"
+
+
+def repo_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """This process's environment without what points git elsewhere; C messages, no pager."""
+    env = {k: v for k, v in os.environ.items() if k not in NOT_OURS}
+    env.update({"LC_ALL": "C", "GIT_PAGER": "cat"})
+    env.setdefault("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
+    env.update(extra or {})
+    return env
+
+
+def hook_env() -> dict[str, str]:
+    """This process's environment as it is (``GIT_INDEX_FILE`` and all)."""
+    return dict(os.environ)
+
+
+def run(
+    args: Sequence[str],
+    *,
+    cwd: Path | None,
+    env: Mapping[str, str],
+    timeout: float | None,
+    input: bytes | None = None,
+) -> Done:
+    """``git args`` in ``cwd`` with ``env`` (plus no prompts); ``timeout`` None: no limit."""
+    proc = subprocess.Popen(
+        ["git", *args],
+        cwd=cwd,
+        env={**env, "GIT_TERMINAL_PROMPT": "0"},
+        stdin=subprocess.DEVNULL if input is None else subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        out, err = proc.communicate(input, timeout=timeout)
+    except BaseException:  # the timeout, or Ctrl-C: git and its children go too
+        _kill(proc)
+        raise
+    return Done(proc.returncode, out, err.decode("utf-8", "replace"))
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate()
