@@ -1,5 +1,5 @@
-// memoryd for OpenCode: memoryd's block on every prompt, the rules and outline kept through a
-// compaction, and the layered memory tree's write guard on every edit.
+// memoryd for OpenCode: memoryd's block (iron rules, outline, best hits) on every prompt, and
+// the layered memory tree's write guard on every edit.
 //
 // Copy this file to ~/.config/opencode/plugins/ (every project) or a project's
 // .opencode/plugins/, and add the MCP server from opencode.json beside it to your config.
@@ -10,10 +10,15 @@
 // query, not a request for help. memoryd failing never blocks OpenCode: no block is
 // injected and the edit goes ahead; only a refusal of the guard (exit 3) stops a write.
 
+// the tools that write a file (a read of any path is none of the guard's business)
+const WRITE_TOOLS = new Set(["write", "edit", "multiedit", "patch"])
+
 /** @type {import("@opencode-ai/plugin").Plugin} */
 export const Memoryd = async ({ $, directory }) => {
   const memoryd = process.env.MEMORYD_BIN || "memoryd"
-  const blocks = new Map() // prompt -> block: the transform runs before every model call
+  // prompt -> block: the transform runs before every model call of a turn and sees the whole
+  // history each time (so a compaction never loses the rules: the next call adds them again)
+  const blocks = new Map()
 
   const run = (args) => $`${memoryd} ${args}`.cwd(directory).nothrow().quiet()
 
@@ -35,12 +40,8 @@ export const Memoryd = async ({ $, directory }) => {
       if (text) part.text = `${part.text}\n\n${text}`
     },
 
-    "experimental.session.compacting": async (_input, output) => {
-      const text = await block("")
-      if (text) output.context.push(text)
-    },
-
     "tool.execute.before": async (input, output) => {
+      if (!WRITE_TOOLS.has(input.tool)) return
       const path = output.args?.filePath ?? output.args?.file_path
       if (typeof path !== "string" || !path) return
       const done = await run(["guard", "--", path])

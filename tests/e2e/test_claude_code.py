@@ -215,3 +215,30 @@ def test_a_rule_remembered_through_the_bash_tool_is_only_a_proposal(
     assert "CLAUDECODE=1 (Claude Code)" in refused
     assert (project.memory / "proposals" / "never-push-on-fridays.md").exists()
     assert not (project.memory / "rules" / "never-push-on-fridays.md").exists()
+
+
+def test_session_start_reinjects_the_rules_on_resume_and_after_a_compaction(
+    node_bin: Path, project: Project
+) -> None:
+    """The matchers startup, resume and compact: each start of a session context gets the
+    rules and the outline again (Claude Code records only some of these runs in the
+    transcript, so the requests sent to the model are what is checked)."""
+    remember(project, "--kind", "rule", "--summary", "部署只用 pnpm")
+    rule = "- 部署只用 pnpm (`rules/pnpm`) [project]"
+    turns = [Turn(text="first"), Turn(text="second"), Turn(text="summary"), Turn(text="after")]
+    with FakeModelAPI(turns) as api:
+        client = claude(node_bin, project, api)
+        session = ask(client, "hello")["session_id"]
+        started = len(api.requests)
+        ask(client, "again", "--resume", session)
+        resumed = [r.body for r in api.requests[started:] if r.body.get("tools")]
+        ask(client, "/compact", "--resume", session)
+        compacted = len(api.requests)
+        ask(client, "after the compaction", "--resume", session)
+        after = [r.body for r in api.requests[compacted:] if r.body.get("tools")]
+    # startup's block is in the resumed history; resume added its own, and the prompt hook one
+    assert texts(resumed[-1]).count(rule) >= 3
+    names = [run["hookName"] for run in hook_runs(project, session, "SessionStart")]
+    assert names[0] == "SessionStart:startup" and "SessionStart:compact" in names
+    # after the compaction the old history is a summary; the rules came back with it
+    assert "summary" in texts(after[-1]) and texts(after[-1]).count(rule) >= 2

@@ -29,6 +29,7 @@ def opencode(node_bin: Path, project: Project, api: FakeModelAPI) -> Client:
     shutil.copyfile(INTEGRATIONS / "opencode" / "memoryd.js", config_dir / "plugins" / "memoryd.js")
     config = json.loads((INTEGRATIONS / "opencode" / "opencode.json").read_text())
     config["model"] = "fake/fake-model"
+    config["permission"] = {"external_directory": "allow"}  # the layered tree is outside it
     config["provider"] = {"fake": {
         "npm": "@ai-sdk/openai-compatible", "name": "Fake",
         "options": {"baseURL": f"{api.url}/v1", "apiKey": "sk-e2e-fake"},
@@ -106,7 +107,10 @@ def test_the_plugin_guard_refuses_a_bad_memory_write_and_fails_open(
     layered = project.home / ".local" / "share" / "mimocode" / "memory"
     layered.mkdir(parents=True)
     bad, good = layered / "MEMORY.md", project.repo / "src" / "app.py"
+    (layered / "global").mkdir()
+    (layered / "global" / "notes.txt").write_text("not a memory path, but reading it is fine\n")
     turns = [
+        call("read", filePath=str(layered / "global" / "notes.txt")),
         call("write", filePath=str(bad), content="# notes\n"),
         call("write", filePath=str(good), content="print('hi')\n"),
         Turn(text="done"),
@@ -114,7 +118,8 @@ def test_the_plugin_guard_refuses_a_bad_memory_write_and_fails_open(
     with FakeModelAPI(turns) as api:
         run(opencode(node_bin, project, api), "write two files")
         sent = api.agent_requests()
-    refused = content(messages(sent[1])[-1])
+    assert "reading it is fine" in content(messages(sent[1])[-1])  # reads are never guarded
+    refused = content(messages(sent[2])[-1])
     assert f"{bad} is not a memory path" in refused
     assert not bad.exists()
     assert good.read_text() == "print('hi')\n"
