@@ -42,6 +42,18 @@ class Project:
     def memory(self) -> Path:
         return self.repo / ".memory"
 
+    def remember(self, *args: str) -> None:
+        done = run_cli("remember", *args, cwd=self.repo)
+        assert done.returncode == 0, done.stderr
+
+    def seed(self) -> None:
+        """The iron rule and the pitfall the prompt tests look for."""
+        self.remember("--kind", "rule", "--summary", "部署只用 pnpm")
+        self.remember(
+            "--kind", "pitfall", "--summary", "FTS5 unicode61 merges a Chinese run",
+            "--load-when", "FTS5", "unicode61 keeps 部署脚本 as one token; split bigrams",
+        )  # fmt: skip
+
 
 @pytest.fixture
 def project(tmp_path: Path, isolated_home: Path) -> Project:

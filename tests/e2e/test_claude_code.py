@@ -19,7 +19,6 @@ import pytest
 from tests.e2e.clients import INTEGRATIONS, Client, client_env
 from tests.e2e.conftest import Project
 from tests.e2e.fake_models import FakeModelAPI, Turn, call
-from tests.helpers import run_cli
 
 pytestmark = pytest.mark.e2e
 
@@ -89,10 +88,6 @@ def injected(project: Project, session: str, event: str) -> str:
     return "\n".join(text for run in runs for text in run["content"])
 
 
-def remember(project: Project, *args: str) -> None:
-    done = run_cli("remember", *args, cwd=project.repo)
-    assert done.returncode == 0, done.stderr
-
 
 def test_claude_code_lists_memoryd_as_connected(node_bin: Path, project: Project) -> None:
     with FakeModelAPI([]) as api:
@@ -105,9 +100,7 @@ def test_claude_code_lists_memoryd_as_connected(node_bin: Path, project: Project
 def test_a_prompt_gets_the_block_and_a_recall_round_trips(
     node_bin: Path, project: Project
 ) -> None:
-    remember(project, "--kind", "rule", "--summary", "部署只用 pnpm")
-    remember(project, "--kind", "pitfall", "--summary", "FTS5 unicode61 merges a Chinese run",
-             "--load-when", "FTS5", "unicode61 keeps 部署脚本 as one token; split bigrams")  # fmt: skip
+    project.seed()
     turns = [call("mcp__memoryd__memory_recall", query="unicode61"), Turn(text="bigrams it is")]
     with FakeModelAPI(turns) as api:
         client = claude(node_bin, project, api)
@@ -223,7 +216,7 @@ def test_session_start_reinjects_the_rules_on_resume_and_after_a_compaction(
     """The matchers startup, resume and compact: each start of a session context gets the
     rules and the outline again (Claude Code records only some of these runs in the
     transcript, so the requests sent to the model are what is checked)."""
-    remember(project, "--kind", "rule", "--summary", "部署只用 pnpm")
+    project.remember("--kind", "rule", "--summary", "部署只用 pnpm")
     rule = "- 部署只用 pnpm (`rules/pnpm`) [project]"
     turns = [Turn(text="first"), Turn(text="second"), Turn(text="summary"), Turn(text="after")]
     with FakeModelAPI(turns) as api:

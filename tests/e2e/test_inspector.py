@@ -18,7 +18,6 @@ import pytest
 
 from tests.e2e.clients import NODE_DIR, Client, client_env
 from tests.e2e.conftest import Project
-from tests.helpers import run_cli
 
 pytestmark = pytest.mark.e2e
 
@@ -75,8 +74,7 @@ def test_the_inspector_lists_and_calls_every_tool(node_bin: Path, project: Proje
 
 
 def test_the_inspector_reads_the_advertised_resources(node_bin: Path, project: Project) -> None:
-    done = run_cli("remember", "--kind", "rule", "--summary", "部署只用 pnpm", cwd=project.repo)
-    assert done.returncode == 0, done.stderr
+    project.remember("--kind", "rule", "--summary", "部署只用 pnpm")
     resources = inspect(node_bin, project, "resources/list")["resources"]
     uris = {r["uri"] for r in resources}
     assert uris == {"memoryd://project/ROOT.md", "memoryd://global/ROOT.md"}

@@ -18,7 +18,6 @@ import pytest
 from tests.e2e.clients import INTEGRATIONS, Client, client_env
 from tests.e2e.conftest import Project
 from tests.e2e.fake_models import FakeModelAPI, Turn, call
-from tests.helpers import run_cli
 
 pytestmark = pytest.mark.e2e
 
@@ -56,17 +55,11 @@ def content(message: dict[str, Any]) -> str:
     return str(value)
 
 
-def remember(project: Project, *args: str) -> None:
-    done = run_cli("remember", *args, cwd=project.repo)
-    assert done.returncode == 0, done.stderr
-
 
 def test_opencode_injects_the_block_and_round_trips_recall_and_remember(
     node_bin: Path, project: Project
 ) -> None:
-    remember(project, "--kind", "rule", "--summary", "部署只用 pnpm")
-    remember(project, "--kind", "pitfall", "--summary", "FTS5 unicode61 merges a Chinese run",
-             "--load-when", "FTS5", "unicode61 keeps 部署脚本 as one token")  # fmt: skip
+    project.seed()
     turns = [
         call("memoryd_memory_recall", query="unicode61"),
         call("memoryd_memory_remember", kind="decision", summary="Deploy with Kamal",
@@ -91,7 +84,7 @@ def test_opencode_injects_the_block_and_round_trips_recall_and_remember(
 
 
 def test_a_prompt_that_looks_like_an_option_is_a_query(node_bin: Path, project: Project) -> None:
-    remember(project, "--kind", "fact", "--summary", "the -h flag of deploy.sh skips hooks",
+    project.remember("--kind", "fact", "--summary", "the -h flag of deploy.sh skips hooks",
              "--load-when", "deploy")  # fmt: skip
     with FakeModelAPI([Turn(text="ok")]) as api:
         run(opencode(node_bin, project, api), "-h")
