@@ -187,3 +187,14 @@ def test_context_opens_the_index_once(setup: Setup, monkeypatch: pytest.MonkeyPa
     block = gather(App(cwd=setup.repo), "deploy staging")
     assert "bastion" in json.dumps(block, default=str, ensure_ascii=False)
     assert len(opened) == 1  # each open runs a whole-database check: once is enough
+
+
+def test_a_prompt_after_double_dash_is_data_never_an_option(setup: Setup) -> None:
+    """The OpenCode plugin runs `memoryd context -- PROMPT`: a prompt '-h' is a query."""
+    fill(setup)
+    for prompt in ("-h", "--max-chars=0", "--hook"):
+        done = run_cli("context", "--", prompt, cwd=setup.repo)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.startswith("<memory>\n## Iron rules") and "usage:" not in done.stdout
+    helped = run_cli("context", "-h", cwd=setup.repo)  # without '--' it is the option
+    assert helped.stdout.startswith("usage: memoryd context")
