@@ -10,10 +10,12 @@ update checks off, and a fake API key.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -96,12 +98,30 @@ class Client:
     def run(
         self, name: str, *args: str, timeout: float = 180, input: str | None = None
     ) -> subprocess.CompletedProcess[str]:
+        """Run one client in a session of its own, then end whatever it left running.
+
+        A client tears down its own process group when it exits (and leaves MCP servers
+        behind when it is killed); in pytest's group that would end the test run itself.
+        """
         env = {**self.env, "PWD": str(self.cwd)}  # OpenCode takes its folder from $PWD
-        return subprocess.run(
-            [str(self.bin_dir / name), *args],
-            cwd=self.cwd, env=env, capture_output=True, text=True, timeout=timeout,
-            input=input if input is not None else "", check=False,
+        command = [str(self.bin_dir / name), *args]
+        proc = subprocess.Popen(
+            command, cwd=self.cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, start_new_session=True,
         )  # fmt: skip
+        try:
+            out, err = proc.communicate(input if input is not None else "", timeout=timeout)
+        finally:
+            _end_group(proc.pid)
+            if proc.poll() is None:
+                proc.wait(timeout=10)
+        return subprocess.CompletedProcess(command, proc.returncode, out, err)
+
+
+def _end_group(pgid: int) -> None:
+    """SIGKILL what is left of the process group this harness started (by its id)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
 
 
 def version(bin_dir: Path, name: str) -> str:
