@@ -1,10 +1,16 @@
-"""Daemon benchmark: save-to-recall latency, idle CPU, RSS, and a burst of new files.
+"""Daemon benchmark: save-to-recall latency, idle CPU, RSS, a burst of new files, transcripts.
 
 Runs the real ``memoryd run`` as a subprocess against a throwaway MEMORYD_HOME
 holding N memories, then prints a table. Linux only (reads /proc).
 
     .venv/bin/python bench/daemon_bench.py                 # 10k memories, 100 edits, 60 s idle
     .venv/bin/python bench/daemon_bench.py --memories 2000 --idle 10 --burst 1000   # quick run
+
+With ``--transcripts N`` (default 4) auto-extraction is on (a trivial extractor command that
+answers no memories) and the daemon watches a Claude Code projects folder in the bench's home:
+the idle CPU is measured with those watches in place, then N sessions append a prompt and an
+answer every second for ``--grow`` seconds while the daemon's CPU is measured, and a settle of a
+5 MB transcript is timed against the floor of reading its lines with json.loads.
 """
 
 from __future__ import annotations
@@ -94,16 +100,92 @@ def compiled(files: list[Path], edits: int) -> list[Row]:
     return [(f"save -> index.md rewritten p50 ({edits} edits)", median, "")]
 
 
-def idle(pid: int, seconds: float, memories: int) -> list[Row]:
+def idle(pid: int, seconds: float, memories: int, extracting: bool = False) -> list[Row]:
     time.sleep(3)  # let the compile of the last edit finish
     cpu0, _, _ = proc_stat(pid)
     time.sleep(seconds)
     cpu1, rss, _ = proc_stat(pid)
     share = (cpu1 - cpu0) / seconds * 100
+    what = ", extraction on" if extracting else ""
     return [
-        (f"idle CPU over {seconds:.0f} s", f"{share:.2f} %", TARGETS["cpu"]),
+        (f"idle CPU over {seconds:.0f} s{what}", f"{share:.2f} %", TARGETS["cpu"]),
         (f"RSS at {memories} memories", f"{rss / 1024:.1f} MB", TARGETS["rss"]),
     ]
+
+
+EXTRACTOR = "import sys\nsys.stdin.read()\nprint('{\"memories\": []}')\n"
+
+
+def claude_line(kind: str, session: str, cwd: str, text: str) -> str:
+    import json
+
+    content: Any = text if kind == "user" else [{"type": "text", "text": text}]
+    return json.dumps({
+        "type": kind, "sessionId": session, "cwd": cwd, "isSidechain": False,
+        "message": {"role": kind, "content": content}, "uuid": os.urandom(8).hex(),
+    }) + "\n"  # fmt: skip
+
+
+def transcripts(ctx: dict[str, Any], sessions: int, grow_s: float) -> list[Row]:
+    """Daemon CPU while ``sessions`` Claude Code transcripts grow, and what a settle costs."""
+    import json
+
+    projects, pid, state = ctx["claude"], ctx["pid"], ctx["state"]
+    folder = projects / "-bench-proj"
+    folder.mkdir(parents=True, exist_ok=True)
+    files = [folder / f"session-{n}.jsonl" for n in range(sessions)]
+    answer = "Because the lockfile format differs between pnpm 8 and 9. " * 8
+    lines = 0
+    cpu0, _, _ = proc_stat(pid)
+    started = time.monotonic()
+    while time.monotonic() - started < grow_s:
+        for n, file in enumerate(files):
+            with file.open("a", encoding="utf-8") as out:
+                out.write(claude_line("user", f"s{n}", "/bench/proj", f"question {lines}: 部署?"))
+                out.write(claude_line("assistant", f"s{n}", "/bench/proj", answer))
+            lines += 2
+        time.sleep(1.0)
+    cpu1, _, _ = proc_stat(pid)
+    grow_share = (cpu1 - cpu0) / grow_s * 100
+    wait_for(lambda: len(_ledger(state)) >= sessions, 30, 0.1)
+    ledger = _ledger(state)
+    size = sum(f.stat().st_size for f in files)
+
+    from memoryd.extract.transcript import read_claude
+
+    big = folder / "big.jsonl"
+    with big.open("w", encoding="utf-8") as out:
+        while out.tell() < 5 * 1024 * 1024:
+            out.write(claude_line("user", "big", "/bench/proj", "question: 部署脚本?"))
+            out.write(claude_line("assistant", "big", "/bench/proj", answer))
+    t0 = time.perf_counter()
+    for raw in big.read_bytes().splitlines():
+        json.loads(raw)
+    floor = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    conv = read_claude(big)
+    parse = time.perf_counter() - t0
+    assert conv is not None
+    big.unlink()
+    return [
+        (f"CPU while {sessions} transcripts grow ({lines} lines, {grow_s:.0f} s)",
+         f"{grow_share:.2f} %", ""),
+        ("  per appended line", f"{(cpu1 - cpu0) / max(1, lines) * 1000:.2f} ms", ""),
+        (f"  sessions settled and extracted (of {sessions})", str(len(ledger)), str(sessions)),
+        ("  transcripts' size", f"{size / 1024:.0f} kB", ""),
+        (f"settle: parse a 5 MB transcript ({conv.turns} turns)", f"{parse * 1000:.0f} ms", ""),
+        ("  floor: json.loads of every line", f"{floor * 1000:.0f} ms",
+         f"ratio {parse / floor:.2f}"),
+    ]  # fmt: skip
+
+
+def _ledger(state: Path) -> dict[str, Any]:
+    import json
+
+    try:
+        return dict(json.loads((state / "extract.json").read_text())["sessions"])
+    except (OSError, ValueError, KeyError):
+        return {}
 
 
 def burst(ctx: dict[str, Any], root: Path, count: int, memories: int) -> list[Row]:
@@ -137,12 +219,29 @@ def burst(ctx: dict[str, Any], root: Path, count: int, memories: int) -> list[Ro
     ]
 
 
+def configure(config: Path, root: Path, home: Path, args: argparse.Namespace) -> None:
+    """Sync off unless asked (measure the daemon, not a first commit of 10k files); extraction
+    on with a trivial extractor when transcripts are measured."""
+    text = "" if args.sync else f"roots:\n  - path: {root}\n    sync: false\n"
+    if args.transcripts:
+        script = home / "extractor.py"
+        script.write_text(EXTRACTOR, encoding="utf-8")
+        text += (
+            f"extract:\n  command: '{sys.executable} {script}'\n  settle_ms: 2000\n"
+            "  min_turns: 2\n  min_chars: 10\n  opencode: false\n"
+        )
+    if text:
+        config.write_text(text, encoding="utf-8")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--memories", type=int, default=10_000)
     parser.add_argument("--edits", type=int, default=100)
     parser.add_argument("--idle", type=float, default=60.0)
     parser.add_argument("--burst", type=int, default=5_000)
+    parser.add_argument("--transcripts", type=int, default=4, help="0 turns extraction off")
+    parser.add_argument("--grow", type=float, default=30.0, help="seconds the transcripts grow")
     parser.add_argument(
         "--sync", action="store_true", help="leave git sync on (it commits the corpus mid-run)"
     )
@@ -156,13 +255,16 @@ def main() -> int:
     from memoryd.init.plugin import init_global
 
     root = init_global(App()).root
-    if not args.sync:  # measure the daemon itself, not a first commit of 10k files
-        config = App().paths.config_file
-        config.write_text(f"roots:\n  - path: {root}\n    sync: false\n", encoding="utf-8")
+    configure(App().paths.config_file, root, home, args)
     files = generate(root, args.memories)
     app = App()
     log = (home / "daemon.out").open("w")
-    daemon = subprocess.Popen([sys.executable, "-m", "memoryd", "run"], stdout=log, stderr=log)
+    fake_home = home / "home"
+    (fake_home / ".claude" / "projects").mkdir(parents=True)
+    env = {**os.environ, "HOME": str(fake_home)}
+    daemon = subprocess.Popen(
+        [sys.executable, "-m", "memoryd", "run"], stdout=log, stderr=log, env=env
+    )
     table: list[Row] = []
     try:
         started = time.monotonic()
@@ -171,10 +273,13 @@ def main() -> int:
         table.append(("startup: index everything", f"{time.monotonic() - started:.1f} s", ""))
         time.sleep(2)
         with open_index(app.paths) as db:
-            ctx = {"app": app, "db": db, "home": home, "pid": daemon.pid}
+            ctx = {"app": app, "db": db, "home": home, "pid": daemon.pid,
+                   "claude": fake_home / ".claude" / "projects", "state": app.paths.state_dir}
             table += latency(ctx, files, args.edits)
             table += compiled(files, max(1, args.edits // 5))
-            table += idle(daemon.pid, args.idle, args.memories)
+            table += idle(daemon.pid, args.idle, args.memories, bool(args.transcripts))
+            if args.transcripts:
+                table += transcripts(ctx, args.transcripts, args.grow)
             table += burst(ctx, root, args.burst, args.memories)
     finally:
         daemon.send_signal(signal.SIGTERM)

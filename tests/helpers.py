@@ -1,13 +1,40 @@
-"""Helpers shared by the tests: the real CLI in a subprocess, git in a folder."""
+"""Helpers shared by the tests: the CLI (in this process, or a real one), git in a folder."""
 
 from __future__ import annotations
 
+import contextlib
+import io
+import logging
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+# Commands that only a real process can run: the daemon (signals, threads that outlive the
+# call) and the MCP server (its stdio is the protocol).
+OWN_PROCESS = frozenset({"run", "mcp"})
+
 
 def run_cli(
+    *args: str,
+    cwd: Path | None = None,
+    input: str | None = None,
+    timeout: float = 60,
+    process: bool = False,
+) -> subprocess.CompletedProcess[str]:
+    """Run the ``memoryd`` CLI: ``cli.main(argv, app)`` in this process by default.
+
+    The environment is os.environ (as the autouse fixture set it), ``cwd`` is the working
+    folder, stdin/stdout/stderr are captured. ``process=True`` (and the commands in
+    :data:`OWN_PROCESS`) run ``python -m memoryd`` in a subprocess instead: for start-up,
+    the process's exit code and the real daemon.
+    """
+    if process or OWN_PROCESS.intersection(args[:1]):
+        return run_cli_process(*args, cwd=cwd, input=input, timeout=timeout)
+    return _in_process(list(args), cwd, input)
+
+
+def run_cli_process(
     *args: str, cwd: Path | None = None, input: str | None = None, timeout: float = 60
 ) -> subprocess.CompletedProcess[str]:
     """Run the real ``memoryd`` CLI in a subprocess (environment from os.environ)."""
@@ -20,6 +47,42 @@ def run_cli(
         timeout=timeout,
         check=False,
     )
+
+
+def _in_process(
+    argv: list[str], cwd: Path | None, input: str | None
+) -> subprocess.CompletedProcess[str]:
+    from memoryd.app import App
+    from memoryd.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    root = logging.getLogger()
+    level, handlers = root.level, list(root.handlers)
+    here = Path.cwd()
+    stdin = sys.stdin
+    for handler in handlers:  # main() binds a fresh stderr handler to ``err``
+        if getattr(handler, "_memoryd_cli", False):
+            root.removeHandler(handler)
+    try:
+        os.chdir(cwd or here)
+        sys.stdin = io.StringIO(input or "")
+        app = App(env=dict(os.environ), cwd=Path.cwd(), out=out, err=err)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(argv, app)
+            except SystemExit as exc:  # argparse: usage errors, --help, --version
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+    finally:
+        sys.stdin = stdin
+        os.chdir(here)
+        for handler in list(root.handlers):
+            if handler not in handlers:
+                root.removeHandler(handler)
+        for handler in handlers:
+            if handler not in root.handlers:
+                root.addHandler(handler)
+        root.setLevel(level)
+    return subprocess.CompletedProcess(["memoryd", *argv], code, out.getvalue(), err.getvalue())
 
 
 def git(repo: Path, *args: str) -> str:

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import yaml
 
-from tests.helpers import git, run_cli
+from tests.helpers import git
+from tests.helpers import run_cli_process as run_cli  # a real process: its exit codes
 
 
 def test_help_lists_commands() -> None:

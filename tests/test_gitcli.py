@@ -64,6 +64,8 @@ def _alive(pid: int) -> bool:
 
 
 def test_git_never_prompts_and_reports_its_own_error(repo: Path) -> None:
-    done = gitcli.run(["rev-parse", "--verify", "nope"], cwd=repo, env=gitcli.repo_env(), timeout=30)
+    done = gitcli.run(
+        ["rev-parse", "--verify", "nope"], cwd=repo, env=gitcli.repo_env(), timeout=30
+    )
     assert done.code == 128
     assert done.first_error == "fatal: Needed a single revision"

@@ -16,6 +16,10 @@ from memoryd.inspection import inspect
 from tests.helpers import git, run_cli
 
 FIX_COMPILE = "run 'memoryd compile' (the daemon does it on its own when it runs)"
+EXTRACTION_OFF = (
+    "extraction: off: no extract.command is configured, so nothing is extracted "
+    "(set extract.command in config.yaml)"
+)
 
 
 def write(path: Path, text: str) -> None:
@@ -61,7 +65,7 @@ def test_a_clean_root_has_no_problems(root: Path) -> None:
     assert done.stdout.startswith(
         f"{root} (global root)\n  decisions/b  fact  global   hits 0    B\n"
     )
-    assert done.stdout.endswith("2 memories\nno problems found\n")
+    assert done.stdout.endswith(f"2 memories\nno problems found\n\n{EXTRACTION_OFF}\n")
 
 
 def test_the_json_listing_has_every_field_and_exit_1_on_problems(root: Path) -> None:
@@ -245,6 +249,7 @@ def test_the_cli_prints_each_problem_with_its_fix(root: Path) -> None:
     assert done.returncode == 1
     assert done.stdout.endswith(
         f"{root}/facts/index.md: index.md is missing\n  fix: {FIX_COMPILE}\n1 problem(s) found\n"
+        f"\n{EXTRACTION_OFF}\n"
     )
 
 

@@ -7,10 +7,13 @@ from hypothesis import strategies as st
 from memoryd.compile.markers import (
     DamagedMarkers,
     begin_line,
+    block_lines,
     end_line,
     extract,
+    fill,
     newline_of,
     splice,
+    strip,
 )
 
 
@@ -125,3 +128,52 @@ def test_appending_is_idempotent(text: str) -> None:
     once = splice(text, NEW)
     assert once.startswith(text)
     assert splice(once, NEW) == once
+
+
+HUMAN = st.lists(
+    st.sampled_from(["# Memory", "人写的一行", "", "  indented", "<!-- a comment -->", "- item"]),
+    max_size=4,
+)
+
+
+@settings(max_examples=200, derandomize=True)
+@given(
+    st.lists(
+        st.tuples(HUMAN, st.lists(st.sampled_from(["- r", "规则", ""]), max_size=3)), max_size=3
+    ),
+    HUMAN,
+    st.sampled_from(["\n", "\r\n"]),
+)
+def test_fill_puts_back_exactly_what_strip_took_out(
+    parts: list[tuple[list[str], list[str]]], tail: list[str], newline: str
+) -> None:
+    lines: list[str] = []
+    for number, (human, body) in enumerate(parts):
+        lines += [*human, begin_line(f"b{number}", "(generated)"), *body, end_line(f"b{number}")]
+    text = newline.join([*lines, *tail]) + newline
+    stripped, bodies = strip(text)
+    assert set(bodies) == {f"b{n}" for n in range(len(parts))}
+    assert extract(stripped) == dict.fromkeys(bodies, "")
+    assert fill(stripped, bodies) == text
+
+
+@pytest.mark.parametrize(
+    "damaged",
+    [
+        "<!-- memoryd:begin rules -->\nno end\n",
+        "<!-- memoryd:end rules -->\n",
+        "<!-- memoryd:begin a -->\n<!-- memoryd:begin b -->\n<!-- memoryd:end b -->\n"
+        "<!-- memoryd:end a -->\n",
+    ],
+    ids=["no end", "no begin", "nested"],
+)
+def test_strip_and_fill_leave_damaged_markers_as_human_text(damaged: str) -> None:
+    assert strip(damaged) == (damaged, {})
+    assert fill(damaged, {"a": "x\n", "rules": "y\n"}) == damaged
+
+
+def test_block_lines_are_the_lines_between_the_markers() -> None:
+    lines = ["top", begin_line("rules", "(g)"), "- one", "- two", end_line("rules"), "end"]
+    assert block_lines(lines) == {"rules": ["- one", "- two"]}
+    with pytest.raises(DamagedMarkers, match="line 1: block 'rules' begins but never ends"):
+        block_lines(lines[1:3])

@@ -8,7 +8,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memoryd.errors import PathError
-from memoryd.roots import _TEMP_RE, init_root, is_temp_name, project_root_for, walk_root
+from memoryd.roots import (
+    _TEMP_RE,
+    init_root,
+    is_temp_name,
+    listed,
+    listed_by_name,
+    project_root_for,
+    walk_root,
+)
 
 
 def test_init_root_is_idempotent(tmp_path: Path) -> None:
@@ -94,3 +102,34 @@ def test_is_temp_name_agrees_with_the_regex(name: str) -> None:
 @given(st.text(max_size=12))
 def test_is_temp_name_agrees_with_the_regex_on_any_text(name: str) -> None:
     assert is_temp_name(name) == bool(_TEMP_RE.search(name))
+
+
+def test_listed_says_exactly_what_walk_root_lists(tmp_path: Path) -> None:
+    """Walk, compile listing, reconcile and watcher share roots.listed: it must agree with
+    the walk on every path of a hostile tree (links in and out, a linked folder, a folder
+    named like a memory, hidden and VCS folders, temp names, non-UTF-8 and Chinese names)."""
+    root = tmp_path / "记忆 root"
+    for folder in ("facts/deep", ".git", ".hidden", "node_modules", "dir.md", "real"):
+        (root / folder).mkdir(parents=True)
+    names = [
+        "facts/a.md", "facts/deep/b.md", ".git/x.md", ".hidden/y.md", "node_modules/z.md",
+        "facts/.a.md.swp", "facts/note.txt", "facts/部署.md", "facts/#x.md#", "real/r.md",
+        "dir.md/inner.md", "facts/.dot.md",
+    ]  # fmt: skip
+    for name in names:
+        (root / name).write_text("x")
+    (root / os.fsdecode(b"facts/caf\xe9.md")).write_bytes(b"latin-1 name")
+    outside = tmp_path / "secret.md"
+    outside.write_text("outside")
+    os.symlink(outside, root / "facts" / "link-out.md")
+    os.symlink(root / "facts" / "a.md", root / "facts" / "link-in.md")
+    os.symlink(root / "missing.md", root / "facts" / "dangling-in.md")
+    os.symlink(root / "real", root / "linked-folder")
+    os.symlink(root / "real", root / "facts" / "folder-link.md")
+    os.symlink(root, root / "facts" / "loop")
+    walked = set(walk_root(root))
+    every = {Path(d) / f for d, dirs, files in os.walk(root) for f in [*dirs, *files]}
+    every |= {root / "linked-folder" / "r.md", root / "facts" / "gone.md"}
+    assert {p for p in every if listed(root, p)} == walked
+    assert {p for p in walked if not listed_by_name(root, p)} == set()
+    assert not listed(root, tmp_path / "elsewhere.md")

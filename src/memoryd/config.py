@@ -92,6 +92,21 @@ class RebuildConfig:
 
 
 @dataclass(frozen=True)
+class ExtractConfig:
+    """Auto-extraction from agents' session transcripts (see memoryd.extract)."""
+
+    command: str = ""  # the extractor: a shell command reading stdin, answering JSON; "" = off
+    settle_ms: int = 20000  # a session's turn has ended after this much quiet
+    min_turns: int = 4  # a session needs this many user turns before anything is extracted
+    min_chars: int = 200  # ...and this many characters of new conversation
+    max_chars: int = 60000  # at most this much of the newest conversation goes to the command
+    max_memories: int = 8  # at most this many memories written from one extraction
+    timeout_s: float = 180.0  # the command is killed after this long
+    claude: bool = True  # watch Claude Code's transcripts (~/.claude/projects/<slug>/*.jsonl)
+    opencode: bool = True  # watch OpenCode's sessions (<XDG data>/opencode)
+
+
+@dataclass(frozen=True)
 class CompileConfig:
     folder_descriptions: dict[str, str] = field(default_factory=dict)
 
@@ -125,6 +140,7 @@ class Config:
     search: SearchConfig = field(default_factory=SearchConfig)
     injection: InjectionConfig = field(default_factory=InjectionConfig)
     rebuild: RebuildConfig = field(default_factory=RebuildConfig)
+    extract: ExtractConfig = field(default_factory=ExtractConfig)
     compile: CompileConfig = field(default_factory=CompileConfig)
     daemon: DaemonConfig = field(default_factory=DaemonConfig)
     layered: LayeredConfig = field(default_factory=LayeredConfig)

@@ -7,8 +7,8 @@ inode, size, mtime, ctime) and the Python version. Any difference, or a cache
 that is missing, unreadable or foreign, is a miss: the caller parses the YAML
 and stores the result. Only the parse is spared: validation runs every time.
 
-A file modified in the last :data:`SETTLED_S` seconds is not stored: a second
-write within the same timestamp tick could leave its identity unchanged.
+A file modified in the last two seconds is not stored: a second write within the
+same timestamp tick could leave its identity unchanged (:mod:`memoryd.fingerprint`).
 """
 
 from __future__ import annotations
@@ -20,11 +20,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from memoryd import cachefile
+from memoryd import cachefile, fingerprint
 
-SETTLED_S = 2.0
-
-Stamp = tuple[int, str, int, int, int, int]
+Stamp = tuple[int, str, fingerprint.Fingerprint]
 
 
 class ConfigCache:
@@ -36,8 +34,7 @@ class ConfigCache:
     def stamp(source: Path) -> tuple[Stamp, float]:
         """``source``'s identity, and its mtime (raises ``FileNotFoundError``)."""
         st = os.stat(source)
-        key = (sys.hexversion, str(source), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-        return key, st.st_mtime
+        return (sys.hexversion, str(source), fingerprint.of(st)), st.st_mtime
 
     def get(self, stamp: Stamp) -> Any:
         """The data stored for ``stamp``, or None."""
@@ -45,5 +42,6 @@ class ConfigCache:
 
     def put(self, stamp: Stamp, mtime: float, data: Any) -> None:
         """Store ``data`` for ``stamp`` (silently not, when that cannot be done safely)."""
-        if data is not None and self.clock() - mtime >= SETTLED_S:
+        now_ns, mtime_ns = int(self.clock() * 1e9), int(mtime * 1e9)
+        if data is not None and fingerprint.settled(mtime_ns, now_ns):
             cachefile.write(self.file, stamp, data)

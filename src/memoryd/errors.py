@@ -46,3 +46,11 @@ class WriteRefused(Refused):
     so a hook can block on a refusal and never on a broken config.yaml."""
 
     exit_code = 3
+
+
+class SecretRefused(Refused):
+    """A memory refused because it contains what looks like a secret."""
+
+
+class DuplicateRefused(Refused):
+    """A memory refused because an existing one already says it."""

@@ -211,6 +211,43 @@ def walk_files(root: Path) -> list[str]:
     return found
 
 
+def visible(folders: tuple[str, ...]) -> bool:
+    """Would a walk enter folders of these names (no VCS, dependency or hidden folder)?"""
+    return not any(name in SKIP_DIRS or name.startswith(".") for name in folders)
+
+
+def listed_by_name(root: Path, path: Path) -> bool:
+    """Would :func:`walk_root` list a file at ``path``, judged by names alone?
+
+    The watcher's question: an event's file may be gone already, so nothing is stat'ed.
+    """
+    try:
+        parts = path.relative_to(root).parts
+    except ValueError:
+        return False
+    return bool(parts) and visible(parts[:-1]) and is_memory_name(parts[-1])
+
+
+def walks_into(root: Path, folder: Path) -> bool:
+    """Would :func:`walk_root` descend into ``folder`` (names, and no linked folder on the way)?"""
+    current = root
+    for part in folder.relative_to(root).parts:
+        current = current / part
+        if part in SKIP_DIRS or part.startswith(".") or current.is_symlink():
+            return False
+    return True
+
+
+def listed(root: Path, path: Path) -> bool:
+    """Would :func:`walk_root` list ``path``? The one definition the walk, the compile
+    listing, the index's reconcile and the watcher share (this one looks at the disk)."""
+    if not listed_by_name(root, path) or not walks_into(root, path.parent):
+        return False
+    if path.is_symlink():
+        return not path.is_dir() and _inside(path, root.resolve())
+    return os.path.lexists(path) and not path.is_dir()
+
+
 def _inside(path: Path, real_root: Path) -> bool:
     try:
         target = path.resolve()

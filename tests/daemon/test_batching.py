@@ -72,9 +72,16 @@ def test_root_gone_is_kept_apart() -> None:
 
 
 def test_merge_table_is_total() -> None:
-    for before in (None, *Op):
-        for new in Op:
-            merge(before, new)  # raises KeyError when a case is missing
+    """Every (state so far, new op) pair has an answer, and the last op decides existence."""
+    table = {(before, new): merge(before, new) for before in (None, *Op) for new in Op}
+    assert len(table) == (len(Op) + 1) * len(Op)  # merge raises KeyError on a missing case
+    for (before, new), after in table.items():
+        if before is None:
+            assert after is new
+        elif new is Op.DELETED:  # gone now: deleted, or never there as far as the batch knows
+            assert after is (None if before is Op.CREATED else Op.DELETED)
+        else:  # exists now: created only if it did not exist when the batch opened
+            assert after is (Op.CREATED if before is Op.CREATED else Op.MODIFIED)
 
 
 # --- property: merging the events of any sequence of file operations tells the truth

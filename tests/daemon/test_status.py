@@ -38,6 +38,10 @@ def test_status_without_daemon_says_so(isolated_home: Path) -> None:
         "pid": None,
         "status": None,
         "sync": [],
+        "extraction": {
+            "enabled": False, "command": None, "sessions": [],
+            "reason": "no extract.command is configured, so nothing is extracted",
+        },
     }
 
 

@@ -379,6 +379,31 @@ TEMPLATES: list[Template] = [
     pos("prose", PW, "邮箱密码 {s} 已经发给你了", code=False),
     neg("prose", "The password was reset to the default, ask IT.", code=False),
     neg("prose", "密码是你的工号加生日。", code=False),
+    # third round
+    neg("config", 'requirepass "${REDIS_PASSWORD}"\nmasterauth "${REDIS_PASSWORD}"'),
+    neg("config", "# requirepass <password>\nrequirepass ''"),
+    neg("config", "user default on nopass ~* &* +@all"),
+    neg("config", "machine {h}\n  login {u}\n  password ${NETRC_TOKEN}"),
+    neg("config", "{h}:{port}:{db}:{u}:*"),
+    neg("config", '{"auths": {"{h}": {"identitytoken": "${TOKEN}"}}, "credsStore": "pass"}'),
+    neg("config", "//npm.{corp}.com/:_password=${NPM_PASS_B64}\n//npm.{corp}.com/:username={u}"),
+    neg(
+        "config",
+        "<server>\n  <id>{corp}</id>\n  <privateKey>${user.home}/.ssh/id_rsa"
+        "</privateKey>\n</server>",
+    ),
+    neg("config", "[client]\nuser = {u}\npassword =\nsocket = /var/run/mysqld/mysqld.sock"),
+    neg("config", 'auth_basic "Restricted";\nauth_basic_user_file /etc/nginx/.htpasswd;'),
+    neg("config", "requirepass 和 masterauth 都要设置，否则从库连不上主库。", False),
+    neg("config", "UsePAM yes\nKbdInteractiveAuthentication no\nPasswordAuthentication no"),
+    pos("config", CONF, "user default on >{s} ~* +@all", "urlpassword"),
+    pos("signing", SIGN, "SECRET_KEY: {s}", "hex64"),
+    pos(
+        "signing", SIGN, 'config.secret_key_base = ENV.fetch("SECRET_KEY_BASE") { "{s}" }', "hex128"
+    ),
+    pos("signing", SIGN, "export JWT_SECRET='{s}'", "b64_48"),
+    pos("signing", SIGN, "spring:\n  security:\n    jwt:\n      secret-key: {s}", "hex64"),
+    pos("signing", SIGN, "生产的 SECRET_KEY 为 {s}", "django", code=False),
     # --- references to where a secret lives ---
     neg("reference", "token: ${{ secrets.GITHUB_TOKEN }}"),
     neg("reference", "password: ${{ secrets.REGISTRY_PASSWORD }}\nusername: ${{ github.actor }}"),
@@ -440,6 +465,37 @@ TEMPLATES: list[Template] = [
     neg("keygen", "ssh-keygen -t ed25519 -a 100 -C \"ci@{corp}\" -f ./id_ci -q -N ''"),
     neg("keygen", "新机器上先 `wg genkey | tee privatekey | wg pubkey > publickey`。", False),
     neg("keygen", "step crypto keypair root.pub root.key --kty EC --curve P-256"),
+    # third round: options that carry passphrases, stores and outputs, not keys
+    neg(
+        "keygen",
+        "gpg --batch --pinentry-mode loopback --passphrase '' --quick-add-key {sha} ed25519",
+    ),
+    neg("keygen", "gpg --armor --export-secret-subkeys {u}@{corp}.com > subkeys.asc"),
+    neg("keygen", "gpg --export-secret-keys --armor {sha7} | base64 -w0 > key.b64"),
+    neg(
+        "keygen",
+        "keytool -importkeystore -srckeystore a.p12 -srcstoretype PKCS12 "
+        "-deststorepass:file /run/secrets/ks -destkeystore b.jks",
+    ),
+    neg(
+        "keygen",
+        "openssl req -x509 -nodes -days 730 -newkey ec:<(openssl ecparam -name "
+        "prime256v1) -keyout {corp}.key -out {corp}.crt",
+    ),
+    neg("keygen", 'python3 -c "import secrets; print(secrets.token_hex(32))" > .secret_key'),
+    neg("keygen", "node -e \"console.log(require('crypto').randomBytes(48).toString('base64'))\""),
+    neg(
+        "keygen",
+        "ssh-keygen -t ed25519 -C \"{u}+{corp}@example.net\" -f ~/.ssh/{corp}_ed25519 -N ''",
+    ),
+    neg("keygen", "age-keygen -y key.txt > recipients.txt"),
+    neg("keygen", "ssh-keygen -R {h} && ssh-keyscan {h} >> ~/.ssh/known_hosts"),
+    neg(
+        "keygen",
+        "openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:3072 -aes-256-cbc "
+        "-pass env:KEY_PASS -out ca.key",
+    ),
+    neg("keygen", "docker secret create db_password ./db_password.txt"),
     # --- the harmless shapes that already hold ---
     neg("harmless", "GITHUB_TOKEN=<your-token>"),
     neg("harmless", "api_key: xxxx-xxxx-xxxx"),

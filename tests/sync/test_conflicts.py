@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+from memoryd.compile.markers import fill as fill_blocks
+from memoryd.compile.markers import strip as strip_blocks
 from memoryd.memory import parse
 from memoryd.sync import exclude
 from memoryd.sync.conflicts import (
@@ -16,7 +18,7 @@ from memoryd.sync.conflicts import (
     render_conflicts,
     strip_copy_fields,
 )
-from memoryd.sync.derived import fill_blocks, is_generated, strip_blocks
+from memoryd.sync.derived import is_generated
 
 NOW = datetime(2026, 11, 29, 23, 30, 5, tzinfo=UTC)
 

@@ -19,7 +19,7 @@ from memoryd import locate, safepath
 from memoryd.agent import upkeep
 from memoryd.app import App
 from memoryd.config import RootConfig
-from memoryd.errors import Refused, UsageError
+from memoryd.errors import DuplicateRefused, Refused, SecretRefused, UsageError
 from memoryd.fsutil import atomic_write
 from memoryd.memory import Memory, new_memory, render
 
@@ -242,7 +242,7 @@ def _refuse_secrets(root: RootConfig, path: Path, data: bytes) -> None:
         return
     where = path.relative_to(root.path).as_posix()
     lines = [f"  {where}:{f.line}: {f.rule} {f.preview}" for f in findings]
-    raise Refused(
+    raise SecretRefused(
         "refusing to remember: the memory contains what looks like a secret\n" + "\n".join(lines),
         hint="remove the secret (say where it lives instead, e.g. 'the token is in the "
         "password manager') and run again; memories are synced through git",
@@ -256,7 +256,7 @@ def _refuse_duplicate(
     if best is None:
         return
     hit, share = best
-    raise Refused(
+    raise DuplicateRefused(
         f"refusing to remember: {hit.id!r} ({hit.scope}) already covers {share:.0%} of this "
         "memory's terms",
         hint=f"read it with 'memoryd recall', replace it with --supersedes {hit.id}, "

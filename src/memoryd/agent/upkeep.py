@@ -130,16 +130,16 @@ def root_blocks(root: RootConfig) -> dict[str, list[str]]:
         log.debug("no ROOT.md blocks for %s: %s", root.path, exc)
         return {}
     try:
-        spans = markers.find_blocks(lines)
+        return markers.block_lines(lines)
     except markers.DamagedMarkers as exc:
         log.warning("%s: damaged markers, outline left out: %s", root.path / ROOT_FILE, exc)
         return {}
-    return {name: lines[s.start + 1 : s.end] for name, s in spans.items()}
 
 
 def inspect_text(app: App) -> str:
     """What ``memoryd inspect`` prints, for the MCP tool."""
+    from memoryd.extract.report import lines, report
     from memoryd.index.state import read_hits
     from memoryd.inspection import inspect, render_text
 
-    return render_text(inspect(app, hits=read_hits))
+    return "\n".join([render_text(inspect(app, hits=read_hits)), "", *lines(report(app))])

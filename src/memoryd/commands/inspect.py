@@ -19,8 +19,11 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(app: App, args: argparse.Namespace) -> int:
+    from memoryd.extract.report import lines, report
     from memoryd.inspection import inspect, render_text
 
     result = inspect(app)
-    app.emit(args.json, result.as_dict(), lambda: render_text(result))
+    extraction = report(app)
+    data = {**result.as_dict(), "extraction": extraction}
+    app.emit(args.json, data, lambda: "\n".join([render_text(result), "", *lines(extraction)]))
     return 1 if result.findings else 0

@@ -19,6 +19,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 def run(app: App, args: argparse.Namespace) -> int:
     from memoryd.daemon.status import read_status
+    from memoryd.extract.report import lines, report
     from memoryd.sync.report import sync_problems
 
     view = read_status(app.paths)
@@ -31,6 +32,7 @@ def run(app: App, args: argparse.Namespace) -> int:
             "pid": view.running_pid,
             "status": status.to_json() if status else None,
             "sync": [p.__dict__ for p in sync],
+            "extraction": report(app),
         }
         app.emit(True, data, "")
         return 0 if data["running"] else 1
@@ -49,7 +51,8 @@ def run(app: App, args: argparse.Namespace) -> int:
             f"no memoryd daemon is running{last}",
             hint="start it with 'memoryd run' or 'memoryd service install'",
         )
-    app.emit(False, None, lambda: render(status, sync))
+    extraction = lines(report(app))
+    app.emit(False, None, lambda: "\n".join([render(status, sync), *extraction]))
     return 0
 
 

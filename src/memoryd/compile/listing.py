@@ -6,7 +6,7 @@ of a batch) and an earlier listing of the root in the cache, it touches only tho
 paths: the daemon's compile after one edit costs a few syscalls, not a walk. Parsed
 results are kept without their body, so a cache for 100k memories stays small. A file
 whose mtime is within a couple of seconds of now is never trusted from the cache (the
-"racy git" rule: a second write inside the same timestamp tick would go unseen).
+racy-mtime rule of :mod:`memoryd.fingerprint`).
 
 The daemon's compile cache is *slim*: it keeps of each memory only what the compiled
 files show (its :class:`Entry`) and its sync flag, not the whole frontmatter. At 10k
@@ -37,12 +37,10 @@ from pathlib import Path
 from typing import Any
 
 from memoryd import __version__, cachefile
+from memoryd import fingerprint as fp
 from memoryd.compile.blocks import Entry, entry_for, is_generated
 from memoryd.memory import Memory, parse
-from memoryd.roots import SKIP_DIRS, is_memory_name, walk_files, walk_root
-
-RACY_NS = 2_000_000_000
-Fingerprint = tuple[int, int, int, int]
+from memoryd.roots import listed, walk_files, walk_root, walks_into
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +52,7 @@ class Scanned:
     size: int
     memory: Memory | None  # None when the file could not be read, or is generated
     error: str | None = None
-    fingerprint: Fingerprint | None = None  # None: not to be trusted next time
+    fingerprint: fp.Fingerprint | None = None  # None: not to be trusted next time
     shows: Entry | None = None  # the entry, computed when the file was read
 
     @property
@@ -175,36 +173,12 @@ def _refresh(root: Path, path: Path, new: Listing, old: Listing, cache: ScanCach
     for key in [k for k in new if k == rel or k.startswith(prefix)]:
         del new[key]
     if full.is_dir() and not full.is_symlink():
-        if _walkable(root, full):
+        if walks_into(root, full):
             for found in walk_root(full):
                 item = _scan(root, found, old, cache)
                 new[item.rel] = item
-    elif os.path.lexists(full) and _listed_by_walk(root, full):
+    elif listed(root, full):
         new[rel] = _scan(root, full, old, cache)
-
-
-def _walkable(root: Path, folder: Path) -> bool:
-    """Would walk_root(root) descend into ``folder``?"""
-    current = root
-    for part in folder.relative_to(root).parts:
-        current = current / part
-        if part in SKIP_DIRS or part.startswith(".") or current.is_symlink():
-            return False
-    return True
-
-
-def _listed_by_walk(root: Path, path: Path) -> bool:
-    """Would walk_root(root) list this existing non-folder path?"""
-    if not is_memory_name(path.name) or not _walkable(root, path.parent):
-        return False
-    if not path.is_symlink():
-        return True
-    try:
-        target = path.resolve()
-    except OSError:
-        return False
-    real = root.resolve()
-    return target == real or real in target.parents
 
 
 def _rel(root: Path, path: Path | str) -> str | None:
@@ -228,7 +202,7 @@ def _scan(root: Path, path: Path | str, old: Listing, cache: ScanCache) -> Scann
         return Scanned(where, rel, 0, None, _reason(exc))
     if not stat.S_ISREG(st.st_mode):  # a FIFO or device named like a memory: never open it
         return Scanned(where, rel, 0, None, "not a regular file")
-    fingerprint = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+    fingerprint = fp.of(st)
     known = old.get(rel)
     if known is not None and known.fingerprint == fingerprint and known.memory is not None:
         return known
@@ -239,7 +213,7 @@ def _scan(root: Path, path: Path | str, old: Listing, cache: ScanCache) -> Scann
         return Scanned(where, rel, st.st_size, None, _reason(exc))
     parsed = parse(raw)
     cache.parsed += 1
-    trusted = fingerprint if time.time_ns() - st.st_mtime_ns > RACY_NS else None
+    trusted = fingerprint if fp.settled(st.st_mtime_ns, time.time_ns()) else None
     memory = Memory(parsed.meta, problems=parsed.problems)
     entry = entry_for(rel, memory)
     if cache.slim:

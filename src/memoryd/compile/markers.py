@@ -9,6 +9,9 @@ A block is a begin marker line, generated lines, and an end marker line::
 Everything outside the blocks is human text and comes back byte for byte. Markers that
 do not pair up (a begin without an end, an end without a begin, a block inside a block,
 the same block twice) raise :class:`DamagedMarkers`; the caller leaves the file alone.
+
+:func:`find_blocks` is the one parser: compile splices with it, inspect and the agent
+tools read blocks with it, and sync strips and fills blocks around a line merge with it.
 """
 
 from __future__ import annotations
@@ -118,11 +121,44 @@ def _append(text: str, block: str, newline: str) -> str:
     return text + newline + block
 
 
+def block_lines(lines: list[str]) -> dict[str, list[str]]:
+    """Each block's lines between its markers, by name (DamagedMarkers as find_blocks)."""
+    return {name: lines[s.start + 1 : s.end] for name, s in find_blocks(lines).items()}
+
+
 def extract(text: str) -> dict[str, str]:
     """The inner text of every block (markers excluded); empty when markers are damaged."""
+    try:
+        found = block_lines(text.splitlines(keepends=True))
+    except DamagedMarkers:
+        return {}
+    return {name: "".join(lines) for name, lines in found.items()}
+
+
+def strip(text: str) -> tuple[str, dict[str, str]]:
+    """``text`` with every block emptied (markers kept), and the blocks' bodies by name.
+
+    Damaged markers: the whole text is human text (nothing stripped).
+    """
     lines = text.splitlines(keepends=True)
     try:
         spans = find_blocks(lines)
     except DamagedMarkers:
-        return {}
-    return {name: "".join(lines[s.start + 1 : s.end]) for name, s in spans.items()}
+        return text, {}
+    inner = {i for s in spans.values() for i in range(s.start + 1, s.end)}
+    kept = "".join(line for i, line in enumerate(lines) if i not in inner)
+    return kept, {name: "".join(lines[s.start + 1 : s.end]) for name, s in spans.items()}
+
+
+def fill(text: str, bodies: Mapping[str, str]) -> str:
+    """Put the bodies back into the blocks of a :func:`strip`-ped text (the inverse of strip).
+
+    A block without a body stays as it is; damaged markers leave the text unchanged.
+    """
+    lines = text.splitlines(keepends=True)
+    try:
+        spans = find_blocks(lines)
+    except DamagedMarkers:
+        return text
+    after = {s.start: bodies.get(name, "") for name, s in spans.items()}
+    return "".join(line + after.get(i, "") for i, line in enumerate(lines))

@@ -15,11 +15,13 @@ from collections.abc import Collection
 from pathlib import Path
 from types import FrameType
 
+from memoryd import fingerprint
 from memoryd.app import App
 from memoryd.config import Config, RootConfig
 from memoryd.daemon.batching import Batch, root_of
 from memoryd.daemon.compiling import Compiler
 from memoryd.daemon.engine import Engine
+from memoryd.daemon.extracting import Extraction
 from memoryd.daemon.lock import DaemonLock
 from memoryd.daemon.logs import OverflowTrap, daemon_logging
 from memoryd.daemon.roots import RootGuard
@@ -57,8 +59,9 @@ class Daemon:
         self.overflow = OverflowTrap(lambda: self.worker.send(Cmd.RECONCILE))
         self.wake = WakeDetector()
         self.trimmer = Trimmer()
+        self.extraction = Extraction(app, self.scheduler, self.config, native)
         self.stopping = threading.Event()
-        self._config_stamp = _stamp(self.paths.config_file)
+        self._config_stamp = fingerprint.of_path(self.paths.config_file)
         self._hooks: list[tuple[int, object]] = []
 
     # -- lifecycle
@@ -75,11 +78,13 @@ class Daemon:
         self.worker.send(Cmd.RECONCILE)
         self._schedule()
         self.scheduler.start()
+        self.extraction.start()
         log.info("memoryd %d serving %d roots", self.status.status.pid, len(self.config.roots))
 
     def stop(self) -> None:
         """Flush the batch, finish the running job, stop scheduler, observer, compiler, database."""
         self.worker.send(Cmd.FLUSH, wait=True)
+        self.extraction.stop()
         self.scheduler.shutdown()
         self.overflow.remove()
         self.watcher.stop()
@@ -111,6 +116,8 @@ class Daemon:
         for gone in batch.gone:
             self.guard.check(gone)
         dropped = self.engine.own.drop_own(batch.ops)
+        if dropped:
+            self.status.update(own_writes=self.status.snapshot().own_writes + dropped)
         roots = {r.path: r for r in self.config.roots}
         live = [p for p in roots if self.guard.live(p)]
         rescan = {r for r in (root_of(p, live) for p in batch.rescan) if r is not None}
@@ -210,6 +217,7 @@ class Daemon:
                 self.guard.rewatch(root.path)
         if new.daemon != old.daemon:
             self._schedule()
+        self.extraction.reconfigure(new)
         added, removed = len(after - before), len(before - after)
         log.info("config reloaded: %d roots (%d added, %d removed)", len(after), added, removed)
 
@@ -234,7 +242,8 @@ class Daemon:
             self.scheduler.now("sync-on-wake", self.syncer.run_all)
         for root in self.config.roots:
             self.guard.check(root.path)
-        stamp = _stamp(self.paths.config_file)
+        self.extraction.check()
+        stamp = fingerprint.of_path(self.paths.config_file)
         if stamp != self._config_stamp:
             self._config_stamp = stamp
             log.info("config.yaml changed; reloading")
@@ -266,11 +275,3 @@ class Daemon:
 
     def _on_hup(self, signum: int, frame: FrameType | None) -> None:
         self.worker.queue.put(Command(Cmd.RELOAD))  # SimpleQueue.put is safe in a handler
-
-
-def _stamp(file: Path) -> tuple[int, int, int] | None:
-    try:
-        st = file.stat()
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_size, st.st_ino)

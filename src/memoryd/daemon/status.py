@@ -45,6 +45,7 @@ class Status:
     roots: dict[str, RootState] = field(default_factory=dict)
     last_reconcile: dict[str, Any] | None = None  # {at, ms, roots, changed}
     last_batch: dict[str, Any] | None = None  # {at, files, ms}
+    own_writes: int = 0  # events for the daemon's own writes, recognised and dropped so far
     problems: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from typing import Any
 
 from memoryd.daemon import mounts
 from memoryd.daemon.batching import Change, Kind
-from memoryd.roots import SKIP_DIRS, STATE_FILE, is_memory_name
+from memoryd.roots import listed_by_name, visible
 
 log = logging.getLogger(__name__)
 
@@ -42,29 +42,18 @@ _FILE_KINDS["deleted"] = Kind.DELETED
 LIMIT, FILESYSTEM, SETTING = "limit", "filesystem", "setting"
 
 
-def _inside(root: Path, path: Path) -> tuple[str, ...] | None:
-    """The parts of ``path`` below ``root`` (None when it is not below it)."""
-    try:
-        return path.relative_to(root).parts
-    except ValueError:
-        return None
-
-
-def _visible_dirs(parts: tuple[str, ...]) -> bool:
-    return not any(p in SKIP_DIRS or p.startswith(".") for p in parts)
-
-
 def relevant_file(root: Path, path: Path) -> bool:
     """A memory file of ``root`` (not under .git/ or a hidden folder, not a temp file)."""
-    parts = _inside(root, path)
-    if not parts:
-        return False
-    return _visible_dirs(parts[:-1]) and parts[-1] != STATE_FILE and is_memory_name(parts[-1])
+    return listed_by_name(root, path)
 
 
 def relevant_dir(root: Path, path: Path) -> bool:
-    parts = _inside(root, path)
-    return bool(parts) and _visible_dirs(parts or ())
+    """A folder a walk of ``root`` would enter, by its names."""
+    try:
+        parts = path.relative_to(root).parts
+    except ValueError:
+        return False
+    return bool(parts) and visible(parts)
 
 
 def to_change(root: Path, kind: str, src: Path, dest: Path | None, is_dir: bool) -> Change | None:

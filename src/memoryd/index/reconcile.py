@@ -4,9 +4,9 @@ A size+mtime fingerprint decides which files to read again; a content hash
 decides whether anything changed. A row is deleted only when its file is
 provably gone (or no longer a memory file): a file or folder that cannot be
 read is reported as *unknown* and its row kept, so a failed scan never empties
-the index. A fingerprint is trusted only when the file was already older than
-:data:`RACY_NS` when it was read (an edit within the same mtime tick and of the
-same size would otherwise go unseen).
+the index. A fingerprint is trusted only when the file was already settled
+(:func:`memoryd.fingerprint.settled`) when it was read: an edit within the same mtime
+tick and of the same size would otherwise go unseen.
 """
 
 from __future__ import annotations
@@ -21,15 +21,15 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from memoryd.config import Config, RootConfig
+from memoryd.fingerprint import settled
 from memoryd.index import store
 from memoryd.index.db import IndexDB
 from memoryd.index.layout import member
 from memoryd.index.loader import Failed, Loaded, Spread, load, reason
-from memoryd.roots import SKIP_DIRS, is_memory_name, walk_files, walk_root
+from memoryd.roots import listed, walk_files, walk_root
 
 log = logging.getLogger(__name__)
 
-RACY_NS = 2_000_000_000
 BATCH = 500  # files per write transaction
 
 
@@ -166,20 +166,8 @@ class _Pass:
         return sorted(files), self.known(str(p) for p in mine)
 
     def eligible(self, path: Path) -> bool:
-        """Would :func:`walk_root` list this path (a memory file inside the root)?"""
-        try:
-            relative = path.relative_to(self.root.path)
-        except ValueError:
-            return False
-        if any(part in SKIP_DIRS or part.startswith(".") for part in relative.parts[:-1]):
-            return False
-        if not is_memory_name(path.name) or not path.is_file():
-            return False
-        if any(p.is_symlink() for p in path.parents if self.root.path in p.parents):
-            return False  # walk_root never descends through a linked folder
-        if path.is_symlink() and not path.resolve().is_relative_to(self.root.path.resolve()):
-            return False
-        return self.member(str(path))
+        """Would :func:`walk_root` list this path, a readable file of the root's layout?"""
+        return listed(self.root.path, path) and path.is_file() and self.member(str(path))
 
     def relative(self, path: str) -> str:
         return path[len(self.base) + 1 :].replace(os.sep, "/")
@@ -258,9 +246,7 @@ def _drop_unlisted_foreign_roots(
 
 def _fresh(known: _Known, size: int, mtime_ns: int) -> bool:
     """The fingerprint matches and was taken when the file was already settled."""
-    return (
-        known.size == size and known.mtime_ns == mtime_ns and known.checked_ns - mtime_ns > RACY_NS
-    )
+    return known.size == size and known.mtime_ns == mtime_ns and settled(mtime_ns, known.checked_ns)
 
 
 def _why_unlisted(root: Path, path: Path) -> str | None:

@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from memoryd import fingerprint
 from memoryd.index.tokenizer import TOKENIZER_VERSION, index_text
 
 log = logging.getLogger(__name__)
@@ -174,12 +175,9 @@ def _checked(file: Path) -> str | None:
 
 
 def _stamp(file: Path) -> str | None:
-    """The database file's identity and last change: inode, size, mtime."""
-    try:
-        st = os.stat(file)
-    except OSError:
-        return None
-    return f"{st.st_ino} {st.st_size} {st.st_mtime_ns}\n"
+    """The database file's fingerprint, as the marker file keeps it."""
+    found = fingerprint.of_path(file)
+    return None if found is None else " ".join(map(str, found)) + "\n"
 
 
 def _remember_checked(file: Path, stamp: str | None) -> None:

@@ -31,6 +31,9 @@ _REDIS_RE = re.compile(
     r"(?:[\u4e00-\u9fff]{1,4}[ \t]*)?"  # requirepass 设成了 x
     r"(?:\"(?P<q>[^\"\n]*)\"|'(?P<s>[^'\n]*)'|(?P<v>[^\s\"'`，。,;]+))"
 )
+_REDIS_ACL_RE = re.compile(
+    r"(?i)\b(?:ACL[ \t]+SETUSER|user)[ \t]+\S+[ \t]+(?:[^\n>]*?[ \t])?>(?P<v>\S+)"
+)
 _NETRC_RE = re.compile(
     r"(?i)\bmachine[ \t]+(?P<host>[\w.\-:]+)(?:\s+(?:login|account)[ \t]+(?P<login>\S+)){0,2}"
     r"\s+password[ \t]+"
@@ -54,6 +57,8 @@ def config_spans(text: str) -> Iterator[Span]:
     lower = text.lower()
     if "requirepass" in lower or "masterauth" in lower:
         yield from _redis(text)
+    if " on " in text and ">" in text:
+        yield from _spans(_REDIS_ACL_RE, text, _password)
     if "machine" in lower and "password" in lower:
         yield from _netrc(text)
     if ":*:" in text or _PORT_RE.search(text):

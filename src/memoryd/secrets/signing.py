@@ -33,6 +33,7 @@ _JWT_CALL_RE = re.compile(
 _JWT_KWARG_RE = re.compile(
     r"\bjwt\.(?:sign|encode)\([^()\n]*?\b(?:key|secret|secret_or_private_key)[ \t]*=[ \t]*" + _VALUE
 )
+_LITERAL_RE = re.compile(r"(?P<q>[\"'`])(?P<qv>[^\"'`\n]{16,300})(?P=q)(?P<v>)?")
 _JWT_HEAD_RE = re.compile(r"jwt[\w\-]*:[ \t]*\n")
 _JWT_YAML_RE = re.compile(
     r"(?im)^(?P<ind>[ \t]*)[\w\-]*jwt[\w\-]*:[ \t]*\n(?:(?P=ind)[ \t]+[\w\-]+:[^\n]*\n){0,4}?"
@@ -53,7 +54,11 @@ def signing_spans(text: str, lower: str | None = None) -> Iterator[Span]:
     lower = text.lower() if lower is None else lower
     if len(lower) != len(text):
         lower = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
-    matches = [m for n in _NAME_RE.finditer(lower) if (m := _ASSIGN_RE.match(text, n.end()))]
+    names = list(_NAME_RE.finditer(lower))
+    matches = [m for n in names if (m := _ASSIGN_RE.match(text, n.end()))]
+    for name in names:  # a fallback literal: env("APP_KEY", "…"), ENV.fetch("X") { "…" }
+        line_end = text.find("\n", name.end())
+        matches += _LITERAL_RE.finditer(text, name.end(), line_end if line_end != -1 else len(text))
     if "jwt." in text:
         matches += _JWT_CALL_RE.finditer(text)
         matches += _JWT_KWARG_RE.finditer(text)

@@ -88,16 +88,18 @@ def private_key_spans(text: str) -> Iterator[Span]:
 
 _Q = r"""(?:"(?P<dq>[^"\n]{1,200})"|'(?P<sq>[^'\n]{1,200})'|(?P<v>[^\s'"`|;&)]{1,200}))"""
 _LINE = r"[^\n]*?[ \t]"
-# (lower-case literals one of which must occur, the pattern): each runs only on its words.
+# (lower-case literals one of which must occur, the pattern): each runs only on its words
+# (the tool's name is the pattern's first literal, so "mkdir -p" costs one failed search).
 CLI_RES = tuple(
     (words, re.compile(pattern))
     for words, pattern in (
-        (("mysql", "mariadb"), r"\b(?:mysql|mysqldump|mysqladmin|mysqlsh|mariadb|mariadb-dump)\b"
+        ((" -p",), r"\b(?:mysql|mysqldump|mysqladmin|mysqlsh|mariadb|mariadb-dump)\b"
          + _LINE + r"-p" + _Q),
         (("sshpass",), r"\bsshpass[ \t]+-p[ \t]*" + _Q),
         (("redis-cli",), r"\bredis-cli\b" + _LINE + r"-a[ \t]+" + _Q),
-        (("login",), r"\b(?:docker|podman|buildah|skopeo|oras|nerdctl|helm|az)\b[^\n]*?\blogin\b"
-         + _LINE + r"(?:-p|--password)(?:[ \t]+|=)" + _Q),
+        ((" -p", "--password"),
+         r"\b(?:docker|podman|buildah|skopeo|oras|nerdctl|helm|az)\b[^\n]*?\blogin\b" + _LINE
+         + r"(?:-p|--password)(?:[ \t]+|=)" + _Q),
         (("curl",), r"\bcurl\b" + _LINE + r"(?:-u|--user)(?:[ \t]+|=)['\"]?[^\s:'\"`]+:"
          + r"(?P<v>[^\s'\"`@]{4,200})"),
         (("sqlcmd", "bcp", "osql"), r"\b(?:sqlcmd|bcp|osql)\b" + _LINE + r"-P[ \t]*" + _Q),

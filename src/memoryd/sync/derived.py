@@ -8,7 +8,6 @@ Every file about to be committed goes through the secret scanner in process.
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,9 +17,6 @@ from memoryd.roots import ROOT_FILE
 from memoryd.sync.conflicts import CONFLICTS_FILE
 
 log = logging.getLogger(__name__)
-
-_BEGIN = re.compile(r"^\s*<!-- memoryd:begin ([A-Za-z0-9_-]+)(?: [^\n]*?)? -->\s*$")
-_END = re.compile(r"^\s*<!-- memoryd:end ([A-Za-z0-9_-]+) -->\s*$")
 
 
 @dataclass(frozen=True)
@@ -57,35 +53,3 @@ def scan_file(path: Path, root: Path) -> list[Finding]:
 
     rel = path.relative_to(root).as_posix()
     return [Finding(rel, f.line, f.rule, f.preview) for f in scan_path(path, root)]
-
-
-def strip_blocks(text: str) -> tuple[str, dict[str, str]]:
-    """``text`` with every compiled block emptied (markers kept), and the blocks' bodies."""
-    out: list[str] = []
-    bodies: dict[str, str] = {}
-    inside: str | None = None
-    for line in text.splitlines(keepends=True):
-        if inside is None:
-            out.append(line)
-            begin = _BEGIN.match(line)
-            if begin:
-                inside, bodies[begin.group(1)] = begin.group(1), ""
-        elif _END.match(line) and _END.match(line).group(1) == inside:  # type: ignore[union-attr]
-            out.append(line)
-            inside = None
-        else:
-            bodies[inside] += line
-    if inside is not None:  # damaged markers: treat the whole file as human text
-        return text, {}
-    return "".join(out), bodies
-
-
-def fill_blocks(text: str, bodies: dict[str, str]) -> str:
-    """Put block bodies back into a stripped text (blocks without a body stay empty)."""
-    out: list[str] = []
-    for line in text.splitlines(keepends=True):
-        out.append(line)
-        begin = _BEGIN.match(line)
-        if begin:
-            out.append(bodies.get(begin.group(1), ""))
-    return "".join(out)

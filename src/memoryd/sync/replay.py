@@ -24,9 +24,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from memoryd.compile import markers
 from memoryd.roots import ROOT_FILE
 from memoryd.sync.conflicts import copy_bytes, copy_path
-from memoryd.sync.derived import fill_blocks, is_fully_generated, strip_blocks
+from memoryd.sync.derived import is_fully_generated
 from memoryd.sync.git import Git
 from memoryd.sync.repo import Repo
 
@@ -182,7 +183,7 @@ def _merge_text(git: Git, texts: list[bytes], *, generated: bool) -> bytes | Non
     base, mine, theirs = texts
     blocks: dict[str, str] = {}
     if generated:
-        stripped = [strip_blocks(t.decode("utf-8", "replace")) for t in (base, mine, theirs)]
+        stripped = [markers.strip(t.decode("utf-8", "replace")) for t in (base, mine, theirs)]
         base, mine, theirs = (t[0].encode("utf-8") for t in stripped)
         blocks = stripped[2][1]
     with tempfile.TemporaryDirectory(prefix="memoryd-merge-") as folder:
@@ -197,5 +198,5 @@ def _merge_text(git: Git, texts: list[bytes], *, generated: bool) -> bytes | Non
     if done.code != 0:
         return None
     if generated:
-        return fill_blocks(done.text, blocks).encode("utf-8")
+        return markers.fill(done.text, blocks).encode("utf-8")
     return done.out

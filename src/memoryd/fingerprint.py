@@ -1,0 +1,38 @@
+"""A file's fingerprint, and when a fingerprint can be trusted ("settled").
+
+Every cache memoryd keeps about a file (the compile listing, the index's rows, the
+parsed config.yaml, the daemon's view of its config, the index's last integrity check)
+decides "unchanged" by the same :func:`of` a ``stat``: size, mtime, ctime and inode. An
+editor that rewrites a file in place keeps the inode and may keep the size; one that
+saves by rename keeps neither; ctime catches a ``touch -r`` that puts the mtime back.
+
+The racy-mtime rule (git's "racy git"): a file modified within :data:`SETTLED_NS` of
+the moment it was read may be written again inside the same timestamp tick, leaving its
+fingerprint unchanged. Such a fingerprint is not trusted; the file is read again next time.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+SETTLED_NS = 2_000_000_000  # coarser than any file system's timestamp tick (FAT: 2 s)
+
+Fingerprint = tuple[int, int, int, int]  # size, mtime_ns, ctime_ns, inode
+
+
+def of(st: os.stat_result) -> Fingerprint:
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
+def of_path(path: Path) -> Fingerprint | None:
+    """The fingerprint of ``path`` (following links), or None when it cannot be stat'ed."""
+    try:
+        return of(os.stat(path))
+    except OSError:
+        return None
+
+
+def settled(mtime_ns: int, read_ns: int) -> bool:
+    """Was a file with this mtime settled when it was read at ``read_ns``?"""
+    return read_ns - mtime_ns > SETTLED_NS
