@@ -46,6 +46,7 @@ def test_ci_run_without_arguments_is_exactly_the_readmes_test_command(tmp_path: 
         "mypy ",
         "python -m pytest",
     ]
+    (tmp_path / "venv" / ".dev-installed-test").unlink()  # as on CI: a fresh virtualenv
     assert run(tmp_path, "bash", str(REPO / ".ci" / "run")) == readme
 
 
@@ -53,3 +54,59 @@ def test_ci_run_passes_its_arguments_to_pytest(tmp_path: Path) -> None:
     calls = run(tmp_path, "bash", str(REPO / ".ci" / "run"), "-k", "recall", "-x")
     assert calls[1:3] == ["ruff check src tests bench", "mypy "]  # the checks still run first
     assert calls[-1] == "python -m pytest -k recall -x"
+
+
+def test_dev_says_what_it_does_and_installs_only_when_pyproject_changes(tmp_path: Path) -> None:
+    project = tmp_path / "checkout"
+    project.mkdir()
+    for name in ("dev", "pyproject.toml"):
+        (project / name).write_bytes((REPO / name).read_bytes())
+    env = {**os.environ, "MEMORYD_VENV": str(stand_in_venv(tmp_path)), "TOOL_LOG": "/dev/null"}
+
+    def dev_test() -> str:
+        done = subprocess.run(
+            ["sh", str(project / "dev"), "test", "-q"],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return done.stderr
+
+    venv = tmp_path / "venv"
+    installing = f"dev: installing .[test] into {venv} (pip install -e; first run or pyproject.toml changed)\n"
+    steps = "dev: ruff check src tests bench\ndev: mypy (strict)\ndev: pytest -q\n"
+    assert dev_test() == installing + steps
+    assert (
+        dev_test()
+        == f"dev: {venv} is up to date with pyproject.toml; skipping pip install\n" + steps
+    )
+    with (project / "pyproject.toml").open("a") as toml:
+        toml.write("\n# a new dependency would go here\n")
+    assert dev_test() == installing + steps
+
+
+def test_dev_run_skips_the_install_the_second_time(tmp_path: Path) -> None:
+    venv = stand_in_venv(tmp_path)
+    (venv / "bin" / "memoryd").write_text(TOOL)
+    (venv / "bin" / "memoryd").chmod(0o755)
+    project = tmp_path / "checkout"
+    project.mkdir()
+    for name in ("dev", "pyproject.toml"):
+        (project / name).write_bytes((REPO / name).read_bytes())
+    log = tmp_path / "tools.log"
+    env = {**os.environ, "MEMORYD_VENV": str(venv), "TOOL_LOG": str(log)}
+    for _ in range(2):
+        done = subprocess.run(
+            ["sh", str(project / "dev"), "run"],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+    assert log.read_text().splitlines() == [
+        "python -m pip install --quiet --disable-pip-version-check -e .",
+        "memoryd init", "memoryd run",
+        "memoryd init", "memoryd run",
+    ]  # fmt: skip
+    assert done.stderr == (
+        f"dev: {venv} is up to date with pyproject.toml; skipping pip install\n"
+        "dev: memoryd init (creates the default roots; changes nothing when they exist)\n"
+        "dev: memoryd run (the daemon, in the foreground; Ctrl-C stops it)\n"
+    )

@@ -53,7 +53,7 @@ EXPECTED_ROOT = (
 | pitfalls/ | 0 | Non-obvious traps and their root causes |
 | [pitfalls/sqlite/](pitfalls/sqlite/index.md) | 1 | SQLite traps |
 | preferences/ | 0 | How the user likes things done |
-| [rules/](rules/index.md) | 2 | Iron rules written by people; every agent follows them every turn |
+| [rules/](rules/index.md) | 1 | Iron rules written by people; every agent follows them every turn |
 <!-- memoryd:end directory -->
 
 <!-- memoryd:begin routing (compiled from the memories' frontmatter by memoryd: edit those, not this block) -->
@@ -106,12 +106,25 @@ def test_only_the_asked_folders_get_an_index() -> None:
 
 
 def test_superseded_memories_leave_routing_and_rules() -> None:
-    out = compile_files({"rules/old.md": FILES["rules/old.md"]}, b"")
+    replaced = {**FILES["rules/old.md"].meta, "load_when": ["node"]}
+    out = compile_files(
+        {"rules/old.md": Memory(replaced), "rules/pnpm.md": Memory({"kind": "fact"})}, b""
+    )
     assert out.root_md is not None
     text = out.root_md.decode()
     assert "_No iron rules yet._" in text
     assert "_No memory has `load_when` triggers yet._" in text
     assert "Use npm" not in text
+
+
+def test_a_superseded_by_naming_no_memory_retires_nothing() -> None:
+    out = compile_files({"rules/old.md": FILES["rules/old.md"]}, b"")
+    assert out.root_md is not None
+    text = out.root_md.decode()
+    assert "- Use npm (`rules/old`)" in text
+    assert "| npm | `rules/old` |" in text
+    assert "| [rules/](rules/index.md) | 1 |" in text
+    assert out.indexes["rules"].decode().endswith("- [old.md](old.md) `rules/old`: Use npm\n")
 
 
 def test_damaged_markers_leave_root_md_alone_but_indexes_compile() -> None:

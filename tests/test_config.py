@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.config import Config, RootConfig, load_config, register_root
+from memoryd.config import Config, RootConfig, load_config, register_root, unregister_root
 from memoryd.errors import ConfigError
 from memoryd.paths import resolve_paths
 
@@ -72,7 +72,9 @@ def test_without_memoryd_home_the_opencode_folder_is_the_global_root(tmp_path: P
         ("roots:\n  - path: /m\n    wach: auto\n", "known: layout, path, scope, sync, watch"),
         ("roots:\n  - path: /m\n  - path: /m\n", "roots: /m is listed twice"),
         ("- a\n", "the top level must be a mapping"),
-        ("search: [\n", "is not valid YAML"),
+        ("search: [\n", ":2:1: not valid YAML: expected the node content, but found"),
+        ("roots:\n  - path: memory\n", "roots[0].path: must be an absolute path (or start with"),
+        ("searhc: {}\n", ", roots, search)"),  # roots is a known key too
     ],
 )
 def test_config_errors_name_the_key_and_the_file(
@@ -101,8 +103,8 @@ def test_project_roots_default_to_no_auto_commit(isolated_home: Path) -> None:
     assert config.root_for(Path("/elsewhere")) is None
 
 
-def test_register_root_keeps_settings_and_a_backup(isolated_home: Path) -> None:
-    write_config(isolated_home, "# mine\nsearch:\n  limit: 3\n")
+def test_register_root_keeps_settings_and_comments(isolated_home: Path) -> None:
+    write_config(isolated_home, "# mine\nsearch:\n  limit: 3  # small screens\n")
     paths = resolve_paths()
     config = load_config(paths)
     project = RootConfig(path=Path("/p/.memory"), scope="project")
@@ -112,7 +114,71 @@ def test_register_root_keeps_settings_and_a_backup(isolated_home: Path) -> None:
     assert reloaded.search.limit == 3
     assert [r.path for r in reloaded.roots] == [isolated_home / "memory", Path("/p/.memory")]
     assert reloaded.roots[1].sync.commit is False
-    assert (isolated_home / "config.yaml.bak").read_text() == "# mine\nsearch:\n  limit: 3\n"
+    assert (isolated_home / "config.yaml").read_text() == (
+        "# mine\nsearch:\n  limit: 3  # small screens\nroots:\n"
+        f"  - path: {isolated_home / 'memory'}\n    layout: plugin\n    scope: global\n"
+        "  - path: /p/.memory\n    layout: plugin\n    scope: project\n"
+    )
+    assert not (isolated_home / "config.yaml.bak").exists()
+
+
+HAND_CONFIG = (
+    "# memoryd settings, by hand\r\n"
+    "device: laptop   # short name\r\n"
+    "roots:\r\n"
+    "# the synced one\r\n"
+    "- path: /m\r\n"
+    "  sync: {push: false}  # not yet\r\n"
+    "- path: /nfs/m\r\n"
+    "  watch: polling\r\n"
+    "\r\n"
+    "# search after roots\r\n"
+    "search:\r\n"
+    "  limit: 3\r\n"
+)
+
+
+def test_adding_and_removing_a_root_changes_only_its_lines(isolated_home: Path) -> None:
+    write_config(isolated_home, HAND_CONFIG)
+    file = isolated_home / "config.yaml"
+    file.write_bytes(HAND_CONFIG.encode())
+    paths = resolve_paths()
+    project = RootConfig(path=Path("/p/.memory"), scope="project")
+    after = register_root(paths, load_config(paths), project)
+    added = "- path: /p/.memory\r\n  layout: plugin\r\n  scope: project\r\n"
+    expected = HAND_CONFIG.replace("  watch: polling\r\n", "  watch: polling\r\n" + added)
+    assert file.read_bytes() == expected.encode()
+    assert [r.path for r in load_config(paths).roots] == [Path("/m"), Path("/nfs/m"), project.path]
+    unregister_root(paths, after, Path("/nfs/m"))
+    assert (
+        file.read_bytes() == expected.replace("- path: /nfs/m\r\n  watch: polling\r\n", "").encode()
+    )
+    unregister_root(paths, load_config(paths), project.path)
+    unregister_root(paths, load_config(paths), Path("/m"))
+    assert load_config(paths).roots == ()
+    assert (
+        file.read_bytes()
+        .decode()
+        .startswith(
+            "# memoryd settings, by hand\r\ndevice: laptop   # short name\r\nroots: []\r\n# the synced one\r\n"
+        )
+    )
+
+
+def test_a_flow_style_roots_list_is_left_alone_with_the_lines_to_add(isolated_home: Path) -> None:
+    text = "# mine\nroots: [{path: /m}]\n"
+    write_config(isolated_home, text)
+    paths = resolve_paths()
+    with pytest.raises(ConfigError) as info:
+        register_root(
+            paths, load_config(paths), RootConfig(path=Path("/p/.memory"), scope="project")
+        )
+    assert str(info.value) == (
+        f"{isolated_home / 'config.yaml'} was left as it is: its 'roots:' is not a block list\n"
+        "  hint: add these lines to its 'roots:' list yourself, then run the command again:\n"
+        "    - path: /p/.memory\n      layout: plugin\n      scope: project"
+    )
+    assert (isolated_home / "config.yaml").read_text() == text
 
 
 def test_a_roots_watch_setting_is_read_and_survives_a_rewrite(isolated_home: Path) -> None:
@@ -128,3 +194,26 @@ def test_a_roots_watch_setting_is_read_and_survives_a_rewrite(isolated_home: Pat
 def test_config_is_frozen() -> None:
     with pytest.raises(AttributeError):
         Config().device = "x"  # type: ignore[misc]
+
+
+def test_tabs_in_config_yaml_are_named_with_file_line_and_column(isolated_home: Path) -> None:
+    write_config(isolated_home, "search:\n\tlimit: 3\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(resolve_paths())
+    file = isolated_home / "config.yaml"
+    assert str(info.value) == (
+        f"{file}:2:1: not valid YAML: YAML does not allow tabs; indent with spaces\n"
+        f"  hint: fix that line of {file} (see docs/config.md), or move the file aside"
+    )
+
+
+def test_a_config_that_is_not_utf8_says_to_save_it_as_utf8(isolated_home: Path) -> None:
+    write_config(isolated_home, "")
+    file = isolated_home / "config.yaml"
+    file.write_bytes("device: caf\u00e9\n".encode("latin-1"))
+    with pytest.raises(ConfigError) as info:
+        load_config(resolve_paths())
+    assert str(info.value) == (
+        f"{file} is not valid UTF-8 (byte 11 is 0xe9)\n"
+        f"  hint: save {file} as UTF-8 in your editor (memoryd reads nothing else)"
+    )

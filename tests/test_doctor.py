@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -132,6 +133,29 @@ def test_missing_identity(world: World, tmp_path: Path) -> None:
         'git config --global user.email "you@example.com"'
     )
     assert [n for n, s in world.statuses(env=env).items() if s != "ok"] == ["identity"]
+
+
+def test_an_identity_from_the_environment_is_an_identity(world: World, tmp_path: Path) -> None:
+    empty = tmp_path / "empty-gitconfig"
+    empty.write_text("")
+    env = {
+        **world.ctx.env, "GIT_CONFIG_GLOBAL": str(empty),
+        "GIT_AUTHOR_NAME": "CI Bot", "GIT_AUTHOR_EMAIL": "ci@example.invalid",
+        "GIT_COMMITTER_NAME": "CI Bot", "GIT_COMMITTER_EMAIL": "ci@example.invalid",
+    }  # fmt: skip
+    check = world.check("identity", env=env)
+    assert (check.status, check.detail) == (
+        "ok", f"{world.root}: commits as CI Bot <ci@example.invalid>"
+    )
+    done = subprocess.run(
+        ["git", "-C", str(world.root), "commit", "--allow-empty", "-q", "-m", "works"],
+        env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    half = {k: v for k, v in env.items() if not k.startswith("GIT_COMMITTER_")}
+    assert world.check("identity", env=half).detail == (
+        f"{world.root}: user.name and user.email not set; git refuses to commit"
+    )
 
 
 def test_low_watch_limit(world: World, tmp_path: Path) -> None:

@@ -152,7 +152,9 @@ SCENARIOS: dict[str, tuple[Scenario, list[tuple[str, str, str, str]]]] = {
     "duplicate ids": (
         lambda r: (write(r / "decisions/b.md", mem("B", id="facts/a")), recompile(r)),
         [("ids.duplicate", "memory/facts/a.md", "id 'facts/a' is also the id of decisions/b.md",
-          "give one of them another id (its 'id:' field, or its file name when it has none)")],
+          "give one of them another id (its 'id:' field, or its file name when it has none)"),
+         ("files.malformed", "memory/decisions/b.md", "id 'facts/a' does not match its path (expected 'decisions/b')",
+          "set 'id: decisions/b' (the id is the file's path), or remove the 'id:' line")],
     ),
     "supersedes pointing nowhere": (
         lambda r: (write(r / "facts/a.md", mem("A", load_when="[alpha]", supersedes="facts/x")), recompile(r)),

@@ -2,7 +2,10 @@
 
 Exit codes: 0 success, 1 a problem the user must act on, 2 usage errors.
 Every :class:`MemorydError` is handled here, once; any other exception is a bug:
-its traceback goes to the log file and the user gets a one-line pointer.
+its traceback goes to the log file and the user gets a one-line pointer. With
+``--json`` every error is also a JSON object on stdout (``{"error", "hint", "exit"}``),
+so a script never parses prose. A command line argparse rejects gets the usage of
+the command it names (not the top level's) and, for a mistyped option, the closest one.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import gc
 import logging
 import sys
 from collections.abc import Sequence
+from typing import NoReturn, TextIO
 
 from memoryd import __version__
 from memoryd.app import App
@@ -23,9 +27,24 @@ log = logging.getLogger("memoryd")
 HELP_FLAGS = ("-h", "--help")
 
 
+class BadCommandLine(Exception):
+    """argparse refused the command line (raised instead of exiting, so main reports it)."""
+
+    def __init__(self, parser: argparse.ArgumentParser, message: str, hint: str | None) -> None:
+        super().__init__(message)
+        self.parser, self.message, self.hint = parser, message, hint
+
+
+class Parser(argparse.ArgumentParser):
+    """memoryd's parsers (sub-parsers are made of the same class): errors raise."""
+
+    def error(self, message: str) -> NoReturn:
+        raise BadCommandLine(self, message, None)
+
+
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser; given ``argv``, with only its command's sub-parser when that is enough."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="memoryd",
         description="Git-native sync daemon and search for AI agents' Markdown memory.",
     )
@@ -58,7 +77,9 @@ def main(argv: Sequence[str] | None = None, app: App | None = None) -> int:
     collecting = gc.isenabled()
     gc.disable()  # start-up only builds long-lived objects: no garbage to look for
     try:
-        args = build_parser(argv).parse_args(argv)
+        args = parse(build_parser(argv), argv)
+    except BadCommandLine as bad:
+        return _bad_command_line(app, bad, wants_json(argv))
     finally:
         if entry:
             gc.freeze()  # and later collections need not walk them again
@@ -66,19 +87,80 @@ def main(argv: Sequence[str] | None = None, app: App | None = None) -> int:
             gc.enable()
     app = app or App()
     _setup_logging(args.verbose)
+    as_json = bool(getattr(args, "json", False))
     try:
         code: int = args.handler(app, args)
         return code
     except MemorydError as exc:
         app.err.write(f"memoryd: error: {exc}\n")
-        return exc.exit_code
+        return _json_error(app.out, as_json, exc.message, exc.hint, exc.exit_code)
     except KeyboardInterrupt:
         app.err.write("memoryd: interrupted\n")
-        return 130
+        return _json_error(app.out, as_json, "interrupted", None, 130)
     except Exception as exc:  # a bug: keep the traceback, tell the user where
         where = _log_bug(app, exc)
-        app.err.write(f"memoryd: internal error: {type(exc).__name__}: {exc} ({where})\n")
-        return 1
+        message = f"internal error: {type(exc).__name__}: {exc}"
+        app.err.write(f"memoryd: {message} ({where})\n")
+        return _json_error(app.out, as_json, message, where, 1)
+
+
+def parse(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:
+    """``argv`` parsed; an unknown option is the named command's error, with a suggestion."""
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        command = command_parser(parser, getattr(args, "command", None)) or parser
+        unknown = " ".join(extra)
+        raise BadCommandLine(
+            command, f"unrecognized arguments: {unknown}", closest_option(command, extra)
+        )
+    return args
+
+
+def command_parser(parser: argparse.ArgumentParser, name: str | None) -> Parser | None:
+    """The sub-parser of command ``name`` (None when there is none)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and name in action.choices:
+            found = action.choices[name]
+            return found if isinstance(found, Parser) else None
+    return None
+
+
+def closest_option(parser: argparse.ArgumentParser, extra: Sequence[str]) -> str:
+    """'did you mean --json?' for the first unknown option that resembles a known one."""
+    import difflib
+
+    known = [s for action in parser._actions for s in action.option_strings]
+    for word in extra:
+        if word.startswith("-"):
+            close = difflib.get_close_matches(word.split("=", 1)[0], known, n=1, cutoff=0.6)
+            if close:
+                return f"did you mean {close[0]}? ({parser.prog} -h lists every option)"
+    return f"{parser.prog} -h lists every option"
+
+
+def wants_json(argv: Sequence[str]) -> bool:
+    words = list(argv)
+    return "--json" in (words[: words.index("--")] if "--" in words else words)
+
+
+def _bad_command_line(app: App | None, bad: BadCommandLine, as_json: bool) -> int:
+    err = app.err if app is not None else sys.stderr
+    out = app.out if app is not None else sys.stdout
+    err.write(bad.parser.format_usage())
+    err.write(f"{bad.parser.prog}: error: {bad.message}\n")
+    if bad.hint:
+        err.write(f"  hint: {bad.hint}\n")
+    return _json_error(out, as_json, bad.message, bad.hint, 2)
+
+
+def _json_error(out: TextIO, as_json: bool, message: str, hint: str | None, code: int) -> int:
+    """With --json, the error as one JSON object on stdout too; returns the exit code."""
+    if as_json:
+        import json
+
+        out.write(json.dumps({"error": message, "hint": hint, "exit": code}, ensure_ascii=False))
+        out.write("\n")
+    return code
 
 
 def _setup_logging(verbosity: int) -> None:

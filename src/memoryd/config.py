@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memoryd import config_edit
 from memoryd.errors import ConfigError
 from memoryd.fsutil import atomic_write
 from memoryd.paths import Paths
@@ -170,9 +170,18 @@ def load_config(paths: Paths) -> Config:
             cache.put(stamp, mtime, data)
     except FileNotFoundError:
         return Config(roots=(default_global(paths),))
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
+        raise _not_utf8(file, exc) from exc
+    except OSError as exc:
         raise ConfigError(f"cannot read {file}: {exc}", hint="check its permissions") from exc
     return build_config(data, file, paths)
+
+
+def _not_utf8(file: Path, exc: UnicodeDecodeError) -> ConfigError:
+    return ConfigError(
+        f"{file} is not valid UTF-8 (byte {exc.start} is {exc.object[exc.start]:#04x})",
+        hint=f"save {file} as UTF-8 in your editor (memoryd reads nothing else)",
+    )
 
 
 def parse_config(text: str, file: Path, paths: Paths) -> Config:
@@ -186,9 +195,23 @@ def _yaml_data(text: str, file: Path) -> Any:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ConfigError(
-            f"{file} is not valid YAML: {exc}", hint="fix the file or move it aside"
+            f"{_where(file, exc)}: not valid YAML: {_yaml_problem(exc)}",
+            hint=f"fix that line of {file} (see docs/config.md), or move the file aside",
         ) from exc
     return {} if data is None else data
+
+
+def _where(file: Path, exc: Exception) -> str:
+    """``file:line:column`` of a YAML error (1-based), or the file alone."""
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    return f"{file}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(file)
+
+
+def _yaml_problem(exc: Exception) -> str:
+    problem = str(getattr(exc, "problem", None) or type(exc).__name__)
+    if "'\\t'" in problem:
+        return "YAML does not allow tabs; indent with spaces"
+    return " ".join(problem.split())
 
 
 def build_config(data: Any, file: Path, paths: Paths) -> Config:
@@ -201,7 +224,7 @@ def build_config(data: Any, file: Path, paths: Paths) -> Config:
     if raw_roots is None:
         roots: tuple[RootConfig, ...] = (default_global(paths),)
     else:
-        roots = loader.roots(raw_roots, file.parent)
+        roots = loader.roots(raw_roots)
     return dataclasses.replace(config, roots=roots, source=file)
 
 
@@ -225,7 +248,7 @@ class _Loader:
         values: dict[str, Any] = {}
         for key, value in data.items():
             if key not in fields:
-                known = ", ".join(sorted(fields))
+                known = ", ".join(sorted({*fields, *(("roots",) if cls is Config else ())}))
                 raise self.fail(f"{prefix}{key}", f"unknown key (known keys here: {known})")
             values[key] = self.convert(fields[key], value, f"{prefix}{key}")
         return cls(**values)
@@ -243,12 +266,12 @@ class _Loader:
             raise self.fail(key, f"must not be negative, got {value!r}")
         return float(value) if isinstance(default, float) else value
 
-    def roots(self, raw: Any, base: Path) -> tuple[RootConfig, ...]:
+    def roots(self, raw: Any) -> tuple[RootConfig, ...]:
         if not isinstance(raw, list):
             raise self.fail("roots", "must be a list of roots")
         roots = []
         for number, item in enumerate(raw):
-            roots.append(self.root(item, f"roots[{number}]", base))
+            roots.append(self.root(item, f"roots[{number}]"))
         seen: set[Path] = set()
         for root in roots:
             if root.path in seen:
@@ -256,7 +279,7 @@ class _Loader:
             seen.add(root.path)
         return tuple(roots)
 
-    def root(self, item: Any, key: str, base: Path) -> RootConfig:
+    def root(self, item: Any, key: str) -> RootConfig:
         if not isinstance(item, dict):
             raise self.fail(key, "must be a mapping with at least 'path'")
         item = dict(item)
@@ -270,7 +293,10 @@ class _Loader:
             raise self.fail(f"{key}.path", "is required and must be a string")
         path = Path(raw_path).expanduser()
         if not path.is_absolute():
-            path = base / path
+            raise self.fail(
+                f"{key}.path",
+                f"must be an absolute path (or start with ~/), got {raw_path!r}",
+            )
         layout = item.get("layout", "plugin")
         if layout not in LAYOUTS:
             raise self.fail(f"{key}.layout", f"must be one of {', '.join(LAYOUTS)}, got {layout!r}")
@@ -331,36 +357,59 @@ def root_to_yaml(root: RootConfig) -> dict[str, Any]:
 
 
 def register_root(paths: Paths, config: Config, root: RootConfig) -> Config:
-    """Add ``root`` to config.yaml (no-op when it is already there)."""
+    """Add ``root`` to config.yaml (no-op when it is already there).
+
+    The file is edited in place (see memoryd.config_edit): the user's comments and
+    order stay; when that is impossible nothing is written and the error says what
+    to add by hand.
+    """
     if any(r.path == root.path for r in config.roots):
         return config
-    return _write_roots(paths, config, (*config.roots, root))
+    roots = (*config.roots, root)
+    file = paths.config_file
+    text = _current_text(file)
+    implied = "".join(_entry_text(r) for r in config.roots)
+    want = [r.path for r in roots]
+    change = config_edit.Change(file, text, want, _reader(file, paths))
+    edited = config_edit.add_entry(change, _entry_text(root), implied)
+    atomic_write(file, edited.encode("utf-8"))
+    return dataclasses.replace(config, roots=roots, source=file)
 
 
 def unregister_root(paths: Paths, config: Config, path: Path) -> Config:
     """Remove the root at ``path`` from config.yaml (no-op when it is not there)."""
-    kept = tuple(r for r in config.roots if r.path != path)
-    if len(kept) == len(config.roots):
+    gone = [r for r in config.roots if r.path == path]
+    if not gone:
         return config
-    return _write_roots(paths, config, kept)
+    kept = tuple(r for r in config.roots if r.path != path)
+    file = paths.config_file
+    want = [r.path for r in kept]
+    change = config_edit.Change(file, _current_text(file), want, _reader(file, paths))
+    edited = config_edit.remove_entry(change, path, _entry_text(gone[0]))
+    atomic_write(file, edited.encode("utf-8"))
+    return dataclasses.replace(config, roots=kept, source=file)
 
 
-def _write_roots(paths: Paths, config: Config, roots: tuple[RootConfig, ...]) -> Config:
-    """Rewrite config.yaml with ``roots``, every other setting kept.
+def _current_text(file: Path) -> str:
+    try:
+        return file.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        return ""
+    except UnicodeDecodeError as exc:
+        raise _not_utf8(file, exc) from exc
 
-    The file is rewritten atomically; the previous version is kept as
-    ``config.yaml.bak`` because YAML comments do not survive a rewrite.
-    """
+
+def _entry_text(root: RootConfig) -> str:
+    """The root's config.yaml list item (``- path: ...``), block style."""
     import yaml
 
-    file = paths.config_file
-    data: dict[str, Any] = {}
-    if file.exists():
-        old = file.read_bytes()
-        loaded = yaml.safe_load(old) or {}
-        data = dict(loaded) if isinstance(loaded, Mapping) else {}
-        atomic_write(file.with_name(file.name + ".bak"), old)
-    data = {**data, "roots": [root_to_yaml(r) for r in roots]}
-    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
-    atomic_write(file, text.encode("utf-8"))
-    return dataclasses.replace(config, roots=roots, source=file)
+    return yaml.safe_dump(
+        [root_to_yaml(root)], sort_keys=False, allow_unicode=True, default_flow_style=False
+    )
+
+
+def _reader(file: Path, paths: Paths) -> config_edit.Reader:
+    def read(text: str) -> list[Path]:
+        return [r.path for r in parse_config(text, file, paths).roots]
+
+    return read

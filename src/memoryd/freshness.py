@@ -21,6 +21,7 @@ from memoryd.roots import project_root_for
 
 if TYPE_CHECKING:
     from memoryd.compile.listing import ScanCache
+    from memoryd.compile.writer import CompileReport
 
 log = logging.getLogger(__name__)
 
@@ -114,15 +115,17 @@ def compile_and_index(
     cache: ScanCache | None = None,
     *,
     also: Sequence[Path] = (),
-) -> None:
+) -> CompileReport:
     """Compile ``root`` for its ``changed`` memories, then index what the compile wrote
-    (and ``also``: paths the caller changed and wants indexed in the same pass)."""
+    (and ``also``: paths the caller changed and wants indexed in the same pass).
+    The compile's report is returned: its problems are the caller's to show."""
     from memoryd.compile.writer import compile_root
 
     report = compile_root(root, config, changed=list(changed), cache=cache)
     written = [*also, *report.written, *report.removed]
     if written:
         reconcile(db, config, roots=[root], only=written)
+    return report
 
 
 def _memory_of(root: RootConfig, path: Path) -> bool:

@@ -247,6 +247,15 @@ def _dump(meta: dict[Any, Any]) -> str:
     )
 
 
+BINARY = "binary file"  # Scanned.error of a memory-named file that is not text
+_BINARY_SNIFF = 8000  # git's heuristic: a NUL byte in the first 8000 bytes means binary
+
+
+def looks_binary(raw: bytes) -> bool:
+    """Is this file's content binary (an image or archive named ``*.md``), not text?"""
+    return b"\0" in raw[:_BINARY_SNIFF]
+
+
 def new_memory(meta: Mapping[str, Any], body: str) -> Memory:
     """A memory that has no file yet. ``body`` gets a trailing newline."""
     if body and not body.endswith("\n"):

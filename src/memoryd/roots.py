@@ -19,6 +19,7 @@ PROJECT_DIRNAME = ".memory"
 STATE_FILE = ".state.json"
 ROOT_FILE = "ROOT.md"
 INDEX_FILE = "index.md"
+CONFLICTS_FILE = "CONFLICTS.md"  # written by sync: the conflict copies waiting to be merged
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__"})
 # Editor swap/backup/lock files and our own temp files: never memories.
 _TEMP_RE = re.compile(
@@ -184,8 +185,12 @@ def walk_root(root: Path) -> list[Path]:
     return sorted(Path(p) for p in walk_files(root))
 
 
-def walk_files(root: Path) -> list[str]:
-    """:func:`walk_root` as plain path strings in string order (cheaper at 100k files)."""
+def walk_files(root: Path, outside: list[str] | None = None) -> list[str]:
+    """:func:`walk_root` as plain path strings in string order (cheaper at 100k files).
+
+    ``outside``: collects the memory-named links skipped because they lead out of the
+    root (for inspect, which says what each points to).
+    """
     real_root = root.resolve()
     found: list[str] = []
     stack = [str(root)]
@@ -199,6 +204,8 @@ def walk_files(root: Path) -> list[str]:
         for entry in entries:
             if entry.is_symlink() and not _inside(Path(entry.path), real_root):
                 log.debug("skipping symlink out of root: %s", entry.path)
+                if outside is not None and is_memory_name(entry.name):
+                    outside.append(entry.path)
                 continue
             if entry.is_dir():
                 if entry.is_symlink():  # never descend through links: no loops, no escapes

@@ -178,3 +178,25 @@ def test_sighup_reloads_config(tmp_path: Path) -> None:
     finally:
         daemon.kill()
     assert "config reloaded: 2 roots (1 added, 0 removed)" in daemon.output()
+
+
+def test_a_hand_edit_of_a_compiled_block_is_restored_with_one_log_line(
+    tmp_path: Path, threads_checked: None, caplog: pytest.LogCaptureFixture
+) -> None:
+    app, root = app_with_root()
+    (root / "rules" / "tags.md").write_text(memory("Tag every release", kind="rule"))
+    daemon = start(app)
+    try:
+        assert wait_until(lambda: settled(app, tmp_path / "s"))
+        root_md = root / "ROOT.md"
+        compiled = root_md.read_text(encoding="utf-8")
+        root_md.write_text(compiled.replace("- Tag every release", "- Tag when I feel like it"))
+        assert wait_until(lambda: root_md.read_text(encoding="utf-8") == compiled)
+        assert wait_until(lambda: settled(app, tmp_path / "s"))
+    finally:
+        daemon.stop()
+    restored = [r.getMessage() for r in caplog.records if "restored the compiled" in r.getMessage()]
+    assert restored == [
+        f"restored the compiled parts of {root_md}: a hand edit there is overwritten by every "
+        "compile (edit the memories' frontmatter instead)"
+    ]

@@ -82,3 +82,25 @@ def test_without_a_command_the_daemon_watches_no_transcript(world: World) -> Non
         assert daemon.extraction._observer is None
     finally:
         daemon.stop()
+
+
+def test_stopping_the_daemon_ends_a_running_extractor_at_once(world: World) -> None:
+    import time
+
+    world.configure(command=world_command(world), settle_ms=200, min_turns=4, min_chars=40)
+    world.mode.write_text("sleep")  # the command would sleep 30 s
+    world.projects.mkdir(parents=True)
+    daemon = Daemon(App())
+    daemon.start()
+    try:
+        session = ClaudeSession(world.projects, world.repo)
+        claude_turns(session, TURNS)
+        assert wait_until(lambda: bool(list(world.log.iterdir())), timeout=30)
+    finally:
+        started = time.monotonic()
+        daemon.stop()
+        took = time.monotonic() - started
+    assert took < 10
+    last = ledger_last(world, session)
+    assert last is not None and last["outcome"] == "failed"
+    assert last["reason"] == "the daemon stopped while the command ran"

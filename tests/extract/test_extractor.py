@@ -214,3 +214,15 @@ def test_the_extractors_own_sessions_are_never_extracted(world: World) -> None:
     tracker = world.tracker()
     assert settle_claude(world, tracker, session) is None
     assert world.calls() == [] and not (world.app().paths.state_dir / "extract.json").exists()
+
+
+def test_the_mcp_inspect_tool_says_whether_extraction_runs(world: World) -> None:
+    from tests.tools.test_mcp import call
+
+    world.configure(settle_ms=20000)
+    error, text = call(world.app(), "memory_inspect")
+    assert not error
+    assert text.endswith(
+        "\nextraction: off: no extract.command is configured, so nothing is extracted "
+        "(set extract.command in config.yaml)"
+    )

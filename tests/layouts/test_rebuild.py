@@ -237,6 +237,12 @@ def test_the_hook_fails_open_and_the_command_line_fails_loudly(tree: Path) -> No
         "  hint: configure 'memoryd context --rebuild --hook' as a SessionStart hook "
         "(matcher compact)\n"
     )
+    listed = run_cli("context", "--rebuild", "--hook", input="[1, 2]")
+    assert (listed.returncode, listed.stdout) == (0, "")
+    assert listed.stderr == (
+        "memoryd: rebuild injection skipped: --rebuild needs the session id\n"
+        "  hint: pass --session SID (or --hook with a SessionStart event)\n"
+    )
     evil = run_cli("context", "--rebuild", "--hook", input='{"session_id": "../../etc"}')
     assert (evil.returncode, evil.stdout) == (0, "")
     assert "cannot name a folder of the layered tree" in evil.stderr

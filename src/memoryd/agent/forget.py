@@ -18,8 +18,9 @@ from memoryd.agent import upkeep
 from memoryd.app import App
 from memoryd.config import RootConfig
 from memoryd.errors import Refused
+from memoryd.frontmatter_edit import edit_fields
 from memoryd.fsutil import atomic_write, fsync_dir
-from memoryd.memory import Memory, render
+from memoryd.memory import Memory
 
 RULE = "rule"
 
@@ -57,18 +58,27 @@ def forget(app: App, raw_id: str, scope: str | None = None, agent: bool = False)
 
 
 def relink(root: RootConfig, old: str, new: str | None) -> list[Path]:
-    """Point every link to ``old`` in ``root`` at ``new`` (None: remove it); the files written."""
+    """Point every link to ``old`` in ``root`` at ``new`` (None: remove it); the files written.
+
+    Only the link lines change: the rest of each file is the user's, kept byte for byte.
+    """
     written = []
     for path, memory in locate.all_memories(root):
-        changed = retarget(memory, old, new)
-        if changed is not None:
-            atomic_write(path, render(changed))
+        changes = link_changes(memory, old, new)
+        if changes is not None:
+            atomic_write(path, edit_fields(memory, changes))
             written.append(path)
     return written
 
 
 def retarget(memory: Memory, old: str, new: str | None) -> Memory | None:
     """``memory`` with its links to ``old`` pointing at ``new`` (None: removed); None if none."""
+    changes = link_changes(memory, old, new)
+    return None if changes is None else memory.with_fields(**changes)
+
+
+def link_changes(memory: Memory, old: str, new: str | None) -> dict[str, Any] | None:
+    """The link fields of ``memory`` that must change for ``old`` to become ``new``."""
     changes: dict[str, Any] = {}
     if memory.superseded_by == old:
         changes["superseded_by"] = new
@@ -80,4 +90,4 @@ def retarget(memory: Memory, old: str, new: str | None) -> Memory | None:
         changes["supersedes"] = [item for item in rest if item is not None] or None
     if not changes or memory.malformed:
         return None
-    return memory.with_fields(**changes)
+    return changes

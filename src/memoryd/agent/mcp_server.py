@@ -128,6 +128,7 @@ class Tools:
                 "Iron rules are written only by people: it was saved as a rule-proposal; "
                 f"ask the user to run 'memoryd accept {outcome.id}' if it should be a rule."
             )
+        lines += [f"ROOT.md was not updated (tell the user): {w}" for w in outcome.warnings]
         return "\n".join(lines)
 
     def forget(self, memory_id: str, scope: Scope | None) -> str:

@@ -20,6 +20,7 @@ from memoryd.agent import upkeep
 from memoryd.app import App
 from memoryd.config import RootConfig
 from memoryd.errors import DuplicateRefused, Refused, SecretRefused, UsageError
+from memoryd.frontmatter_edit import edit_fields
 from memoryd.fsutil import atomic_write
 from memoryd.memory import Memory, new_memory, render
 
@@ -63,6 +64,7 @@ class Outcome:
     kind: str
     downgraded: bool
     supersedes: str | None
+    warnings: tuple[str, ...] = ()  # saved, but ROOT.md could not be compiled: why, and the fix
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -163,11 +165,12 @@ def remember(app: App, request: Request, stamp: int | None = None) -> Outcome:
     atomic_write(path, data)
     changed = [path]
     if old is not None:
-        linked = old.memory.with_fields(superseded_by=memory_id)
-        atomic_write(old.path, render(linked))
+        atomic_write(old.path, edit_fields(old.memory, {"superseded_by": memory_id}))
         changed.append(old.path)
-    upkeep.refresh(app, root, changed)
-    return Outcome(memory_id, path, root.path, root.scope, kind, downgraded, request.supersedes)
+    warnings = tuple(upkeep.refresh(app, root, changed))
+    return Outcome(
+        memory_id, path, root.path, root.scope, kind, downgraded, request.supersedes, warnings
+    )
 
 
 def _new_id(root: RootConfig, request: Request, kind: str) -> str:
@@ -226,6 +229,13 @@ def _old_memory(root: RootConfig, request: Request) -> locate.Found:
         raise Refused(
             f"refusing to remember: {old_id!r} is already superseded by {newer!r}",
             hint=f"supersede {newer} instead",
+        )
+    if request.agent and found.memory.pinned:
+        raise Refused(
+            f"refusing to remember: {old_id!r} is pinned, and a pinned memory is never "
+            "replaced automatically",
+            hint=f"save the new memory without supersedes, or ask the user to run "
+            f"'memoryd remember --supersedes {old_id}'",
         )
     if request.agent and found.memory.kind == RULE:
         raise Refused(
@@ -313,8 +323,8 @@ def accept(app: App, raw_id: str, scope: str | None = None, stamp: int | None = 
     fields: dict[str, Any] = {"kind": RULE, "updated": stamp or now_ms()}
     if "id" in found.memory.meta:
         fields["id"] = new_id
-    atomic_write(path, render(found.memory.with_fields(**fields)))
+    atomic_write(path, edit_fields(found.memory, fields))
     found.path.unlink()
     changed = [path, found.path, *relink(found.root, found.id, new_id)]
-    upkeep.refresh(app, found.root, changed)
-    return Outcome(new_id, path, found.root.path, found.root.scope, RULE, False, None)
+    warnings = tuple(upkeep.refresh(app, found.root, changed))
+    return Outcome(new_id, path, found.root.path, found.root.scope, RULE, False, None, warnings)

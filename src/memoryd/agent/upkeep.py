@@ -31,15 +31,22 @@ class SecretFinding:
     preview: str
 
 
-def refresh(app: App, root: RootConfig, changed: Iterable[Path]) -> None:
-    """Bring the compiled files and the index up to date with ``changed`` files of ``root``."""
+def refresh(app: App, root: RootConfig, changed: Iterable[Path]) -> list[str]:
+    """Bring the compiled files and the index up to date with ``changed`` files of ``root``.
+
+    Returns what kept ROOT.md from being compiled (damaged markers, say), each with its
+    fix: the memory is saved, but a new iron rule does not reach ROOT.md until then.
+    """
     from memoryd.compile.writer import kept_cache
     from memoryd.freshness import compile_and_index
     from memoryd.index import open_index
 
     paths = sorted(set(changed))
     with open_index(app.paths) as db:
-        compile_and_index(db, app.config, root, paths, kept_cache(app.paths.cache_dir), also=paths)
+        cache = kept_cache(app.paths.cache_dir)
+        report = compile_and_index(db, app.config, root, paths, cache, also=paths)
+    root_md = root.path / ROOT_FILE
+    return [p.text() for p in report.problems if p.path == root_md]
 
 
 def search(

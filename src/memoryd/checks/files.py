@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from pathlib import Path
 
+from memoryd import layouts
 from memoryd.checks import Context, RootView, root_check
 from memoryd.findings import Finding
-from memoryd.memory import validate
+from memoryd.memory import BINARY, id_for_path, validate
+from memoryd.roots import walk_files
 
 ALL_LAYOUTS = ("plugin", "layered", "claude")
 
@@ -14,7 +18,13 @@ ALL_LAYOUTS = ("plugin", "layered", "claude")
 @root_check("files.unreadable", layouts=ALL_LAYOUTS)
 def unreadable(ctx: Context, root: RootView) -> Iterator[Finding]:
     for item in root.files:
-        if item.memory is None and not item.generated:
+        if item.error == BINARY:
+            yield Finding(
+                item.path,
+                "is a binary file, not Markdown: it is not listed in index.md or ROOT.md",
+                "move it out of the memory root, or rename it so that it does not end in .md",
+            )
+        elif item.memory is None and not item.generated:
             yield Finding(
                 item.path,
                 f"cannot be read ({item.error})",
@@ -26,11 +36,14 @@ def unreadable(ctx: Context, root: RootView) -> Iterator[Finding]:
 def malformed(ctx: Context, root: RootView) -> Iterator[Finding]:
     for item in root.memories.values():
         assert item.memory is not None
-        for problem in validate(item.memory):
-            yield Finding(item.path, problem.message, _fix(problem.code))
+        own = id_for_path(item.rel) if root.config.layout == "plugin" else None
+        for problem in validate(item.memory, expected_id=own):
+            yield Finding(item.path, problem.message, _fix(problem.code, own))
 
 
-def _fix(code: str) -> str:
+def _fix(code: str, own: str | None = None) -> str:
+    if code == "field.id":
+        return f"set 'id: {own}' (the id is the file's path), or remove the 'id:' line"
     if code.startswith("frontmatter."):
         return "fix the YAML between the '---' lines at the top of the file"
     if code == "encoding":
@@ -61,3 +74,20 @@ def no_summary(ctx: Context, root: RootView) -> Iterator[Finding]:
                 "has no summary, so index.md and recall show '(no summary)'",
                 "add a one-line 'summary:' to its frontmatter",
             )
+
+
+@root_check("files.outside", layouts=ALL_LAYOUTS)
+def links_out_of_root(ctx: Context, root: RootView) -> Iterator[Finding]:
+    outside: list[str] = []
+    walk_files(root.path, outside)
+    for where in sorted(outside):
+        path = Path(where)
+        if not layouts.belongs(root.config.layout, path.relative_to(root.path).as_posix()):
+            continue
+        target = os.readlink(path)
+        yield Finding(
+            path,
+            f"is a link to {target}, outside the root, so it is skipped: memoryd reads, "
+            "indexes and syncs only files inside a root",
+            "move the file into the root (a link may point the other way), or delete the link",
+        )

@@ -9,6 +9,7 @@ from pathlib import Path
 from memoryd.checks import Context, RootView, root_check
 from memoryd.daemon.lock import running_pid
 from memoryd.findings import Finding
+from memoryd.memory import BINARY
 
 FIX = "run 'memoryd reindex' (and if a daemon runs, check 'memoryd status' for why it fell behind)"
 
@@ -16,7 +17,7 @@ FIX = "run 'memoryd reindex' (and if a daemon runs, check 'memoryd status' for w
 @root_check("index.rows", layouts=("plugin", "layered", "claude"))
 def rows_match_disk(ctx: Context, root: RootView) -> Iterator[Finding]:
     # Unreadable files are the files checks' business (the index keeps their old rows).
-    disk = {f.path for f in root.files if f.memory is not None or f.generated}
+    disk = {f.path for f in root.files if f.memory is not None or f.generated or f.error == BINARY}
     extra, missing = _compare(ctx, root, disk)
     if (extra or missing) and running_pid(ctx.app.paths.lock_file) is not None:
         time.sleep(ctx.app.config.daemon.max_wait_ms / 1000 + 0.5)  # a batch may be in flight

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from memoryd.agent.context import Block
 
 HOOK_HINT = "configure 'memoryd context --rebuild --hook' as a SessionStart hook (matcher compact)"
+HOOK_EVENT = "--hook expects the hook's JSON event on stdin"
+HOOK_EVENT_HINT = "configure the command as a UserPromptSubmit or SessionStart hook, or drop --hook"
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -86,10 +88,7 @@ def _run_hook(app: App, args: argparse.Namespace) -> int:
     from memoryd.errors import MemorydError
 
     try:
-        event = _event(sys.stdin.read())
-        cwd = event.get("cwd")
-        if isinstance(cwd, str) and cwd:
-            app.cwd = Path(cwd)
+        event = _event(app, sys.stdin.read(), HOOK_EVENT, HOOK_EVENT_HINT, objects_only=True)
         prompt = event.get("prompt")
         query = prompt if isinstance(prompt, str) and prompt else " ".join(args.query)
         block = _block(app, args, query)
@@ -108,22 +107,25 @@ def _run_hook(app: App, args: argparse.Namespace) -> int:
     return 0
 
 
-def _event(raw: str) -> dict[str, Any]:
-    """The hook event on stdin (an empty stdin is an empty event)."""
+def _event(
+    app: App, raw: str, problem: str, hint: str, *, objects_only: bool = False
+) -> dict[str, Any]:
+    """A hook's JSON event (empty when it is not an object, or refused with ``objects_only``);
+    its ``cwd`` chooses the project."""
     from memoryd.errors import UsageError
 
     try:
         event = json.loads(raw or "{}")
     except json.JSONDecodeError as exc:
-        raise UsageError(
-            f"--hook expects the hook's JSON event on stdin: {exc}",
-            hint="configure the command as a UserPromptSubmit or SessionStart hook, or drop --hook",
-        ) from exc
+        raise UsageError(f"{problem}: {exc}", hint=hint) from exc
     if not isinstance(event, dict):
-        raise UsageError(
-            f"--hook expects a JSON object on stdin, got {type(event).__name__}",
-            hint="configure the command as a UserPromptSubmit or SessionStart hook, or drop --hook",
-        )
+        if objects_only:
+            kind = type(event).__name__
+            raise UsageError(f"--hook expects a JSON object on stdin, got {kind}", hint=hint)
+        return {}
+    cwd = event.get("cwd")
+    if isinstance(cwd, str) and cwd:
+        app.cwd = Path(cwd)
     return event
 
 
@@ -165,16 +167,6 @@ def _rebuild(app: App, args: argparse.Namespace) -> int:
 
 def _session_from_hook(app: App, raw: str) -> str:
     """The ``session_id`` of a SessionStart event; its ``cwd`` chooses the project."""
-    from memoryd.errors import UsageError
-
-    try:
-        event = json.loads(raw or "{}")
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"the hook event on stdin is not JSON: {exc}", hint=HOOK_HINT) from exc
-    if not isinstance(event, dict):
-        raise UsageError("the hook event on stdin is not a JSON object", hint=HOOK_HINT)
-    cwd = event.get("cwd")
-    if isinstance(cwd, str) and cwd:
-        app.cwd = Path(cwd)
+    event = _event(app, raw, "the hook event on stdin is not JSON", HOOK_HINT)
     session = event.get("session_id")
     return session if isinstance(session, str) else ""

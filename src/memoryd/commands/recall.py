@@ -55,6 +55,7 @@ def run(app: App, args: argparse.Namespace) -> int:
     query = " ".join(args.query)
     project = app.cwd / Path(args.project) if args.project else None
     roots = search_roots(app.config, app.cwd, project)
+    missing = [r for r in roots if not r.path.is_dir()]
     # another layout's folders: this project's and session's only, unless asked for more
     everywhere = args.everywhere or args.scope_id
     visible = None if everywhere else visible_for(project or app.cwd, app.env)
@@ -62,7 +63,11 @@ def run(app: App, args: argparse.Namespace) -> int:
         hits = recall(db, app.config, query, roots, limit=args.limit, kind=args.kind,
                       scope=args.scope, type=args.type, scope_id=args.scope_id,
                       markers=args.markers, visible=visible)  # fmt: skip
+    if missing and not hits:
+        raise _missing_root(app, missing[0])
     app.emit(args.json, [h.to_json() for h in hits], lambda: _text(hits))
+    for root in missing:
+        app.note(f"memoryd: warning: {_missing_root(app, root)}")
     if not hits:
         where = ", ".join(str(r.path) for r in roots) or "no roots"
         app.note(
@@ -70,6 +75,18 @@ def run(app: App, args: argparse.Namespace) -> int:
             "try fewer or rarer words, or another language"
         )
     return 0
+
+
+def _missing_root(app: App, root: Any) -> Exception:
+    """A searched root that is not there: nothing was searched in it, say so."""
+    from memoryd.errors import ConfigError
+
+    where = app.config.source or app.paths.config_file
+    init = "memoryd init --project" if root.scope == "project" else "memoryd init"
+    return ConfigError(
+        f"the {root.scope} root {root.path} does not exist, so it was not searched",
+        hint=f"create it with '{init}', or correct or remove its path in {where}",
+    )
 
 
 def _text(hits: list[Any]) -> str:

@@ -65,6 +65,8 @@ def run(app: App, args: argparse.Namespace) -> int:
             "note: iron rules are written only by people; saved as a rule-proposal "
             f"(a person accepts it with 'memoryd accept {outcome.id}')"
         )
+    for warning in outcome.warnings:
+        app.note(f"memoryd: warning: saved, but ROOT.md was not updated: {warning}")
     text = f"remembered {outcome.id} ({outcome.scope}): {outcome.path}"
     if outcome.supersedes:
         text += f"\n  supersedes {outcome.supersedes}"
@@ -86,6 +88,8 @@ def run_accept(app: App, args: argparse.Namespace) -> int:
             hint=f"run 'memoryd accept {normal_id(args.id)}' yourself, in a terminal of your own",
         )
     outcome = accept(app, args.id, scope=args.scope)
+    for warning in outcome.warnings:
+        app.note(f"memoryd: warning: accepted, but ROOT.md was not updated: {warning}")
     text = f"accepted {normal_id(args.id)} as {outcome.id}: it is now an iron rule"
     app.emit(args.json, outcome.as_dict(), text)
     return 0

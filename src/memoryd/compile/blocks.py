@@ -13,11 +13,11 @@ import posixpath
 import sys
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from memoryd.compile import markers
 from memoryd.memory import Memory, id_for_path
-from memoryd.roots import INDEX_FILE, ROOT_FILE, ROOT_TEMPLATE
+from memoryd.roots import CONFLICTS_FILE, INDEX_FILE, ROOT_FILE, ROOT_TEMPLATE
 
 BLOCKS = ("rules", "directory", "routing")
 BLOCK_NOTE = "(compiled from the memories' frontmatter by memoryd: edit those, not this block)"
@@ -57,8 +57,9 @@ class Compiled:
 
 
 def is_generated(relpath: str) -> bool:
-    """ROOT.md at the top of a root, index.md in any folder: compiled, never memories."""
-    return relpath in (ROOT_FILE, INDEX_FILE) or relpath.endswith("/" + INDEX_FILE)
+    """ROOT.md and sync's CONFLICTS.md at the top of a root, index.md in any folder:
+    written by memoryd, never memories (never listed or counted as one)."""
+    return relpath in (ROOT_FILE, INDEX_FILE, CONFLICTS_FILE) or relpath.endswith("/" + INDEX_FILE)
 
 
 def folder_of(relpath: str) -> str:
@@ -112,6 +113,7 @@ def compile_entries(
     folders: Collection[str] | None = None,
 ) -> Compiled:
     """:func:`compile_files` from entries already derived (no generated files among them)."""
+    entries = live_links(entries)
     by_folder = group(entries)
     wanted = sorted(by_folder if folders is None else set(folders) & set(by_folder))
     indexes = {folder: render_index(folder, by_folder[folder]) for folder in wanted}
@@ -124,6 +126,21 @@ def compile_entries(
     except markers.DamagedMarkers as exc:
         return Compiled(None, indexes, f"damaged markers, {exc}")
     return Compiled(spliced.encode("utf-8"), indexes)
+
+
+def live_links(entries: list[Entry]) -> list[Entry]:
+    """The entries with every ``superseded_by`` that names no memory dropped.
+
+    A dangling link (a typo, a newer memory that was deleted) must not retire a
+    memory: it stays in the rules, routing and counts, and inspect reports the link.
+    """
+    ids = {e.id for e in entries}
+    if all(e.superseded_by is None or e.superseded_by in ids for e in entries):
+        return entries
+    return [
+        e if e.superseded_by is None or e.superseded_by in ids else replace(e, superseded_by=None)
+        for e in entries
+    ]
 
 
 def group(entries: Iterable[Entry]) -> dict[str, list[Entry]]:
@@ -169,9 +186,10 @@ def directory_lines(
     folders = sorted(set(DEFAULT_DESCRIPTIONS) | set(by_folder))
     lines = ["## Directory", "", "| folder | memories | what is in it |", "|---|---|---|"]
     for folder in folders:
-        count = len(by_folder.get(folder, ()))
+        listed = by_folder.get(folder, ())
+        count = sum(1 for e in listed if not e.superseded_by)  # current memories only
         label = (folder or ".") + "/"
-        shown = f"[{cell(label)}]({link(index_path(folder))})" if count else cell(label)
+        shown = f"[{cell(label)}]({link(index_path(folder))})" if listed else cell(label)
         about = described.get(folder) or DEFAULT_DESCRIPTIONS.get(folder)
         about = about or posixpath.basename(folder) or "memories at the top of this root"
         lines.append(f"| {shown} | {count} | {cell(about)} |")

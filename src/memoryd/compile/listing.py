@@ -39,7 +39,7 @@ from typing import Any
 from memoryd import __version__, cachefile
 from memoryd import fingerprint as fp
 from memoryd.compile.blocks import Entry, entry_for, is_generated
-from memoryd.memory import Memory, parse
+from memoryd.memory import BINARY, Memory, looks_binary, parse
 from memoryd.roots import listed, walk_files, walk_root, walks_into
 
 
@@ -211,6 +211,8 @@ def _scan(root: Path, path: Path | str, old: Listing, cache: ScanCache) -> Scann
             raw = handle.read()
     except OSError as exc:
         return Scanned(where, rel, st.st_size, None, _reason(exc))
+    if looks_binary(raw):  # not a memory: never listed or counted, inspect reports it
+        return Scanned(where, rel, st.st_size, None, BINARY)
     parsed = parse(raw)
     cache.parsed += 1
     trusted = fingerprint if fp.settled(st.st_mtime_ns, time.time_ns()) else None

@@ -27,6 +27,7 @@ from memoryd.compile.listing import ScanCache, Scanned, scan_root
 from memoryd.config import Config, RootConfig
 from memoryd.findings import Finding
 from memoryd.fsutil import fsync_dir, write_if_changed
+from memoryd.memory import BINARY
 from memoryd.roots import ROOT_FILE
 
 log = logging.getLogger(__name__)
@@ -110,6 +111,8 @@ def _plan(
             continue
         if item.generated:
             indexed.add(folder_of(item.rel))
+        elif item.error == BINARY:
+            continue  # not a memory (inspect reports it): its folder compiles as usual
         elif item.memory is None:
             blocked.add(folder_of(item.rel))
             report.problems.append(_unreadable(item))

@@ -97,6 +97,13 @@ class Engine:
         report = compile_root(root, config, changed=changed)
         written = [*report.written, *report.removed]
         self.own.record(written)
+        for path in sorted(set(report.written) & set(changed or ())):
+            # the compiled file itself changed, and not by us: a hand edit, now undone
+            log.warning(
+                "restored the compiled parts of %s: a hand edit there is overwritten by "
+                "every compile (edit the memories' frontmatter instead)",
+                path,
+            )
         for problem in report.problems:
             log.debug("compile %s: %s", root.path, problem)
         return written

@@ -56,16 +56,28 @@ def root_checks(ctx: Machine, root: RootConfig) -> list[Verdict]:
 
 def check_identity(ctx: Machine, root: RootConfig) -> Verdict:
     values = {key: run_git(ctx.env, root.path, "config", key).text.strip() for key in _IDENTITY}
-    missing = [key for key, value in values.items() if not value]
+    author = {key: _ident(ctx.env, "AUTHOR", key, values[key]) for key in _IDENTITY}
+    committer = {key: _ident(ctx.env, "COMMITTER", key, values[key]) for key in _IDENTITY}
+    missing = [key for key in _IDENTITY if not author[key] or not committer[key]]
     if missing:
         detail = f"{root.path}: {' and '.join(missing)} not set; git refuses to commit"
         fix = " && ".join(f'git config --global {key} "{_IDENTITY[key]}"' for key in missing)
         return fail("identity", detail, fix, str(root.path))
-    who = f"{values['user.name']} <{values['user.email']}>"
+    who = f"{author['user.name']} <{author['user.email']}>"
     return ok("identity", f"{root.path}: commits as {who}", str(root.path))
 
 
 _IDENTITY = {"user.name": "Your Name", "user.email": "you@example.com"}
+
+
+def _ident(env: Mapping[str, str], role: str, key: str, configured: str) -> str:
+    """The name or email git gives ``role`` (AUTHOR/COMMITTER): its GIT_* variable first,
+    then the config, then (emails only) $EMAIL, in git's own order."""
+    field = "NAME" if key == "user.name" else "EMAIL"
+    value = env.get(f"GIT_{role}_{field}", "").strip() or configured
+    if not value and field == "EMAIL":
+        value = env.get("EMAIL", "").strip()
+    return value
 
 
 def check_remote(ctx: Machine, root: RootConfig) -> Verdict:

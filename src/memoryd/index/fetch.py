@@ -184,6 +184,14 @@ def _matched(terms: Sequence[str], texts: list[str]) -> int:
     return len(term_counts(terms, normalize("\n".join(texts))))
 
 
+# Not superseded: no superseded_by, or one naming no memory of the root (a dangling
+# link retires nothing; inspect reports it).
+_CURRENT = (
+    "(superseded_by IS NULL OR NOT EXISTS (SELECT 1 FROM memories AS newer "
+    "WHERE newer.id = memories.superseded_by AND newer.root = memories.root))"
+)
+
+
 def _rows(
     db: IndexDB,
     rowids: list[int],
@@ -196,7 +204,7 @@ def _rows(
     sql = (
         f"SELECT {_CANDIDATE_COLUMNS} FROM memories WHERE rowid IN "
         f"(SELECT value FROM json_each(?)) AND +root IN ({', '.join('?' for _ in roots)}) "
-        f"AND superseded_by IS NULL AND NOT {_COMPILED}"
+        f"AND {_CURRENT} AND NOT {_COMPILED}"
     )
     # "+root": look the few rowids up, never scan a root's rows through an index on root
     params: list[Any] = [json_ints(rowids), *(str(r.path) for r in roots)]

@@ -31,6 +31,8 @@ CONFIG_TEMPLATE = """\
 # injection:
 #   max_chars: 1200
 #   max_entries: 4
+# extract:                     # auto-extraction from agents' transcripts (docs/agents.md)
+#   command: llm --no-log -m gpt-4o-mini   # absent: nothing is extracted
 # daemon:
 #   quiet_ms: 150
 #   max_wait_ms: 1000

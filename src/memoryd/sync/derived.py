@@ -13,8 +13,7 @@ from pathlib import Path
 
 from memoryd.compile import blocks as compiler
 from memoryd.config import Config, RootConfig
-from memoryd.roots import ROOT_FILE
-from memoryd.sync.conflicts import CONFLICTS_FILE
+from memoryd.roots import CONFLICTS_FILE, ROOT_FILE
 
 log = logging.getLogger(__name__)
 

@@ -16,9 +16,8 @@ from memoryd.config import Config
 from memoryd.errors import MemorydError, UsageError
 from memoryd.fsutil import atomic_write, fsync_dir, write_if_changed
 from memoryd.memory import id_for_path, parse, render
-from memoryd.roots import relative_id, walk_root
+from memoryd.roots import CONFLICTS_FILE, relative_id, walk_root
 from memoryd.sync.conflicts import (
-    CONFLICTS_FILE,
     CopyName,
     parse_copy_name,
     render_conflicts,

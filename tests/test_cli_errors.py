@@ -1,0 +1,108 @@
+"""The command line's errors name the right next step; completion comes from the parsers."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from memoryd.cli import build_parser
+from memoryd.commands.completion import describe
+from tests.helpers import run_cli
+
+INSPECT_USAGE = "usage: memoryd inspect [-h] [--json]\n"
+
+
+def test_a_mistyped_option_gets_the_commands_usage_and_the_closest_option() -> None:
+    done = run_cli("inspect", "--jsn")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        INSPECT_USAGE + "memoryd inspect: error: unrecognized arguments: --jsn\n"
+        "  hint: did you mean --json? (memoryd inspect -h lists every option)\n"
+    )
+
+
+def test_an_unknown_option_of_recall_prints_recalls_usage() -> None:
+    done = run_cli("recall", "--foo", "x")
+    assert done.returncode == 2
+    assert done.stderr.startswith("usage: memoryd recall [-h] [--limit N]")
+    assert done.stderr.endswith(
+        "memoryd recall: error: unrecognized arguments: --foo\n"
+        "  hint: memoryd recall -h lists every option\n"
+    )
+
+
+def test_with_json_errors_are_json_on_stdout(isolated_home: Path, tmp_path: Path) -> None:
+    done = run_cli("forget", "facts/none", "--json", cwd=tmp_path)
+    assert done.returncode == 1
+    assert json.loads(done.stdout) == {
+        "error": f"no memory with id 'facts/none' in {isolated_home / 'memory'}",
+        "hint": "memoryd inspect lists every memory with its id",
+        "exit": 1,
+    }
+    assert "memoryd: error: no memory with id 'facts/none'" in done.stderr
+    usage = run_cli("inspect", "--json", "--jsn")
+    assert usage.returncode == 2
+    assert json.loads(usage.stdout) == {
+        "error": "unrecognized arguments: --jsn",
+        "hint": "did you mean --json? (memoryd inspect -h lists every option)",
+        "exit": 2,
+    }
+    bad = run_cli("recall", "x", "--limit", "0", "--json", cwd=tmp_path)
+    assert (bad.returncode, json.loads(bad.stdout)) == (
+        2, {"error": "--limit must be at least 1", "hint": "for example --limit 5", "exit": 2}
+    )  # fmt: skip
+
+
+def bash_complete(script: Path, *words: str) -> list[str]:
+    """What bash's completion function offers for the command line ``words``."""
+    program = (
+        f"source {script}\n"
+        f"COMP_WORDS=({' '.join(repr(w) for w in words)}); COMP_CWORD={len(words) - 1}\n"
+        "_memoryd; printf '%s\\n' \"${COMPREPLY[@]}\"\n"
+    )
+    done = subprocess.run(
+        ["bash", "--norc", "-c", program], capture_output=True, text=True, check=True
+    )
+    return done.stdout.split()
+
+
+def test_bash_completion_completes_commands_options_and_choices(tmp_path: Path) -> None:
+    done = run_cli("completion", "bash")
+    assert done.returncode == 0, done.stderr
+    script = tmp_path / "memoryd.bash"
+    script.write_text(done.stdout)
+    assert bash_complete(script, "memoryd", "insp") == ["inspect"]
+    assert bash_complete(script, "memoryd", "inspect", "--js") == ["--json"]
+    assert bash_complete(script, "memoryd", "-v", "recall", "--sc") == ["--scope", "--scope-id"]
+    assert bash_complete(script, "memoryd", "recall", "--scope", "") == ["global", "project"]
+    assert bash_complete(script, "memoryd", "completion", "z") == ["zsh"]
+
+
+@pytest.mark.parametrize("shell", ["zsh", "fish"])
+def test_zsh_and_fish_scripts_name_every_command_and_option(shell: str) -> None:
+    done = run_cli("completion", shell)
+    assert done.returncode == 0, done.stderr
+    _, commands = describe(build_parser())
+    assert {"recall", "remember", "inspect", "completion"} <= {c.name for c in commands}
+    for command in commands:
+        assert command.name in done.stdout
+    recall = next(c for c in commands if c.name == "recall")
+    if shell == "zsh":
+        assert "'--scope[]:value:(global project)'" in done.stdout
+        assert "'--limit[at most N results]:value:'" in done.stdout
+    else:
+        assert (
+            "complete -c memoryd -n '__fish_seen_subcommand_from recall' -l limit -r "
+            "-d 'at most N results'"
+        ) in done.stdout
+    assert {"--limit", "--json"} <= {f for o in recall.options for f in o.flags}
+    binary = shutil.which(shell)
+    if binary is not None:  # the shell itself parses the script (where it is installed)
+        checked = subprocess.run(
+            [binary, "-n"], input=done.stdout, capture_output=True, text=True, check=False
+        )
+        assert checked.returncode == 0, checked.stderr

@@ -1,0 +1,98 @@
+"""inspect and the compiled files say what is true of a root people filled by hand."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from tests import helpers
+from tests.test_inspect import findings, mem, recompile, root, write
+
+__all__ = ["root"]  # the fixture, shared with test_inspect
+
+
+def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """The CLI run from HOME: outside any repository, so no project root is involved."""
+    return helpers.run_cli(*args, cwd=cwd or Path(os.environ["HOME"]))
+
+
+def test_an_id_that_does_not_match_the_path_is_reported(root: Path) -> None:
+    write(root / "facts/ci.md", mem("CI runs on arm64", id="facts/ci-runners"))
+    recompile(root)
+    assert findings() == [
+        (
+            "files.malformed",
+            "memory/facts/ci.md",
+            "id 'facts/ci-runners' does not match its path (expected 'facts/ci')",
+            "set 'id: facts/ci' (the id is the file's path), or remove the 'id:' line",
+        )
+    ]
+
+
+def test_a_binary_md_is_reported_as_binary_and_never_listed(root: Path) -> None:
+    (root / "facts/diagram.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(64))
+    done = run_cli("compile")
+    assert done.returncode == 0, done.stdout + done.stderr
+    index = (root / "facts/index.md").read_text(encoding="utf-8")
+    assert "diagram" not in index
+    assert "| [facts/](facts/index.md) | 1 |" in (root / "ROOT.md").read_text(encoding="utf-8")
+    assert findings() == [
+        (
+            "files.unreadable",
+            "memory/facts/diagram.md",
+            "is a binary file, not Markdown: it is not listed in index.md or ROOT.md",
+            "move it out of the memory root, or rename it so that it does not end in .md",
+        )
+    ]
+    listing = run_cli("inspect").stdout
+    assert "facts/diagram" not in listing.split("\n\n")[0]
+
+
+def test_conflicts_md_is_not_a_memory_in_index_md(root: Path) -> None:
+    write(
+        root / "CONFLICTS.md",
+        "---\nid: CONFLICTS\nkind: conflicts\n"
+        "summary: 1 memory conflict copies from sync wait to be merged\n---\n# Sync conflicts\n",
+    )
+    write(root / "notes.md", mem("Top-level note"))
+    done = run_cli("compile")
+    assert done.returncode == 0, done.stdout + done.stderr
+    index = (root / "index.md").read_text(encoding="utf-8")
+    assert "CONFLICTS" not in index and "conflict copies" not in index
+    assert "- [notes.md](notes.md) `notes`: Top-level note" in index
+    assert "| [./](index.md) | 1 |" in (root / "ROOT.md").read_text(encoding="utf-8")
+    assert "CONFLICTS" not in run_cli("inspect").stdout
+
+
+def test_a_link_leading_out_of_the_root_is_reported_with_its_target(
+    root: Path, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "dotfiles" / "deploy.md"
+    write(elsewhere, mem("Deploy notes kept in dotfiles"))
+    os.symlink(elsewhere, root / "facts" / "deploy.md")
+    assert findings() == [
+        (
+            "files.outside",
+            "memory/facts/deploy.md",
+            f"is a link to {elsewhere}, outside the root, so it is skipped: memoryd reads, "
+            "indexes and syncs only files inside a root",
+            "move the file into the root (a link may point the other way), or delete the link",
+        )
+    ]
+
+
+def test_remember_says_when_damaged_markers_keep_root_md_as_it_was(root: Path) -> None:
+    root_md = root / "ROOT.md"
+    damaged = root_md.read_text(encoding="utf-8").replace("<!-- memoryd:end rules -->\n", "")
+    root_md.write_text(damaged, encoding="utf-8")
+    done = run_cli("remember", "--kind", "rule", "--summary", "Never force-push main")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == (
+        "memoryd: warning: saved, but ROOT.md was not updated: "
+        f"{root_md}: damaged markers, line 12: block 'directory' begins inside block 'rules' "
+        "(begun on line 7, never ended)\n"
+        "  fix: repair the memoryd marker comments by hand (every begin needs its end, each "
+        "block once) or delete them all to get fresh blocks, then run 'memoryd compile'\n"
+    )
+    assert root_md.read_text(encoding="utf-8") == damaged
