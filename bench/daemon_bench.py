@@ -273,8 +273,14 @@ def main() -> int:
         table.append(("startup: index everything", f"{time.monotonic() - started:.1f} s", ""))
         time.sleep(2)
         with open_index(app.paths) as db:
-            ctx = {"app": app, "db": db, "home": home, "pid": daemon.pid,
-                   "claude": fake_home / ".claude" / "projects", "state": app.paths.state_dir}
+            ctx = {
+                "app": app,
+                "db": db,
+                "home": home,
+                "pid": daemon.pid,
+                "claude": fake_home / ".claude" / "projects",
+                "state": app.paths.state_dir,
+            }
             table += latency(ctx, files, args.edits)
             table += compiled(files, max(1, args.edits // 5))
             table += idle(daemon.pid, args.idle, args.memories, bool(args.transcripts))

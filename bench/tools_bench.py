@@ -61,6 +61,51 @@ def row(tmp: Path, n: int) -> list[str]:
     ]  # fmt: skip
 
 
+def cites_cost(tmp: Path, cited: int = 5, file_lines: int = 2000) -> list[str]:
+    """What checking citations adds to one in-process ``context``: ``cited`` memories, each
+    citing 20 lines of a ``file_lines``-line file, injected for one prompt; the same call
+    with the check switched off is the baseline. Fresh: the text is where it was cited;
+    moved: lines were added above, so each citation is searched for; stale: it changed."""
+    from memoryd.agent.context import gather
+    from memoryd.agent.remember import Request, remember
+    from memoryd.app import App
+    from memoryd.cites import check
+    from memoryd.init.plugin import init_global, init_project
+
+    repo = tmp / "cites-project"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    source = repo / "src" / "big.py"
+    source.parent.mkdir()
+    lines = [f"value_{i} = compute({i})  # line {i}" for i in range(file_lines)]
+    source.write_text("\n".join(lines) + "\n")
+    os.environ["MEMORYD_HOME"] = str(tmp / "cites-home")
+    app = App(cwd=repo)
+    init_global(app)
+    init_project(app, repo)
+    for i in range(cited):
+        first = 100 + 300 * i
+        remember(app, Request(kind="fact", summary=f"citebench value {i} 引用", body=f"v{i}",
+                              cites=(f"src/big.py:{first}-{first + 19}",)))  # fmt: skip
+    query = "citebench value"
+
+    def median(runs: int = 15) -> float:
+        gather(app, query)
+        return statistics.median(ms(lambda: gather(app, query)) for _ in range(runs))
+
+    real = check.Checker.of_file
+    check.Checker.of_file = lambda self, path: []  # type: ignore[method-assign]
+    base = median()
+    check.Checker.of_file = real  # type: ignore[method-assign]
+    fresh = median()
+    source.write_text("\n".join(["# a header", "import os", *lines]) + "\n")
+    moved = median()
+    source.write_text("\n".join(f"{line} changed" for line in lines) + "\n")
+    stale = median()
+    return [f"{cited:>6}", f"{base:>8.1f}", f"{fresh - base:>+8.2f}", f"{moved - base:>+8.2f}",
+            f"{stale - base:>+8.2f}"]  # fmt: skip
+
+
 def main() -> None:
     sizes = [int(a) for a in sys.argv[1:]] or [1000, 10000]
     head = ["memories", "ctx cold", "ctx cli", "ctx lib", "remember", "forget"]
@@ -70,6 +115,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for n in sizes:
             print(" | ".join(row(Path(tmp), n)), flush=True)
+        print("\ncitation checks in one in-process context (ms; the check's cost beside the call):")
+        print(" | ".join(f"{h:>8}" for h in ["cited", "ctx lib", "fresh", "moved", "stale"]))
+        print(" | ".join(cites_cost(Path(tmp))), flush=True)
 
 
 if __name__ == "__main__":

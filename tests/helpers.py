@@ -13,6 +13,7 @@ from pathlib import Path
 # Commands that only a real process can run: the daemon (signals, threads that outlive the
 # call) and the MCP server (its stdio is the protocol).
 OWN_PROCESS = frozenset({"run", "mcp"})
+CLI_ENV = "MEMORYD_TEST_CLI"  # "process": every run_cli starts a real process (to compare)
 
 
 def run_cli(
@@ -29,7 +30,7 @@ def run_cli(
     :data:`OWN_PROCESS`) run ``python -m memoryd`` in a subprocess instead: for start-up,
     the process's exit code and the real daemon.
     """
-    if process or OWN_PROCESS.intersection(args[:1]):
+    if process or OWN_PROCESS.intersection(args[:1]) or os.environ.get(CLI_ENV) == "process":
         return run_cli_process(*args, cwd=cwd, input=input, timeout=timeout)
     return _in_process(list(args), cwd, input)
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from memoryd.config import load_config
-from memoryd.daemon import service
+from memoryd.daemon import manager as service_manager
 from memoryd.daemon.lock import DaemonLock
 from memoryd.daemon.status import StatusBoard
 from memoryd.doctor import checks as doctor
@@ -71,7 +71,7 @@ def world(tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) 
     watches.write_text("524288\n")
     env = dict(os.environ)
     paths = resolve_paths(env)
-    service.install("systemd", env, paths)
+    service_manager.install("systemd", env, paths)
     lock = DaemonLock(paths.lock_file)
     lock.acquire()
     StatusBoard(paths.status_file).update()

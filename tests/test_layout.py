@@ -17,6 +17,9 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src"
 LOWER = ("memoryd.index", "memoryd.compile", "memoryd.sync", "memoryd.secrets")
 UPPER = ("memoryd.daemon", "memoryd.agent", "memoryd.commands", "memoryd.cli", "memoryd.ui")
+# extract/ writes through agent/remember, and is driven by the daemon: it never imports that
+DRIVERS = ("memoryd.daemon", "memoryd.commands", "memoryd.cli", "memoryd.ui")
+RULES = ((LOWER, UPPER), (("memoryd.extract",), DRIVERS))
 
 Graph = dict[str, set[str]]
 
@@ -69,10 +72,11 @@ def within(name: str, layers: tuple[str, ...]) -> bool:
 def upward(edges: Graph) -> list[str]:
     return sorted(
         f"{a} -> {b}"
+        for lower, upper in RULES
         for a, targets in edges.items()
-        if within(a, LOWER)
+        if within(a, lower)
         for b in targets
-        if within(b, UPPER)
+        if within(b, upper)
     )
 
 
@@ -151,12 +155,18 @@ def test_the_rule_sees_lazy_relative_and_type_only_imports(tmp_path: Path) -> No
             "memoryd/daemon/lock.py": "",
             "memoryd/compile/__init__.py": "",
             "memoryd/compile/writer.py": "from memoryd.daemon.lock import running_pid\n",
+            "memoryd/extract/__init__.py": "",
+            "memoryd/extract/tracker.py": "def h():\n    from memoryd.daemon import lock\n",
+            "memoryd/agent/__init__.py": "",
+            "memoryd/agent/remember.py": "",
+            "memoryd/extract/extractor.py": "from memoryd.agent.remember import remember\n",
         },
     )
     edges = graph(src)
     assert cycles(edges) == [["memoryd.index.db", "memoryd.index.search"]]
     assert upward(edges) == [
         "memoryd.compile.writer -> memoryd.daemon.lock",
+        "memoryd.extract.tracker -> memoryd.daemon.lock",
         "memoryd.sync.engine -> memoryd.cli",
     ]
 
@@ -165,3 +175,53 @@ def test_the_rule_sees_lazy_relative_and_type_only_imports(tmp_path: Path) -> No
 def test_the_upper_layers_exist(name: str) -> None:
     """A renamed package would make the rule check nothing."""
     assert name in modules(SRC)
+
+
+DOC = SRC.parent / "docs" / "architecture.md"
+
+
+def documented(text: str) -> set[str]:
+    """The modules the Layout block of docs/architecture.md lists, as paths under src/memoryd/."""
+    block = text.split("## Layout", 1)[1].split("```", 2)[1]
+    found: set[str] = set()
+    package = ""
+    for line in block.splitlines():
+        indent = len(line) - len(line.lstrip())
+        words = line.split()
+        if not words or indent == 0:
+            continue
+        if indent == 2:
+            package = words[0] if words[0].endswith("/") else ""
+            if words[0].endswith(".py"):
+                found.add(words[0])
+            continue
+        for word in words:  # several modules on one line, then the description
+            if not word.endswith(".py"):
+                break
+            found.add(package + word)
+    return found
+
+
+def source_modules(src: Path) -> set[str]:
+    """Every module file under src/memoryd, but a package's empty ``__init__.py``."""
+    base = src / "memoryd"
+    return {
+        file.relative_to(base).as_posix()
+        for file in base.rglob("*.py")
+        if not (file.name == "__init__.py" and file.parent != base and not file.read_bytes().strip())
+    }
+
+
+def test_the_documented_module_tree_is_the_source_tree() -> None:
+    listed, real = documented(DOC.read_text(encoding="utf-8")), source_modules(SRC)
+    assert sorted(real - listed) == [], "add these to docs/architecture.md's Layout"
+    assert sorted(listed - real) == [], "docs/architecture.md lists modules that do not exist"
+
+
+def test_the_doc_reader_sees_packages_and_shared_lines() -> None:
+    text = (
+        "## Layout\n\n```\nsrc/memoryd/\n  app.py   the app\n  sync/   git sync\n"
+        "    a.py  b.py  two on a line\n    c.py   one, then words.py in a description\n"
+        "tests/   not source\n```\n"
+    )
+    assert documented(text) == {"app.py", "sync/a.py", "sync/b.py", "sync/c.py"}

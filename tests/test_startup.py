@@ -21,6 +21,9 @@ from tests.index.conftest import write_memory
 HEAVY = ("git", "watchdog", "apscheduler", "yaml", "hashlib", "_hashlib", "mcp")
 
 
+# memoryd's own modules that only a write needs: a read never loads them.
+WRITE_ONLY = ("memoryd.config_edit", "memoryd.compile.writer", "memoryd.agent.remember")
+
 PROBE = (
     "import sys\n"
     "from memoryd.cli import main\n"
@@ -78,6 +81,8 @@ def test_reads_import_nothing_heavy(
     assert heavy == set()
     commands = {m for m in modules if m.startswith("memoryd.commands.")}
     assert commands == {f"memoryd.commands.{command}"}
+    writers = {m for m in modules if m in WRITE_ONLY}
+    assert writers == set()
 
 
 def test_a_new_file_is_read_with_what_reading_needs(settled_home: Path, tmp_path: Path) -> None:

@@ -11,12 +11,14 @@ import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memoryd import config_edit
 from memoryd.errors import ConfigError
 from memoryd.fsutil import atomic_write
 from memoryd.paths import Paths
+
+if TYPE_CHECKING:  # only registering a root edits the file: kept off every command's start-up
+    from memoryd import config_edit
 
 LAYOUTS = ("plugin", "layered", "claude")
 CONFIG_CACHE = "config.marshal"  # in the cache folder: see memoryd.config_cache
@@ -363,6 +365,8 @@ def register_root(paths: Paths, config: Config, root: RootConfig) -> Config:
     order stay; when that is impossible nothing is written and the error says what
     to add by hand.
     """
+    from memoryd import config_edit
+
     if any(r.path == root.path for r in config.roots):
         return config
     roots = (*config.roots, root)
@@ -378,6 +382,8 @@ def register_root(paths: Paths, config: Config, root: RootConfig) -> Config:
 
 def unregister_root(paths: Paths, config: Config, path: Path) -> Config:
     """Remove the root at ``path`` from config.yaml (no-op when it is not there)."""
+    from memoryd import config_edit
+
     gone = [r for r in config.roots if r.path == path]
     if not gone:
         return config

@@ -122,7 +122,7 @@ def compile_and_index(
     from memoryd.compile.writer import compile_root
 
     report = compile_root(root, config, changed=list(changed), cache=cache)
-    written = [*also, *report.written, *report.removed]
+    written = [*also, *report.touched]
     if written:
         reconcile(db, config, roots=[root], only=written)
     return report

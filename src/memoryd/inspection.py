@@ -56,7 +56,7 @@ class Inspection:
 
 def inspect(app: App, hits: HitReader | None = None) -> Inspection:
     """Every memory of every configured root, and every check's findings."""
-    from memoryd.index.state import read_hits
+    from memoryd.index.hits import read_hits
 
     read = hits or read_hits
     ctx = Context.build(app)

@@ -19,10 +19,6 @@ from memoryd.frontmatter import load_simple
 
 BOM = b"\xef\xbb\xbf"
 FENCE = "---"
-KNOWN_FIELDS = (
-    "id", "kind", "summary", "highlight", "created", "updated", "load_when",
-    "pinned", "supersedes", "superseded_by", "sync",
-)  # fmt: skip
 # Anything below this many "epoch milliseconds" is before March 1973: seconds.
 MIN_EPOCH_MS = 100_000_000_000
 

@@ -14,8 +14,8 @@ import yaml
 
 from memoryd.app import App
 from memoryd.daemon import mounts
+from memoryd.daemon.batch_worker import Cmd
 from memoryd.daemon.runner import Daemon
-from memoryd.daemon.worker import Cmd
 from tests.daemon.harness import (
     DaemonProcess,
     app_with_root,

@@ -39,7 +39,9 @@ def test_status_without_daemon_says_so(isolated_home: Path) -> None:
         "status": None,
         "sync": [],
         "extraction": {
-            "enabled": False, "command": None, "sessions": [],
+            "enabled": False,
+            "command": None,
+            "sessions": [],
             "reason": "no extract.command is configured, so nothing is extracted",
         },
     }

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.daemon import service, units
+from memoryd.daemon import manager as service_manager
+from memoryd.daemon import units
 from memoryd.paths import resolve_paths
 
 REPO = Path(__file__).resolve().parents[2]
@@ -62,7 +63,7 @@ def test_a_built_wheel_ships_the_templates_and_finds_them(tmp_path: Path) -> Non
 
 
 def _render_systemd(env: dict[str, str]) -> str:
-    return service.render("systemd", env, resolve_paths(env))
+    return service_manager.render("systemd", env, resolve_paths(env))
 
 
 def test_systemd_unit_runs_this_python_with_the_environment_a_push_needs(tmp_path: Path) -> None:
@@ -139,7 +140,7 @@ def test_launchd_plist_round_trips_through_plistlib(tmp_path: Path) -> None:
         "PATH": "/opt/homebrew/bin:/usr/bin",
     }
     paths = resolve_paths(env)
-    text = service.render("launchd", env, paths)
+    text = service_manager.render("launchd", env, paths)
     data = plistlib.loads(text.encode())
     assert units.MARKER in text
     assert data == plistlib.loads(plistlib.dumps(data))
@@ -160,7 +161,7 @@ def test_launchd_plist_round_trips_through_plistlib(tmp_path: Path) -> None:
 def test_launchd_keeps_its_own_per_boot_agent_socket(tmp_path: Path) -> None:
     sock = "/private/tmp/com.apple.launchd.AbCdEf/Listeners"
     env = {"HOME": str(tmp_path), "SSH_AUTH_SOCK": sock}
-    data = plistlib.loads(service.render("launchd", env, resolve_paths(env)).encode())
+    data = plistlib.loads(service_manager.render("launchd", env, resolve_paths(env)).encode())
     assert "SSH_AUTH_SOCK" not in data["EnvironmentVariables"]
     assert units.systemd_environment(_render_systemd(env))["SSH_AUTH_SOCK"] == sock
 

@@ -106,8 +106,13 @@ class ClaudeSession:
         self._line("assistant", {"role": "assistant", "content": [
             {"type": "text", "text": "SIDECHAIN TEXT"}]}, isSidechain=True)  # fmt: skip
         with self.file.open("a", encoding="utf-8") as out:
-            out.write(json.dumps({"type": "summary", "summary": "Deploy talk", "leafUuid": "x"}) + "\n")
-            out.write(json.dumps({"type": "file-history-snapshot", "messageId": "m", "snapshot": {}}) + "\n")
+            out.write(
+                json.dumps({"type": "summary", "summary": "Deploy talk", "leafUuid": "x"}) + "\n"
+            )
+            out.write(
+                json.dumps({"type": "file-history-snapshot", "messageId": "m", "snapshot": {}})
+                + "\n"
+            )
 
 
 def _oc_id(prefix: str, counter: list[int]) -> str:
@@ -149,7 +154,9 @@ class OpenCodeDB:
     def session(self, directory: Path, parent: str | None = None) -> str:
         now = int(time.time() * 1000)
         sid = _oc_id("ses", self.counter)
-        self.db.execute("INSERT OR IGNORE INTO project VALUES ('global', '/', NULL, ?, ?)", (now, now))
+        self.db.execute(
+            "INSERT OR IGNORE INTO project VALUES ('global', '/', NULL, ?, ?)", (now, now)
+        )
         self.db.execute(
             "INSERT INTO session (id, project_id, parent_id, slug, directory, title, version,"
             " time_created, time_updated) VALUES (?, 'global', ?, 'calm-river', ?, 'New session',"
@@ -167,7 +174,9 @@ class OpenCodeDB:
                      "cost": 0, "tokens": {"input": 1, "output": 1}}  # fmt: skip
         else:
             info |= {"agent": "build", "model": {"providerID": "anthropic", "modelID": "x"}}
-        self.db.execute("INSERT INTO message VALUES (?, ?, ?, ?, ?)", (mid, sid, now, now, json.dumps(info)))
+        self.db.execute(
+            "INSERT INTO message VALUES (?, ?, ?, ?, ?)", (mid, sid, now, now, json.dumps(info))
+        )
         for part in parts:
             pid = _oc_id("prt", self.counter)
             self.db.execute(
@@ -213,7 +222,9 @@ class OpenCodeJSON:
                     "time": {"created": now}})  # fmt: skip
         for part in parts:
             pid = _oc_id("prt", self.counter)
-            self._write(f"part/{mid}/{pid}.json", {"id": pid, "sessionID": sid, "messageID": mid, **part})
+            self._write(
+                f"part/{mid}/{pid}.json", {"id": pid, "sessionID": sid, "messageID": mid, **part}
+            )
 
     def turn(self, sid: str, prompt: str, answer: str) -> None:
         self.message(sid, "user", {"type": "text", "text": prompt})

@@ -54,12 +54,16 @@ class World:
 
     def tracker(self) -> Tracker:
         app = self.app()
-        extractor = Extractor(app, Ledger(app.paths.state_dir), clock=lambda: "2026-12-01T09:00:00+00:00")
+        extractor = Extractor(
+            app, Ledger(app.paths.state_dir), clock=lambda: "2026-12-01T09:00:00+00:00"
+        )
         return Tracker(extractor, claude_dir=self.projects, opencode_dir=self.opencode,
                        clock=lambda: self.now[0])  # fmt: skip
 
     def calls(self) -> list[str]:
-        return [p.read_text() for p in sorted(self.log.iterdir(), key=lambda p: p.stat().st_mtime_ns)]
+        return [
+            p.read_text() for p in sorted(self.log.iterdir(), key=lambda p: p.stat().st_mtime_ns)
+        ]
 
     def ledger(self) -> dict[str, dict[str, object]]:
         data = json.loads((self.app().paths.state_dir / "extract.json").read_text())
@@ -95,5 +99,3 @@ def claude_turns(session: ClaudeSession, turns: list[tuple[str, str]]) -> None:
     for prompt, answer in turns:
         session.prompt(prompt)
         session.answer(answer, tool="ls")
-
-

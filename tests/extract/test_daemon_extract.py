@@ -21,6 +21,11 @@ def ledger_last(world: World, session: ClaudeSession) -> dict[str, object] | Non
     return None if entry is None else entry.get("last")  # type: ignore[return-value]
 
 
+def recalled(world: World, query: str) -> list[str]:
+    done = run_cli("recall", "--json", query, cwd=world.repo)
+    return [h["id"] for h in json.loads(done.stdout)] if done.returncode == 0 else []
+
+
 def test_the_daemon_extracts_settled_sessions_and_survives_a_failing_command(
     world: World, tmp_path: Path
 ) -> None:
@@ -33,16 +38,26 @@ def test_the_daemon_extracts_settled_sessions_and_survives_a_failing_command(
         assert not world.projects.exists()  # made after the daemon started: found on its tick
         session = ClaudeSession(world.projects, world.repo)
         claude_turns(session, TURNS[:1])
-        assert wait_until(lambda: ledger_last(world, session) is not None, timeout=30), daemon.output()
+        assert wait_until(lambda: ledger_last(world, session) is not None, timeout=30), (
+            daemon.output()
+        )
         last = ledger_last(world, session)
-        assert last is not None and last["reason"] == "too few turns: 1 of the 4 extract.min_turns asks"
+        assert (
+            last is not None
+            and last["reason"] == "too few turns: 1 of the 4 extract.min_turns asks"
+        )
         claude_turns(session, TURNS[1:])
-        target = world.repo / ".memory" / "pitfalls" / "the-test-db-needs-tz-utc-or-dates-shift-by-a-day.md"
+        target = (
+            world.repo
+            / ".memory"
+            / "pitfalls"
+            / "the-test-db-needs-tz-utc-or-dates-shift-by-a-day.md"
+        )
         assert wait_until(target.is_file, timeout=30), daemon.output()
-        recall = run_cli("recall", "--json", "TZ UTC", cwd=world.repo)
-        assert [h["id"] for h in json.loads(recall.stdout)][:1] == [
+        # the daemon indexes what it wrote a moment later (recall trusts it meanwhile)
+        assert wait_until(lambda: recalled(world, "TZ UTC")[:1] == [
             "pitfalls/the-test-db-needs-tz-utc-or-dates-shift-by-a-day"
-        ]
+        ]), daemon.output()
 
         world.mode.write_text("fail")
         broken = ClaudeSession(world.projects, world.repo)
@@ -80,6 +95,12 @@ def test_without_a_command_the_daemon_watches_no_transcript(world: World) -> Non
     try:
         assert daemon.extraction.tracker is None
         assert daemon.extraction._observer is None
+        status = run_cli("status")
+        assert status.returncode == 0, status.stderr
+        assert status.stdout.endswith(
+            "\nextraction: off: no extract.command is configured, so nothing is extracted "
+            "(set extract.command in config.yaml)\n"
+        )
     finally:
         daemon.stop()
 

@@ -30,7 +30,10 @@ def test_a_settled_claude_session_is_extracted_through_the_remember_gate(world: 
     [document] = world.calls()
     assert document.startswith(PROMPT.format(max_memories=8))
     assert "- git branch names, file paths, line numbers" in document
-    assert f"## The conversation (the new part of claude session {session.session} in {world.repo})" in document
+    assert (
+        f"## The conversation (the new part of claude session {session.session} in {world.repo})"
+        in document
+    )
     assert "### user\n部署脚本为什么用 pnpm 而不是 npm?\n\n### assistant\n因为 lockfile" in document
     assert "TOOL OUTPUT 42" not in document and "hmm" not in document
 
@@ -42,7 +45,9 @@ def test_a_settled_claude_session_is_extracted_through_the_remember_gate(world: 
     pitfall = parse((project / written[0]).read_bytes())
     assert pitfall.meta["load_when"] == ["部署", "pnpm"] and pitfall.kind == "pitfall"
     assert parse((project / written[1]).read_bytes()).kind == "rule-proposal"
-    preferences = [p for p in (world.global_root / "preferences").glob("*.md") if p.name != "index.md"]
+    preferences = [
+        p for p in (world.global_root / "preferences").glob("*.md") if p.name != "index.md"
+    ]
     assert [parse(p.read_bytes()).summary for p in preferences] == ["用中文回答"]
     assert SECRET not in "".join(p.read_text() for p in world.repo.rglob("*.md"))
     assert SECRET not in "".join(p.read_text() for p in world.global_root.rglob("*.md"))
@@ -143,7 +148,9 @@ def test_no_command_a_failing_command_and_a_bad_answer_are_told_apart(world: Wor
     assert entry["turns_done"] == 6
 
     inspect = run_cli("inspect", cwd=world.repo)
-    assert f"extraction: on, extract.command: {extractor_command(world.log.parent)}" in inspect.stdout
+    assert (
+        f"extraction: on, extract.command: {extractor_command(world.log.parent)}" in inspect.stdout
+    )
     assert (
         f"  claude session {session.session} at 2026-12-01T09:00:00+00:00: nothing: the extractor "
         "found nothing worth remembering\n" in inspect.stdout
@@ -225,4 +232,42 @@ def test_the_mcp_inspect_tool_says_whether_extraction_runs(world: World) -> None
     assert text.endswith(
         "\nextraction: off: no extract.command is configured, so nothing is extracted "
         "(set extract.command in config.yaml)"
+    )
+
+
+def test_all_duplicates_and_a_refused_secret_each_say_so(world: World) -> None:
+    world.answer.write_text(json.dumps({"memories": [
+        {"kind": "fact", "summary": "Staging deploys run from the bastion host"}]}))  # fmt: skip
+    first = ClaudeSession(world.projects, world.repo)
+    claude_turns(first, TURNS)
+    tracker = world.tracker()
+    settle_claude(world, tracker, first)
+    second = ClaudeSession(world.projects, world.repo)  # another session says the same again
+    claude_turns(second, TURNS)
+    settle_claude(world, tracker, second)
+    last = world.ledger()[f"claude:{second.session}"]["last"]
+    assert isinstance(last, dict) and (last["outcome"], last["reason"]) == (
+        "nothing", "every candidate was a duplicate of an existing memory",
+    )  # fmt: skip
+    assert last["refused"] == [
+        "Staging deploys run from the bastion host: refusing to remember: "
+        "'facts/staging-deploys-run-from-the-bastion-host' (project) already covers 100% of this "
+        "memory's terms"
+    ]
+
+    world.answer.write_text(json.dumps({"memories": [
+        {"kind": "fact", "summary": f"The live key is {SECRET}"}]}))  # fmt: skip
+    third = ClaudeSession(world.projects, world.repo)
+    claude_turns(third, TURNS)
+    settle_claude(world, tracker, third)
+    last = world.ledger()[f"claude:{third.session}"]["last"]
+    assert isinstance(last, dict) and (last["outcome"], last["reason"]) == (
+        "nothing", "nothing written: 1 refused as a secret",
+    )  # fmt: skip
+    assert SECRET not in (world.app().paths.state_dir / "extract.json").read_text()
+    text = run_cli("inspect", cwd=world.repo).stdout
+    assert (
+        f"  claude session {third.session} at 2026-12-01T09:00:00+00:00: nothing: nothing written: "
+        "1 refused as a secret\n    refused (summary withheld: it looks like it holds a secret): "
+        "refused as a secret\n" in text
     )

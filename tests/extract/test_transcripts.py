@@ -32,12 +32,16 @@ def test_claude_code_transcript(tmp_path: Path) -> None:
     assert session.file.parent.name == claude_slug(cwd)
     assert claude_slug(Path("/home/me/my_app.v2/部署")) == "-home-me-my-app-v2---"
     session.prompt("部署脚本为什么用 pnpm?")
-    session.answer("Because the lockfile format differs.", "npm cannot read it.", tool="cat package.json")
+    session.answer(
+        "Because the lockfile format differs.", "npm cannot read it.", tool="cat package.json"
+    )
     session.noise()
     session.prompt("记住这个")
     session.answer("好的。")
     with session.file.open("a") as out:
-        out.write('{"type": "user", "message": {"role": "user", "content": "half a li')  # being written
+        out.write(
+            '{"type": "user", "message": {"role": "user", "content": "half a li'
+        )  # being written
     conv = read_claude(session.file)
     assert conv is not None
     assert list(conv.messages) == SAID
@@ -50,7 +54,12 @@ def test_claude_code_transcript(tmp_path: Path) -> None:
 
 def test_a_transcript_with_broken_lines_and_bytes_still_reads(tmp_path: Path) -> None:
     file = tmp_path / "s.jsonl"
-    good = {"type": "user", "cwd": "/w", "sessionId": "abc", "message": {"role": "user", "content": "hi"}}
+    good = {
+        "type": "user",
+        "cwd": "/w",
+        "sessionId": "abc",
+        "message": {"role": "user", "content": "hi"},
+    }
     file.write_bytes(b"not json\n\xff\xfe\n" + json.dumps(good).encode() + b"\n[1, 2]\n")
     conv = read_claude(file)
     assert conv is not None and conv.messages == (Message(USER, "hi"),) and conv.session == "abc"

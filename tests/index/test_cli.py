@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.index.state import bump_hits, read_hits
+from memoryd.index.hits import bump_hits, read_hits
 from tests.helpers import git, run_cli
 from tests.index.conftest import write_memory
 
@@ -99,7 +99,7 @@ def test_reindex_and_full_rebuild(home: Path, tmp_path: Path) -> None:
 BUMPER = """
 import sys
 from pathlib import Path
-from memoryd.index.state import bump_hits
+from memoryd.index.hits import bump_hits
 root = Path(sys.argv[1])
 for _ in range(int(sys.argv[2])):
     bump_hits(root, ["facts/a", "facts/b"])

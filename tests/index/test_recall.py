@@ -9,7 +9,7 @@ import pytest
 from memoryd.config import Config, SearchConfig
 from memoryd.index import IndexDB, recall, reconcile
 from memoryd.index.fetch import at_least, candidates
-from memoryd.index.state import read_hits
+from memoryd.index.hits import read_hits
 from tests.index.conftest import DAY_MS, NOW_MS, World
 
 SENTENCE = "部署脚本用 pnpm 而不是 npm,因为 lockfile 不兼容"

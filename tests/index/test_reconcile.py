@@ -318,7 +318,8 @@ def test_a_schema_1_index_migrates_and_stays_consistent(world: World) -> None:
         assert triggers.fetchall() == []
         plan = db.conn.execute(  # schema 3: fingerprints come from their own index
             "EXPLAIN QUERY PLAN SELECT path, size, mtime_ns, checked_ns, hash FROM memories "
-            "WHERE root = ?", ("x",)
+            "WHERE root = ?",
+            ("x",),
         ).fetchall()
         assert "COVERING INDEX memories_fingerprint" in plan[0][-1]
         assert db.conn.execute("PRAGMA user_version").fetchone()[0] == schema.USER_VERSION

@@ -8,7 +8,7 @@ import pytest
 
 from memoryd.errors import ConfigError
 from memoryd.layouts import (
-    Entry,
+    Identity,
     belongs,
     claude_entry,
     claude_projects_dir,
@@ -80,7 +80,7 @@ LAYERED_CASES = [
 
 @pytest.mark.parametrize(("rel", "scope", "scope_id", "type_"), LAYERED_CASES)
 def test_layered_type_inference(rel: str, scope: str, scope_id: str, type_: str) -> None:
-    assert layered_entry(rel) == Entry(id=rel[:-3], type=type_, scope=scope, scope_id=scope_id)
+    assert layered_entry(rel) == Identity(id=rel[:-3], type=type_, scope=scope, scope_id=scope_id)
     assert entry_for("layered", rel, {}) == layered_entry(rel)
     assert belongs("layered", rel)
 
@@ -114,7 +114,7 @@ def test_claude_type_comes_from_the_frontmatter(meta: dict[str, object], type_: 
 
 
 def test_claude_entries_only_for_memory_folder_files() -> None:
-    assert claude_entry("-home-me-app/memory/user_role.md", {"type": "user"}) == Entry(
+    assert claude_entry("-home-me-app/memory/user_role.md", {"type": "user"}) == Identity(
         id="-home-me-app/memory/user_role", type="user", scope="cc", scope_id="-home-me-app"
     )
     index = claude_entry("-home-me-app/memory/MEMORY.md", {})

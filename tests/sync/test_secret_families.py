@@ -12,7 +12,7 @@ import base64
 
 import pytest
 
-from memoryd.secrets.scanner import Finding, preview, scan
+from memoryd.secrets.scanner import SecretFinding, preview, scan
 from tests.sync import family_cases
 from tests.sync.fake_tokens import ALNUM, HEX, rand
 from tests.sync.family_corpus import Labelled
@@ -29,7 +29,7 @@ AWS_ID = "AK" + "IA" + rand("fam-akia", 16, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
 SID = "AC" + rand("fam-sid", 32, HEX)
 
 
-def covered(text: str, f: Finding) -> str:
+def covered(text: str, f: SecretFinding) -> str:
     return text.split("\n")[f.line - 1][f.start - 1 : f.end - 1]
 
 
@@ -332,9 +332,10 @@ def test_key_generation_commands_stay_quiet(text: str) -> None:
         "request_id: 3f2b9c1e-8d4a-4f6b-9e2d-7a1c5b8e0f3d",
         f"Fixed in commit {rand('fam-git', 40, HEX)}.",
         "![x](data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAA" + rand("fam-img", 120) + ")",
+        '{"HOME": "/home/ops", "SSH_AUTH_SOCK": "/a\\nExecStartPre=/bin/evil"}',
     ],
     ids=["placeholders", "aws-example", "checksum", "lockfile-hash", "uuid", "git-sha",
-         "base64-image"],
+         "base64-image", "socket-path"],
 )  # fmt: skip
 def test_placeholders_and_digests_stay_quiet(text: str) -> None:
     assert scan(text) == []

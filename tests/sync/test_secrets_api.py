@@ -7,7 +7,7 @@ from pathlib import Path
 
 from memoryd.secrets.scanner import (
     ALLOWLIST_FILE,
-    Finding,
+    SecretFinding,
     allowlist_line,
     fingerprint,
     load_allowlist,
@@ -87,4 +87,4 @@ def test_findings_are_in_text_order_and_do_not_overlap() -> None:
     text = f"url: https://bot:{token}@github.com/acme/repo.git\npassword: Xy7#{rand('o', 10)}\n"
     findings = scan(text)
     assert [f.rule for f in findings] == ["github-token", "generic-password"]
-    assert isinstance(findings[0], Finding)
+    assert isinstance(findings[0], SecretFinding)

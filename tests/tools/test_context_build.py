@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from memoryd.agent.context import CUT, Entry, RootView, build, cut_body
+from memoryd.agent.context import CUT, RootBlocks, Shown, build, cut_body
 
-GLOBAL = RootView(
+GLOBAL = RootBlocks(
     "global",
     "/g",
     {
@@ -14,7 +14,7 @@ GLOBAL = RootView(
         "routing": ["## Routing", "", "_No memory has `load_when` triggers yet._"],
     },
 )  # fmt: skip
-PROJECT = RootView(
+PROJECT = RootBlocks(
     "project",
     "/p/.memory",
     {
@@ -25,10 +25,10 @@ PROJECT = RootView(
     },
 )  # fmt: skip
 HITS = [
-    Entry("pitfalls/fts5", "project", "pitfall", "unicode61 把整段中文当一个 token",
+    Shown("pitfalls/fts5", "project", "pitfall", "unicode61 把整段中文当一个 token",
           "第一行：实测查“部署”0 命中\n第二行：trigram 要求至少三个字符\n第三行：所以自己切二元组"),
-    Entry("facts/deploy", "global", "fact", "Deploys run from the bastion", "Line one.\nLine two."),
-    Entry("facts/other", "global", "fact", "Other", "More."),
+    Shown("facts/deploy", "global", "fact", "Deploys run from the bastion", "Line one.\nLine two."),
+    Shown("facts/other", "global", "fact", "Other", "More."),
 ]  # fmt: skip
 
 
@@ -90,7 +90,7 @@ def test_the_outline_is_cut_with_a_marker() -> None:
 
 
 def test_a_rule_already_shown_is_not_repeated_as_a_body() -> None:
-    rule = Entry("rules/pnpm", "project", "rule", "部署只用 pnpm", "因为 lockfile 不兼容")
+    rule = Shown("rules/pnpm", "project", "rule", "部署只用 pnpm", "因为 lockfile 不兼容")
     block = build([PROJECT], [rule, HITS[1]], 1200, 4, 800)
     assert [e["id"] for e in block.entries] == ["facts/deploy"]
 

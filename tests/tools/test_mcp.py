@@ -295,7 +295,7 @@ def test_tools_carry_annotations_and_the_server_its_version() -> None:
 RECALL_TAKES = "  hint: memory_recall takes query, limit, kind, scope, type, scope_id, everywhere"
 REMEMBER_TAKES = (
     "  hint: memory_remember takes kind, summary, body, load_when, highlight, pinned, "
-    "supersedes, scope, force, id"
+    "supersedes, scope, force, id, cites"
 )
 
 

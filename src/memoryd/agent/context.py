@@ -27,6 +27,7 @@ RULES_BLOCK = "rules"
 OUTLINE_BLOCKS = ("directory", "routing")
 CUT = "[… cut: memory_recall or memoryd recall {id} has the rest]"
 OUTLINE_CUT = "[… outline cut: memoryd inspect lists every memory]"
+STALE_HEADING = "## May be stale, check before trusting (the code they cite has changed)"
 _EMPTY_ROW = re.compile(r"^\| [^|]+ \| 0 \| .*\|$")  # a directory row of a folder without memories
 _TABLE_RULE = re.compile(r"^\|(?:-+\|)+$")
 _CELL_SPLIT = re.compile(r"(?<!\\)\|")  # a cell boundary: a pipe not escaped as \|
@@ -34,7 +35,7 @@ _LINK = re.compile(r"^\[(.*)\]\(.*\)$")
 
 
 @dataclass(frozen=True)
-class RootView:
+class RootBlocks:
     """One root's compiled ROOT.md blocks (block name → lines between its markers)."""
 
     scope: str
@@ -43,12 +44,13 @@ class RootView:
 
 
 @dataclass(frozen=True)
-class Entry:
+class Shown:
     id: str
     scope: str
     kind: str | None
     summary: str | None
     body: str
+    stale: tuple[str, ...] = ()  # citations whose text changed: never injected as true
 
 
 @dataclass(frozen=True)
@@ -62,12 +64,12 @@ class Block:
         return {"text": self.text, "rules": self.rules, "entries": self.entries, "cut": self.cut}
 
 
-def ordered(views: Sequence[RootView]) -> list[RootView]:
+def ordered(views: Sequence[RootBlocks]) -> list[RootBlocks]:
     """Global roots first (their rules stand above a project's), then project roots."""
     return sorted(views, key=lambda v: (v.scope != "global", v.path))
 
 
-def rule_lines(views: Sequence[RootView]) -> list[str]:
+def rule_lines(views: Sequence[RootBlocks]) -> list[str]:
     lines: list[str] = []
     for view in ordered(views):
         for line in view.blocks.get(RULES_BLOCK, []):
@@ -76,7 +78,7 @@ def rule_lines(views: Sequence[RootView]) -> list[str]:
     return lines
 
 
-def outline_lines(views: Sequence[RootView]) -> list[str]:
+def outline_lines(views: Sequence[RootBlocks]) -> list[str]:
     lines: list[str] = []
     for view in ordered(views):
         body = [line for name in OUTLINE_BLOCKS for line in _outline_part(view.blocks.get(name))]
@@ -139,8 +141,8 @@ def cut_body(body: str, budget: int) -> tuple[str, bool]:
 
 
 def build(
-    views: Sequence[RootView],
-    hits: Sequence[Entry],
+    views: Sequence[RootBlocks],
+    hits: Sequence[Shown],
     max_chars: int,
     max_entries: int,
     outline_chars: int,
@@ -153,7 +155,8 @@ def build(
     if outline:
         out += ["", "## Memory outline (what exists; load more with memory_recall)", *outline]
         out += [OUTLINE_CUT] if outline_cut else []
-    chosen, any_cut = _bodies(hits, rules, max_chars, max_entries)
+    stale = [h for h in hits if h.stale][:max_entries]
+    chosen, any_cut = _bodies([h for h in hits if not h.stale], rules, max_chars, max_entries)
     if chosen:
         out += ["", "## Relevant memories (best recall hits for this prompt)"]
         for entry, text, cut in chosen:
@@ -161,19 +164,32 @@ def build(
             out += [title + (f": {entry.summary}" if entry.summary else "")]
             out += [text] if text else []
             out += [CUT.format(id=entry.id)] if cut else []
+    if stale:
+        out += ["", STALE_HEADING]
+        out += [_stale_line(entry) for entry in stale]
     out.append("</memory>")
-    entries = [
+    entries: list[dict[str, Any]] = [
         {"id": e.id, "scope": e.scope, "kind": e.kind, "summary": e.summary, "cut": c}
         for e, _, c in chosen
+    ]
+    entries += [
+        {"id": e.id, "scope": e.scope, "kind": e.kind, "summary": e.summary, "stale": list(e.stale)}
+        for e in stale
     ]
     return Block("\n".join(out) + "\n", rules, entries, any_cut or outline_cut)
 
 
+def _stale_line(entry: Shown) -> str:
+    """One line for a memory whose cited code changed: what it claims, and where to look."""
+    summary = f": {entry.summary}" if entry.summary else ""
+    return f"- {entry.id} ({entry.scope}){summary} — {'; '.join(entry.stale)}"
+
+
 def _bodies(
-    hits: Sequence[Entry], rules: list[str], max_chars: int, max_entries: int
-) -> tuple[list[tuple[Entry, str, bool]], bool]:
+    hits: Sequence[Shown], rules: list[str], max_chars: int, max_entries: int
+) -> tuple[list[tuple[Shown, str, bool]], bool]:
     shown_rules = "\n".join(rules)
-    chosen: list[tuple[Entry, str, bool]] = []
+    chosen: list[tuple[Shown, str, bool]] = []
     left = max_chars
     for entry in hits:
         if len(chosen) >= max_entries or left <= 0:
@@ -193,16 +209,21 @@ def gather(
 ) -> Block:
     """Read the roots' compiled blocks and the best hits for ``query``, then build the block."""
     from memoryd import locate
-    from memoryd.agent import upkeep
+    from memoryd.agent import citing, upkeep
 
     settings = app.config.injection
     chars = settings.max_chars if max_chars is None else max_chars
     entries = settings.max_entries if max_entries is None else max_entries
     roots = locate.active_roots(app.config, app.cwd)
-    hits: list[Entry] = []
+    hits: list[Shown] = []
     with upkeep.freshen(app, roots) as db:  # opened once: every open checks the database
-        views = [RootView(r.scope, str(r.path), upkeep.root_blocks(r)) for r in roots]
+        views = [RootBlocks(r.scope, str(r.path), upkeep.root_blocks(r)) for r in roots]
         if query.strip() and entries > 0:
             found = upkeep.search(app, roots, query, limit=entries * 2, count_hits=False, db=db)
-            hits = [Entry(h.id, h.scope, h.kind, h.summary, h.body) for h in found]
+            checker = citing.Checker(app.cwd)
+            hits = [
+                Shown(h.id, h.scope, h.kind, h.summary, h.body,
+                      tuple(citing.stale_reasons(checker.of_file(h.path))))
+                for h in found
+            ]  # fmt: skip
     return build(views, hits, chars, entries, settings.outline_chars)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import Field
 
 from memoryd import __version__, locate
-from memoryd.agent import context, forget, mcp_args, remember, upkeep
+from memoryd.agent import citing, context, forget, mcp_args, remember, upkeep
 from memoryd.app import App
 from memoryd.errors import MemorydError, UsageError
 
@@ -116,7 +116,7 @@ class Tools:
             self.app, roots, query, limit=limit, kind=kind, scope=scope, type=type,
             scope_id=scope_id, everywhere=everywhere,
         )  # fmt: skip
-        return format_hits(query, hits)
+        return format_hits(query, hits, citing.Checker(self.app.cwd))
 
     def remember(self, request: remember.Request) -> str:
         outcome = remember.remember(self.app, request)
@@ -151,7 +151,7 @@ class Tools:
         return gather(self.app, session, project_id).text or "(nothing to rebuild from)"
 
 
-def format_hits(query: str, hits: list[Hit]) -> str:
+def format_hits(query: str, hits: list[Hit], checker: citing.Checker | None = None) -> str:
     if not hits:
         return (
             f"No memory matched {query!r}. Zero results do not prove nothing was recorded: "
@@ -161,8 +161,12 @@ def format_hits(query: str, hits: list[Hit]) -> str:
     for hit in hits:
         matched = ", ".join(f"{term}×{count}" for term, count in sorted(hit.terms.items()))
         head = f"## {hit.id} ({describe(hit)}, score {hit.score:.2f}"
+        stale = citing.stale_reasons(checker.of_file(hit.path)) if checker else []
+        warning = "".join(
+            f"\nMAY BE STALE, check before trusting: {reason}" for reason in stale
+        )
         parts.append(
-            f"{head}, matched: {matched or '-'})\n{hit.summary or '(no summary)'}\n\n"
+            f"{head}, matched: {matched or '-'})\n{hit.summary or '(no summary)'}{warning}\n\n"
             f"{hit.body.strip()}"
         )
     return "\n\n".join(parts)
@@ -304,11 +308,19 @@ def build_server(app: App) -> Any:
         id: Annotated[
             str | None, Field(description="an explicit id (category/name); default: from summary")
         ] = None,
+        cites: Annotated[
+            list[str],
+            Field(
+                description="files of this project the memory describes, as PATH or "
+                "PATH:FIRST-LAST from the project's top folder; memoryd fingerprints the cited "
+                "text and marks the memory stale when that text changes"
+            ),
+        ] = [],  # noqa: B006 - pydantic copies defaults
     ) -> CallToolResult:
         request = remember.Request(
             kind=kind, summary=summary, body=body, load_when=tuple(load_when),
             highlight=highlight, pinned=pinned, supersedes=supersedes, scope=scope,
-            force=force, agent=True, id=id,
+            force=force, agent=True, id=id, cites=tuple(cites),
         )  # fmt: skip
         return tools.call(lambda: tools.remember(request))
 

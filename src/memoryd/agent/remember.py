@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memoryd import locate, safepath
-from memoryd.agent import upkeep
+from memoryd.agent import citing, upkeep
 from memoryd.app import App
 from memoryd.config import RootConfig
 from memoryd.errors import DuplicateRefused, Refused, SecretRefused, UsageError
@@ -53,6 +53,7 @@ class Request:
     scope: str | None = None
     force: bool = False
     agent: bool = False
+    cites: tuple[str, ...] = ()  # PATH[:A-B] specs, fingerprinted when written
 
 
 @dataclass(frozen=True)
@@ -131,7 +132,9 @@ def check_request(request: Request) -> None:
         )
 
 
-def build_memory(request: Request, memory_id: str, kind: str, stamp: int) -> Memory:
+def build_memory(
+    request: Request, memory_id: str, kind: str, stamp: int, cites: list[str] | None = None
+) -> Memory:
     meta: dict[str, Any] = {"id": memory_id, "kind": kind, "summary": request.summary.strip()}
     if request.highlight:
         meta["highlight"] = request.highlight.strip()
@@ -143,6 +146,8 @@ def build_memory(request: Request, memory_id: str, kind: str, stamp: int) -> Mem
         meta["pinned"] = True
     if request.supersedes:
         meta["supersedes"] = request.supersedes
+    if cites:
+        meta["cites"] = cites
     return new_memory(meta, request.body.strip("\n"))
 
 
@@ -157,7 +162,8 @@ def remember(app: App, request: Request, stamp: int | None = None) -> Outcome:
     path = safepath.inside(root.path, memory_id, ".md")
     _refuse_existing(root, memory_id, path)
     old = _old_memory(root, request) if request.supersedes else None
-    data = render(build_memory(request, memory_id, kind, stamp or now_ms()))
+    cites = citing.anchor(app, request.cites, root.scope)
+    data = render(build_memory(request, memory_id, kind, stamp or now_ms(), cites))
     _refuse_oversized(data, app.config.search.max_file_bytes)
     _refuse_secrets(root, path, data)
     if not request.force:

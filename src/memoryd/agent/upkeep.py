@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,18 +16,12 @@ from memoryd.app import App
 from memoryd.config import RootConfig
 from memoryd.roots import ROOT_FILE
 
-if TYPE_CHECKING:  # the index is imported lazily, where it is used
+if TYPE_CHECKING:  # the index and the scanner are imported lazily, where they are used
     from memoryd.index.db import IndexDB
     from memoryd.index.search import Hit
+    from memoryd.secrets.scanner import SecretFinding
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class SecretFinding:
-    line: int
-    rule: str
-    preview: str
 
 
 def refresh(app: App, root: RootConfig, changed: Iterable[Path]) -> list[str]:
@@ -103,16 +96,7 @@ def secrets(text: str, root: Path) -> list[SecretFinding]:
     previews are already redacted)."""
     from memoryd.secrets.scanner import load_allowlist, scan
 
-    return [
-        SecretFinding(line=f.line, rule=f.rule, preview=f.preview)
-        for f in scan(text, allow=load_allowlist(root))
-    ]
-
-
-def daemon_running(app: App) -> bool:
-    from memoryd.daemon.lock import running_pid
-
-    return running_pid(app.paths.lock_file) is not None
+    return scan(text, allow=load_allowlist(root))
 
 
 def freshen(app: App, roots: Sequence[RootConfig]) -> IndexDB:
@@ -146,7 +130,7 @@ def root_blocks(root: RootConfig) -> dict[str, list[str]]:
 def inspect_text(app: App) -> str:
     """What ``memoryd inspect`` prints, for the MCP tool."""
     from memoryd.extract.report import lines, report
-    from memoryd.index.state import read_hits
+    from memoryd.index.hits import read_hits
     from memoryd.inspection import inspect, render_text
 
     return "\n".join([render_text(inspect(app, hits=read_hits)), "", *lines(report(app))])

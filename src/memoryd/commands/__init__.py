@@ -12,8 +12,6 @@ import argparse
 import importlib
 from typing import Any
 
-SubParsers = "argparse._SubParsersAction[argparse.ArgumentParser]"
-
 
 def register_commands(sub: argparse._SubParsersAction[Any], wanted: str | None = None) -> None:
     """Register ``wanted``'s module when it defines that command, else every command."""

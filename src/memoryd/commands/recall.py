@@ -65,7 +65,12 @@ def run(app: App, args: argparse.Namespace) -> int:
                       markers=args.markers, visible=visible)  # fmt: skip
     if missing and not hits:
         raise _missing_root(app, missing[0])
-    app.emit(args.json, [h.to_json() for h in hits], lambda: _text(hits))
+    from memoryd.agent.citing import Checker
+
+    checker = Checker(app.cwd)
+    verdicts = {h.path: checker.of_file(h.path) for h in hits}
+    data = [_with_cites(h.to_json(), verdicts[h.path]) for h in hits]
+    app.emit(args.json, data, lambda: _text(hits, verdicts))
     for root in missing:
         app.note(f"memoryd: warning: {_missing_root(app, root)}")
     if not hits:
@@ -89,7 +94,17 @@ def _missing_root(app: App, root: Any) -> Exception:
     )
 
 
-def _text(hits: list[Any]) -> str:
+def _with_cites(data: dict[str, Any], verdicts: list[Any]) -> dict[str, Any]:
+    """A hit's JSON with its citations checked: ``stale`` says whether any failed."""
+    if verdicts:
+        data["cites"] = [v.to_json() for v in verdicts]
+        data["stale"] = any(v.stale for v in verdicts)
+    return data
+
+
+def _text(hits: list[Any], verdicts: dict[Path, list[Any]]) -> str:
+    from memoryd.agent.citing import stale_reasons
+
     blocks = []
     for number, hit in enumerate(hits, start=1):
         label = hit.kind or (hit.row.type if hit.row is not None else None)
@@ -99,5 +114,6 @@ def _text(hits: list[Any]) -> str:
         if hit.summary:
             lines.append(f"   {hit.summary}")
         lines += [f"   {hit.snippet}", f"   matched: {terms}", f"   {hit.path}"]
+        lines += [f"   MAY BE STALE: {r}" for r in stale_reasons(verdicts[hit.path])]
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)

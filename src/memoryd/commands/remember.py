@@ -34,6 +34,11 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument("--scope", choices=("global", "project"), help="default: project if any")
     parser.add_argument("--force", action="store_true", help="write even if it duplicates one")
     parser.add_argument(
+        "--cite", action="append", default=[], metavar="PATH[:A-B]",
+        help="a file (and lines) of this project the memory describes (repeatable); "
+        "checked whenever the memory is recalled",
+    )  # fmt: skip
+    parser.add_argument(
         "--agent", action="store_true",
         help="the caller is an agent: kind rule becomes rule-proposal (implied when an agent's "
         "environment marker such as CLAUDECODE or OPENCODE is set)",
@@ -57,7 +62,7 @@ def run(app: App, args: argparse.Namespace) -> int:
         kind=args.kind, summary=args.summary, body=body, id=args.id,
         load_when=tuple(args.load_when), highlight=args.highlight, pinned=args.pinned,
         supersedes=args.supersedes, scope=args.scope, force=args.force,
-        agent=args.agent or agent_marker(app.env) is not None,
+        agent=args.agent or agent_marker(app.env) is not None, cites=tuple(args.cite),
     )  # fmt: skip
     outcome = remember(app, request)
     if outcome.downgraded:

@@ -10,7 +10,7 @@ from memoryd.app import App
 from memoryd.commands import add_json
 
 if TYPE_CHECKING:
-    from memoryd.daemon.service import Outcome, ServiceStatus
+    from memoryd.daemon.manager import Outcome, ServiceStatus
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -31,15 +31,16 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(app: App, args: argparse.Namespace) -> int:
-    from memoryd.daemon import service, units
+    from memoryd.daemon import manager as service_manager
+    from memoryd.daemon import units
 
-    manager = args.manager or service.detect_manager()
+    manager = args.manager or service_manager.detect_manager()
     if args.action == "status":
-        state = service.status(manager, app.env)
+        state = service_manager.status(manager, app.env)
         data = {**dataclasses.asdict(state), "path": str(state.path)}
         app.emit(args.json, data, lambda: _status_text(state))
         return 0 if state.installed and state.running else 1
-    act = service.install if args.action == "install" else service.uninstall
+    act = service_manager.install if args.action == "install" else service_manager.uninstall
     outcome = act(manager, app.env, app.paths, dry_run=args.dry_run)
     data = {
         "manager": outcome.manager,

@@ -56,6 +56,11 @@ class CompileReport:
     stale: list[Path] = field(default_factory=list)  # with check=True: files a compile would change
     problems: list[Finding] = field(default_factory=list)
 
+    @property
+    def touched(self) -> list[Path]:
+        """Every file this compile wrote or deleted: what the index must look at again."""
+        return [*self.written, *self.removed]
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "root": str(self.root),

@@ -18,20 +18,20 @@ from types import FrameType
 from memoryd import fingerprint
 from memoryd.app import App
 from memoryd.config import Config, RootConfig
+from memoryd.daemon.batch_worker import Cmd, Command, Worker
 from memoryd.daemon.batching import Batch, root_of
 from memoryd.daemon.compiling import Compiler
-from memoryd.daemon.engine import Engine
 from memoryd.daemon.extracting import Extraction
+from memoryd.daemon.indexing import Engine
 from memoryd.daemon.lock import DaemonLock
 from memoryd.daemon.logs import OverflowTrap, daemon_logging
-from memoryd.daemon.roots import RootGuard
+from memoryd.daemon.rootguard import RootGuard
 from memoryd.daemon.scheduler import Scheduler
 from memoryd.daemon.status import StatusBoard, now_iso
 from memoryd.daemon.syncing import Syncer
 from memoryd.daemon.trim import Trimmer, one_arena
 from memoryd.daemon.wake import WakeDetector
 from memoryd.daemon.watch import ObserverFactory, Watcher, native_observer
-from memoryd.daemon.worker import Cmd, Command, Worker
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,6 @@ LABEL = "dev.memoryd.daemon"
 SYSTEMD_UNIT = "memoryd.service"
 LAUNCHD_PLIST = f"{LABEL}.plist"
 MARKER = "Written by memoryd"
-MANAGERS = ("systemd", "launchd")
 # Variables copied from the installing shell into the unit when they are set.
 PASS_THROUGH = (
     "MEMORYD_HOME",

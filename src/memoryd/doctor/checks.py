@@ -108,7 +108,7 @@ def check_index(ctx: Machine) -> Verdict:
 
 def check_service(ctx: Machine) -> Verdict:
     from memoryd.daemon.lock import running_pid
-    from memoryd.daemon.service import status
+    from memoryd.daemon.manager import status
 
     state = status(ctx.manager, ctx.env)
     where = f"{ctx.manager} unit {state.path}"

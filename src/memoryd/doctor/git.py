@@ -173,9 +173,9 @@ def _is_socket(path: str) -> bool:
 
 def service_env(ctx: Machine) -> dict[str, str]:
     """The environment the service has (or would have, once installed) for git."""
-    from memoryd.daemon import service
+    from memoryd.daemon import manager as service_manager
 
-    text = service.read_unit(service.unit_path(ctx.manager, ctx.env))
+    text = service_manager.read_unit(service_manager.unit_path(ctx.manager, ctx.env))
     if text is None or units.MARKER not in text:
         return units.service_environment(ctx.env, ctx.manager)
     env = units.unit_environment(ctx.manager, text)

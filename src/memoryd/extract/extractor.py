@@ -96,9 +96,7 @@ class Extractor:
         if conv.cwd is not None and not conv.cwd.is_dir():
             why = f"the session's folder {conv.cwd} no longer exists, so it has no project"
             return self._done(conv, entry, NOTHING, why, advance=True)
-        document = prompt.render(
-            conv, prompt.tail(new, settings.max_chars), settings.max_memories
-        )
+        document = prompt.render(conv, prompt.tail(new, settings.max_chars), settings.max_memories)
         try:
             answer = command.run(
                 settings.command, document, cwd=extractor_dir(self.app), env=self.app.env,

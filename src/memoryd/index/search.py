@@ -18,8 +18,8 @@ from typing import Any, Protocol, TypeVar
 from memoryd.config import Config, RootConfig, SearchConfig
 from memoryd.index.db import IndexDB, Row
 from memoryd.index.fetch import Visible, candidates
+from memoryd.index.hits import bump_hits, read_hits
 from memoryd.index.snippet import MARKERS, hit_counts, make_snippet
-from memoryd.index.state import bump_hits, read_hits
 from memoryd.index.tokenizer import query_terms
 
 log = logging.getLogger(__name__)

@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 MIMOCODE_HOME_ENV = "MIMOCODE_HOME"
 CLAUDE_CONFIG_ENV = "CLAUDE_CONFIG_DIR"
 LAYERED_SCOPES = ("global", "projects", "sessions")
-LAYERED_TYPES = ("memory", "checkpoint", "progress", "notes", "free")
 CLAUDE_TYPES = ("user", "feedback", "project", "reference")
 CLAUDE_SCOPE = "cc"
 FREE = "free"
@@ -39,7 +38,7 @@ _TASK_KEY_RE = re.compile(r"^tasks/[^/]+/(progress|notes)$")
 
 
 @dataclass(frozen=True)
-class Entry:
+class Identity:
     """What a file in a foreign layout is: its id, type, scope and scope id."""
 
     id: str
@@ -128,13 +127,13 @@ def layered_type(key: str) -> str:
     return FREE
 
 
-def layered_entry(relative: str) -> Entry | None:
+def layered_entry(relative: str) -> Identity | None:
     """The entry of a file in the layered tree (None: not part of the tree's shape)."""
     parts = layered_parts(relative)
     if parts is None:
         return None
     scope, scope_id, key = parts
-    return Entry(id=relative[:-3], type=layered_type(key), scope=scope, scope_id=scope_id)
+    return Identity(id=relative[:-3], type=layered_type(key), scope=scope, scope_id=scope_id)
 
 
 # -- Claude Code's memory folders --------------------------------------------------
@@ -159,16 +158,16 @@ def claude_type(meta: Mapping[Any, Any]) -> str:
     return FREE
 
 
-def claude_entry(relative: str, meta: Mapping[Any, Any]) -> Entry | None:
+def claude_entry(relative: str, meta: Mapping[Any, Any]) -> Identity | None:
     """The entry of a Claude Code memory file (None outside ``*/memory/*.md``)."""
     parts = claude_parts(relative)
     if parts is None:
         return None
     slug, _name = parts
-    return Entry(id=relative[:-3], type=claude_type(meta), scope=CLAUDE_SCOPE, scope_id=slug)
+    return Identity(id=relative[:-3], type=claude_type(meta), scope=CLAUDE_SCOPE, scope_id=slug)
 
 
-def entry_for(layout: str, relative: str, meta: Mapping[Any, Any]) -> Entry | None:
+def entry_for(layout: str, relative: str, meta: Mapping[Any, Any]) -> Identity | None:
     """The entry for a file of a foreign layout; None for plugin roots or foreign shapes."""
     if layout == "layered":
         return layered_entry(relative)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from memoryd.secrets.values import WEAK_DEFAULTS, looks_like_password
+from memoryd.secrets.values import WEAK_DEFAULTS, looks_like_password, sentence_end
 
 Span = tuple[str, int, int]
 RULE = "connection-string-password"
@@ -50,7 +50,8 @@ def connection_spans(text: str) -> Iterator[Span]:
         in_query = match.group("sep") in "?&" and _URL_QUERY_RE.search(before) is not None
         if not in_query and not _COMPANION_RE.search(line):
             continue
-        value = value.rstrip(".,")
+        if group == "value" and sentence_end(text, match.end(group)):
+            value = value.rstrip(".,")
         if _quiet(value):
             continue
         yield (RULE, match.start(group), match.start(group) + len(value))

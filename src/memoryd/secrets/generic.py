@@ -144,7 +144,8 @@ def _in_resource_name(text: str, start: int) -> bool:
     word_start = start
     while word_start > 0 and not text[word_start - 1].isspace() and start - word_start < 200:
         word_start -= 1
-    return text.startswith(("arn:", "projects/"), word_start) or "://" in text[word_start:start]
+    token = text[word_start:start]
+    return "arn:" in token or "://" in token or token.startswith("projects/")
 
 
 def _is_pass_verb(key: str) -> bool:

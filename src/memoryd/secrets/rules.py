@@ -25,7 +25,7 @@ from memoryd.secrets.values import (
     wordset,
 )
 
-Check = Callable[[str], bool]
+Validator = Callable[[str], bool]
 
 # A token ends where a token character does not follow.
 _END = r"(?![A-Za-z0-9_\-])"
@@ -37,13 +37,13 @@ class Rule:
     id: str
     regex: re.Pattern[str]
     keywords: tuple[str, ...]  # lower-case literals; the rule runs only if one occurs
-    check: Check | None = None
+    check: Validator | None = None
     group: int = 0  # the part of the match that is the secret
     priority: int = 3  # provider 3 > structural 2 > generic 1 when findings overlap
     context: bool = False  # needs the surrounding text (a key name, spaces, quotes)
 
 
-def _random(min_entropy: float = 3.0, skip: int = 0) -> Check:
+def _random(min_entropy: float = 3.0, skip: int = 0) -> Validator:
     """The part after the prefix is random: not a placeholder, a sequence or a repeat."""
 
     def check(value: str) -> bool:

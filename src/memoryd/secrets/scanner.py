@@ -1,4 +1,4 @@
-"""The secret gate's scanner: ``scan(text) -> list[Finding]``.
+"""The secret gate's scanner: ``scan(text) -> list[SecretFinding]``.
 
 Pure and fast: provider rules run only when their literal keywords occur, the
 generic layer (keyword assignments, URL credentials, private key blocks) judges
@@ -49,7 +49,7 @@ _FINGERPRINT_ROUNDS = 2000
 
 
 @dataclass(frozen=True)
-class Finding:
+class SecretFinding:
     """One secret: where it is and how to recognise it, never what it is."""
 
     rule: str
@@ -71,7 +71,7 @@ class _Candidate:
     end: int
 
 
-def scan(text: str, *, pragmas: bool = True, allow: Collection[str] = ()) -> list[Finding]:
+def scan(text: str, *, pragmas: bool = True, allow: Collection[str] = ()) -> list[SecretFinding]:
     """Every secret in ``text``, in order. Pragma lines and ``allow`` fingerprints are skipped."""
     candidates = _dedupe(_candidates(text))
     if not candidates:
@@ -90,7 +90,7 @@ def scan(text: str, *, pragmas: bool = True, allow: Collection[str] = ()) -> lis
 
 def scan_path(
     path: Path, root: Path | None = None, *, allow: Collection[str] | None = None
-) -> list[Finding]:
+) -> list[SecretFinding]:
     """Scan one file, honouring pragmas and the allowlist of ``root`` (found upwards if None).
 
     ``allow`` passes an already loaded allowlist (a caller scanning many files of one root).
@@ -167,7 +167,7 @@ class AllowlistCache:
         return self._lists[root]
 
 
-def allowlist_line(finding: Finding, where: str) -> str:
+def allowlist_line(finding: SecretFinding, where: str) -> str:
     """The line to add to an allowlist for ``finding`` (no secret in it)."""
     return f"{finding.fingerprint}  # {finding.rule} {where}"
 
@@ -274,13 +274,13 @@ def _line_starts(text: str) -> list[int]:
     return starts
 
 
-def _finding(text: str, line_starts: list[int], cand: _Candidate) -> Finding:
+def _finding(text: str, line_starts: list[int], cand: _Candidate) -> SecretFinding:
     index = bisect_right(line_starts, cand.start) - 1
     line_start = line_starts[index]
     line_end = text.find("\n", line_start)
     line_end = len(text) if line_end == -1 else line_end
     secret = text[cand.start : cand.end]
-    return Finding(
+    return SecretFinding(
         rule=cand.rule,
         line=index + 1,
         start=cand.start - line_start + 1,

@@ -46,7 +46,7 @@ _STAND_IN_RE = re.compile(
 _REFERENCE_RE = re.compile(
     r"^(?:\$\{|\$\(|\{\{|\{%|<%|%\(|%env|#\{)|^\$[A-Za-z_]\w*$|^@[\w.\-/]+$|^![\w!/:]+$|"
     r"^(?:~|\.\.?)?/[\w.\-/]*$|^[A-Za-z_][\w.]*[(\[]|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$|"
-    r"^[a-z][a-z0-9+.\-]*://"
+    r"^[a-z][a-z0-9+.\-]*://|^arn:|^(?:enc|vault|ssm|secrets?|env|op|awskms|gcpkms|azurekv|ref|sops)[:(\[]"
 )
 
 

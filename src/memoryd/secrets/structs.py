@@ -15,6 +15,7 @@ from memoryd.secrets.values import (
     is_repetitive,
     looks_like_password,
     looks_random,
+    sentence_end,
 )
 
 Span = tuple[str, int, int]
@@ -126,7 +127,9 @@ def cli_spans(text: str) -> Iterator[Span]:
             group = next(g for g in ("dq", "sq", "v") if match.groupdict().get(g) is not None)
             value = match.group(group)
             if group == "v":
-                value = value.rstrip(".,`")
+                value = value.rstrip("`")
+                if sentence_end(text, match.start(group) + len(value)):
+                    value = value.rstrip(".,")
             if not value.startswith("-") and looks_like_password(value):
                 start = match.start(group)
                 yield ("cli-password", start, start + len(value))

@@ -17,7 +17,7 @@ from memoryd.errors import PathError
 from memoryd.secrets.scanner import (
     ALLOWLIST_FILE,
     AllowlistCache,
-    Finding,
+    SecretFinding,
     decode,
     scan,
     scan_path,
@@ -29,9 +29,9 @@ SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".v
 @dataclass
 class ScanReport:
     files: int = 0
-    findings: list[tuple[str, Finding]] = field(default_factory=list)  # (display path, finding)
+    findings: list[tuple[str, SecretFinding]] = field(default_factory=list)  # (display path, it)
 
-    def add(self, where: str, found: list[Finding]) -> None:
+    def add(self, where: str, found: list[SecretFinding]) -> None:
         self.files += 1
         self.findings.extend((where, f) for f in found)
 

@@ -189,6 +189,15 @@ def _path_part(part: str) -> bool:
     return len(part) <= 12 or "." in part or is_identifier(part) or bool(_LOWER_NAME_RE.match(part))
 
 
+def sentence_end(text: str, pos: int) -> bool:
+    """Whether a ``.`` or ``,`` just before ``pos`` ends prose rather than belongs to a value:
+    the line ends there, or a new sentence (a capital, a CJK character) follows."""
+    rest = text[pos : pos + 2]
+    if not rest or rest[0] == "\n" or rest == " ":
+        return True
+    return rest[0] == " " and (rest[1].isupper() or not rest[1].isascii())
+
+
 def char_classes(value: str) -> int:
     lower = any(c.islower() for c in value)
     upper = any(c.isupper() for c in value)

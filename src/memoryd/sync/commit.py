@@ -25,7 +25,7 @@ from memoryd.memory import id_for_path, parse
 from memoryd.roots import STATE_FILE, is_memory_name
 from memoryd.sync import exclude
 from memoryd.sync.conflicts import has_conflict_markers, never_synced
-from memoryd.sync.derived import Finding, is_generated, scan_file
+from memoryd.sync.derived import Quarantined, is_generated, scan_file
 from memoryd.sync.repo import Repo
 
 log = logging.getLogger(__name__)
@@ -39,7 +39,7 @@ class Batch:
     added: list[str] = field(default_factory=list)  # root-relative
     changed: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
-    quarantined: list[Finding] = field(default_factory=list)
+    quarantined: list[Quarantined] = field(default_factory=list)
     left_out: list[dict[str, str]] = field(default_factory=list)
     local_only: list[str] = field(default_factory=list)  # sync: false (root-relative)
     untrack: list[str] = field(default_factory=list)  # tracked .state.json (repo-relative)
@@ -145,7 +145,8 @@ def _left_out(
             f"to keep it on this machine only: git -C {root} rm --cached {rel}"
         )
     if has_conflict_markers(data):
-        batch.quarantined.append(Finding(rel, _marker_line(data), "conflict-markers", "<<<<<<<"))
+        marked = Quarantined(rel, _marker_line(data), "conflict-markers", "<<<<<<<")
+        batch.quarantined.append(marked)
         return "conflict markers"
     findings = scan_file(full, root)
     if findings:

@@ -70,10 +70,6 @@ def parse_copy_name(relpath: str) -> CopyName | None:
     return CopyName(original, match["device"], match["time"])
 
 
-def is_conflict_copy(relpath: str) -> bool:
-    return parse_copy_name(relpath) is not None
-
-
 def copy_bytes(local: bytes, relpath: str, copy: str, device: str, now: datetime) -> bytes:
     """The local text, its frontmatter marked as a conflict copy (raw when it cannot be)."""
     if not relpath.endswith(".md"):

@@ -19,7 +19,7 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class Finding:
+class Quarantined:
     """One reason a file is quarantined (the secret scanner's, or our own)."""
 
     path: str  # root-relative
@@ -42,13 +42,12 @@ def recompile(root: RootConfig, config: Config) -> list[Path]:
     """Rewrite the root's compiled files (only changed bytes); the paths written."""
     from memoryd.compile.writer import compile_root
 
-    report = compile_root(root, config)
-    return [*report.written, *report.removed]
+    return compile_root(root, config).touched
 
 
-def scan_file(path: Path, root: Path) -> list[Finding]:
+def scan_file(path: Path, root: Path) -> list[Quarantined]:
     """Secret findings in one file about to be committed."""
     from memoryd.secrets.scanner import scan_path
 
     rel = path.relative_to(root).as_posix()
-    return [Finding(rel, f.line, f.rule, f.preview) for f in scan_path(path, root)]
+    return [Quarantined(rel, f.line, f.rule, f.preview) for f in scan_path(path, root)]

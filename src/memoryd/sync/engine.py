@@ -24,7 +24,7 @@ from memoryd.roots import STATE_FILE, ensure_gitignored
 from memoryd.sync import backups, remote
 from memoryd.sync import commit as local
 from memoryd.sync.conflicts import copy_path, safe_device, utc_stamp
-from memoryd.sync.derived import Finding, recompile
+from memoryd.sync.derived import Quarantined, recompile
 from memoryd.sync.git import GitError
 from memoryd.sync.replay import OutsideRoot, replay
 from memoryd.sync.repo import Blocked, Repo, open_repo, preflight
@@ -56,7 +56,7 @@ class SyncOutcome:
     not_pushed: int = 0
     conflicts: list[dict[str, str]] = field(default_factory=list)  # path, copy (new this cycle)
     notices: list[str] = field(default_factory=list)
-    quarantined: list[Finding] = field(default_factory=list)
+    quarantined: list[Quarantined] = field(default_factory=list)
     left_out: list[dict[str, str]] = field(default_factory=list)
     backup_ref: str | None = None
     error: str | None = None

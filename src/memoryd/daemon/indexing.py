@@ -95,7 +95,7 @@ class Engine:
         from memoryd.compile.writer import compile_root
 
         report = compile_root(root, config, changed=changed)
-        written = [*report.written, *report.removed]
+        written = report.touched
         self.own.record(written)
         for path in sorted(set(report.written) & set(changed or ())):
             # the compiled file itself changed, and not by us: a hand edit, now undone

@@ -99,8 +99,8 @@ class RootGuard:
             log.warning(MISSING.format(path))
         self._paused.add(path)
         self.watcher.remove(path)
+        self.status.problem(MISSING.format(path))  # first: whoever sees "paused" sees why
         self.status.root(path, mode="none", state="paused")
-        self.status.problem(MISSING.format(path))
 
     def _resume(self, path: Path) -> None:
         if not self._add(path):
