@@ -151,7 +151,7 @@ def transcripts(ctx: dict[str, Any], sessions: int, grow_s: float) -> list[Row]:
     ledger = _ledger(state)
     size = sum(f.stat().st_size for f in files)
 
-    from memoryd.extract.transcript import read_claude
+    from memoryd.extract.transcript import ClaudeReader
 
     big = folder / "big.jsonl"
     with big.open("w", encoding="utf-8") as out:
@@ -162,10 +162,17 @@ def transcripts(ctx: dict[str, Any], sessions: int, grow_s: float) -> list[Row]:
     for raw in big.read_bytes().splitlines():
         json.loads(raw)
     floor = time.perf_counter() - t0
+    reader = ClaudeReader()
     t0 = time.perf_counter()
-    conv = read_claude(big)
+    conv = reader.read(big)
     parse = time.perf_counter() - t0
-    assert conv is not None
+    with big.open("a", encoding="utf-8") as out:
+        out.write(claude_line("user", "big", "/bench/proj", "one more question"))
+        out.write(claude_line("assistant", "big", "/bench/proj", answer))
+    t0 = time.perf_counter()
+    more = reader.read(big)
+    incremental = time.perf_counter() - t0
+    assert conv is not None and more is not None and more.turns == conv.turns + 1
     big.unlink()
     return [
         (f"CPU while {sessions} transcripts grow ({lines} lines, {grow_s:.0f} s)",
@@ -176,6 +183,8 @@ def transcripts(ctx: dict[str, Any], sessions: int, grow_s: float) -> list[Row]:
         (f"settle: parse a 5 MB transcript ({conv.turns} turns)", f"{parse * 1000:.0f} ms", ""),
         ("  floor: json.loads of every line", f"{floor * 1000:.0f} ms",
          f"ratio {parse / floor:.2f}"),
+        ("settle after one more turn (reads the new lines only)",
+         f"{incremental * 1000:.1f} ms", ""),
     ]  # fmt: skip
 
 

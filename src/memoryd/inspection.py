@@ -26,6 +26,8 @@ class MemoryRow:
     pinned: bool
     superseded_by: str | None
     hits: int
+    created: int | None = None  # epoch ms, from the frontmatter
+    updated: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -39,6 +41,8 @@ class MemoryRow:
             "superseded": self.superseded_by is not None,
             "superseded_by": self.superseded_by,
             "hits": self.hits,
+            "created": self.created,
+            "updated": self.updated,
         }
 
 
@@ -83,6 +87,8 @@ def memory_rows(root: RootView, hits: Mapping[str, int]) -> list[MemoryRow]:
                 pinned=memory.pinned,
                 superseded_by=memory.superseded_by,
                 hits=hits.get(ident, 0),
+                created=memory.created,
+                updated=memory.updated,
             )
         )
     return rows

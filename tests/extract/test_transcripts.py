@@ -107,3 +107,42 @@ def test_opencode_json_store_sessions(tmp_path: Path) -> None:
     ]
     assert conv.cwd == tmp_path / "proj"
     assert opencode_json_session(store.storage, "ses_missing") is None
+
+
+def test_a_reader_reads_only_what_was_appended_and_notices_a_replaced_file(
+    tmp_path: Path,
+) -> None:
+    from memoryd.extract.transcript import ClaudeReader
+
+    session = ClaudeSession(tmp_path / "projects", tmp_path / "app")
+    session.prompt("部署脚本为什么用 pnpm?")
+    reader = ClaudeReader()
+    first = reader.read(session.file)
+    assert first is not None and first.turns == 1
+    session.answer("Because the lockfile format differs.", "npm cannot read it.", tool="ls")
+    session.prompt("记住这个")
+    with session.file.open("a") as out:
+        out.write('{"type": "user", "message": {"role": "user", "content": "half')
+    again = reader.read(session.file)
+    assert again == read_claude(session.file)  # the same as reading the whole file
+    assert again is not None and list(again.messages) == SAID[:3]
+    with session.file.open("a") as out:
+        out.write(' a line"}}\n')
+    done = reader.read(session.file)
+    assert done is not None and done.messages[-1] == Message(USER, "记住这个\n\nhalf a line")
+    progress = reader._progress[session.file]
+    assert progress.offset == session.file.stat().st_size  # nothing left to read
+
+    replaced = tmp_path / "new.jsonl"  # the same name, other content: read from the start
+    other = ClaudeSession(tmp_path / "other", tmp_path / "elsewhere")
+    other.prompt("a different session altogether")
+    replaced.write_bytes(other.file.read_bytes())
+    replaced.replace(session.file)
+    fresh = reader.read(session.file)
+    assert fresh is not None and list(fresh.messages) == [
+        Message(USER, "a different session altogether")
+    ]
+    assert fresh.session == other.session and fresh.cwd == tmp_path / "elsewhere"
+    session.file.write_text("")  # truncated
+    empty = reader.read(session.file)
+    assert empty is not None and empty.messages == ()

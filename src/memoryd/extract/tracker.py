@@ -72,6 +72,7 @@ class Tracker:
         self._pending: dict[str, set[Path]] = {}
         self._lock = threading.Lock()
         self._own = extractor_dir(extractor.app).resolve()
+        self._claude = transcript.ClaudeReader()
 
     @property
     def settle_s(self) -> float:
@@ -158,7 +159,7 @@ class Tracker:
 
     def _load(self, bucket: str, paths: set[Path]) -> list[Conversation]:
         if bucket.startswith(CLAUDE_BUCKET):
-            found = transcript.read_claude(Path(bucket[len(CLAUDE_BUCKET) :]))
+            found = self._claude.read(Path(bucket[len(CLAUDE_BUCKET) :]))
             return [] if found is None else [found]
         if self.opencode_dir is None:
             return []

@@ -24,7 +24,7 @@ import logging
 import os
 import sqlite3
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -131,26 +131,69 @@ def claude_message(item: dict[str, Any]) -> Message | None:
 
 def read_claude(path: Path) -> Conversation | None:
     """A Claude Code transcript file as a conversation (None when it cannot be read)."""
-    try:
-        data = path.read_bytes()
-        updated = path.stat().st_mtime
-    except OSError as exc:
-        log.debug("cannot read %s: %s", path, exc)
-        return None
-    messages: list[Message] = []
+    return ClaudeReader().read(path)
+
+
+@dataclass
+class _Progress:
+    """How far one transcript was read, and what it said up to there."""
+
+    inode: int
+    head: bytes  # its first bytes: a file replaced in place reads again from the start
+    offset: int = 0  # bytes of complete lines consumed
+    messages: list[Message] = field(default_factory=list)
     cwd: str | None = None
-    session = path.stem
-    for item in claude_lines(data):
-        if isinstance(item.get("cwd"), str) and not item.get("isSidechain"):
-            cwd = item["cwd"]
-        if isinstance(item.get("sessionId"), str):
-            session = item["sessionId"]
-        message = claude_message(item)
-        if message is not None:
-            messages.append(message)
-    return Conversation(
-        CLAUDE, session, Path(cwd) if cwd else None, _joined(messages), updated, str(path)
-    )
+    session: str = ""
+
+
+class ClaudeReader:
+    """Reads Claude Code transcripts, each from where the last read of it ended.
+
+    Claude Code only appends to a transcript, so a settle after one more turn
+    parses that turn's lines, not the whole file again. A file that shrank, has
+    another inode or other first bytes is read from its start.
+    """
+
+    HEAD = 256
+
+    def __init__(self, keep: int = 8) -> None:  # transcripts remembered (their text is kept)
+        self.keep = keep
+        self._progress: dict[Path, _Progress] = {}
+
+    def read(self, path: Path) -> Conversation | None:
+        try:
+            with path.open("rb") as file:
+                stat = os.fstat(file.fileno())
+                head = file.read(self.HEAD)
+                progress = self._progress.pop(path, None)
+                if (
+                    progress is None
+                    or progress.inode != stat.st_ino
+                    or stat.st_size < progress.offset
+                    or not head.startswith(progress.head[: len(head)])
+                ):
+                    progress = _Progress(stat.st_ino, head, session=path.stem)
+                file.seek(progress.offset)
+                data = file.read()
+        except OSError as exc:
+            log.debug("cannot read %s: %s", path, exc)
+            return None
+        progress.head = head
+        progress.offset += data.rfind(b"\n") + 1
+        for item in claude_lines(data):
+            if isinstance(item.get("cwd"), str) and not item.get("isSidechain"):
+                progress.cwd = item["cwd"]
+            if isinstance(item.get("sessionId"), str):
+                progress.session = item["sessionId"]
+            message = claude_message(item)
+            if message is not None:
+                progress.messages.append(message)
+        self._progress[path] = progress  # the newest last: the oldest goes first
+        while len(self._progress) > self.keep:
+            del self._progress[next(iter(self._progress))]
+        cwd = Path(progress.cwd) if progress.cwd else None
+        messages = _joined(progress.messages)
+        return Conversation(CLAUDE, progress.session, cwd, messages, stat.st_mtime, str(path))
 
 
 def claude_slug(cwd: Path) -> str:

@@ -9,6 +9,7 @@ then ranked by bm25 × scope prior × time decay × recall boost (:func:`score`)
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -45,6 +46,7 @@ class Hit:
     snippet: str  # original text around the matches, matches marked «like this»
     body: str
     relevance: float = 0.0  # the bm25 part of the score
+    parts: dict[str, float] = field(default_factory=dict)  # what score multiplies (score_parts)
     row: Row | None = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
@@ -61,6 +63,7 @@ class Hit:
             "kind": self.kind,
             "summary": self.summary,
             "score": float(f"{self.score:.6g}"),  # significant digits: bm25 can be ~1e-6
+            "parts": {name: float(f"{value:.6g}") for name, value in self.parts.items()},
             "terms": self.terms,
             "snippet": self.snippet,
             "body": self.body,
@@ -102,13 +105,17 @@ def recall(
     found = candidates(db, terms, roots, filters, fetch, strategy=strategy, visible=visible)
     now = int(time.time() * 1000) if now_ms is None else now_ms
     counts = {str(r.path): read_hits(r.path) for r in roots}
-    scored = [
-        (score(settings, rel, c, counts[c.root].get(c.id, 0), now), rel, c) for rel, c in found
-    ]
+    parts = {
+        c.rowid: score_parts(settings, rel, c, counts[c.root].get(c.id, 0), now) for rel, c in found
+    }
+    scored = [(math.prod(parts[c.rowid].values()), rel, c) for rel, c in found]
     kept = cut(sorted(scored, key=lambda s: -s[0]), settings.score_floor, limit)
     rows = db.rows_by_rowid([c.rowid for _total, _rel, c in kept])
     marks = MARKERS[markers]
-    hits = [_hit(rows[c.rowid], total, rel, terms, marks) for total, rel, c in kept]
+    hits = [
+        _hit(rows[c.rowid], total, rel, terms, marks, parts=parts[c.rowid])
+        for total, rel, c in kept
+    ]
     if bump:
         _bump(hits)
     return hits
@@ -132,15 +139,28 @@ class Rankable(Protocol):
 
 
 def score(settings: SearchConfig, relevance: float, row: Rankable, hits: int, now_ms: int) -> float:
-    """bm25 relevance × scope prior × time decay × recall boost (pure).
+    """bm25 relevance × scope prior × time decay × recall boost (pure)."""
+    return math.prod(score_parts(settings, relevance, row, hits, now_ms).values())
 
+
+def score_parts(
+    settings: SearchConfig, relevance: float, row: Rankable, hits: int, now_ms: int
+) -> dict[str, float]:
+    """The factors a score is the product of, by name (``memoryd ui`` shows them as they are).
+
+    ``relevance`` (bm25), ``scope`` (the prior), ``age`` (the decay) and ``hits`` (the boost).
     Rows of the layered and claude layouts rank by bm25 and scope prior only, as the
     layered memory's own search does (no decay, and memoryd keeps no hit counts there).
     """
     prior = settings.project_prior if row.scope == "project" else settings.global_prior
     if row.layout != "plugin":
-        return relevance * prior
-    return relevance * prior * decay(settings, row, now_ms) * boost(settings, hits)
+        return {"relevance": relevance, "scope": prior}
+    return {
+        "relevance": relevance,
+        "scope": prior,
+        "age": decay(settings, row, now_ms),
+        "hits": boost(settings, hits),
+    }
 
 
 def decay(settings: SearchConfig, row: Rankable, now_ms: int) -> float:
@@ -169,7 +189,15 @@ def cut(
     return kept[:limit]
 
 
-def _hit(row: Row, total: float, relevance: float, terms: list[str], marks: tuple[str, str]) -> Hit:
+def _hit(
+    row: Row,
+    total: float,
+    relevance: float,
+    terms: list[str],
+    marks: tuple[str, str],
+    *,
+    parts: dict[str, float],
+) -> Hit:
     return Hit(
         id=row.id,
         path=row.path,
@@ -182,6 +210,7 @@ def _hit(row: Row, total: float, relevance: float, terms: list[str], marks: tupl
         snippet=make_snippet(terms, row.body or row.summary or "", marks=marks),
         body=row.body,
         relevance=relevance,
+        parts=parts,
         row=row,
     )
 

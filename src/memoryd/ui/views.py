@@ -1,0 +1,411 @@
+"""The page's JSON answers, each one a call of the library functions the CLI commands use.
+
+Search is ``memoryd recall`` (hit counts are not bumped: looking is not recalling), the
+agent's view is ``memoryd context``, the memory list and the problems are
+``memoryd inspect``, conflicts and their buttons are ``memoryd conflicts`` and
+``memoryd resolve``, and the sync buttons are ``memoryd sync``. Nothing is computed here
+that the library already knows; this module only gathers and shapes it for the page.
+
+Every path a request names is checked twice: its root must be one memoryd knows (a
+configured root, or the project root the page was started in), and the file must stay
+inside that root (:func:`memoryd.safepath.inside`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import posixpath
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from memoryd.app import App
+from memoryd.config import RootConfig
+from memoryd.errors import MemorydError, PathError, UsageError
+
+log = logging.getLogger(__name__)
+
+MAX_QUERY = 2000
+MAX_FILE = 1_000_000  # a memory page shows at most this many bytes of a file
+MAX_CHAIN = 20
+Params = Mapping[str, str]
+View = Callable[[App, Params], Any]
+
+
+class Views:
+    """The API the page calls; one library call at a time (the app and index are shared)."""
+
+    def __init__(self, app: App) -> None:
+        self.app = app
+        self._lock = threading.Lock()
+
+    def get(self, name: str, params: Params) -> Any:
+        view = READS.get(name)
+        if view is None:
+            raise LookupError(name)
+        with self._lock:
+            return view(self.app, params)
+
+    def post(self, name: str, params: Params) -> Any:
+        view = WRITES.get(name)
+        if view is None:
+            raise LookupError(name)
+        with self._lock:
+            return view(self.app, params)
+
+    @staticmethod
+    def is_write(name: str) -> bool:
+        return name in WRITES
+
+
+# -- reads ----------------------------------------------------------------------------
+
+
+def overview(app: App, params: Params) -> dict[str, Any]:
+    """The header: device, daemon, roots (what every view refers to)."""
+    from memoryd.daemon.status import read_status
+
+    view = read_status(app.paths)
+    return {
+        "device": app.config.device,
+        "cwd": str(app.cwd),
+        "daemon": {"running": view.running and not view.stale, "pid": view.running_pid},
+        "roots": [_root_json(r) for r in known_roots(app)],
+    }
+
+
+def search(app: App, params: Params) -> dict[str, Any]:
+    """What ``memoryd recall QUERY`` returns from this folder, with each score's parts."""
+    from memoryd.freshness import ensure_fresh, search_roots
+    from memoryd.index import recall
+    from memoryd.index.hits import read_hits
+
+    query = _query(params, "q")
+    limit = _int(params, "limit", None, 1, 100)
+    roots = search_roots(app.config, app.cwd)
+    with ensure_fresh(app, roots=roots, recompile=True) as db:
+        hits = recall(db, app.config, query, roots, limit=limit, bump=False)
+    counts = {str(r.path): read_hits(r.path) for r in roots}
+    results = []
+    for hit in hits:
+        item = hit.to_json()
+        item["rel"] = _rel(hit.root, hit.path)
+        item["hit_count"] = counts.get(str(hit.root), {}).get(hit.id, 0)
+        results.append(item)
+    return {"query": query, "roots": [str(r.path) for r in roots], "hits": results}
+
+
+def context(app: App, params: Params) -> dict[str, Any]:
+    """The exact block ``memoryd context PROMPT`` prints, its size and what was cut."""
+    from memoryd.agent.context import OUTLINE_CUT, gather
+
+    prompt = params.get("q", "")
+    if len(prompt) > MAX_QUERY:
+        raise UsageError(f"the prompt is longer than {MAX_QUERY} characters")
+    block = gather(app, prompt)
+    settings = app.config.injection
+    data = block.as_dict()
+    data.update(
+        chars=len(block.text),
+        budget={
+            "max_chars": settings.max_chars,
+            "max_entries": settings.max_entries,
+            "outline_chars": settings.outline_chars,
+        },
+        outline_cut=OUTLINE_CUT in block.text,
+    )
+    return data
+
+
+def memories(app: App, params: Params) -> dict[str, Any]:
+    """Every memory of every root (``memoryd inspect``), with age and its own problems."""
+    from memoryd.inspection import inspect
+
+    result = inspect(app)
+    by_file: dict[str, list[dict[str, str]]] = {}
+    for finding in result.findings:
+        by_file.setdefault(str(finding.path), []).append(finding.as_dict())
+    rows = []
+    for row in result.memories:
+        item = row.as_dict()
+        file = row.root / row.path
+        item["folder"] = posixpath.dirname(row.path)
+        item["stamp"] = row.updated or row.created or _mtime_ms(file)
+        item["problems"] = by_file.get(str(file), [])
+        rows.append(item)
+    return {
+        "now": int(time.time() * 1000),
+        "roots": [_root_json(r) for r in known_roots(app)],
+        "memories": rows,
+    }
+
+
+def memory(app: App, params: Params) -> dict[str, Any]:
+    """One memory's page: frontmatter, body, problems, git history, supersedes chain."""
+    from memoryd.memory import parse, validate
+    from memoryd.ui.history import file_history
+
+    root, path, rel = _file(app, params)
+    raw = path.read_bytes()
+    parsed = parse(raw[:MAX_FILE])
+    return {
+        "root": str(root.path),
+        "scope": root.scope,
+        "path": rel,
+        "id": parsed.id or _id(rel),
+        "meta": json.loads(json.dumps(parsed.meta, default=str, ensure_ascii=False)),
+        "frontmatter": _frontmatter_text(raw[:MAX_FILE]),
+        "body": parsed.body,
+        "size": len(raw),
+        "cut": len(raw) > MAX_FILE,
+        "problems": [{"code": p.code, "message": p.message} for p in validate(parsed)],
+        "history": [c.as_dict() for c in file_history(root.path, rel)],
+        "chain": supersedes_chain(root, parsed.id or _id(rel), parsed, rel),
+    }
+
+
+def conflicts(app: App, params: Params) -> dict[str, Any]:
+    """Each pending conflict (``memoryd conflicts``) beside the text at its path; sync state."""
+    from memoryd.sync.resolve import all_conflicts
+    from memoryd.ui.diff import side_by_side
+
+    found = []
+    for c in all_conflicts(app.config):
+        local = _text(c.root / c.copy)
+        remote = _text(c.root / c.name.original)
+        item: dict[str, Any] = dict(c.to_json())
+        item.update(local=local, remote=remote, rows=side_by_side(local or "", remote or ""))
+        found.append(item)
+    return {"conflicts": found, "sync": sync_status(app)}
+
+
+def problems(app: App, params: Params) -> dict[str, Any]:
+    """What ``memoryd inspect`` reports, each problem with its fix."""
+    from memoryd.inspection import inspect
+
+    result = inspect(app)
+    return {"problems": [f.as_dict() for f in result.findings], "memories": len(result.memories)}
+
+
+def sync_status(app: App) -> list[dict[str, Any]]:
+    """Per configured root: its sync policy and what its last cycles left in the state file."""
+    from memoryd.sync.state import load_state
+
+    out = []
+    for root in app.config.roots:
+        state = load_state(app.paths, root.path)
+        policy = root.sync
+        out.append({
+            "root": str(root.path),
+            "scope": root.scope,
+            "syncs": policy.commit or policy.pull or policy.push,
+            "last_sync_ms": state.last_sync_ms or None,
+            "last_attempt_ms": state.last_attempt_ms or None,
+            "last_status": state.last_status,
+            "last_error": state.last_error,
+            "not_pushed": state.not_pushed,
+            "paused": state.paused,
+            "quarantined": state.quarantined,
+            "notices": state.notices[-5:],
+        })  # fmt: skip
+    return out
+
+
+# -- writes (POST with the CSRF token only) ---------------------------------------------
+
+
+def resolve(app: App, params: Params) -> dict[str, Any]:
+    """``memoryd resolve ID --keep local|remote|both``."""
+    from memoryd.sync.resolve import KEEP, find
+    from memoryd.sync.resolve import resolve as settle
+
+    keep = params.get("keep", "")
+    if keep not in KEEP:
+        raise UsageError(f"keep must be one of {', '.join(KEEP)}, got {keep!r}")
+    conflict = find(app.config, _required(params, "id"))
+    done = settle(conflict, keep)
+    return {"id": conflict.id, "root": str(conflict.root), "keep": keep, "done": done}
+
+
+def sync(app: App, params: Params) -> dict[str, Any]:
+    """``memoryd sync --root ROOT [--allow-mass-delete]``: sync now, or confirm a pause."""
+    from memoryd.sync.engine import sync_root
+    from memoryd.sync.report import outcome_text, pick_roots
+
+    [root] = pick_roots(app.config, Path(_required(params, "root")))
+    allow = params.get("allow_mass_delete") == "true"
+    outcome = sync_root(app.config, app.paths, root, allow_mass_delete=allow, force=True)
+    return {"ok": outcome.ok, "outcome": outcome.to_json(), "text": outcome_text(outcome)}
+
+
+READS: dict[str, View] = {
+    "overview": overview,
+    "search": search,
+    "context": context,
+    "memories": memories,
+    "memory": memory,
+    "conflicts": conflicts,
+    "problems": problems,
+}
+WRITES: dict[str, View] = {"resolve": resolve, "sync": sync}
+
+
+# -- helpers ------------------------------------------------------------------------------
+
+
+def known_roots(app: App) -> list[RootConfig]:
+    """The configured roots, plus this folder's project root when config.yaml omits it."""
+    from memoryd.locate import active_roots
+
+    roots = list(app.config.roots)
+    seen = {r.path for r in roots}
+    for root in active_roots(app.config, app.cwd):
+        if root.path not in seen:
+            roots.append(root)
+            seen.add(root.path)
+    return roots
+
+
+def supersedes_chain(
+    root: RootConfig, memory_id: str, memory: Any, rel: str
+) -> list[dict[str, Any]]:
+    """The memories this one replaced (older first), itself, then the ones replacing it."""
+    from memoryd.locate import find_in
+
+    def look(ident: str) -> dict[str, Any]:
+        try:
+            found = find_in(root, ident)
+        except MemorydError:
+            found = None
+        if found is None:
+            return {"id": ident, "exists": False, "summary": None, "path": None, "memory": None}
+        return {
+            "id": ident,
+            "exists": True,
+            "summary": found.memory.summary,
+            "path": _rel(root.path, found.path),
+            "memory": found.memory,
+        }
+
+    seen = {memory_id}
+    older: list[dict[str, Any]] = []
+    todo = list(memory.supersedes)
+    while todo and len(older) < MAX_CHAIN:
+        ident = todo.pop(0)
+        if ident in seen:
+            continue
+        seen.add(ident)
+        item = look(ident)
+        older.insert(0, item)
+        if item["memory"] is not None:
+            todo += list(item["memory"].supersedes)
+    newer: list[dict[str, Any]] = []
+    nxt = memory.superseded_by
+    while nxt and nxt not in seen and len(newer) < MAX_CHAIN:
+        seen.add(nxt)
+        item = look(nxt)
+        newer.append(item)
+        nxt = item["memory"].superseded_by if item["memory"] is not None else None
+    this = {"id": memory_id, "exists": True, "summary": memory.summary, "path": rel, "self": True}
+    chain = [*older, this, *newer]
+    if len(chain) == 1:
+        return []
+    return [{k: v for k, v in item.items() if k != "memory"} for item in chain]
+
+
+def _root_json(root: RootConfig) -> dict[str, Any]:
+    return {
+        "path": str(root.path),
+        "scope": root.scope,
+        "layout": root.layout,
+        "exists": root.path.is_dir(),
+    }
+
+
+def _file(app: App, params: Params) -> tuple[RootConfig, Path, str]:
+    """The known root and the file inside it that the request names (else PathError)."""
+    from memoryd import safepath
+
+    wanted = _required(params, "root")
+    rel = _required(params, "path")
+    for root in known_roots(app):
+        if str(root.path) == wanted:
+            break
+    else:
+        raise PathError(
+            f"{wanted} is not a memory root memoryd knows",
+            hint="open memories from the Memories view",
+        )
+    path = safepath.inside(root.path, rel)
+    if not path.is_file():
+        raise PathError(f"no file {rel} in {root.path}", hint="the Memories view lists them")
+    return root, path, rel
+
+
+def _frontmatter_text(raw: bytes) -> str:
+    text = raw.decode("utf-8", "replace").removeprefix("\ufeff")
+    lines = text.splitlines(keepends=True)
+    if not lines or lines[0].rstrip("\r\n") != "---":
+        return ""
+    for n, line in enumerate(lines[1:], start=1):
+        if line.rstrip("\r\n") in ("---", "..."):
+            return "".join(lines[1:n])
+    return ""
+
+
+def _text(path: Path) -> str | None:
+    try:
+        return path.read_bytes()[:MAX_FILE].decode("utf-8", "replace")
+    except OSError:
+        return None
+
+
+def _mtime_ms(path: Path) -> int | None:
+    try:
+        return path.stat().st_mtime_ns // 1_000_000
+    except OSError:
+        return None
+
+
+def _rel(root: Path, path: Path) -> str:
+    from memoryd.roots import relative_id
+
+    return relative_id(root, path)
+
+
+def _id(rel: str) -> str:
+    from memoryd.memory import id_for_path
+
+    return id_for_path(rel)
+
+
+def _required(params: Params, name: str) -> str:
+    value = params.get(name, "")
+    if not value:
+        raise UsageError(f"the request needs {name}=")
+    return value
+
+
+def _query(params: Params, name: str) -> str:
+    value = params.get(name, "").strip()
+    if not value:
+        raise UsageError("type something to search for", hint="a word, in any language")
+    if len(value) > MAX_QUERY:
+        raise UsageError(f"the query is longer than {MAX_QUERY} characters")
+    return value
+
+
+def _int(params: Params, name: str, default: int | None, low: int, high: int) -> int | None:
+    raw = params.get(name)
+    if raw in (None, ""):
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise UsageError(f"{name} must be a whole number, got {raw!r}") from None
+    if not low <= value <= high:
+        raise UsageError(f"{name} must be between {low} and {high}, got {value}")
+    return value

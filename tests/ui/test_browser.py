@@ -1,0 +1,325 @@
+"""The page in a real headless Chromium: each view against what the CLI says.
+
+The home has memories aged from days to years, a pinned one, a supersedes pair, a
+malformed file, a project root, and a body that tries to run a script; the conflict
+test uses a real conflict made by git sync between two clones of one bare remote.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.daemon.harness import DaemonProcess, wait_until
+from tests.helpers import git, run_cli
+from tests.index.conftest import write_memory
+from tests.sync.world import World, make_world, memory
+from tests.ui.conftest import UI, show
+
+DAY_MS = 86_400_000
+NOW_MS = int(time.time() * 1000)
+HOSTILE = (
+    "unicode61 把整段中文当成一个词, so 分词 fails for two-character words.\n"
+    '<script>window.__pwned = 1; alert("pwned")</script>\n'
+    '<img src="x" onerror="window.__pwned = 2">\n'
+)
+LINES = "".join(f"line {n}\n" for n in range(1, 6))
+
+
+@pytest.fixture
+def home(isolated_home: Path, tmp_path: Path) -> Path:
+    """An initialised home and a project folder with its own root; returns the project."""
+    assert run_cli("init").returncode == 0
+    root = isolated_home / "memory"
+    years = NOW_MS - 3 * 365 * DAY_MS
+    write_memory(root, "pitfalls/sqlite-cjk.md", HOSTILE, id="pitfalls/sqlite-cjk", kind="pitfall",
+                 summary="unicode61 treats a whole Chinese run as one token",
+                 load_when=["分词", "SQLite"], created=years, updated=years)  # fmt: skip
+    write_memory(root, "preferences/pnpm.md", "Always deploy with pnpm, never npm.",
+                 id="preferences/pnpm", kind="preference", summary="deploy with pnpm",
+                 pinned=True, updated=NOW_MS - 2 * DAY_MS)  # fmt: skip
+    write_memory(root, "decisions/db-v1.md", "We store sessions in Redis.", id="decisions/db-v1",
+                 kind="decision", summary="sessions in Redis", superseded_by="decisions/db-v2",
+                 updated=NOW_MS - 400 * DAY_MS)  # fmt: skip
+    write_memory(root, "decisions/db-v2.md", "Sessions moved to SQLite.", id="decisions/db-v2",
+                 kind="decision", summary="sessions in SQLite", supersedes=["decisions/db-v1"],
+                 updated=NOW_MS - 30 * DAY_MS)  # fmt: skip
+    (root / "facts").mkdir(exist_ok=True)
+    (root / "facts/broken.md").write_text("---\nkind: [unclosed\nsummary: x\n---\nbody\n")
+    assert run_cli("sync").returncode == 0  # the first commit: history for every file
+    write_memory(root, "preferences/pnpm.md", "Always deploy with pnpm 9, never npm.",
+                 id="preferences/pnpm", kind="preference", summary="deploy with pnpm",
+                 pinned=True, updated=NOW_MS - DAY_MS)  # fmt: skip
+    assert run_cli("sync").returncode == 0
+    project = tmp_path / "proj"
+    project.mkdir()
+    git(project, "init", "-q")
+    assert run_cli("init", "--project", str(project)).returncode == 0
+    write_memory(project / ".memory", "facts/deploy.md", "部署 runs pnpm deploy from CI.",
+                 id="facts/deploy", kind="fact", summary="部署 goes through CI")  # fmt: skip
+    return project
+
+
+def hit_ids(page: Any) -> list[str]:
+    return page.locator(".hit").evaluate_all("els => els.map(e => e.dataset.id)")
+
+
+def search(page: Any, query: str) -> None:
+    """Search from the box and wait for the view rendered for this query (not the last one)."""
+    page.fill("#search-q", query)
+    page.press("#search-q", "Enter")
+    page.wait_for_function(
+        "q => { const v = document.querySelector('#view-search.ready');"
+        " return v !== null && new URLSearchParams(v.dataset.params).get('q') === q; }",
+        arg=query,
+    )
+
+
+def test_search_shows_what_recall_returns_and_why(
+    home: Path, ui_factory: Any, page: Any, shots: Path
+) -> None:
+    ui: UI = ui_factory(home)
+    show(page, ui, "search")
+    search(page, "分词")
+    assert hit_ids(page)[0] == "pitfalls/sqlite-cjk"
+    first = page.locator(".hit").first
+    assert first.locator("mark").first.inner_text() == "分词"
+    assert "分词 ×" in first.locator(".why").inner_text()
+    parts = {
+        el.get_attribute("data-part"): el.inner_text() for el in first.locator("[data-part]").all()
+    }
+    assert set(parts) >= {"relevance", "scope", "age", "hits"}
+    assert parts["hits"].endswith("(0 hits)")  # looking here is not a recall: nothing bumped
+    shown_cn = hit_ids(page)
+
+    search(page, "pnpm")
+    page.screenshot(path=str(shots / "search.png"))
+    shown_en = hit_ids(page)
+    assert "preferences/pnpm" in shown_en and "facts/deploy" in shown_en
+    pinned = page.locator('.hit[data-id="preferences/pnpm"] [data-part="age"]').inner_text()
+    assert pinned == "1"  # a pinned memory never decays: its age factor is exactly 1
+
+    # the same library call as the CLI: the same memories in the same order, the same parts
+    for query, shown in (("分词", shown_cn), ("pnpm", shown_en)):
+        done = run_cli("recall", query, "--json", cwd=home)
+        assert done.returncode == 0, done.stderr
+        cli = json.loads(done.stdout)
+        assert [h["id"] for h in cli] == shown
+        api = ui.api("search", q=query)["hits"]
+        assert [h["parts"]["relevance"] for h in api] == [h["parts"]["relevance"] for h in cli]
+
+
+def test_memory_page_shows_text_as_text_history_and_chain(
+    home: Path, ui_factory: Any, page: Any, shots: Path
+) -> None:
+    ui: UI = ui_factory(home)
+    show(page, ui, "search")
+    search(page, "分词")
+    page.click('.hit[data-id="pitfalls/sqlite-cjk"] a.memory-link')
+    page.wait_for_selector("#view-memory.ready")
+    assert page.inner_text("#memory-title") == "pitfalls/sqlite-cjk"
+    body = page.inner_text("#memory-body")
+    assert '<script>window.__pwned = 1; alert("pwned")</script>' in body
+    assert '<img src="x" onerror="window.__pwned = 2">' in body
+    assert page.evaluate("window.__pwned") is None
+    assert page.locator("#main script, #main img").count() == 0
+    assert page.dialogs == []
+    assert "null" not in page.inner_text("#view-memory")  # nothing missing shows as "null"
+    meta = page.inner_text("#memory-meta")
+    assert "pitfall" in meta and '["分词","SQLite"]' in meta
+    assert page.locator("#memory-history tr").count() == 2  # header + the first sync's commit
+    page.screenshot(path=str(shots / "memory.png"))
+
+    root = str(Path(os.environ["MEMORYD_HOME"]) / "memory")
+    show(page, ui, f"memory?root={root}&path=preferences/pnpm.md")
+    history = page.locator("#memory-history tr")
+    assert history.count() == 3  # edited after the first sync: two commits, newest first
+    assert "pnpm 9" in page.inner_text("#memory-body")
+
+    show(page, ui, f"memory?root={root}&path=decisions/db-v2.md")
+    chain = page.locator("#memory-chain li").all_inner_texts()
+    assert chain == ["decisions/db-v1 — sessions in Redis", "decisions/db-v2 — sessions in SQLite"]
+    page.click("#memory-chain a")  # the older one, through the chain's link
+    page.wait_for_selector("#view-memory.ready")
+    page.wait_for_function(
+        "() => document.querySelector('#memory-title').textContent === 'decisions/db-v1'"
+    )
+
+
+def test_memories_lists_every_memory_sortable_and_filterable(
+    home: Path, ui_factory: Any, page: Any, shots: Path
+) -> None:
+    ui: UI = ui_factory(home)
+    show(page, ui, "memories")
+    rows = page.locator("#memories-table tbody tr")
+    ids = rows.evaluate_all("els => els.map(e => e.dataset.id)")
+    inspected = json.loads(run_cli("inspect", "--json", cwd=home).stdout)["memories"]
+    assert sorted(ids) == sorted(m["id"] for m in inspected)
+    assert "facts/deploy" in ids  # the project root of the folder the page was started in
+    age = page.locator('tr[data-id="pitfalls/sqlite-cjk"] td.num').first.inner_text()
+    assert age == "3.0 y"
+    page.screenshot(path=str(shots / "memories.png"))
+
+    page.click('th[data-sort="age"]')  # newest first
+    ids = rows.evaluate_all("els => els.map(e => e.dataset.id)")
+    assert (
+        ids.index("preferences/pnpm")
+        < ids.index("decisions/db-v1")
+        < ids.index("pitfalls/sqlite-cjk")
+    )
+    page.select_option("#memories-kind", "decision")
+    assert rows.evaluate_all("els => els.map(e => e.dataset.id)") == [
+        "decisions/db-v2", "decisions/db-v1",
+    ]  # fmt: skip
+    page.select_option("#memories-kind", "*")
+    page.select_option("#memories-flag", "superseded")
+    assert rows.evaluate_all("els => els.map(e => e.dataset.id)") == ["decisions/db-v1"]
+    assert "superseded by decisions/db-v2" in rows.first.inner_text()
+    page.select_option("#memories-flag", "problems")
+    assert rows.evaluate_all("els => els.map(e => e.dataset.id)") == ["facts/broken"]
+    page.select_option("#memories-flag", "pinned")
+    assert rows.evaluate_all("els => els.map(e => e.dataset.id)") == ["preferences/pnpm"]
+    page.select_option("#memories-flag", "*")
+    page.fill("#memories-filter", "Redis")
+    assert rows.evaluate_all("els => els.map(e => e.dataset.id)") == ["decisions/db-v1"]
+
+
+def test_context_shows_the_exact_block_its_size_and_cuts(
+    home: Path, ui_factory: Any, page: Any, shots: Path, isolated_home: Path
+) -> None:
+    config = isolated_home / "config.yaml"
+    config.write_text(config.read_text() + "\ninjection:\n  max_chars: 60\n")
+    ui: UI = ui_factory(home)
+    show(page, ui, "context")
+    prompt = "how do we deploy with pnpm? 部署"
+    page.fill("#context-q", prompt)
+    page.click("#view-context button[type=submit]")
+    page.wait_for_selector("#context-block")
+    block = page.text_content("#context-block")
+    done = run_cli("context", prompt, cwd=home)
+    assert done.returncode == 0, done.stderr
+    assert block == done.stdout  # the exact bytes an agent gets
+    size = page.inner_text("#context-size")
+    assert size.startswith(f"{len(done.stdout)} characters in the block;")
+    assert "body budget 60 characters" in size
+    cuts = page.inner_text("#context-cuts")
+    assert "was cut at the budget." in cuts and "Nothing was cut." not in cuts
+    page.screenshot(path=str(shots / "context.png"))
+
+
+def test_problems_lists_what_inspect_reports_with_fixes(
+    home: Path, ui_factory: Any, page: Any, shots: Path
+) -> None:
+    ui: UI = ui_factory(home)
+    show(page, ui, "problems")
+    problems = json.loads(run_cli("inspect", "--json", cwd=home).stdout)["problems"]
+    assert problems
+    cards = page.locator(".problem")
+    assert cards.count() == len(problems)
+    text = page.inner_text("#view-problems")
+    for problem in problems:
+        assert problem["message"] in text and problem["fix"] in text
+    assert "facts/broken.md" in text
+    page.screenshot(path=str(shots / "problems.png"))
+
+
+@pytest.fixture
+def conflicted(tmp_path: Path) -> tuple[World, str]:
+    """A real conflict: both devices changed line 2, desktop synced second."""
+    world = make_world(tmp_path)
+    for device in world.devices:
+        device.paths.config_file.write_text(f"device: {device.name}\n")
+    world.a.write("facts/x.md", memory("facts/x", "shared", LINES))
+    world.settle()
+    world.a.write("facts/x.md", memory("facts/x", "shared", LINES.replace("line 2", "A2")))
+    world.b.write("facts/x.md", memory("facts/x", "shared", LINES.replace("line 2", "B2 其他")))
+    world.a.sync()
+    outcome = world.b.sync()
+    world.settle()
+    [conflict] = outcome.conflicts
+    return world, conflict["copy"]
+
+
+def test_conflict_resolved_with_the_button_then_synced(
+    conflicted: tuple[World, str], ui_factory: Any, page: Any, shots: Path, tmp_path: Path
+) -> None:
+    world, copy = conflicted
+    env = {**os.environ, "MEMORYD_HOME": str(world.a.paths.home)}
+    ui: UI = ui_factory(tmp_path, env)
+    show(page, ui, "conflicts")
+    card = page.locator(f'.conflict[data-id="{copy[:-3]}"]')
+    changed = card.locator("tr.change").all_inner_texts()
+    [line2] = [row for row in changed if "B2 其他" in row]  # side by side with the remote's
+    assert line2.split("\t")[1:] == ["B2 其他", "7", "A2"]
+    assert "desktop" in card.inner_text()
+    page.screenshot(path=str(shots / "conflicts.png"))
+
+    card.locator('button[data-keep="local"]').click()
+    message = page.wait_for_selector("#conflicts-message .ok")
+    assert message.inner_text() == f"put desktop's text from {copy} at facts/x.md"
+    page.wait_for_selector("#no-conflicts")
+    text = world.a.read("facts/x.md")  # on disk: the copy's text at the path, the copy gone
+    assert "B2 其他" in text and "A2" not in text and "conflict_of" not in text
+    assert not (world.a.root / copy).exists()
+    assert not (world.a.root / "CONFLICTS.md").exists()
+
+    page.click(f'#sync-table tr[data-root="{world.a.root}"] button[data-action="sync"]')
+    page.wait_for_selector("#conflicts-message .ok")
+    assert page.inner_text("#conflicts-message .ok").startswith(f"{world.a.root}: ok")
+    remote = world.remote
+    assert "B2 其他" in git(remote, "show", "main:facts/x.md")  # in git: pushed
+    assert copy not in git(remote, "ls-tree", "-r", "--name-only", "main")
+    assert git(world.a.root, "status", "--porcelain") == ""
+    world.settle()
+    assert "B2 其他" in world.b.read("facts/x.md")
+    assert not (world.b.root / copy).exists()
+
+
+def test_paused_root_shows_the_reason_and_the_confirm_commits(
+    isolated_home: Path, ui_factory: Any, page: Any, tmp_path: Path
+) -> None:
+    assert run_cli("init").returncode == 0
+    root = isolated_home / "memory"
+    for n in range(4):
+        (root / f"facts/m{n}.md").write_text(memory(f"facts/m{n}", "m", f"{n}\n"))
+    assert run_cli("sync").returncode == 0
+    for n in range(3):
+        (root / f"facts/m{n}.md").unlink()
+    assert run_cli("sync").returncode == 1  # paused: 3 of 4 deleted in one go
+    ui: UI = ui_factory(tmp_path)
+    show(page, ui, "conflicts")
+    row = page.locator(f'#sync-table tr[data-root="{root}"]')
+    assert "paused: 3 of 4 memories deleted in one go" in row.inner_text()
+    row.locator('button[data-action="confirm-delete"]').click()
+    page.wait_for_selector("#conflicts-message .ok")
+    assert page.dialogs and "--allow-mass-delete" in page.dialogs[0]
+    assert git(root, "ls-files", "facts").split() == ["facts/m3.md"]
+    row = page.locator(f'#sync-table tr[data-root="{root}"]')
+    assert row.locator(".paused, [data-action=confirm-delete]").count() == 0
+
+
+def test_the_page_works_beside_a_running_daemon(
+    isolated_home: Path, ui_factory: Any, page: Any, tmp_path: Path
+) -> None:
+    from memoryd.app import App
+
+    assert run_cli("init").returncode == 0
+    daemon = DaemonProcess(tmp_path)
+    try:
+        daemon.wait_ready(App())
+        ui: UI = ui_factory(tmp_path)
+        show(page, ui, "search")
+        page.wait_for_function("() => document.querySelector('#status').textContent !== ''")
+        assert f"daemon running (pid {daemon.proc.pid})" in page.inner_text("#status")
+        write_memory(isolated_home / "memory", "facts/kettle.md", "The kettle is descaled monthly.",
+                     kind="fact", summary="kettle upkeep")  # fmt: skip
+        assert wait_until(lambda: bool(ui.api("search", q="kettle")["hits"]), timeout=30)
+        search(page, "kettle")
+        assert hit_ids(page) == ["facts/kettle"]
+    finally:
+        assert daemon.terminate() == 0, daemon.output()

@@ -1,0 +1,98 @@
+"""Pieces of the page that are plain functions: the diff rows, the score parts, the CLI."""
+
+from __future__ import annotations
+
+import math
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memoryd.config import Config, RootConfig
+from memoryd.index import open_index, recall, reconcile
+from memoryd.paths import resolve_paths
+from memoryd.ui.diff import side_by_side
+from tests.helpers import run_cli
+from tests.index.conftest import write_memory
+
+DAY_MS = 86_400_000
+
+
+def test_diff_pairs_changed_lines_and_marks_one_sided_ones() -> None:
+    rows = side_by_side("a\nB\nc\nextra\n", "a\nb\nc\n")
+    assert [(r["op"], r["left"], r["right"]) for r in rows] == [
+        ("equal", "a", "a"),
+        ("change", "B", "b"),
+        ("equal", "c", "c"),
+        ("delete", "extra", None),
+    ]
+    assert [(r["left_no"], r["right_no"]) for r in rows] == [(1, 1), (2, 2), (3, 3), (4, None)]
+    assert [r["op"] for r in side_by_side("", "x\ny\n")] == ["insert", "insert"]
+
+
+lines = st.lists(st.sampled_from(["a", "b", "分词", "", "<script>"]), max_size=12)
+
+
+@given(lines, lines)
+def test_diff_keeps_every_line_of_both_sides_in_order(left: list[str], right: list[str]) -> None:
+    rows = side_by_side("\n".join(left), "\n".join(right))
+    assert [r["left"] for r in rows if r["left"] is not None] == "\n".join(left).splitlines()
+    assert [r["right"] for r in rows if r["right"] is not None] == "\n".join(right).splitlines()
+
+
+def test_score_parts_are_what_the_score_multiplies(tmp_path: Path) -> None:
+    now = int(time.time() * 1000)
+    root = RootConfig(path=tmp_path / "g", scope="global")
+    for n, age in enumerate((1, 8, 20)):
+        write_memory(root.path, f"facts/f{n}.md", f"deploy note {n}", kind="fact",
+                     summary=f"deploy {n}", updated=now - age * DAY_MS)  # fmt: skip
+    write_memory(root.path, "facts/pinned.md", "deploy pinned", pinned=True, updated=now - 9000)
+    config = Config(roots=(root,))
+    with open_index(resolve_paths()) as db:
+        reconcile(db, config, [root])
+        hits = recall(db, config, "deploy", [root], now_ms=now, bump=False)
+    assert len(hits) == 4
+    for hit in hits:
+        assert set(hit.parts) == {"relevance", "scope", "age", "hits"}
+        assert hit.parts["relevance"] == hit.relevance
+        assert math.prod(hit.parts.values()) == hit.score
+        assert hit.to_json()["parts"]["scope"] == config.search.global_prior
+    ages = {h.id: h.parts["age"] for h in hits}
+    assert ages["facts/pinned"] == 1.0
+    assert ages["facts/f0"] > ages["facts/f1"] > ages["facts/f2"]
+
+
+def test_a_busy_port_and_a_bad_port_are_clear_errors(isolated_home: Path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        done = run_cli("ui", "--no-open", "--port", str(port))
+    assert done.returncode == 1
+    assert done.stderr.startswith(
+        f"memoryd: error: cannot listen on 127.0.0.1:{port}: Address already in use\n"
+        "  hint: leave --port out for a free port, or pick another one"
+    )
+    bad = run_cli("ui", "--no-open", "--port", "70000")
+    assert bad.returncode == 2
+    assert "--port must be between 0 and 65535, got 70000" in bad.stderr
+
+
+def test_ctrl_c_stops_the_server_cleanly(isolated_home: Path) -> None:
+    import signal
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memoryd", "ui", "--no-open"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    url = proc.stdout.readline()
+    assert url.startswith("http://127.0.0.1:") and "?token=" in url
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0
+    assert err.splitlines()[-1] == "memoryd ui: stopped"
