@@ -19,6 +19,9 @@ from pathlib import Path
 from memoryd.index.fetch import Visible
 
 _NOT_ALNUM = re.compile(r"[^A-Za-z0-9]")
+PROJECT_ID_FILE = "mimocode-project-id"  # in the main git dir, written by MiMo Code
+GLOBAL_PROJECT = "global"
+_SAFE_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 # where the clients put the current session's id for the commands they run
 SESSION_ENV = ("MEMORYD_SESSION_ID", "CLAUDE_CODE_SESSION_ID", "OPENCODE_SESSION_ID")
 
@@ -36,8 +39,25 @@ def session_from(env: Mapping[str, str]) -> str | None:
     return None
 
 
+def project_id_for(start: Path) -> str | None:
+    """MiMo Code's project id for ``start``: ``global`` outside git, else the id file's."""
+    from memoryd.roots import git_toplevel, main_git_dir
+
+    top = git_toplevel(start)
+    if top is None:
+        return GLOBAL_PROJECT
+    try:
+        text = (main_git_dir(top) / PROJECT_ID_FILE).read_text(encoding="utf-8").strip()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return text if valid_project_id(text) else None
+
+
+def valid_project_id(text: str) -> bool:
+    return bool(_SAFE_ID_RE.match(text)) and ".." not in text
+
+
 def visible_for(cwd: Path, env: Mapping[str, str]) -> Visible:
-    from memoryd.layouts.layered import project_id_for
     from memoryd.roots import git_toplevel
 
     places = [cwd, cwd.resolve()]
