@@ -145,7 +145,8 @@ def test_an_identity_from_the_environment_is_an_identity(world: World, tmp_path:
     }  # fmt: skip
     check = world.check("identity", env=env)
     assert (check.status, check.detail) == (
-        "ok", f"{world.root}: commits as CI Bot <ci@example.invalid>"
+        "ok",
+        f"{world.root}: commits as CI Bot <ci@example.invalid>",
     )
     done = subprocess.run(
         ["git", "-C", str(world.root), "commit", "--allow-empty", "-q", "-m", "works"],

@@ -404,6 +404,11 @@ TEMPLATES: list[Template] = [
     pos("signing", SIGN, "export JWT_SECRET='{s}'", "b64_48"),
     pos("signing", SIGN, "spring:\n  security:\n    jwt:\n      secret-key: {s}", "hex64"),
     pos("signing", SIGN, "生产的 SECRET_KEY 为 {s}", "django", code=False),
+    pos("paired", "access-key-secret", "华为云 OBS：AK: {ak20}  SK: {s}", "alnum40", code=False),
+    pos("paired", "access-key-secret", "AK={ak20}\nSK={s}", "hex32"),
+    pos("paired", "access-key-secret", "AccessKey ID {ak20} / SK {s}", "urlsafe43", code=False),
+    neg("paired", "AK={ak20}\nSK=${OBS_SK}"),
+    neg("paired", "AK/SK 在 IAM 控制台的“我的凭证”里创建，SK 只显示一次。", False),
     # --- references to where a secret lives ---
     neg("reference", "token: ${{ secrets.GITHUB_TOKEN }}"),
     neg("reference", "password: ${{ secrets.REGISTRY_PASSWORD }}\nusername: ${{ github.actor }}"),

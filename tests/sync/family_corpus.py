@@ -164,7 +164,7 @@ _HOSTS = [
 _DBS = ["orders", "analytics", "app_prod", "billing", "crm", "inventory"]
 _CORPS = ["acme", "globex", "initech", "umbrella", "hooli", "zhiyun"]
 FIELDS = (
-    "s", "u", "h", "db", "corp", "port", "aws_id", "twilio_sid", "ali_id", "tc_id", "algolia_app",
+    "s", "u", "h", "db", "corp", "port", "aws_id", "twilio_sid", "ali_id", "tc_id", "algolia_app", "ak20",
     "uuid", "sha", "sha7", "hex64", "b64img", "b64_64", "acct", "word", "n",
 )  # fmt: skip
 _FIELD_RE = re.compile(r"\{(" + "|".join(FIELDS) + r")\}")
@@ -184,6 +184,7 @@ def _fields(rng: random.Random, secret: str) -> dict[str, str]:
         "ali_id": "LT" + "AI" + _rand(rng, 20, ALNUM),
         "tc_id": "AK" + "ID" + _rand(rng, 32, ALNUM),
         "algolia_app": _rand(rng, 10, UPPER_ALNUM),
+        "ak20": _rand(rng, 20, UPPER_ALNUM),
         "uuid": "-".join(_rand(rng, n, HEX) for n in (8, 4, 4, 4, 12)),
         "sha": _rand(rng, 40, HEX),
         "sha7": _rand(rng, 7, HEX),

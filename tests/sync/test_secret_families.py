@@ -226,16 +226,19 @@ def test_signing_secrets_read_from_elsewhere_stay_quiet() -> None:
 
 
 def test_prefixless_provider_secrets_next_to_their_ids() -> None:
+    ak = rand("fam-ak", 20, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
     text = (
         f"Access key ID,Secret access key\n{AWS_ID},{B40}\n"
         f'client = Client("{SID}", "{HEX32}")\n'
         f"Twilio 账号 SID {SID}，Auth Token {HEX32}\n"
+        f"\n\n\n\n华为云 OBS：AK: {ak}  SK: {B40}\n"
     )
     assert found(text) == [
         *one("aws-access-key-id", 2, AWS_ID),
         *one("aws-secret-access-key", 2, B40),
         *one("twilio-auth-token", 3, HEX32),
         *one("twilio-auth-token", 4, HEX32),
+        *one("access-key-secret", 9, B40),
     ]
 
 
@@ -246,6 +249,7 @@ def test_ids_without_their_secret_and_other_hex_stay_quiet() -> None:
         f"Message {SID}: see commit {sha}; call SM{rand('fam-sm', 32, HEX)}\n"
         "aws_access_key_id = AKIAIOSFODNN7EXAMPLE\n"
         "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n"
+        "AK/SK 在 IAM 控制台的“我的凭证”里创建，SK 只显示一次。\n"
     )
     assert scan(text) == []
 

@@ -150,6 +150,27 @@ def make_world(tmp_path: Path) -> World:
     return World(remote, a, b, oracle)
 
 
+def make_conflict(
+    tmp_path: Path, rel: str, base: str, a_text: str, b_text: str
+) -> tuple[World, str]:
+    """A real conflict on ``rel``: both devices changed it, desktop (b) synced second.
+
+    Each device's config.yaml names it. Returns the world (settled) and the conflict copy's
+    root-relative path.
+    """
+    world = make_world(tmp_path)
+    for device in world.devices:
+        device.paths.config_file.write_text(f"device: {device.name}\n")
+    world.a.write(rel, base)
+    world.settle()
+    world.a.write(rel, a_text)
+    world.b.write(rel, b_text)
+    world.a.sync()
+    [conflict] = world.b.sync().conflicts
+    world.settle()
+    return world, conflict["copy"]
+
+
 def _device(name: str, home: Path, oracle: Oracle) -> Device:
     paths = resolve_paths({"MEMORYD_HOME": str(home)})
     return Device(name, paths.default_global_root, paths, oracle)

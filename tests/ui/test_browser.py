@@ -18,7 +18,7 @@ import pytest
 from tests.daemon.harness import DaemonProcess, wait_until
 from tests.helpers import git, run_cli
 from tests.index.conftest import write_memory
-from tests.sync.world import World, make_world, memory
+from tests.sync.world import World, make_conflict, memory
 from tests.ui.conftest import UI, show
 
 DAY_MS = 86_400_000
@@ -207,6 +207,7 @@ def test_context_shows_the_exact_block_its_size_and_cuts(
     size = page.inner_text("#context-size")
     assert size.startswith(f"{len(done.stdout)} characters in the block;")
     assert "body budget 60 characters" in size
+    assert "max_chars 60, max_entries 4" in page.inner_text("#context-budget")
     cuts = page.inner_text("#context-cuts")
     assert "was cut at the budget." in cuts and "Nothing was cut." not in cuts
     page.screenshot(path=str(shots / "context.png"))
@@ -231,18 +232,14 @@ def test_problems_lists_what_inspect_reports_with_fixes(
 @pytest.fixture
 def conflicted(tmp_path: Path) -> tuple[World, str]:
     """A real conflict: both devices changed line 2, desktop synced second."""
-    world = make_world(tmp_path)
-    for device in world.devices:
-        device.paths.config_file.write_text(f"device: {device.name}\n")
-    world.a.write("facts/x.md", memory("facts/x", "shared", LINES))
-    world.settle()
-    world.a.write("facts/x.md", memory("facts/x", "shared", LINES.replace("line 2", "A2")))
-    world.b.write("facts/x.md", memory("facts/x", "shared", LINES.replace("line 2", "B2 其他")))
-    world.a.sync()
-    outcome = world.b.sync()
-    world.settle()
-    [conflict] = outcome.conflicts
-    return world, conflict["copy"]
+    base = memory("facts/x", "shared", LINES)
+    return make_conflict(
+        tmp_path,
+        "facts/x.md",
+        base,
+        base.replace("line 2", "A2"),
+        base.replace("line 2", "B2 其他"),
+    )
 
 
 def test_conflict_resolved_with_the_button_then_synced(

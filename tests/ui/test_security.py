@@ -16,7 +16,7 @@ import pytest
 
 from tests.helpers import run_cli
 from tests.index.conftest import write_memory
-from tests.sync.world import World, make_world, memory
+from tests.sync.world import World, make_conflict, memory
 from tests.ui.conftest import UI
 
 TOKEN_MISSING = "memoryd ui: open the link that 'memoryd ui' printed (it carries this run's token)"
@@ -104,18 +104,12 @@ def test_files_outside_the_roots_are_never_served(served: tuple[UI, Path], tmp_p
 
 @pytest.fixture
 def conflicted(tmp_path: Path, ui_factory: Any) -> tuple[World, str, UI]:
-    world = make_world(tmp_path)
-    for device in world.devices:
-        device.paths.config_file.write_text(f"device: {device.name}\n")
-    world.a.write("facts/x.md", memory("facts/x", "shared", "one\ntwo\n"))
-    world.settle()
-    world.a.write("facts/x.md", memory("facts/x", "shared", "one\nA\n"))
-    world.b.write("facts/x.md", memory("facts/x", "shared", "one\nB\n"))
-    world.a.sync()
-    [conflict] = world.b.sync().conflicts
-    world.settle()
+    base = memory("facts/x", "shared", "one\ntwo\n")
+    world, copy = make_conflict(
+        tmp_path, "facts/x.md", base, base.replace("two", "A"), base.replace("two", "B")
+    )
     env = {**os.environ, "MEMORYD_HOME": str(world.a.paths.home)}
-    return world, conflict["copy"][:-3], ui_factory(tmp_path, env)
+    return world, copy[:-3], ui_factory(tmp_path, env)
 
 
 def csrf_of(ui: UI) -> str:

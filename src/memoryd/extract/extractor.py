@@ -31,7 +31,7 @@ from memoryd.extract.ledger import (
     Ledger,
     SessionEntry,
 )
-from memoryd.extract.transcript import Conversation
+from memoryd.extract.transcript import Conversation, Message
 
 log = logging.getLogger(__name__)
 
@@ -96,13 +96,8 @@ class Extractor:
         if conv.cwd is not None and not conv.cwd.is_dir():
             why = f"the session's folder {conv.cwd} no longer exists, so it has no project"
             return self._done(conv, entry, NOTHING, why, advance=True)
-        document = prompt.render(conv, prompt.tail(new, settings.max_chars), settings.max_memories)
         try:
-            answer = command.run(
-                settings.command, document, cwd=extractor_dir(self.app), env=self.app.env,
-                timeout_s=settings.timeout_s, stop=self.stopping,
-            )  # fmt: skip
-            candidates, skipped = command.parse(answer, settings.max_memories)
+            _document, candidates, skipped = self.ask(conv, new)
         except command.ExtractorFailed as exc:
             log.warning("extraction for %s failed: %s", conv.key, exc.reason)
             return self._done(conv, entry, FAILED, exc.reason, stderr=exc.stderr)
@@ -115,6 +110,27 @@ class Extractor:
         return self._done(
             conv, entry, outcome, why, written=writes.written, refused=writes.refused, advance=True
         )
+
+    def document(self, conv: Conversation, messages: tuple[Message, ...]) -> str:
+        """What the command reads on stdin for ``messages`` of ``conv``."""
+        settings = self.settings()
+        return prompt.render(conv, prompt.tail(messages, settings.max_chars), settings.max_memories)
+
+    def ask(
+        self, conv: Conversation, messages: tuple[Message, ...]
+    ) -> tuple[str, list[command.Candidate], list[str]]:
+        """Run the command on ``messages``: the document sent, the candidates, the skipped items.
+
+        Writes nothing; :class:`memoryd.extract.command.ExtractorFailed` when the command fails.
+        """
+        settings = self.settings()
+        document = self.document(conv, messages)
+        answer = command.run(
+            settings.command, document, cwd=extractor_dir(self.app), env=self.app.env,
+            timeout_s=settings.timeout_s, stop=self.stopping,
+        )  # fmt: skip
+        candidates, skipped = command.parse(answer, settings.max_memories)
+        return document, candidates, skipped
 
     def _write(self, conv: Conversation, candidates: list[command.Candidate]) -> _Writes:
         from memoryd.agent.remember import Request, remember

@@ -9,7 +9,8 @@ what was decided.
   ``~/.claude/projects/<slug>/<session>.jsonl``: ``type`` ``user`` or
   ``assistant``, ``message.content`` a string or a list of blocks (``text``,
   ``tool_use``, ``tool_result``, ``thinking``), ``cwd``, ``sessionId``,
-  ``isSidechain``, ``isMeta``. One answer is often several lines (one per block).
+  ``isSidechain``, ``isMeta``, ``isCompactSummary``. One answer is often
+  several lines (one per block).
 * OpenCode keeps sessions in ``<data>/opencode.db`` (SQLite; tables
   ``session``, ``message`` and ``part``, each row's ``data`` a JSON object), and
   before that in JSON files under ``<data>/storage/``: ``session/<project>/<ses>.json``,
@@ -109,6 +110,8 @@ def claude_message(item: dict[str, Any]) -> Message | None:
     kind = item.get("type")
     if kind not in (USER, ASSISTANT) or item.get("isSidechain") or item.get("isMeta"):
         return None
+    if item.get("isCompactSummary") or item.get("isApiErrorMessage"):
+        return None  # the summary of a compaction, an API error shown as an answer
     message = item.get("message")
     if not isinstance(message, dict):
         return None
@@ -252,6 +255,21 @@ def opencode_db_sessions(db_file: Path, since_ms: int) -> list[Conversation]:
         return []
     finally:
         db.close()
+
+
+def opencode_db_session(db_file: Path, session: str) -> Conversation | None:
+    """One top-level session of ``opencode.db`` (None: no such session, or no database)."""
+    if not db_file.is_file():
+        return None
+    try:
+        db = sqlite3.connect(f"file:{db_file}?mode=ro", uri=True, timeout=5)
+        try:
+            return _db_session(db, db_file, session)
+        finally:
+            db.close()
+    except sqlite3.Error as exc:
+        log.warning("cannot read %s: %s", db_file, exc)
+        return None
 
 
 def opencode_db_newest(db_file: Path) -> int:

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from memoryd.secrets.values import KNOWN_EXAMPLES, is_identifier, is_repetitive, shannon
+from memoryd.secrets.values import KNOWN_EXAMPLES, is_hex, is_identifier, is_repetitive, shannon
 
 Span = tuple[str, int, int]
 _LINES_BEFORE, _LINES_AFTER = 2, 3
@@ -29,6 +29,14 @@ def _mixed(min_entropy: float) -> Callable[[str], bool]:
         return all(classes) and shannon(value) >= min_entropy
 
     return check
+
+
+def _random(value: str) -> bool:
+    """Letters and digits of high entropy, not a word or a sequence (SKs come in any case)."""
+    has_both = any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+    if not has_both or is_repetitive(value) or is_identifier(value):
+        return False
+    return shannon(value) >= (3.0 if is_hex(value) else 3.5)
 
 
 def _hex(value: str) -> bool:
@@ -74,6 +82,20 @@ PAIRS = (
         re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]{32}(?![A-Za-z0-9])"),
         _mixed(4.0),
     ),
+    Pair(  # Huawei, Baidu, Qiniu, Volcengine consoles: "AK: …  SK: …"
+        "access-key-secret",
+        ("AK", "AccessKey"),
+        re.compile(
+            r"(?<![A-Za-z0-9])(?:AK|AccessKey(?:[ _]?ID)?)(?:[ \t]*[:：=][ \t]*|[ \t]+)"
+            r"[A-Za-z0-9_\-]{16,40}"
+            r"(?![A-Za-z0-9])"
+        ),
+        re.compile(
+            r"(?<![A-Za-z0-9])(?:SK|SecretKey|SecretAccessKey)[ \t]*[:：=]?[ \t]*"
+            r"(?P<v>[A-Za-z0-9/+_\-]{24,64})(?![A-Za-z0-9/+_\-])"
+        ),
+        _random,
+    ),
 )
 
 
@@ -87,10 +109,12 @@ def paired_spans(text: str) -> Iterator[Span]:
                 continue
             lo, hi = _window(text, found.start())
             for match in pair.secret_re.finditer(text, lo, hi):
-                if match.start() < found.end() and found.start() < match.end():
+                group = "v" if "v" in pair.secret_re.groupindex else 0
+                start, end = match.span(group)
+                if start < found.end() and found.start() < end:
                     continue  # the id itself
-                if pair.check(match.group()):
-                    yield (pair.rule, match.start(), match.end())
+                if pair.check(match.group(group)):
+                    yield (pair.rule, start, end)
 
 
 def _window(text: str, pos: int) -> tuple[int, int]:

@@ -13,6 +13,7 @@ inside that root (:func:`memoryd.safepath.inside`).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import posixpath
@@ -43,14 +44,13 @@ class Views:
         self._lock = threading.Lock()
 
     def get(self, name: str, params: Params) -> Any:
-        view = READS.get(name)
-        if view is None:
-            raise LookupError(name)
-        with self._lock:
-            return view(self.app, params)
+        return self._call(READS, name, params)
 
     def post(self, name: str, params: Params) -> Any:
-        view = WRITES.get(name)
+        return self._call(WRITES, name, params)
+
+    def _call(self, table: Mapping[str, View], name: str, params: Params) -> Any:
+        view = table.get(name)
         if view is None:
             raise LookupError(name)
         with self._lock:
@@ -106,15 +106,10 @@ def context(app: App, params: Params) -> dict[str, Any]:
     if len(prompt) > MAX_QUERY:
         raise UsageError(f"the prompt is longer than {MAX_QUERY} characters")
     block = gather(app, prompt)
-    settings = app.config.injection
     data = block.as_dict()
     data.update(
         chars=len(block.text),
-        budget={
-            "max_chars": settings.max_chars,
-            "max_entries": settings.max_entries,
-            "outline_chars": settings.outline_chars,
-        },
+        budget=dataclasses.asdict(app.config.injection),  # every injection.* setting in force
         outline_cut=OUTLINE_CUT in block.text,
     )
     return data

@@ -169,13 +169,19 @@ VIEWS.context = async (main, params) => {
   const data = await api("context", { q: prompt });
   const cutEntries = data.entries.filter((e) => e.cut);
   const budget = data.budget;
-  out.append(
+  const known = new Set(["text", "rules", "entries", "cut", "chars", "budget", "outline_cut"]);
+  const more = Object.entries(data).filter(([k]) => !known.has(k));
+  add(out,
     h("p", { id: "context-size" }, `${data.chars} characters in the block; `,
       `${data.entries.length} of at most ${budget.max_entries} memories shown; body budget ${budget.max_chars} characters, outline budget ${budget.outline_chars}.`),
+    h("p", { class: "muted", id: "context-budget" }, "settings (injection.*): ",
+      Object.entries(budget).map(([k, v]) => `${k} ${v}`).join(", ")),
     h("ul", { id: "context-cuts" },
       !data.cut ? h("li", {}, "Nothing was cut.") : null,
       data.outline_cut ? h("li", {}, "The outline was cut at its budget.") : null,
       cutEntries.map((e) => h("li", {}, `The body of ${e.id} was cut at the budget.`))),
+    more.length ? h("dl", { class: "meta", id: "context-more" }, more.map(([k, v]) =>
+      [h("dt", {}, k), h("dd", {}, typeof v === "string" ? v : JSON.stringify(v))])) : null,
     data.entries.length ? h("table", {},
       h("tr", {}, h("th", {}, "memory"), h("th", {}, "scope"), h("th", {}, "kind"), h("th", {}, "summary"), h("th", {}, "cut")),
       data.entries.map((e) => h("tr", {}, h("td", {}, e.id), h("td", {}, e.scope), h("td", {}, e.kind || "—"),
