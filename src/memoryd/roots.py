@@ -38,6 +38,8 @@ ROOT_TEMPLATE = """\
 
 @dataclass(frozen=True)
 class InitResult:
+    """What initialising a root created."""
+
     root: Path
     created: tuple[str, ...]  # root-relative paths that did not exist before
 

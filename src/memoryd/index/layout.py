@@ -17,6 +17,8 @@ from memoryd.memory import Memory, id_for_path
 
 @dataclass(frozen=True)
 class Identity:
+    """What a root's layout says a file is: its id, and its type and scope if any."""
+
     id: str
     type: str | None = None
     scope_id: str | None = None

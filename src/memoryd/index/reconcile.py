@@ -35,6 +35,8 @@ BATCH = 500  # files per write transaction
 
 @dataclass
 class ReconcileReport:
+    """What one reconcile did to the index."""
+
     added: list[Path] = field(default_factory=list)
     changed: list[Path] = field(default_factory=list)
     removed: list[Path] = field(default_factory=list)
