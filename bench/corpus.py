@@ -5,8 +5,11 @@
 
 or ``python bench/corpus.py DIR N [--seed S]``. Words follow a Zipf-like
 distribution (a few common, many rare), about half of the memories mix in
-Chinese sentences, 5% are pinned, 1% are superseded, and every file's mtime is
-its ``updated`` time, as if it had been written then.
+Chinese sentences, 5% are pinned, 1% are superseded, ages spread over the three
+years before the corpus's "now", one English word in seven is inflected
+(``deploys``, ``deployed``, ``deploying``), and every file's mtime is its
+``updated`` time, as if it had been written then. :func:`hit_counts` gives the
+recall counts a user's ``.state.json`` would hold (a fifth of the memories, long-tailed).
 """
 
 from __future__ import annotations
@@ -77,6 +80,7 @@ EN_STOP = _split(
 the a to of and in is for on with it that this be not use we do when if by as or at from
 """
 )
+_STOP = frozenset(EN_STOP)
 _SYLLABLES = _split(
     """
 ka ri mo te shu val dor pen lix qua bre tos min zel far gro hup nik ost wen
@@ -85,6 +89,30 @@ ka ri mo te shu val dor pen lix qua bre tos min zel far gro hup nik ost wen
 SIZE_EN = 12_000  # words in the English vocabulary
 SIZE_ZH = 6_000  # two-character words in the Chinese vocabulary
 ZIPF = 1.0
+AGE_DAYS = 3 * 365
+INFLECTED = 1 / 7  # share of English content words written as another form
+SUFFIXES = ("s", "ed", "ing")
+
+
+def forms(word: str) -> tuple[str, ...]:
+    """A word and its inflections, spelled by the plain rules (the benchmark's judge)."""
+    if word.endswith("e"):
+        return (word, word + "s", word + "d", word[:-1] + "ing")
+    if word.endswith(("s", "x", "sh", "ch")):
+        return (word, word + "es", word + "ed", word + "ing")
+    if word.endswith("y") and len(word) > 2 and word[-2] not in "aeiou":
+        return (word, word[:-1] + "ies", word[:-1] + "ied", word + "ing")
+    return (word, word + "s", word + "ed", word + "ing")
+
+
+def hit_counts(paths: list[Path], root: Path, seed: int = 0) -> dict[str, int]:
+    """Deterministic recall counts for a fifth of the memories (ids from their paths)."""
+    rng = random.Random(seed + 7)
+    counts = {}
+    for path in paths:
+        if rng.random() < 0.2:
+            counts[path.relative_to(root).as_posix()[:-3]] = int(rng.paretovariate(1.2))
+    return counts
 
 
 def vocabulary() -> tuple[list[str], list[str]]:
@@ -137,7 +165,13 @@ class _Words:
         self.zh_cum = list(itertools.accumulate(1 / (r + 1) ** ZIPF for r in range(len(zh))))
 
     def en(self, k: int) -> list[str]:
-        return self.rng.choices(self.en_words, cum_weights=self.en_cum, k=k)
+        words = self.rng.choices(self.en_words, cum_weights=self.en_cum, k=k)
+        return [self._inflect(w) for w in words]
+
+    def _inflect(self, word: str) -> str:
+        if word in _STOP or self.rng.random() >= INFLECTED:
+            return word
+        return self.rng.choice(forms(word)[1:])
 
     def zh(self, k: int) -> list[str]:
         return self.rng.choices(self.zh_words, cum_weights=self.zh_cum, k=k)
@@ -163,7 +197,7 @@ def _memory(
     rng: random.Random, words: _Words, folder: str, relative: str, number: int
 ) -> tuple[str, int]:
     chinese = rng.random() < 0.5
-    created = BASE_MS - rng.randint(0, 365) * DAY_MS - rng.randint(0, DAY_MS)
+    created = BASE_MS - rng.randint(0, AGE_DAYS) * DAY_MS - rng.randint(0, DAY_MS)
     updated = min(BASE_MS, created + rng.randint(0, 60) * DAY_MS)
     summary = words.zh_sentence() if chinese else words.en_sentence()
     load_when = [words.topic() for _ in range(rng.randint(1, 2))]

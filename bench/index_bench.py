@@ -26,6 +26,12 @@ The CLI runs as an installed memoryd does: bytecode cached (in a scratch
 PYTHONPYCACHEPREFIX, even when PYTHONDONTWRITEBYTECODE is set around the
 bench) and config.yaml settled, after one warm-up run that is not counted.
 
+Beside the latency table it prints recall quality per needle class of
+bench/needles.py (recall@10, top-1, precision@10, default config); with
+``--decay-floors 0,0.25,...`` also the top-1 rates at each ``search.decay_floor``
+(the evidence for its default). The corpus holds the needles' memories, and its
+``.state.json`` the hit counts of :func:`bench.corpus.hit_counts` plus the needles'.
+
 Targets (2 cores): cold 10k < 2 s, 100k < 25 s; query p50 < 5 ms, p95 < 20 ms at
 100k; CLI < 150 ms at 10k; no-change reconcile of 10k < 100 ms.
 """
@@ -34,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import random
 import resource
@@ -49,7 +56,10 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from bench.corpus import EN, ZH, generate, vocabulary  # noqa: E402
+from bench import needles  # noqa: E402
+from bench.corpus import EN, ZH, generate, hit_counts, vocabulary  # noqa: E402
+
+PER_CLASS = 10  # needle queries per class (each plants two or three memories)
 
 
 def queries(count: int, seed: int = 1) -> list[str]:
@@ -95,10 +105,10 @@ def corpus(size: int, corpus_dir: Path) -> Path:
     (9 MB of ROOT.md at 100k memories, which the index holds too). Made once per folder."""
     root = corpus_dir / f"n{size}-seed0"
     marker = root / ".complete"
-    if not marker.exists() or marker.read_text() != "compiled\n":
+    if not marker.exists() or marker.read_text() != "compiled, needles\n":
         shutil.rmtree(root, ignore_errors=True)
         _prepare(root, size)
-        marker.write_text("compiled\n")
+        marker.write_text("compiled, needles\n")
     return root
 
 
@@ -106,20 +116,29 @@ def _prepare(root: Path, size: int) -> None:
     from memoryd.compile.writer import compile_root
     from memoryd.config import Config, RootConfig
 
-    generate(root, size)
+    paths = generate(root, size - PER_CLASS * 23)  # the needles make up the rest
+    needles.plant(root, PER_CLASS)
+    _, planted = needles.load(root)
+    counts = {**hit_counts(paths, root), **planted}
+    (root / ".hits.json").write_text(json.dumps({"hits": counts}))
     compile_root(RootConfig(path=root), Config())
 
 
-def measure(size: int, corpus_dir: Path, n_queries: int, cli_runs: int) -> dict[str, Any]:
+def measure(
+    size: int, corpus_dir: Path, n_queries: int, cli_runs: int, floors: list[float]
+) -> dict[str, Any]:
     scratch = Path(tempfile.mkdtemp(prefix="memoryd-bench-"))
     try:
-        return _measure(size, corpus(size, corpus_dir), scratch, n_queries, cli_runs)
+        return _measure(size, corpus(size, corpus_dir), scratch, n_queries, cli_runs, floors)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _measure(size: int, root: Path, scratch: Path, n_queries: int, cli_runs: int) -> dict[str, Any]:
-    (root / ".state.json").unlink(missing_ok=True)  # hit counts of an earlier run's CLI recalls
+def _measure(  # noqa: PLR0917 - the measurement's settings, passed through
+    size: int, root: Path, scratch: Path, n_queries: int, cli_runs: int, floors: list[float]
+) -> dict[str, Any]:
+    # the corpus's hit counts, not those an earlier run's CLI recalls added
+    (root / ".state.json").write_bytes((root / ".hits.json").read_bytes())
     home = scratch / "home"
     home.mkdir()
     config_file = home / "config.yaml"
@@ -149,6 +168,9 @@ def _measure(size: int, root: Path, scratch: Path, n_queries: int, cli_runs: int
         out["worker_rss_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         _queries(db, config, queries(n_queries), out)
         _guided(db, config, guided_queries(n_queries), out)
+        cases = needles.load(root)[0] + needles.common_cases(60)
+        out["quality"] = needles.evaluate(db, config, cases)
+        out["floors"] = {str(f): _with_floor(db, config, cases, f) for f in floors}
         db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     out["db_mb"] = sum(f.stat().st_size for f in paths.cache_dir.iterdir()) / 2**20
@@ -196,6 +218,15 @@ def _guided(db: Any, config: Any, qs: list[str], out: dict[str, Any]) -> None:
     for name, values in (("", walls), ("_cpu", cpus)):
         out[f"guided{name}_p50_ms"] = 1000 * percentile(values, 0.5)
         out[f"guided{name}_p95_ms"] = 1000 * percentile(values, 0.95)
+
+
+def _with_floor(db: Any, config: Any, cases: list[Any], floor: float) -> dict[str, float]:
+    """Top-1 rate per class with ``search.decay_floor`` set to ``floor``."""
+    import dataclasses
+
+    search = dataclasses.replace(config.search, decay_floor=floor)
+    quality = needles.evaluate(db, dataclasses.replace(config, search=search), cases)
+    return {cls: q["top1"] for cls, q in quality.items()}
 
 
 def _clock(action: Callable[[], Any]) -> tuple[tuple[float, float], Any]:
@@ -304,13 +335,40 @@ def table(rows: list[dict[str, Any]], columns: list[tuple[str, str, str]]) -> st
     return "\n".join(lines)
 
 
+def quality_table(rows: list[dict[str, Any]]) -> str:
+    lines = ["memories | class       | recall@10 | top-1 | precision@10", "-" * 55]
+    for row in rows:
+        for cls in needles.CLASSES:
+            q = row["quality"].get(cls)
+            if q is not None:
+                cells = [_rate(q["recall"]), _rate(q["top1"]), _rate(q["precision"])]
+                lines.append(f"{row['size']:>8} | {cls:<11} | {cells[0]:>9} | {cells[1]:>5} | "
+                             f"{cells[2]:>12}")  # fmt: skip
+    return "\n".join(lines)
+
+
+def floors_table(rows: list[dict[str, Any]]) -> str:
+    classes = [c for c in needles.CLASSES if c != "common"]
+    lines = ["memories | decay_floor | " + " | ".join(classes)]
+    lines.append("-" * len(lines[0]))
+    for row in rows:
+        for floor, top1 in row["floors"].items():
+            cells = [_rate(top1.get(c, float("nan"))).rjust(len(c)) for c in classes]
+            lines.append(f"{row['size']:>8} | {floor:>11} | " + " | ".join(cells))
+    return "\n".join(lines)
+
+
+def _rate(value: float) -> str:
+    return "-" if math.isnan(value) else f"{value:.2f}"  # nan: the class has no such target
+
+
 def _one_size(size: int, folder: Path, args: argparse.Namespace) -> dict[str, Any]:
     """Prepare the corpus in one process and measure in another, so neither's RSS is the
     other's (compiling 100k memories takes more memory than indexing them)."""
     base = [sys.executable, __file__, "--corpus-dir", str(folder)]
     subprocess.run([*base, "--prepare", str(size)], check=True)
     command = [*base, "--one", str(size), "--queries", str(args.queries),
-               "--cli-runs", str(args.cli_runs)]  # fmt: skip
+               "--cli-runs", str(args.cli_runs), "--decay-floors", args.decay_floors]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, check=True)
     print(f"measured {size}", file=sys.stderr)
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
@@ -322,6 +380,9 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=300, help="in-process queries per size")
     parser.add_argument("--cli-runs", type=int, default=20, help="memoryd recall runs per mode")
     parser.add_argument("--corpus-dir", type=Path, default=None, help="keep and reuse corpora here")
+    parser.add_argument(
+        "--decay-floors", default="", help="also the top-1 rates at these decay floors (0,0.5)"
+    )
     parser.add_argument("--one", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--prepare", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -329,7 +390,8 @@ def main() -> None:
         corpus(args.prepare, args.corpus_dir)
         return
     if args.one is not None:
-        print(json.dumps(measure(args.one, args.corpus_dir, args.queries, args.cli_runs)))
+        floors = [float(f) for f in args.decay_floors.split(",") if f]
+        print(json.dumps(measure(args.one, args.corpus_dir, args.queries, args.cli_runs, floors)))
         return
     folder = args.corpus_dir or Path(tempfile.mkdtemp(prefix="memoryd-corpora-"))
     try:
@@ -342,6 +404,13 @@ def main() -> None:
     print(table(rows, WALL))
     print("\nCPU time (this process and its workers; what an otherwise idle machine would wait)")
     print(table(rows, CPU))
+    print(
+        "\nRecall quality per needle class (default config; bench/needles.py says how it is judged)"
+    )
+    print(quality_table(rows))
+    if args.decay_floors:
+        print("\nTop-1 rate per class at each search.decay_floor")
+        print(floors_table(rows))
 
 
 if __name__ == "__main__":

@@ -123,7 +123,10 @@ def test_body_without_frontmatter_is_a_memory_without_fields() -> None:
             {"updated": 1791512014},
             "updated looks like epoch seconds (1791512014); write milliseconds (1791512014000)",
         ),
-        ({"created": "yesterday"}, "created should be an integer of epoch milliseconds, got str"),
+        (
+            {"created": "yesterday"},
+            "created should be epoch milliseconds or an ISO 8601 date (2024-03-05), got str",
+        ),
         ({"pinned": "yes"}, "pinned should be true or false, got str"),
         ({"sync": 1}, "sync should be true or false, got int"),
         ({"load_when": "SQLite"}, "load_when should be a list of strings, got str"),
@@ -169,3 +172,32 @@ def test_a_body_that_starts_with_a_fence_stays_body() -> None:
     m = Memory(meta={}, body="---\nnot: frontmatter\n---\n")
     back = parse(render(m))
     assert (back.meta, back.body) == ({}, m.body)
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("updated: 2024-03-05", 1_709_596_800_000),
+        ("updated: 2024-03-05T10:00:00Z", 1_709_632_800_000),
+        ("updated: 2024-03-05T10:00:00+02:00", 1_709_625_600_000),
+        ("updated: 2024-03-05 10:00:00", 1_709_632_800_000),  # no zone: UTC
+        ('updated: "2024-03-05T10:00:00Z"', 1_709_632_800_000),  # quoted: a string
+        ("updated: '2024-03-05'", 1_709_596_800_000),
+        ("updated: 1709632800000", 1_709_632_800_000),
+    ],
+)
+def test_iso_dates_and_date_times_are_understood(line: str, expected: int) -> None:
+    memory = parse(f"---\nsummary: s\n{line}\n---\nbody\n".encode())
+    assert memory.updated == expected
+    assert validate(memory) == []
+
+
+def test_seconds_are_still_reported_and_nonsense_is_not_a_date() -> None:
+    seconds = parse(b"---\ncreated: 1709632800\n---\n")
+    assert [p.message for p in validate(seconds)] == [
+        "created looks like epoch seconds (1709632800); write milliseconds (1709632800000)"
+    ]
+    assert parse(b"---\ncreated: next tuesday\n---\n").created is None
+    impossible = parse(b"---\ncreated: 2024-13-45\n---\nbody\n")  # YAML's date, not a date
+    assert impossible.created is None and impossible.body == "body\n"
+    assert [p.message for p in impossible.problems] == ["malformed YAML: month must be in 1..12"]

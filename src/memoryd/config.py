@@ -70,6 +70,7 @@ class SearchConfig:
     limit: int = 10
     score_floor: float = 0.15
     half_life_days: float = 14.0
+    decay_floor: float = 0.65  # the time decay never lowers a score below this share
     project_prior: float = 1.0
     global_prior: float = 0.5
     recall_boost_max: float = 0.5  # the hit-count boost tends to 1 + this
@@ -83,7 +84,9 @@ class InjectionConfig:
 
     max_chars: int = 1200
     max_entries: int = 4
-    outline_chars: int = 800  # the outline layer of `memoryd context` (rules are never cut)
+    outline_chars: int = 800  # the outline layer of `memoryd context`, shared fairly by the roots
+    # The whole block, iron rules first: Claude Code stops inlining a hook's output above 10,000.
+    max_total_chars: int = 8000
 
 
 @dataclass(frozen=True)

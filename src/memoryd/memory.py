@@ -91,11 +91,11 @@ class Memory:
 
     @property
     def created(self) -> int | None:
-        return self.integer("created")
+        return epoch_ms(self.meta.get("created"))
 
     @property
     def updated(self) -> int | None:
-        return self.integer("updated")
+        return epoch_ms(self.meta.get("updated"))
 
     @property
     def load_when(self) -> tuple[str, ...]:
@@ -195,6 +195,8 @@ def _load_yaml(yaml_text: str) -> tuple[dict[Any, Any], list[Problem]]:
         where = f" (frontmatter line {mark.line + 1})" if mark is not None else ""
         reason = getattr(exc, "problem", None) or type(exc).__name__
         return {}, [Problem("frontmatter.yaml", f"malformed YAML{where}: {reason}")]
+    except ValueError as exc:  # a value YAML recognises but cannot build: 2024-13-45
+        return {}, [Problem("frontmatter.yaml", f"malformed YAML: {exc}")]
     if loaded is None:
         return {}, []
     if not isinstance(loaded, dict):
@@ -293,12 +295,39 @@ def validate(memory: Memory, expected_id: str | None = None) -> list[Problem]:
     return problems
 
 
+def epoch_ms(value: Any) -> int | None:
+    """Epoch milliseconds from what ``created``/``updated`` hold: an integer (memoryd writes
+    those), or an ISO 8601 date or date-time as people write them (``2024-03-05``,
+    ``2024-03-05T10:00:00Z``; YAML reads unquoted ones as dates). A time without a zone
+    is UTC. None for anything else."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    import datetime as dt  # only for the dates people write
+
+    if isinstance(value, str):
+        try:
+            value = dt.datetime.fromisoformat(value.strip())
+        except ValueError:
+            return None
+    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        value = dt.datetime(value.year, value.month, value.day)
+    if not isinstance(value, dt.datetime):
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=dt.UTC)
+    return int(value.timestamp() * 1000)
+
+
 def _check_epoch_ms(name: str, meta: Mapping[Any, Any]) -> list[Problem]:
     if name not in meta:
         return []
     value = meta[name]
     if not isinstance(value, int) or isinstance(value, bool):
-        return [_type_problem(name, "an integer of epoch milliseconds", value)]
+        if epoch_ms(value) is not None:
+            return []
+        return [_type_problem(name, "epoch milliseconds or an ISO 8601 date (2024-03-05)", value)]
     if 0 < value < MIN_EPOCH_MS:
         return [
             Problem(

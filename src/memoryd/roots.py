@@ -27,13 +27,37 @@ _TEMP_RE = re.compile(
     r"|(\.bak$)|(\.orig$)|(^\.~lock\.)|(\.crswap$)|(^\.goutputstream-)",
 )
 
-ROOT_TEMPLATE = """\
+GOAL_HEADING = "## Current goal"
+GOAL_PLACEHOLDER = (
+    "(Write here what you are working toward now. memoryd never rewrites this section.)"
+)
+ROOT_TEMPLATE = f"""\
 # Memory
 
-## Current goal
+{GOAL_HEADING}
 
-(Write here what you are working toward now. memoryd never rewrites this section.)
+{GOAL_PLACEHOLDER}
 """
+
+
+def goal_lines(lines: list[str]) -> list[str]:
+    """ROOT.md's "Current goal" section as written (empty when absent or not filled in):
+    the lines after its heading up to the next heading or compiled block, without the
+    template's placeholder and the blank lines around the text."""
+    stripped = [line.strip() for line in lines]
+    if GOAL_HEADING not in stripped:
+        return []
+    body: list[str] = []
+    for line in lines[stripped.index(GOAL_HEADING) + 1 :]:
+        if line.startswith(("# ", "## ", "<!--")):
+            break
+        if line.strip() != GOAL_PLACEHOLDER:
+            body.append(line.rstrip())
+    while body and not body[-1].strip():
+        body.pop()
+    while body and not body[0].strip():
+        body.pop(0)
+    return body
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,16 @@ def test_recall_bad_limit_is_a_usage_error(home: Path, tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.parametrize("query", ["", "   ", "?!", "  ... -- "])
+def test_a_query_without_words_is_a_usage_error(home: Path, tmp_path: Path, query: str) -> None:
+    done = run_cli("recall", query, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"memoryd: error: the query {query!r} has no word to search for\n"
+        "  hint: give one or more words, e.g. memoryd recall sqlite lockfile\n"
+    )
+
+
 def test_project_outside_a_repository_is_refused(home: Path, tmp_path: Path) -> None:
     done = run_cli("recall", "x", "--project", str(tmp_path), cwd=tmp_path)
     assert done.returncode == 1

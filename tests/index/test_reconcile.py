@@ -309,7 +309,7 @@ def test_a_schema_1_index_migrates_and_stays_consistent(world: World) -> None:
     old.execute(f"PRAGMA user_version = {100 + schema.TOKENIZER_VERSION}")
     old.execute(  # a row written through schema 1's triggers, for a file edited since
         "INSERT INTO memories (path, root, scope, layout, id, size, mtime_ns, checked_ns, hash, "
-        "body) VALUES (?, ?, 'global', 'plugin', 'facts/a', 1, 1, 1, 'old', 'obsolete 旧文')",
+        "body) VALUES (?, ?, 'global', 'plugin', 'facts/a', 1, 1, 1, 'old', 'stale 旧文')",
         (str(world.global_root.path / "facts" / "a.md"), str(world.global_root.path)),
     )
     old.close()
@@ -323,15 +323,41 @@ def test_a_schema_1_index_migrates_and_stays_consistent(world: World) -> None:
         ).fetchall()
         assert "COVERING INDEX memories_fingerprint" in plan[0][-1]
         assert db.conn.execute("PRAGMA user_version").fetchone()[0] == schema.USER_VERSION
-        assert fts_count(db, '"obsolete"') == 1
+        assert fts_count(db, '"stale"') == 1
         report = reconcile(db, world.config)
         assert (len(report.added), len(report.changed)) == (1, 1)
-        assert fts_count(db, '"obsolete"') == 0  # the old tokens left with the old text
+        assert fts_count(db, '"stale"') == 0  # the old tokens left with the old text
         assert fts_count(db, '"旧文"') == 0
         assert fts_count(db, '"部署"') == 2
         (world.global_root.path / "facts" / "a.md").unlink()
         assert len(reconcile(db, world.config).removed) == 1
         assert fts_count(db, '"部署"') == 1
+
+
+def test_an_index_of_the_unstemmed_tokenizer_is_rebuilt_from_the_files(
+    world: World, caplog: pytest.LogCaptureFixture
+) -> None:
+    from memoryd.index import schema
+
+    world.write(world.global_root, "facts/a.md", "we deployed twice")
+    with open_index(world.paths) as db:
+        reconcile(db, world.config)
+        # as tokenizer 1 left it: "deployed" stored whole, so "deploy" would never find it
+        db.conn.execute("DELETE FROM memories")
+        db.conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('delete-all')")
+        db.conn.execute(
+            "INSERT INTO memories (path, root, scope, layout, id, size, mtime_ns, checked_ns, "
+            "hash, body) VALUES (?, ?, 'global', 'plugin', 'facts/a', 1, 1, 1, 'h', 'x')",
+            (str(world.global_root.path / "facts" / "a.md"), str(world.global_root.path)),
+        )
+        db.conn.execute(f"PRAGMA user_version = {schema.SCHEMA_VERSION * 100 + 1}")
+    with caplog.at_level("INFO"), open_index(world.paths) as db:
+        assert db.conn.execute("PRAGMA user_version").fetchone()[0] == schema.USER_VERSION
+        assert db.conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 0
+        assert len(reconcile(db, world.config).added) == 1
+        assert fts_count(db, '"deploy"') == 1
+    assert "the tokenizer changed (version 1, now 2): rebuilding the index" in caplog.text
+    assert not list(world.paths.index_db.parent.glob("*.bad-*"))  # rebuilt, not moved aside
 
 
 def test_quick_check_runs_again_only_when_the_file_changed(

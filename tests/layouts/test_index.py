@@ -86,6 +86,22 @@ def test_both_layouts_are_indexed_with_type_and_scope_id(trees: tuple[Path, Path
     assert got == expected  # no stray.md, no todos/: not memories of their layouts
 
 
+def test_results_say_what_each_file_is_never_no_summary(trees: tuple[Path, Path]) -> None:
+    build(trees[1], {"-home-me-web/memory/reference_ci.md": (
+        "---\nname: ci\ndescription: Where the deploy CI dashboards live\ntype: reference\n---\n"
+        "Grafana board deploy-ci.\n"
+    )})  # fmt: skip
+    summaries = {str(h["id"]): h["summary"] for h in recall_json("deploy")}
+    assert summaries["-home-me-web/memory/reference_ci"] == "Where the deploy CI dashboards live"
+    assert summaries["-home-me-app/memory/user_role"] == "role"  # no description: the name
+    assert summaries["-home-me-web/memory/project_goal"] == "Ship the deploy page."
+    assert summaries["projects/p1/MEMORY"] == "Rules"  # the first heading
+    assert summaries["projects/p1/memory-arch"] == (
+        "Architecture: the deploy pipeline runs on buildkite."  # no heading: the first line
+    )
+    assert None not in summaries.values()
+
+
 def test_type_and_scope_id_filters(trees: tuple[Path, Path]) -> None:
     assert set(by_id(recall_json("deploy", "--type", "progress"))) == {
         "sessions/s1/tasks/T1/progress"

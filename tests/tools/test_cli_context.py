@@ -140,3 +140,44 @@ def test_context_opens_the_index_once(setup: Setup, monkeypatch: pytest.MonkeyPa
     block = gather(App(cwd=setup.repo), "deploy staging")
     assert "bastion" in json.dumps(block, default=str, ensure_ascii=False)
     assert len(opened) == 1  # each open runs a whole-database check: once is enough
+
+
+def test_the_current_goal_comes_with_the_block_when_filled_in(setup: Setup) -> None:
+    fill(setup)
+    assert "## Current goal" not in run_cli("context", cwd=setup.repo).stdout  # the template
+    root_md = setup.project / "ROOT.md"
+    text = root_md.read_text(encoding="utf-8")
+    placeholder = text.split("## Current goal\n\n", 1)[1].split("\n", 1)[0]
+    root_md.write_text(text.replace(placeholder, "Ship 同步 2.0 by March.\nKeep recall fast."))
+    done = run_cli("context", cwd=setup.repo)
+    assert done.returncode == 0, done.stderr
+    assert (
+        f"\n## Current goal\n### project ({setup.project})\nShip 同步 2.0 by March.\n"
+        "Keep recall fast.\n\n## Memory outline" in done.stdout
+    )
+
+
+def test_iron_rules_over_the_total_are_announced_and_inspect_reports_them(setup: Setup) -> None:
+    app = App(cwd=setup.repo)
+    for i in range(120):
+        remember(app, Request(kind="rule", scope="global", force=True,
+                              summary=f"Iron rule {i:03} that every agent must follow, written out"))  # fmt: skip
+    done = run_cli("context", "--json", cwd=setup.repo)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert len(data["text"]) <= 8000
+    left_out = data["rules_left_out"]
+    assert left_out > 0
+    assert (
+        f"[… {left_out} iron rule(s) left out: over injection.max_total_chars (8000); "
+        f"all are in {setup.global_root}/ROOT.md]" in data["text"]
+    )
+    inspected = run_cli("inspect", cwd=setup.repo)
+    assert inspected.returncode == 1
+    assert (
+        f"{setup.global_root}/ROOT.md: {left_out} of 120 iron rules do not fit in "
+        "injection.max_total_chars (8000 characters): memoryd context leaves them out of every "
+        "prompt\n  fix: merge or shorten iron rules (in rules/), or raise "
+        "injection.max_total_chars in config.yaml (Claude Code stops inlining a hook's output "
+        "above 10000)"
+    ) in inspected.stdout

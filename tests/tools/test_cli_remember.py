@@ -112,6 +112,26 @@ def test_a_duplicate_is_refused_naming_the_existing_id_and_force_writes(setup: S
     assert different["id"] == "facts/staging-deploys-run-from-the-bastion-host"
 
 
+def test_restating_a_three_year_old_memory_is_refused_like_a_fresh_one(setup: Setup) -> None:
+    import time
+
+    from tests.index.conftest import write_memory
+
+    three_years_ago = int(time.time() * 1000) - 3 * 365 * 86_400_000
+    write_memory(setup.global_root, "pitfalls/old-nfs.md", "sqlite locks fail on nfs mounts",
+                 summary="sqlite on nfs", created=three_years_ago, updated=three_years_ago)  # fmt: skip
+    for i in range(30):  # fresh, recalled memories sharing words: the old decayed top 20 was theirs
+        write_memory(setup.global_root, f"facts/sqlite-{i:02}.md", f"sqlite sqlite note {i}",
+                     summary=f"sqlite nfs {i}", updated=int(time.time() * 1000))  # fmt: skip
+    assert run_cli("recall", "sqlite", cwd=setup.repo).returncode == 0  # indexed and compiled
+    err = refused(setup, "--kind", "pitfall", "--scope", "global", "--summary", "sqlite on nfs",
+                  "SQLite locks fail on NFS mounts")  # fmt: skip
+    assert err.startswith(
+        "memoryd: error: refusing to remember: 'pitfalls/old-nfs' (global) already covers 100% "
+        "of this memory's terms\n"
+    )
+
+
 def test_an_existing_id_and_an_unknown_supersedes_are_refused(setup: Setup) -> None:
     remember(setup, "--kind", "fact", "--summary", "CI runs on arm64", "--id", "facts/ci")
     path = setup.project / "facts" / "ci.md"

@@ -25,7 +25,7 @@ from memoryd.fsutil import atomic_write
 from memoryd.memory import Memory, new_memory, render
 
 if TYPE_CHECKING:
-    from memoryd.index.search import Hit
+    from memoryd.index.db import Row
 
 CATEGORY = {
     "rule": "rules",
@@ -258,30 +258,19 @@ def _refuse_duplicate(
 
 def duplicate_of(
     app: App, roots: list[RootConfig], text: str, skip: Path | None = None
-) -> tuple[Hit, float] | None:
-    """The existing memory covering the largest share (≥ the threshold) of ``text``'s terms."""
-    wanted = upkeep.terms(text)
-    if not wanted:
-        return None
+) -> tuple[Row, float] | None:
+    """The existing memory covering the largest share (≥ the threshold) of ``text``'s terms,
+    however old: found by relevance alone, never through recall's decayed top 20."""
     threshold = app.config.search.duplicate_coverage
-    candidates = upkeep.search(app, roots, text, limit=20, count_hits=False)
-    best: tuple[Hit, float] | None = None
-    for hit in candidates:
-        if skip is not None and hit.path == skip:
-            continue
-        share = coverage(wanted, upkeep.terms(_hit_text(hit)))
-        if share >= threshold and (best is None or share > best[1]):
-            best = (hit, share)
-    return best
+    for row, share in upkeep.covering(app, roots, text, threshold):
+        if skip is None or row.path != skip:
+            return row, share
+    return None
 
 
 def coverage(wanted: set[str], existing: set[str]) -> float:
     """The share of ``wanted`` terms that ``existing`` contains."""
     return len(wanted & existing) / len(wanted) if wanted else 0.0
-
-
-def _hit_text(hit: Hit) -> str:
-    return "\n".join(part for part in (hit.summary or "", hit.body) if part)
 
 
 def accept(app: App, raw_id: str, scope: str | None = None, stamp: int | None = None) -> Outcome:

@@ -17,7 +17,7 @@ from memoryd.config import RootConfig
 from memoryd.roots import ROOT_FILE
 
 if TYPE_CHECKING:  # the index and the scanner are imported lazily, where they are used
-    from memoryd.index.db import IndexDB
+    from memoryd.index.db import IndexDB, Row
     from memoryd.index.search import Hit
     from memoryd.secrets.scanner import SecretFinding
 
@@ -80,10 +80,23 @@ def search(
 
 
 def terms(text: str) -> set[str]:
-    """The search terms of ``text``, tokenized exactly as the index does."""
-    from memoryd.index.tokenizer import tokenize
+    """The search terms of ``text`` (stop words left out), tokenized exactly as the index
+    does."""
+    from memoryd.index.duplicates import content_terms
 
-    return set(tokenize(text))
+    return content_terms(text)
+
+
+def covering(
+    app: App, roots: Sequence[RootConfig], text: str, share: float
+) -> list[tuple[Row, float]]:
+    """Every current memory holding at least ``share`` of ``text``'s terms, largest share
+    first: relevance alone (no decay, floor or top-k), after a reconcile as :func:`search`."""
+    from memoryd.freshness import ensure_fresh
+    from memoryd.index.duplicates import covering as find
+
+    with ensure_fresh(app, roots=roots, recompile=True) as db:
+        return find(db, roots, text, share)
 
 
 def secrets(text: str, root: Path) -> list[SecretFinding]:
@@ -120,6 +133,17 @@ def root_blocks(root: RootConfig) -> dict[str, list[str]]:
     except markers.DamagedMarkers as exc:
         log.warning("%s: damaged markers, outline left out: %s", root.path / ROOT_FILE, exc)
         return {}
+
+
+def root_goal(root: RootConfig) -> list[str]:
+    """The filled-in "Current goal" section of ``root``'s ROOT.md (empty when there is none)."""
+    from memoryd.roots import goal_lines
+
+    try:
+        text = (root.path / ROOT_FILE).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return []
+    return goal_lines(text.splitlines())
 
 
 def inspect_text(app: App) -> str:

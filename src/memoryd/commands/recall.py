@@ -43,10 +43,16 @@ def run(app: App, args: argparse.Namespace) -> int:
     from memoryd.errors import UsageError
     from memoryd.freshness import ensure_fresh, search_roots
     from memoryd.index import recall
+    from memoryd.index.tokenizer import query_terms
 
     if args.limit is not None and args.limit < 1:
         raise UsageError("--limit must be at least 1", hint="for example --limit 5")
     query = " ".join(args.query)
+    if not query_terms(query):
+        raise UsageError(
+            f"the query {query!r} has no word to search for",
+            hint="give one or more words, e.g. memoryd recall sqlite lockfile",
+        )
     project = app.cwd / Path(args.project) if args.project else None
     roots = search_roots(app.config, app.cwd, project)
     missing = [r for r in roots if not r.path.is_dir()]

@@ -5,6 +5,15 @@ ROOT.md bytes and the folder descriptions. Output: the exact bytes to write. Sor
 no timestamps, no machine names: the same files give the same bytes on every device,
 so two devices never conflict on a generated file (and a conflict in one is settled by
 compiling again).
+
+ROOT.md is read every turn, so it stays small however many memories there are: the
+directory lists folders (count and one line each) and the routing table triggers,
+each within a fixed size (:data:`DIRECTORY_CHARS`, :data:`ROUTING_CHARS`). Past that,
+the folders holding the most memories and the triggers routing the most memories are
+kept, a row names at most :data:`ROUTE_IDS` ids, and a last line says what was left
+out and that each folder's index.md lists its memories. With the iron rules (one line
+each, written by people, never left out) that keeps ROOT.md near 14 KB at 100k memories
+with 30 rules (tests/test_root_size.py).
 """
 
 from __future__ import annotations
@@ -33,6 +42,9 @@ DEFAULT_DESCRIPTIONS = {
     "facts": "Durable facts about the projects and their environment",
 }
 NO_SUMMARY = "(no summary)"
+DIRECTORY_CHARS = 5000  # the directory block's rows, at most
+ROUTING_CHARS = 6000  # the routing block's rows, at most
+ROUTE_IDS = 3  # ids named in one routing row; the rest are counted
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,7 +196,7 @@ def directory_lines(
 ) -> list[str]:
     described = {k.strip("/"): one_line(v) for k, v in descriptions.items()}
     folders = sorted(set(DEFAULT_DESCRIPTIONS) | set(by_folder))
-    lines = ["## Directory", "", "| folder | memories | what is in it |", "|---|---|---|"]
+    rows = []
     for folder in folders:
         listed = by_folder.get(folder, ())
         count = sum(1 for e in listed if not e.superseded_by)  # current memories only
@@ -192,8 +204,26 @@ def directory_lines(
         shown = f"[{cell(label)}]({link(index_path(folder))})" if listed else cell(label)
         about = described.get(folder) or DEFAULT_DESCRIPTIONS.get(folder)
         about = about or posixpath.basename(folder) or "memories at the top of this root"
-        lines.append(f"| {shown} | {count} | {cell(about)} |")
+        rows.append((count, folder, f"| {shown} | {count} | {cell(about)} |"))
+    kept = _within(rows, DIRECTORY_CHARS)
+    lines = ["## Directory", "", "| folder | memories | what is in it |", "|---|---|---|"]
+    lines += [line for _count, _folder, line in sorted(kept, key=lambda r: r[1])]
+    if len(kept) < len(rows):
+        more = sum(r[0] for r in rows) - sum(r[0] for r in kept)
+        lines += ["", f"_… and {len(rows) - len(kept)} more folders with {more} memories: "
+                      "each folder's index.md lists its memories._"]  # fmt: skip
     return lines
+
+
+def _within(rows: list[tuple[int, str, str]], budget: int) -> list[tuple[int, str, str]]:
+    """The rows with the largest counts (ties by name) whose lines fit in ``budget``."""
+    kept, used = [], 0
+    for row in sorted(rows, key=lambda r: (-r[0], r[1])):
+        if used + len(row[2]) + 1 > budget:
+            break
+        kept.append(row)
+        used += len(row[2]) + 1
+    return kept
 
 
 def routing_lines(entries: Iterable[Entry]) -> list[str]:
@@ -205,10 +235,18 @@ def routing_lines(entries: Iterable[Entry]) -> list[str]:
     lines = ["## Routing", ""]
     if not routes:
         return [*lines, "_No memory has `load_when` triggers yet._"]
+    rows = []
+    for trigger, ids in routes.items():
+        named = ", ".join(code(i) for i in sorted(ids)[:ROUTE_IDS])
+        more = f" and {len(ids) - ROUTE_IDS} more" if len(ids) > ROUTE_IDS else ""
+        rows.append((len(ids), trigger, f"| {cell(trigger)} | {cell(named + more)} |"))
+    kept = _within(rows, ROUTING_CHARS)
     lines += ["| when the task involves | load |", "|---|---|"]
-    for trigger in sorted(routes, key=lambda t: (t.casefold(), t)):
-        ids = ", ".join(code(i) for i in sorted(routes[trigger]))
-        lines.append(f"| {cell(trigger)} | {cell(ids)} |")
+    ordered = sorted(kept, key=lambda r: (r[1].casefold(), r[1]))
+    lines += [line for _count, _trigger, line in ordered]
+    if len(kept) < len(rows):
+        lines += ["", f"_… and {len(rows) - len(kept)} more triggers: each folder's index.md "
+                      "lists its memories, and memory_recall finds them._"]  # fmt: skip
     return lines
 
 

@@ -21,6 +21,11 @@ with the number of matches. Two things keep it small:
   the factor is divided out. A document matching more terms usually outranks
   one matching fewer; ``bench/index_bench.py`` measures how often the final list
   differs from OR alone. ``strategy="or"`` is the design's plain OR.
+
+Every candidate says whether it holds *every* query term (``full``): ranking puts
+those first (see :mod:`memoryd.index.search`). The AND level is complete whenever
+it yields fewer than ``fetch`` rows, so its rows are kept beside the OR query's
+top-k: a memory holding every term is never lost to many that hold one.
 """
 
 from __future__ import annotations
@@ -57,6 +62,14 @@ class Candidate(NamedTuple):
     mtime_ns: int
 
 
+class Found(NamedTuple):
+    """One candidate with its bm25 relevance and whether it holds every query term."""
+
+    relevance: float
+    candidate: Candidate
+    full: bool
+
+
 _CANDIDATE_COLUMNS = "rowid, root, scope, layout, id, pinned, created, updated, mtime_ns"
 # ROOT.md and index.md of a plugin root: indexed, but never a result (they only repeat the
 # memories' summaries, and at 10k memories ROOT.md matches nearly every query).
@@ -73,18 +86,40 @@ def candidates(
     fetch: int,
     *,
     strategy: str = "and-or",
-) -> list[tuple[float, Candidate]]:
-    """Up to ``fetch`` ``(relevance, candidate)`` pairs, best bm25 first."""
+) -> list[Found]:
+    """At least the ``fetch`` best by bm25, plus every memory holding all ``terms``
+    when those are fewer than ``fetch``."""
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}")
-    if strategy != "or" and len(terms) > 1:
-        for need in _levels(len(terms), strategy):
+    whole = len(terms)
+    if whole == 1:
+        return [
+            Found(r, c, True) for r, c in _top(db, fts_expression(terms), roots, filters, fetch)
+        ]
+    full: list[tuple[float, Candidate]] = []
+    if strategy != "or":
+        for need in _levels(whole, strategy):
             found = _top(db, at_least(terms, need), roots, filters, fetch)
-            if 1 < need < len(terms):
+            if need == whole:
+                full = found
+            elif need > 1:
                 found = _unskew(db, found, terms, need)
             if len(found) >= fetch:
-                return found
-    return _top(db, fts_expression(terms), roots, filters, fetch)
+                return _merged(full, [] if need == whole else found)
+    found = _top(db, fts_expression(terms), roots, filters, fetch)
+    if strategy == "or":
+        held = _held(db, found, terms)
+        return [Found(r, c, held[c.rowid] == whole) for r, c in found]
+    return _merged(full, found)
+
+
+def _merged(
+    full: list[tuple[float, Candidate]], more: list[tuple[float, Candidate]]
+) -> list[Found]:
+    """Every row holding all terms, then the others of ``more``."""
+    ids = {c.rowid for _, c in full}
+    rest = [Found(r, c, False) for r, c in more if c.rowid not in ids]
+    return [Found(r, c, True) for r, c in full] + rest
 
 
 def _levels(count: int, strategy: str) -> list[int]:
@@ -118,7 +153,7 @@ def _top(
     k = fetch * 2
     while True:
         ranked = db.conn.execute(sql, (expression, k)).fetchall()
-        rows = _rows(db, [rowid for rowid, _ in ranked], roots, filters)
+        rows = candidate_rows(db, [rowid for rowid, _ in ranked], roots, filters)
         found = [(-rel, rows[rowid]) for rowid, rel in ranked if rowid in rows]
         if len(found) >= fetch or len(ranked) < k:
             return found[:fetch]
@@ -129,17 +164,25 @@ def _unskew(
     db: IndexDB, found: list[tuple[float, Candidate]], terms: Sequence[str], need: int
 ) -> list[tuple[float, Candidate]]:
     """A level's bm25 back to the OR query's: divide by comb(m-1, need-1), re-sort."""
+    held = _held(db, found, terms)
+    fixed = []
+    for rel, cand in found:
+        have = max(need, held[cand.rowid])
+        fixed.append((rel / comb(have - 1, need - 1), cand))
+    return sorted(fixed, key=lambda pair: -pair[0])
+
+
+def _held(
+    db: IndexDB, found: list[tuple[float, Candidate]], terms: Sequence[str]
+) -> dict[int, int]:
+    """How many of ``terms`` each candidate's text holds (as the index sees it)."""
     sql = (
         "SELECT rowid, id, summary, load_when, body FROM memories "
         "WHERE rowid IN (SELECT value FROM json_each(?))"
     )
     ids = json_ints([c.rowid for _, c in found])
     texts = {r[0]: [t for t in r[1:] if t] for r in db.conn.execute(sql, (ids,))}
-    fixed = []
-    for rel, cand in found:
-        have = max(need, _matched(terms, texts.get(cand.rowid, [])))
-        fixed.append((rel / comb(have - 1, need - 1), cand))
-    return sorted(fixed, key=lambda pair: -pair[0])
+    return {c.rowid: _matched(terms, texts.get(c.rowid, [])) for _, c in found}
 
 
 def _matched(terms: Sequence[str], texts: list[str]) -> int:
@@ -155,9 +198,11 @@ _CURRENT = (
 )
 
 
-def _rows(
+def candidate_rows(
     db: IndexDB, rowids: list[int], roots: Sequence[RootConfig], filters: Mapping[str, str | None]
 ) -> dict[int, Candidate]:
+    """The rows among ``rowids`` that recall may return: in ``roots``, current (not
+    superseded), not a compiled file, passing ``filters``."""
     if not rowids or not roots:
         return {}
     sql = (

@@ -15,7 +15,7 @@ import fcntl
 import json
 import logging
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,36 @@ def read_hits(root: Path) -> dict[str, int]:
     if not isinstance(hits, dict):
         return {}
     return {k: v for k, v in hits.items() if isinstance(v, int) and not isinstance(v, bool)}
+
+
+_SEEN: dict[Path, tuple[tuple[int, int, int], dict[Any, Any]]] = {}  # file -> (stat, hits)
+
+
+def hit_lookup(root: Path) -> Callable[[str], int]:
+    """The hit count of a memory id in ``root``, read once and checked per lookup.
+
+    Ranking asks for a few dozen ids, so the counts are not validated one by one
+    here; the parsed file is kept while its inode, size and mtime stay the same (a
+    bump replaces the file, so a kept copy is never stale).
+    """
+    file = root / STATE_FILE
+    try:
+        st = os.stat(file)
+    except OSError:
+        return lambda _memory_id: 0
+    stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+    seen = _SEEN.get(file)
+    if seen is None or seen[0] != stamp:
+        hits = _load(file).get("hits")
+        seen = (stamp, hits if isinstance(hits, dict) else {})
+        _SEEN[file] = seen
+    hits = seen[1]
+
+    def lookup(memory_id: str) -> int:
+        value = hits.get(memory_id, 0)
+        return value if type(value) is int else 0
+
+    return lookup
 
 
 def bump_hits(root: Path, ids: Sequence[str]) -> None:

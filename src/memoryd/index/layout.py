@@ -32,6 +32,27 @@ def identify(root: RootConfig, relative: str, memory: Memory) -> Identity:
     return Identity(id=memory.id or id_for_path(relative))
 
 
+def summary(root: RootConfig, memory: Memory) -> str | None:
+    """What a memory says it is, in one line. The plugin layout's ``summary:``; a Claude
+    Code memory's ``description:`` (else its ``name:``); a layered file's first heading,
+    else its first line (those files have no frontmatter summary)."""
+    if root.layout == "plugin":
+        return memory.summary
+    if root.layout == "claude":
+        for key in ("description", "name"):
+            text = memory.text(key)
+            if text and text.strip():
+                return " ".join(text.split())
+    return memory.summary or _first_line(memory.body)
+
+
+def _first_line(body: str) -> str | None:
+    lines = [line.strip() for line in body.splitlines() if line.strip()]
+    heading = next((line for line in lines if line.startswith("#")), None)
+    line = heading.lstrip("#").strip() if heading else (lines[0] if lines else "")
+    return line[:200] or None
+
+
 def member(root: RootConfig, relative: str) -> bool:
     """Whether the file at ``relative`` is a memory of ``root``'s layout at all."""
     return layouts.belongs(root.layout, relative)

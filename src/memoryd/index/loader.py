@@ -15,7 +15,7 @@ from typing import Any
 from memoryd.config import RootConfig
 from memoryd.index import store
 from memoryd.index.db import dump_problems, join_lines
-from memoryd.index.layout import identify
+from memoryd.index.layout import identify, summary
 from memoryd.index.tokenizer import index_text
 from memoryd.memory import Problem, id_for_path, parse, validate
 
@@ -113,7 +113,7 @@ def record(root: RootConfig, path: str, read: Read, checked_ns: int) -> tuple[An
         )
     return (
         path, str(root.path), root.scope, root.layout, ident.type, ident.scope_id,
-        ident.id, memory.kind, memory.summary, join_lines(memory.load_when),
+        ident.id, memory.kind, summary(root, memory), join_lines(memory.load_when),
         int(memory.pinned), join_lines(memory.supersedes), memory.superseded_by,
         memory.created, memory.updated, read.size, read.mtime_ns, checked_ns, read.hash,
         int(read.oversized), dump_problems(problems), body,

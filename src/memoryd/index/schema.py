@@ -17,7 +17,9 @@ deterministic and its version is recorded in the schema (``TOKENIZER_VERSION``),
 so the ``'delete'`` command always gets them. Schema 1 kept the two tables in
 step with triggers; schema 2 drops them and :mod:`memoryd.index.store` writes
 both in the same transaction (its docstring says why). ``AUTOINCREMENT`` keeps
-a rowid from ever being reused.
+a rowid from ever being reused. An index written by an older tokenizer (version 1
+did not stem English words) is emptied and created anew, and the next reconcile
+fills it from the files: its tokens are not the ones a query now looks for.
 """
 
 from __future__ import annotations
@@ -191,7 +193,7 @@ def _remember_checked(file: Path, stamp: str | None) -> None:
 
 
 def _known_versions() -> set[int]:
-    return {v * 100 + TOKENIZER_VERSION for v in MIGRATIONS}
+    return {v * 100 + t for v in MIGRATIONS for t in range(1, TOKENIZER_VERSION + 1)}
 
 
 def _is_empty(conn: sqlite3.Connection) -> bool:
@@ -199,8 +201,16 @@ def _is_empty(conn: sqlite3.Connection) -> bool:
 
 
 def _migrate(conn: sqlite3.Connection) -> None:
-    if conn.execute("PRAGMA user_version").fetchone()[0] == USER_VERSION:
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version == USER_VERSION:
         return  # the common case: no write lock taken
+    if version and version % 100 != TOKENIZER_VERSION:
+        log.info(
+            "index: the tokenizer changed (version %d, now %d): rebuilding the index",
+            version % 100, TOKENIZER_VERSION,
+        )  # fmt: skip
+        reset(conn)
+        return
     with write(conn):
         current = conn.execute("PRAGMA user_version").fetchone()[0] // 100
         if current == 0:

@@ -2,8 +2,16 @@
 
 The query is tokenized like the text and becomes OR-joined quoted terms (the
 design's rule: AND finds nothing for most multi-word queries of real memory).
-FTS5's column-weighted bm25 picks ``min(limit*3, 50)`` candidates, which are
-then ranked by bm25 × scope prior × time decay × recall boost (:func:`score`).
+FTS5's column-weighted bm25 picks ``min(limit*3, 50)`` candidates, plus every
+memory that holds all the terms when those are fewer.
+
+Relevance decides what is returned: memories holding every distinct query term
+form the first tier and the others the second (coverage tiers), so no age, pin
+or hit count puts a memory that holds a subset of the terms above one that holds
+them all. Within a tier, bm25 × scope prior × time decay × recall boost orders
+them (:func:`score`); the decay is bounded below by ``decay_floor``, so an old
+match is lowered, never erased. The relative floor compares bm25 alone and never
+drops a memory of the first tier.
 """
 
 from __future__ import annotations
@@ -14,21 +22,20 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 
 from memoryd.config import Config, RootConfig, SearchConfig
 from memoryd.index.db import IndexDB, Row
-from memoryd.index.fetch import candidates
-from memoryd.index.hits import bump_hits, read_hits
+from memoryd.index.fetch import Found, candidates
+from memoryd.index.hits import bump_hits, hit_lookup
 from memoryd.index.snippet import MARKERS, hit_counts, make_snippet
-from memoryd.index.tokenizer import query_terms
+from memoryd.index.tokenizer import query_words
 
 log = logging.getLogger(__name__)
 
 DAY_MS = 86_400_000
 BOOST_HALF = 3  # hits at which the recall boost is half its maximum
 MAX_FETCH = 50
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -95,24 +102,35 @@ def recall(
     settings = config.search
     limit = settings.limit if limit is None else limit
     roots = [r for r in roots if scope is None or r.scope == scope]
-    terms = query_terms(query)
+    forms = query_words(query)
+    terms = list(forms)
     if not terms or limit <= 0 or not roots:
         return []
     fetch = max(limit, min(limit * 3, MAX_FETCH))
     filters = {"kind": kind, "type": type, "scope_id": scope_id}
     found = candidates(db, terms, roots, filters, fetch, strategy=strategy)
     now = int(time.time() * 1000) if now_ms is None else now_ms
-    counts = {str(r.path): read_hits(r.path) for r in roots}
+    counts = {str(r.path): hit_lookup(r.path) for r in roots}
     parts = {
-        c.rowid: score_parts(settings, rel, c, counts[c.root].get(c.id, 0), now) for rel, c in found
+        f.candidate.rowid: score_parts(
+            settings, f.relevance, f.candidate, counts[f.candidate.root](f.candidate.id), now
+        )
+        for f in found
     }
-    scored = [(math.prod(parts[c.rowid].values()), rel, c) for rel, c in found]
-    kept = cut(sorted(scored, key=lambda s: -s[0]), settings.score_floor, limit)
-    rows = db.rows_by_rowid([c.rowid for _total, _rel, c in kept])
+    scored = [(math.prod(parts[f.candidate.rowid].values()), f) for f in found]
+    kept = cut(ranked(scored), settings.score_floor, limit)
+    rows = db.rows_by_rowid([f.candidate.rowid for _total, f in kept])
     marks = MARKERS[markers]
     hits = [
-        _hit(rows[c.rowid], total, rel, terms, marks, parts=parts[c.rowid])
-        for total, rel, c in kept
+        _hit(
+            rows[f.candidate.rowid],
+            total,
+            f.relevance,
+            forms,
+            marks,
+            parts=parts[f.candidate.rowid],
+        )
+        for total, f in kept
     ]
     if bump:
         _bump(hits)
@@ -162,12 +180,13 @@ def score_parts(
 
 
 def decay(settings: SearchConfig, row: Rankable, now_ms: int) -> float:
-    """Halves every ``half_life_days`` since ``updated``; pinned memories never decay."""
+    """Halves every ``half_life_days`` since ``updated``, never below ``decay_floor``;
+    pinned memories never decay."""
     if row.pinned or settings.half_life_days <= 0:
         return 1.0
     stamp = row.updated or row.created or row.mtime_ns // 1_000_000
     age_days = max(0, now_ms - stamp) / DAY_MS
-    return float(0.5 ** (age_days / settings.half_life_days))
+    return max(min(1.0, settings.decay_floor), float(0.5 ** (age_days / settings.half_life_days)))
 
 
 def boost(settings: SearchConfig, hits: int) -> float:
@@ -176,26 +195,32 @@ def boost(settings: SearchConfig, hits: int) -> float:
     return 1.0 + settings.recall_boost_max * hits / (hits + BOOST_HALF)
 
 
-def cut(
-    scored: list[tuple[float, float, T]], floor: float, limit: int
-) -> list[tuple[float, float, T]]:
-    """Keep results scoring at least ``floor`` × the best one (the best always stays)."""
+def ranked(scored: list[tuple[float, Found]]) -> list[tuple[float, Found]]:
+    """Memories holding every query term first, then the others; by score within each."""
+    return sorted(scored, key=lambda s: (not s[1].full, -s[0]))
+
+
+def cut(scored: list[tuple[float, Found]], floor: float, limit: int) -> list[tuple[float, Found]]:
+    """The first ``limit`` of ``scored`` (ranked), without the partial matches whose bm25 is
+    under ``floor`` × the best bm25: relevance alone, so age never removes a result, and a
+    memory holding every term is never removed."""
     if not scored:
         return []
-    top = scored[0][0]
-    kept = [scored[0], *(s for s in scored[1:] if s[0] >= floor * top)]
-    return kept[:limit]
+    best = max(f.relevance for _, f in scored)
+    kept = [s for s in scored if s[1].full or s[1].relevance >= floor * best]
+    return (kept or scored[:1])[:limit]
 
 
 def _hit(
     row: Row,
     total: float,
     relevance: float,
-    terms: list[str],
+    forms: dict[str, str],
     marks: tuple[str, str],
     *,
     parts: dict[str, float],
 ) -> Hit:
+    terms = list(forms)
     return Hit(
         id=row.id,
         path=row.path,
@@ -204,7 +229,7 @@ def _hit(
         kind=row.kind,
         summary=row.summary,
         score=total,
-        terms=hit_counts(terms, row),
+        terms={forms[t]: n for t, n in hit_counts(terms, row).items()},
         snippet=make_snippet(terms, row.body or row.summary or "", marks=marks),
         body=row.body,
         relevance=relevance,

@@ -2,8 +2,8 @@
 
 A query term is matched against the normalized text (NFKC, case folded) and
 each match is mapped back to the characters of the original, so a snippet
-shows what the author wrote (``LockFile``, full-width letters) rather than
-the bigrams the index stores.
+shows what the author wrote (``LockFile``, full-width letters, ``deployment``
+for the term ``deploy``) rather than the bigrams and stems the index stores.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from typing import Protocol
 
-from memoryd.index.tokenizer import is_cjk, is_cjk_char, normalize
+from memoryd.index.tokenizer import CJK_RANGES, is_cjk, is_cjk_char, normalize, stem
 
 OPEN, CLOSE = "«", "»"
 MARKERS = {"plugin": (OPEN, CLOSE), "layered": ("<<", ">>")}  # `recall --markers`
@@ -47,9 +47,10 @@ def term_counts(terms: Sequence[str], folded: str) -> dict[str, int]:
     every position (they overlap), a single CJK character anywhere, as a prefix
     search would find it.
     """
+    words = _Words(folded, terms)
     counts: dict[str, int] = {}
     for term in terms:
-        found = folded.count(term) if is_cjk_char(term) else len(_occurrences(term, folded))
+        found = folded.count(term) if is_cjk_char(term) else len(words.occurrences(term))
         if found:
             counts[term] = found
     return counts
@@ -68,32 +69,55 @@ def make_snippet(terms: Sequence[str], *texts: str, marks: tuple[str, str] = (OP
 def find_spans(terms: Sequence[str], text: str) -> list[tuple[int, int]]:
     """Merged ``(start, end)`` ranges of the original ``text`` that match a term."""
     folded, origin = _fold(text)
+    words = _Words(folded, terms)
     spans: list[tuple[int, int]] = []
     for term in terms:
-        for start, end in _occurrences(term, folded):
+        for start, end in words.occurrences(term):
             spans.append((origin[start], origin[end - 1] + 1))
     return _merge(spans)
 
 
-def _occurrences(term: str, text: str) -> list[tuple[int, int]]:
-    """Where ``term`` occurs; a word term only as a whole word (``npm`` not in ``pnpm``)."""
-    whole = not is_cjk(term[0])
-    found: list[tuple[int, int]] = []
-    start = text.find(term)
-    while start >= 0:
-        end = start + len(term)
-        if not whole or (_edge(text, start - 1) and _edge(text, end)):
-            found.append((start, end))
-        start = text.find(term, start + 1)
-    return found
+class _Words:
+    """Where terms occur in a normalized text: a CJK term anywhere, a word term as a whole
+    word whose stem it is (``npm`` not in ``pnpm``; ``deploy`` in ``deployment``).
+
+    Only the words that begin like a term's stem are stemmed (found by one regex for
+    all the terms), not every word of the text: a stem is the word's beginning, bar a
+    last ``y``/``i``.
+    """
+
+    def __init__(self, text: str, terms: Sequence[str]) -> None:
+        self.text = text
+        self.words = tuple(sorted({t for t in terms if not is_cjk(t[0])}))
+        self._stems: dict[str, list[tuple[int, int]]] | None = None
+
+    def occurrences(self, term: str) -> list[tuple[int, int]]:
+        if not is_cjk(term[0]):
+            return self._stemmed().get(term, [])
+        found: list[tuple[int, int]] = []
+        start = self.text.find(term)
+        while start >= 0:
+            found.append((start, start + len(term)))
+            start = self.text.find(term, start + 1)
+        return found
+
+    def _stemmed(self) -> dict[str, list[tuple[int, int]]]:
+        if self._stems is None:
+            self._stems = {}
+            wanted = set(self.words)
+            for match in _starting_with(self.words).finditer(self.text):
+                word = stem(match.group())
+                if word in wanted:
+                    self._stems.setdefault(word, []).append(match.span())
+        return self._stems
 
 
-def _edge(text: str, index: int) -> bool:
-    """No non-CJK word character at ``index`` (a word may end next to it)."""
-    if index < 0 or index >= len(text):
-        return True
-    char = text[index]
-    return not (char.isalnum() or char == "_") or is_cjk(char)
+@functools.lru_cache(maxsize=1024)
+def _starting_with(terms: tuple[str, ...]) -> re.Pattern[str]:
+    """Whole words (as the tokenizer cuts them) that begin like one of ``terms``."""
+    word = f"[^\\W{CJK_RANGES}]"
+    heads = "|".join(re.escape(t[: max(1, len(t) - 1)]) for t in terms) or "(?!)"
+    return re.compile(f"(?<!{word})(?:{heads}){word}*")
 
 
 def _fold(text: str) -> tuple[str, Sequence[int]]:

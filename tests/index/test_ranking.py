@@ -1,0 +1,221 @@
+"""Ranking for long-term memory: relevance decides what is returned, age only reorders.
+
+A memory holding every query term is never dropped, nor ranked below one holding a
+strict subset of them, whatever their ages, pins and hit counts; the time decay is
+bounded; stop words do not match; English word forms find each other.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import given, seed, settings
+from hypothesis import strategies as st
+
+from memoryd.config import Config, RootConfig, SearchConfig
+from memoryd.index import IndexDB, open_index, recall, reconcile
+from memoryd.index.tokenizer import query_terms, tokenize
+from memoryd.paths import resolve_paths
+from tests.index.conftest import DAY_MS, NOW_MS, World, write_memory
+from tests.index.test_recall import filler, ids, search
+
+YEAR_MS = 365 * DAY_MS
+
+
+def hits_file(root: RootConfig, counts: dict[str, int]) -> None:
+    (root.path / ".state.json").write_text(json.dumps({"hits": counts}))
+
+
+def test_an_old_exact_match_ranks_above_a_new_partial_one(world: World, db: IndexDB) -> None:
+    filler(world)
+    world.write(world.global_root, "pitfalls/old.md", "sqlite lockfile timeout on nfs",
+                updated=NOW_MS - 3 * YEAR_MS)  # fmt: skip
+    world.write(world.project_root, "facts/new.md", "sqlite sqlite sqlite", summary="sqlite",
+                updated=NOW_MS, pinned=True)  # fmt: skip
+    hits_file(world.project_root, {"facts/new": 1000})
+    hits = search(db, world, "sqlite lockfile timeout")
+    assert ids(hits) == ["pitfalls/old", "facts/new"]
+    assert hits[0].score < hits[1].score  # the partial one scores higher, and still comes second
+
+
+def test_a_pinned_weak_match_ranks_below_an_old_exact_one(world: World, db: IndexDB) -> None:
+    filler(world)
+    world.write(world.global_root, "facts/old.md", "grpc deadline propagation",
+                updated=NOW_MS - 2 * YEAR_MS)  # fmt: skip
+    world.write(world.global_root, "rules/pinned.md", "grpc everywhere", summary="grpc",
+                pinned=True, updated=NOW_MS - YEAR_MS)  # fmt: skip
+    hits_file(world.global_root, {"rules/pinned": 50})
+    assert ids(search(db, world, "grpc deadline")) == ["facts/old", "rules/pinned"]
+
+
+def test_decay_never_falls_below_the_floor(world: World, db: IndexDB) -> None:
+    world.write(world.global_root, "facts/old.md", "kafka lag", updated=NOW_MS - 3 * YEAR_MS)
+    world.write(world.global_root, "facts/new.md", "kafka lag", updated=NOW_MS)
+    hits = search(db, world, "kafka")
+    assert ids(hits) == ["facts/new", "facts/old"]
+    assert hits[1].score == pytest.approx(hits[0].score * 0.65)  # the default floor
+    floor = dataclasses.replace(world.config, search=SearchConfig(decay_floor=0.2))
+    hits = search(db, world, "kafka", floor)
+    assert hits[1].score == pytest.approx(hits[0].score * 0.2)
+    curve = dataclasses.replace(world.config, search=SearchConfig(decay_floor=0))
+    hits = search(db, world, "kafka", curve)  # the bare curve: 0.5 ** (1095 / 14), still there
+    assert ids(hits) == ["facts/new", "facts/old"]
+    assert hits[1].score == pytest.approx(hits[0].score * 0.5 ** (3 * 365 / 14))
+
+
+def test_above_the_floor_the_half_life_curve_holds(world: World, db: IndexDB) -> None:
+    world.write(world.global_root, "facts/old.md", "kafka lag", updated=NOW_MS - 7 * DAY_MS)
+    world.write(world.global_root, "facts/new.md", "kafka lag", updated=NOW_MS)
+    hits = search(db, world, "kafka")
+    assert hits[1].score == pytest.approx(hits[0].score * 0.5**0.5)
+
+
+def test_a_correction_written_yesterday_beats_the_note_it_corrects(
+    world: World, db: IndexDB
+) -> None:
+    filler(world)
+    world.write(world.global_root, "decisions/old.md", "deploy with helm charts from ci",
+                summary="deploy with helm", updated=NOW_MS - 2 * YEAR_MS)  # fmt: skip
+    world.write(world.global_root, "decisions/new.md", "deploy with helm charts from the "
+                "release branch, not ci", summary="deploy with helm (corrected)",
+                updated=NOW_MS - DAY_MS)  # fmt: skip
+    assert ids(search(db, world, "deploy helm charts")) == ["decisions/new", "decisions/old"]
+
+
+def test_stop_words_do_not_count_as_matches(world: World, db: IndexDB) -> None:
+    filler(world)
+    world.write(world.global_root, "facts/freeze.md", "merge freeze starts on friday")
+    world.write(world.global_root, "facts/noise.md", "the cache is warm")
+    world.write(world.global_root, "facts/more.md", "what is the plan when it rains")
+    assert ids(search(db, world, "when is the merge freeze")) == ["facts/freeze"]
+    assert query_terms("when is the merge freeze") == ["merg", "freez"]
+
+
+def test_a_query_of_stop_words_only_searches_them(world: World, db: IndexDB) -> None:
+    world.write(world.global_root, "facts/the.md", "the the the")
+    world.write(world.global_root, "facts/other.md", "kafka lag")
+    assert ids(search(db, world, "the")) == ["facts/the"]
+
+
+@pytest.mark.parametrize(
+    ("query", "body"),
+    [
+        ("commit", "two commits were committed"),
+        ("committed", "one commit"),
+        ("deploy", "the deployment failed"),
+        ("deployments", "we deploy on fridays"),
+        ("Running", "runs"),
+    ],
+)
+def test_english_word_forms_find_each_other(
+    world: World, db: IndexDB, query: str, body: str
+) -> None:
+    world.write(world.global_root, "facts/x.md", body)
+    world.write(world.global_root, "facts/y.md", "unrelated text")
+    assert ids(search(db, world, query)) == ["facts/x"]
+
+
+def test_hit_reasons_and_snippets_show_the_words_as_written(world: World, db: IndexDB) -> None:
+    world.write(world.global_root, "facts/x.md", "The Deployment committed two LockFiles.")
+    (hit,) = search(db, world, "deploy lockfile commits")
+    assert hit.terms == {"deploy": 1, "lockfile": 1, "commits": 1}
+    assert hit.snippet == "The «Deployment» «committed» two «LockFiles»."
+
+
+def test_a_stem_does_not_match_inside_a_longer_word(world: World, db: IndexDB) -> None:
+    world.write(world.global_root, "facts/x.md", "pnpm then npm")
+    (hit,) = search(db, world, "npm")
+    assert hit.snippet == "pnpm then «npm»"
+
+
+# -- the property ---------------------------------------------------------------------
+
+WORDS = ["deploy", "deployed", "kafka", "lag", "redis", "timeout", "部署", "脚本", "the", "cache"]
+MEMORY = st.fixed_dictionaries(
+    {
+        "words": st.lists(st.sampled_from(WORDS), min_size=1, max_size=8),
+        "age_days": st.integers(0, 3 * 365),
+        "pinned": st.booleans(),
+        "hits": st.integers(0, 500),
+        "project": st.booleans(),
+        "summary": st.booleans(),  # the first words go to the summary (weighted 4x)
+    }
+)
+
+
+def holds(memory: dict[str, object], terms: list[str]) -> bool:
+    return set(terms) <= set(tokenize(" ".join(memory["words"])))  # type: ignore[arg-type]
+
+
+@seed(15_2026_12_01)
+@settings(max_examples=150, deadline=None)
+@given(
+    memories=st.lists(MEMORY, min_size=1, max_size=14),
+    query=st.lists(st.sampled_from(WORDS), min_size=1, max_size=3),
+    limit=st.integers(1, 6),
+)
+def test_every_memory_holding_all_terms_is_returned_and_ranked_first(
+    memories: list[dict[str, object]], query: list[str], limit: int
+) -> None:
+    """Seed and settings recorded above: 150 random corpora of up to 14 memories with ages
+    over three years, pins, hit counts, both scopes, summaries."""
+    with tempfile.TemporaryDirectory() as scratch:
+        base = Path(scratch)
+        roots = [
+            RootConfig(path=base / "g", scope="global"),
+            RootConfig(path=base / "p", scope="project"),
+        ]
+        config = Config(roots=tuple(roots))
+        counts: dict[Path, dict[str, int]] = {r.path: {} for r in roots}
+        for number, memory in enumerate(memories):
+            root = roots[1] if memory["project"] else roots[0]
+            words: list[str] = memory["words"]  # type: ignore[assignment]
+            meta: dict[str, object] = {"updated": NOW_MS - memory["age_days"] * DAY_MS}  # type: ignore[operator]
+            if memory["pinned"]:
+                meta["pinned"] = True
+            if memory["summary"]:
+                meta["summary"] = " ".join(words[:2])
+            write_memory(root.path, f"facts/m{number:02}.md", " ".join(words), **meta)
+            counts[root.path][f"facts/m{number:02}"] = memory["hits"]  # type: ignore[assignment]
+        for root in roots:
+            root.path.mkdir(exist_ok=True)
+            (root.path / ".state.json").write_text(json.dumps({"hits": counts[root.path]}))
+        paths = resolve_paths({**os.environ, "MEMORYD_HOME": str(base / "home")})
+        with open_index(paths) as db:
+            reconcile(db, config)
+            hits = recall(db, config, " ".join(query), roots, limit=limit, now_ms=NOW_MS,
+                          bump=False)  # fmt: skip
+    terms = query_terms(" ".join(query))
+    full = {f"facts/m{n:02}" for n, m in enumerate(memories) if holds(m, terms)}
+    got = ids(hits)
+    if len(full) < limit:
+        assert full <= set(got), (terms, got)
+    leading = got[: min(len(full), limit)]
+    assert set(leading) <= full, (terms, got)  # no partial match above a full one
+    assert all(h in full for h in got[: len(leading)])
+
+
+@pytest.mark.parametrize("written", [datetime.date(2024, 3, 5), "2024-03-05T10:00:00Z"])
+def test_an_iso_date_gives_the_memory_its_age(world: World, db: IndexDB, written: object) -> None:
+    world.write(world.global_root, "facts/iso.md", "kafka lag", updated=written)
+    world.write(world.global_root, "facts/new.md", "kafka lag", updated=NOW_MS)
+    hits = search(db, world, "kafka")
+    assert ids(hits) == ["facts/new", "facts/iso"]  # not taken for brand new (the file's mtime)
+    assert hits[1].score == pytest.approx(hits[0].score * 0.65)
+
+
+def test_hits_never_lift_an_old_memory_above_an_equally_relevant_fresh_one(
+    world: World, db: IndexDB
+) -> None:
+    world.write(world.global_root, "facts/old.md", "kafka lag", updated=NOW_MS - 3 * YEAR_MS)
+    world.write(world.global_root, "facts/new.md", "kafka lag", updated=NOW_MS)
+    hits_file(world.global_root, {"facts/old": 10**9})
+    hits = search(db, world, "kafka")
+    assert ids(hits) == ["facts/new", "facts/old"]  # 0.65 × 1.5 < 1: the boost is no rejuvenation
+    assert hits[1].score == pytest.approx(hits[0].score * 0.65 * 1.5)
