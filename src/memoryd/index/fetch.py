@@ -86,9 +86,15 @@ def candidates(
     fetch: int,
     *,
     strategy: str = "and-or",
+    enough: int | None = None,
 ) -> list[Found]:
     """At least the ``fetch`` best by bm25, plus every memory holding all ``terms``
-    when those are fewer than ``fetch``."""
+    when those are fewer than ``fetch``.
+
+    ``enough``: when at least this many memories hold every term (recall passes its
+    limit), they alone are returned and the OR query never runs: ranking puts them first
+    and the floor never drops them, so its rows could only rank below the cut.
+    """
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}")
     whole = len(terms)
@@ -104,7 +110,7 @@ def candidates(
                 full = found
             elif need > 1:
                 found = _unskew(db, found, terms, need)
-            if len(found) >= fetch:
+            if len(found) >= fetch or (need == whole and len(found) >= (enough or fetch)):
                 return _merged(full, [] if need == whole else found)
     found = _top(db, fts_expression(terms), roots, filters, fetch)
     if strategy == "or":
