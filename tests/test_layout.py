@@ -208,7 +208,9 @@ def source_modules(src: Path) -> set[str]:
     return {
         file.relative_to(base).as_posix()
         for file in base.rglob("*.py")
-        if not (file.name == "__init__.py" and file.parent != base and not file.read_bytes().strip())
+        if not (
+            file.name == "__init__.py" and file.parent != base and not file.read_bytes().strip()
+        )
     }
 
 

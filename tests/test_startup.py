@@ -21,8 +21,12 @@ from tests.index.conftest import write_memory
 HEAVY = ("git", "watchdog", "apscheduler", "yaml", "hashlib", "_hashlib", "mcp")
 
 
-# memoryd's own modules that only a write needs: a read never loads them.
-WRITE_ONLY = ("memoryd.config_edit", "memoryd.compile.writer", "memoryd.agent.remember")
+# memoryd's own modules that only a write needs: a read never loads them (nor, when no hit
+# cites code, the citation checks).
+WRITE_ONLY = (
+    "memoryd.config_edit", "memoryd.compile.writer", "memoryd.agent.remember",
+    "memoryd.agent.citing", "memoryd.cites.check", "memoryd.cites.citation",
+)  # fmt: skip
 
 PROBE = (
     "import sys\n"

@@ -23,8 +23,12 @@ from memoryd.daemon.status import read_status
 from memoryd.index import open_index, reconcile
 from memoryd.paths import resolve_paths
 
+# How long a condition may take to come true. Generous on purpose: a passing condition
+# returns at once, and CI's two cores may be shared with a whole suite's processes.
+SETTLE_S = 60.0
 
-def wait_until(cond: Callable[[], bool], timeout: float = 20, step: float = 0.05) -> bool:
+
+def wait_until(cond: Callable[[], bool], timeout: float = SETTLE_S, step: float = 0.05) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if cond():
@@ -84,14 +88,14 @@ class DaemonProcess:
             stdout=self._out, stderr=subprocess.STDOUT, env=dict(os.environ),
         )  # fmt: skip
 
-    def wait_ready(self, app: App, timeout: float = 20) -> None:
+    def wait_ready(self, app: App, timeout: float = SETTLE_S) -> None:
         ok = wait_until(lambda: daemon_ready(app, self.proc.pid), timeout)
         assert ok, f"daemon not ready:\n{self.output()}"
 
     def output(self) -> str:
         return self.log.read_text()
 
-    def terminate(self, timeout: float = 10) -> int:
+    def terminate(self, timeout: float = 30) -> int:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
         try:
@@ -106,7 +110,7 @@ class DaemonProcess:
         self._out.close()
 
 
-def new_threads(before: set[threading.Thread], timeout: float = 5) -> set[threading.Thread]:
+def new_threads(before: set[threading.Thread], timeout: float = 15) -> set[threading.Thread]:
     deadline = time.monotonic() + timeout
     while set(threading.enumerate()) - before and time.monotonic() < deadline:
         time.sleep(0.02)

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.daemon import mounts
 from memoryd.daemon.mounts import (
     Mount,
     filesystem_of,
@@ -126,10 +125,11 @@ def test_the_real_mount_table_names_a_local_file_system(tmp_path: Path) -> None:
 
 
 def test_an_unreadable_mount_table_means_unknown(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setattr(mounts, "MOUNTINFO", tmp_path / "no-such-mountinfo")
-    monkeypatch.setattr(mounts, "MAC_MOUNT", str(tmp_path / "no-such-mount"))
     with caplog.at_level(logging.DEBUG, logger="memoryd.daemon.mounts"):
-        assert filesystem_of(tmp_path) is None
+        found = filesystem_of(
+            tmp_path, mountinfo=tmp_path / "no-such-mountinfo", mac_mount=str(tmp_path / "none")
+        )
+        assert found is None
     assert any(r.levelno == logging.DEBUG for r in caplog.records)

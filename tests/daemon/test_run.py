@@ -149,7 +149,7 @@ def test_one_edit_writes_root_md_once(
 
 def test_second_instance_is_refused(running: tuple[App, Path, DaemonProcess]) -> None:
     app, _root, daemon = running
-    done = run_cli("run", timeout=20)
+    done = run_cli("run", timeout=60)
     assert done.returncode == 1
     assert f"memoryd is already running (pid {daemon.proc.pid}, lock " in done.stderr
     status = read_status(app.paths)
@@ -164,7 +164,7 @@ def test_sigterm_exits_0_quickly_with_nothing_lost(tmp_path: Path) -> None:
         note = root / "facts" / "last-words.md"
         note.write_text(memory("written just before the stop"))
         started = time.monotonic()
-        code = daemon.terminate(timeout=10)
+        code = daemon.terminate(timeout=30)
         elapsed = time.monotonic() - started
     finally:
         daemon.kill()

@@ -65,7 +65,7 @@ def test_to_change_covers_moves_and_folders() -> None:
     assert to_change(R, "modified", R / "d", None, True) is None
 
 
-def collect(q: queue.Queue[Change], until: Callable[[Batch], bool], timeout: float = 10) -> Batch:
+def collect(q: queue.Queue[Change], until: Callable[[Batch], bool], timeout: float = 30) -> Batch:
     """Merge events until ``until`` holds and the queue has been quiet for a moment."""
     batch = Batch()
     deadline = time.monotonic() + timeout

@@ -55,9 +55,12 @@ def test_the_daemon_extracts_settled_sessions_and_survives_a_failing_command(
         )
         assert wait_until(target.is_file, timeout=30), daemon.output()
         # the daemon indexes what it wrote a moment later (recall trusts it meanwhile)
-        assert wait_until(lambda: recalled(world, "TZ UTC")[:1] == [
-            "pitfalls/the-test-db-needs-tz-utc-or-dates-shift-by-a-day"
-        ]), daemon.output()
+        assert wait_until(
+            lambda: (
+                recalled(world, "TZ UTC")[:1]
+                == ["pitfalls/the-test-db-needs-tz-utc-or-dates-shift-by-a-day"]
+            )
+        ), daemon.output()
 
         world.mode.write_text("fail")
         broken = ClaudeSession(world.projects, world.repo)

@@ -409,6 +409,25 @@ TEMPLATES: list[Template] = [
     pos("paired", "access-key-secret", "AccessKey ID {ak20} / SK {s}", "urlsafe43", code=False),
     neg("paired", "AK={ak20}\nSK=${OBS_SK}"),
     neg("paired", "AK/SK 在 IAM 控制台的“我的凭证”里创建，SK 只显示一次。", False),
+    # fourth round: infrastructure code that names its secrets
+    neg(
+        "reference",
+        'resource "aws_db_instance" "db" {\n  username = "{u}"\n'
+        "  password = random_password.db.result\n}",
+    ),
+    neg("reference", "master_password = data.aws_secretsmanager_secret_version.db.secret_string"),
+    neg("reference", "password: {{ .Values.postgresql.auth.password | quote }}"),
+    neg("reference", "docker login -u gitlab-ci-token -p $CI_JOB_TOKEN $CI_REGISTRY"),
+    neg("reference", 'curl -H "Authorization: Bearer $GITHUB_TOKEN" https://api.github.com/user'),
+    neg("reference", "mysql -uroot -p\"${MYSQL_ROOT_PASSWORD}\" -e 'show databases'"),
+    neg("reference", 'ENV DJANGO_SECRET_KEY=""\nENV PGPASSWORD=""'),
+    neg("reference", 'password = getpass.getpass("DB password: ")'),
+    neg("reference", "密码: ${DB_PASSWORD}\n令牌：${API_TOKEN}"),
+    neg("reference", "stringData:\n  password: {{ .Values.dbPassword }}"),
+    pos("url", URL, 'engine = create_engine("mysql+pymysql://{u}:{s}@{h}/{db}")', "urlpassword"),
+    pos("url", URL, 'psql "postgresql://{u}:{s}@{h}:5432/{db}?sslmode=require"', "urlpassword"),
+    pos("config", PW, "stringData:\n  password: {s}", "password"),
+    pos("config", PW, "environment:\n  MYSQL_ROOT_PASSWORD: {s}", "password"),
     # --- references to where a secret lives ---
     neg("reference", "token: ${{ secrets.GITHUB_TOKEN }}"),
     neg("reference", "password: ${{ secrets.REGISTRY_PASSWORD }}\nusername: ${{ github.actor }}"),

@@ -70,7 +70,9 @@ def test_remember_fingerprints_the_cited_lines(cited: tuple[Setup, str]) -> None
     assert hit["cites"] == [{"cite": f"src/net/retry.py:40-45#{expected}", "state": "fresh"}]
 
 
-def test_editing_the_cited_lines_makes_the_memory_stale_everywhere(cited: tuple[Setup, str]) -> None:
+def test_editing_the_cited_lines_makes_the_memory_stale_everywhere(
+    cited: tuple[Setup, str],
+) -> None:
     setup, ident = cited
     changed = [*RETRY]
     changed[40] = "    for attempt in range(5):"
@@ -79,7 +81,9 @@ def test_editing_the_cited_lines_makes_the_memory_stale_everywhere(cited: tuple[
     assert hit["stale"] is True
     assert hit["cites"][0]["reason"] == "the cited lines changed in src/net/retry.py"  # type: ignore[index]
     text = run_cli("recall", "backs", cwd=setup.repo).stdout
-    assert "MAY BE STALE: src/net/retry.py:40-45: the cited lines changed in src/net/retry.py" in text
+    assert (
+        "MAY BE STALE: src/net/retry.py:40-45: the cited lines changed in src/net/retry.py" in text
+    )
     block = run_cli("context", "retry backs off", cwd=setup.repo).stdout
     assert "## May be stale, check before trusting" in block
     assert f"- {ident} (project): retry backs off three times — src/net/retry.py:40-45" in block
@@ -97,7 +101,9 @@ def test_editing_the_cited_lines_makes_the_memory_stale_everywhere(cited: tuple[
     assert f"#{fingerprint(changed[39:45])}" in (setup.project / f"{ident}.md").read_text()
 
 
-def test_lines_inserted_above_move_the_citation_and_it_stays_fresh(cited: tuple[Setup, str]) -> None:
+def test_lines_inserted_above_move_the_citation_and_it_stays_fresh(
+    cited: tuple[Setup, str],
+) -> None:
     setup, _ = cited
     write(setup.repo, "src/net/retry.py", ["import time", "import os", "", *RETRY], commit=None)
     hit = recall(setup.repo, "backs")
@@ -181,13 +187,17 @@ def test_the_mcp_tool_cites_too(setup: Setup) -> None:
 
 def test_cite_refuses_what_cannot_be_cited(setup: Setup) -> None:
     write(setup.repo, "a.txt", ["one"])
-    done = run_cli("remember", "--kind", "fact", "--summary", "s", "--cite", "a.txt:3", cwd=setup.repo)
+    done = run_cli(
+        "remember", "--kind", "fact", "--summary", "s", "--cite", "a.txt:3", cwd=setup.repo
+    )
     assert done.returncode == 2
     assert done.stderr == (
         "memoryd: error: cannot cite a.txt:3: the file has only 1 line\n"
         "  hint: cite lines within 1-1\n"
     )
-    done = run_cli("remember", "--kind", "fact", "--summary", "s", "--cite", "nope.txt", cwd=setup.repo)
+    done = run_cli(
+        "remember", "--kind", "fact", "--summary", "s", "--cite", "nope.txt", cwd=setup.repo
+    )
     assert done.returncode == 2
     assert done.stderr.startswith("memoryd: error: cannot cite nope.txt: No such file or directory")
 
@@ -205,8 +215,10 @@ def test_fingerprints_ignore_line_ends_and_trailing_space() -> None:
     st.integers(0, 10),
     st.data(),
 )
-def test_cited_text_is_found_wherever_lines_push_it(lines: list[str], pad: int, data: st.DataObject) -> None:
-    lines = [line.replace("\n", "") .rstrip() for line in lines]
+def test_cited_text_is_found_wherever_lines_push_it(
+    lines: list[str], pad: int, data: st.DataObject
+) -> None:
+    lines = [line.replace("\n", "").rstrip() for line in lines]
     start = data.draw(st.integers(1, len(lines)))
     end = data.draw(st.integers(start, len(lines)))
     original = Citation("f", start, end, fingerprint(lines[start - 1 : end]))

@@ -177,6 +177,9 @@ def test_memories_lists_every_memory_sortable_and_filterable(
         "decisions/db-v2", "decisions/db-v1",
     ]  # fmt: skip
     page.select_option("#memories-kind", "*")
+    page.select_option("#memories-folder", "facts")
+    assert rows.evaluate_all("els => els.map(e => e.dataset.id)") == ["facts/deploy", "facts/broken"]
+    page.select_option("#memories-folder", "*")
     page.select_option("#memories-flag", "superseded")
     assert rows.evaluate_all("els => els.map(e => e.dataset.id)") == ["decisions/db-v1"]
     assert "superseded by decisions/db-v2" in rows.first.inner_text()

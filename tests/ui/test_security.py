@@ -168,3 +168,17 @@ def test_other_methods_are_not_served(served: tuple[UI, Path]) -> None:
         status, _h, _b = ui.request("/api/resolve", method=method, headers=token(ui))
         assert status == 501, method
     assert (root / "facts/a.md").exists()
+
+
+def test_a_file_name_that_is_not_utf8_is_served_by_its_bytes(served: tuple[UI, Path]) -> None:
+    import base64
+
+    ui, root = served
+    name = os.fsdecode(b"facts/caf\xe9.md")
+    (root / name).write_bytes(b"---\nkind: fact\n---\nlatte\n")
+    ref = base64.urlsafe_b64encode(b"facts/caf\xe9.md").decode()
+    data = ui.api("memory", root=str(root), ref=ref)
+    assert data["body"] == "latte\n" and data["path"] == name  # \udce9 in the JSON, not a crash
+    status, _h, body = ui.request(f"/api/memory?root={root}&ref=not-base64!", headers=token(ui))
+    assert status == 400
+    assert json.loads(body)["error"] == "ref='not-base64!' is not a file reference from this page"

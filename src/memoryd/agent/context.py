@@ -396,7 +396,7 @@ def gather(
 ) -> Block:
     """Read the roots' compiled blocks and the best hits for ``query``, then build the block."""
     from memoryd import locate
-    from memoryd.agent import citing, upkeep
+    from memoryd.agent import upkeep
 
     settings = app.config.injection
     chars = settings.max_chars if max_chars is None else max_chars
@@ -410,12 +410,25 @@ def gather(
         ]
         if query.strip() and entries > 0:
             found = upkeep.search(app, roots, query, limit=entries * 2, count_hits=False, db=db)
-            checker = citing.Checker(app.cwd)
-            hits = [
-                Shown(h.id, h.scope, h.kind, h.summary, h.body,
-                      tuple(citing.stale_reasons(checker.of_file(h.path))))
-                for h in found
-            ]  # fmt: skip
+            hits = [Shown(h.id, h.scope, h.kind, h.summary, h.body) for h in found]
+            hits = _checked(app, hits, [h.path for h in found])
     return build(
         views, hits, chars, entries, settings.outline_chars, total_chars=settings.max_total_chars
     )
+
+
+def _checked(app: App, shown: list[Shown], paths: list[Any]) -> list[Shown]:
+    """``shown`` with the stale citations of each memory that may cite (see cites.may_cite)."""
+    from dataclasses import replace
+
+    from memoryd.cites import may_cite
+
+    if not any(may_cite(path) for path in paths):
+        return shown
+    from memoryd.agent.citing import Checker, stale_reasons
+
+    checker = Checker(app.cwd)
+    return [
+        replace(entry, stale=tuple(stale_reasons(checker.of_file(path))))
+        for entry, path in zip(shown, paths, strict=True)
+    ]

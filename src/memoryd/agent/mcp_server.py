@@ -155,9 +155,7 @@ def format_hits(query: str, hits: list[Hit], checker: citing.Checker | None = No
         matched = ", ".join(f"{term}×{count}" for term, count in sorted(hit.terms.items()))
         head = f"## {hit.id} ({describe(hit)}, score {hit.score:.2f}"
         stale = citing.stale_reasons(checker.of_file(hit.path)) if checker else []
-        warning = "".join(
-            f"\nMAY BE STALE, check before trusting: {reason}" for reason in stale
-        )
+        warning = "".join(f"\nMAY BE STALE, check before trusting: {reason}" for reason in stale)
         parts.append(
             f"{head}, matched: {matched or '-'})\n{hit.summary or '(no summary)'}{warning}\n\n"
             f"{hit.body.strip()}"

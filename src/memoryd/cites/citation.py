@@ -165,7 +165,7 @@ def _outwards(origin: int, last: int) -> Iterator[int]:
     """1..last, nearest to ``origin`` first: moved text is usually close by."""
     origin = min(max(origin, 1), max(last, 1))
     for step in range(max(last, 0) + 1):
-        for candidate in ((origin - step, origin + step) if step else (origin,)):
+        for candidate in (origin - step, origin + step) if step else (origin,):
             if 1 <= candidate <= last:
                 yield candidate
 

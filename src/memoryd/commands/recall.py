@@ -62,10 +62,7 @@ def run(app: App, args: argparse.Namespace) -> int:
                       markers=args.markers)  # fmt: skip
     if missing and not hits:
         raise _missing_root(app, missing[0])
-    from memoryd.agent.citing import Checker
-
-    checker = Checker(app.cwd)
-    verdicts = {h.path: checker.of_file(h.path) for h in hits}
+    verdicts = _verdicts(app, hits)
     data = [_with_cites(h.to_json(), verdicts[h.path]) for h in hits]
     app.emit(args.json, data, lambda: _text(hits, verdicts))
     for root in missing:
@@ -91,6 +88,20 @@ def _missing_root(app: App, root: Any) -> Exception:
     )
 
 
+def _verdicts(app: App, hits: list[Any]) -> dict[Path, list[Any]]:
+    """Each hit's citations checked (the machinery loads only when a hit may cite)."""
+    from memoryd.cites import may_cite
+
+    verdicts: dict[Path, list[Any]] = {h.path: [] for h in hits}
+    cited = [h for h in hits if may_cite(h.path)]
+    if cited:
+        from memoryd.agent.citing import Checker
+
+        checker = Checker(app.cwd)
+        verdicts.update({h.path: checker.of_file(h.path) for h in cited})
+    return verdicts
+
+
 def _with_cites(data: dict[str, Any], verdicts: list[Any]) -> dict[str, Any]:
     """A hit's JSON with its citations checked: ``stale`` says whether any failed."""
     if verdicts:
@@ -100,8 +111,6 @@ def _with_cites(data: dict[str, Any], verdicts: list[Any]) -> dict[str, Any]:
 
 
 def _text(hits: list[Any], verdicts: dict[Path, list[Any]]) -> str:
-    from memoryd.agent.citing import stale_reasons
-
     blocks = []
     for number, hit in enumerate(hits, start=1):
         label = hit.kind or (hit.row.type if hit.row is not None else None)
@@ -111,6 +120,7 @@ def _text(hits: list[Any], verdicts: dict[Path, list[Any]]) -> str:
         if hit.summary:
             lines.append(f"   {hit.summary}")
         lines += [f"   {hit.snippet}", f"   matched: {terms}", f"   {hit.path}"]
-        lines += [f"   MAY BE STALE: {r}" for r in stale_reasons(verdicts[hit.path])]
+        stale = [v for v in verdicts[hit.path] if v.stale]
+        lines += [f"   MAY BE STALE: {v.citation.where}: {v.reason}" for v in stale]
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)

@@ -104,10 +104,15 @@ def no_remote_events(fstype: str) -> bool:
     return fstype in REMOTE_TYPES
 
 
-def filesystem_of(path: Path) -> str | None:
-    """The type of the file system holding ``path`` (None: unknown, assume events work)."""
+def filesystem_of(
+    path: Path, *, mountinfo: Path = MOUNTINFO, mac_mount: str = MAC_MOUNT
+) -> str | None:
+    """The type of the file system holding ``path`` (None: unknown, assume events work).
+
+    ``mountinfo`` (Linux) and ``mac_mount`` (macOS) are where the mount table is read from.
+    """
     try:
-        mounts = _system_mounts()
+        mounts = _system_mounts(mountinfo, mac_mount)
     except (OSError, subprocess.SubprocessError, UnicodeDecodeError) as exc:
         log.debug("cannot list mounts: %s", exc)
         return None
@@ -118,13 +123,13 @@ def filesystem_of(path: Path) -> str | None:
     return found.fstype if found else None
 
 
-def _system_mounts() -> list[Mount] | None:
+def _system_mounts(mountinfo: Path, mac_mount: str) -> list[Mount] | None:
     platform: str = sys.platform  # a plain str: mypy checks every branch on every system
     if platform.startswith("linux"):
-        return parse_mountinfo(MOUNTINFO.read_text(encoding="utf-8"))
+        return parse_mountinfo(mountinfo.read_text(encoding="utf-8"))
     if platform == "darwin":
         out = subprocess.run(
-            [MAC_MOUNT], capture_output=True, text=True, timeout=5, check=True
+            [mac_mount], capture_output=True, text=True, timeout=5, check=True
         ).stdout
         return parse_mac_mount(out)
     return None

@@ -63,7 +63,7 @@ _META_WORDS = wordset(
     output button form page dialog component flow lifetime age scope scopes audience issuer
     algorithm algo alg method error errors exception fingerprint fp thumbprint checksum
     sha sha1 sha256 md5 commit revision rev tag tags node nodes attr attrs identifier
-    store storage service sock socket
+    store storage service sock socket encryption hasher hashers scheme cipher
     server host port user username login account
     email format encoding hint question length issued count counter number num chars budget
     """

@@ -45,7 +45,8 @@ _STAND_IN_RE = re.compile(
 )
 _REFERENCE_RE = re.compile(
     r"^(?:\$\{|\$\(|\{\{|\{%|<%|%\(|%env|#\{)|^\$[A-Za-z_]\w*$|^@[\w.\-/]+$|^![\w!/:]+$|"
-    r"^(?:~|\.\.?)?/[\w.\-/]*$|^[A-Za-z_][\w.]*[(\[]|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$|"
+    r"^(?:~|\.\.?)?/[\w.\-/]*$|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$|"
+    r"^[A-Za-z_][\w.]*(?:[(\[]$|\(.*\)$|\[.*\]$)|"  # a call (not a Django key's "ab(")
     r"^[a-z][a-z0-9+.\-]*://|^arn:|^(?:enc|vault|ssm|secrets?|env|op|awskms|gcpkms|azurekv|ref|sops)[:(\[]"
 )
 

@@ -217,7 +217,8 @@ class Handler(BaseHTTPRequestHandler):
 
     # -- sending
     def _send_json(self, status: HTTPStatus, data: Any) -> None:
-        body = json.dumps(data, ensure_ascii=False, default=str).encode("utf-8")
+        text = json.dumps(data, ensure_ascii=False, default=str)
+        body = text.encode("utf-8", "backslashreplace")  # a non-UTF-8 file name: \udcXX escapes
         self._send(status, "application/json; charset=utf-8", body)
 
     def _send_error(self, status: HTTPStatus, message: str, path: str) -> None:

@@ -13,9 +13,11 @@ inside that root (:func:`memoryd.safepath.inside`).
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
 import logging
+import os
 import posixpath
 import threading
 import time
@@ -93,6 +95,7 @@ def search(app: App, params: Params) -> dict[str, Any]:
     for hit in hits:
         item = hit.to_json()
         item["rel"] = _rel(hit.root, hit.path)
+        item["ref"] = file_ref(item["rel"])
         item["hit_count"] = counts.get(str(hit.root), {}).get(hit.id, 0)
         results.append(item)
     return {"query": query, "roots": [str(r.path) for r in roots], "hits": results}
@@ -128,6 +131,7 @@ def memories(app: App, params: Params) -> dict[str, Any]:
         item = row.as_dict()
         file = row.root / row.path
         item["folder"] = posixpath.dirname(row.path)
+        item["ref"] = file_ref(row.path)
         item["stamp"] = row.updated or row.created or _mtime_ms(file)
         item["problems"] = by_file.get(str(file), [])
         rows.append(item)
@@ -311,6 +315,22 @@ def supersedes_chain(
     return [{k: v for k, v in item.items() if k != "memory"} for item in chain]
 
 
+def file_ref(rel: str) -> str:
+    """A root-relative name as the page passes it back: its bytes, base64url.
+
+    A file name need not be UTF-8 (``caf\\xe9.md``); the page cannot send such a name back
+    as text, so links carry its bytes.
+    """
+    return base64.urlsafe_b64encode(os.fsencode(rel)).decode("ascii")
+
+
+def from_ref(ref: str) -> str:
+    try:
+        return os.fsdecode(base64.urlsafe_b64decode(ref.encode("ascii")))
+    except ValueError:
+        raise UsageError(f"ref={ref!r} is not a file reference from this page") from None
+
+
 def _root_json(root: RootConfig) -> dict[str, Any]:
     return {
         "path": str(root.path),
@@ -325,7 +345,7 @@ def _file(app: App, params: Params) -> tuple[RootConfig, Path, str]:
     from memoryd import safepath
 
     wanted = _required(params, "root")
-    rel = _required(params, "path")
+    rel = from_ref(params["ref"]) if params.get("ref") else _required(params, "path")
     for root in known_roots(app):
         if str(root.path) == wanted:
             break

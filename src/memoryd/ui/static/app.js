@@ -90,8 +90,10 @@ function num(value) {
   return typeof value === "number" ? Number(value.toPrecision(4)).toString() : String(value);
 }
 
-function memoryLink(root, path, text) {
-  const query = new URLSearchParams({ root, path });
+// A link to a memory's page; ``ref`` (the name's bytes) when the server gave one, since a
+// file name need not be UTF-8.
+function memoryLink(root, path, text, ref) {
+  const query = new URLSearchParams(ref ? { root, ref } : { root, path });
   return h("a", { href: `#memory?${query}`, class: "memory-link" }, text);
 }
 
@@ -139,7 +141,7 @@ function hitCard(hit, rank) {
   return h("div", { class: "card hit", "data-id": hit.id },
     h("div", { class: "hit-head" },
       h("span", { class: "rank" }, `${rank}.`),
-      memoryLink(hit.root, hit.rel, hit.id),
+      memoryLink(hit.root, hit.rel, hit.id, hit.ref),
       h("span", { class: "badge" }, hit.kind || hit.type || "memory"),
       h("span", { class: "badge" }, hit.scope),
       h("span", { class: "muted" }, `score ${num(hit.score)}`)),
@@ -202,6 +204,9 @@ VIEWS.memories = async (main) => {
   const kinds = [...new Set(data.memories.map((m) => m.kind || ""))].sort();
   const kind = h("select", { id: "memories-kind" }, h("option", { value: "*" }, "every kind"),
     kinds.map((k) => h("option", { value: k }, k || "(no kind)")));
+  const folders = [...new Set(data.memories.map((m) => m.folder))].sort();
+  const folder = h("select", { id: "memories-folder" }, h("option", { value: "*" }, "every folder"),
+    folders.map((f) => h("option", { value: f }, f || "(top)")));
   const scope = h("select", { id: "memories-scope" }, h("option", { value: "*" }, "every scope"),
     h("option", { value: "global" }, "global"), h("option", { value: "project" }, "project"));
   const flag = h("select", { id: "memories-flag" }, h("option", { value: "*" }, "all"),
@@ -215,7 +220,7 @@ VIEWS.memories = async (main) => {
     h("span", { class: "badge" }, r.scope), " ", h("span", { class: "badge" }, r.layout), " ",
     `${data.memories.filter((m) => m.root === r.path).length} memory files`, r.exists ? "" : " (missing)")));
   add(main, h("h2", {}, "Memories"), roots,
-    h("div", { class: "filters" }, text, kind, scope, flag, count),
+    h("div", { class: "filters" }, text, kind, folder, scope, flag, count),
     h("table", { id: "memories-table" },
       h("thead", {}, h("tr", {}, head("id", "id"), head("kind", "kind"), head("scope", "scope"),
         head("folder", "folder"), h("th", {}, "flags"), head("age", "age", "num"),
@@ -225,6 +230,7 @@ VIEWS.memories = async (main) => {
     const needle = text.value.trim().toLowerCase();
     if (needle && ![m.id, m.summary || "", m.folder, m.path].some((s) => s.toLowerCase().includes(needle))) return false;
     if (kind.value !== "*" && (m.kind || "") !== kind.value) return false;
+    if (folder.value !== "*" && m.folder !== folder.value) return false;
     if (scope.value !== "*" && m.scope !== scope.value) return false;
     if (flag.value === "pinned" && !m.pinned) return false;
     if (flag.value === "superseded" && !m.superseded) return false;
@@ -241,19 +247,20 @@ VIEWS.memories = async (main) => {
     });
     count.textContent = `${rows.length} of ${data.memories.length} memories`;
     body.replaceChildren(...rows.map((m) => h("tr", { "data-id": m.id },
-      h("td", {}, memoryLink(m.root, m.path, m.id), m.summary ? h("div", { class: "muted" }, m.summary) : null),
+      h("td", {}, memoryLink(m.root, m.path, m.id, m.ref), m.summary ? h("div", { class: "muted" }, m.summary) : null),
       h("td", {}, m.kind || "—"), h("td", {}, m.scope), h("td", {}, m.folder || "(top)"),
       h("td", {}, m.pinned ? h("span", { class: "badge pinned" }, "pinned") : null, " ",
         m.superseded ? h("span", { class: "badge superseded" }, `superseded by ${m.superseded_by}`) : null),
       h("td", { class: "num" }, ago(m.stamp, data.now)), h("td", { class: "num" }, m.hits),
       h("td", {}, m.problems.map((p) => h("div", { class: "badge bad", title: p.fix }, p.message))))));
   }
-  for (const el of [text, kind, scope, flag]) el.addEventListener("input", draw);
+  for (const el of [text, kind, folder, scope, flag]) el.addEventListener("input", draw);
   draw();
 };
 
 VIEWS.memory = async (main, params) => {
-  const data = await api("memory", { root: params.get("root") || "", path: params.get("path") || "" });
+  const data = await api("memory", { root: params.get("root") || "", path: params.get("path") || "",
+    ref: params.get("ref") || "" });
   const meta = Object.entries(data.meta);
   add(main, 
     h("p", {}, h("a", { href: "#memories" }, "← all memories")),
