@@ -55,6 +55,9 @@ class RootConfig:
     watch: str = "auto"  # auto: poll on a network file system | events | polling
 
     def __post_init__(self) -> None:
+        # resolved once, here: a root reached through a symlink (a dotfiles repo; /tmp and
+        # /var on macOS) must be the same path to git, the compiler, the index and sync
+        object.__setattr__(self, "path", Path(os.path.realpath(self.path)))
         if self.sync is None:
             object.__setattr__(self, "sync", default_policy(self.scope))  # type: ignore[unreachable]
 

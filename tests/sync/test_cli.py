@@ -159,3 +159,65 @@ def test_status_lists_paused_roots_and_unpushed_commits(isolated_home: Path) -> 
     assert f"  sync: {root}: sync paused: 5 of 6 memories deleted in one go" in done.stdout
     assert f"  sync: {root}: 2 commit(s) not pushed" in done.stdout
     assert {p["code"] for p in data["sync"]} == {"sync.paused", "sync.not-pushed"}
+
+
+def _two_conflicts(world: World) -> list[str]:
+    for name in ("x", "y"):
+        world.a.write(f"facts/{name}.md", memory(f"facts/{name}", name, LINES))
+    world.settle()
+    for name in ("x", "y"):
+        world.a.write(f"facts/{name}.md", memory(f"facts/{name}", name, LINES.replace("2", "A")))
+        world.b.write(f"facts/{name}.md", memory(f"facts/{name}", name, LINES.replace("2", "B")))
+    world.a.sync()
+    copies = [c["copy"] for c in world.b.sync().conflicts]
+    world.settle()
+    return sorted(copies)
+
+
+@pytest.mark.parametrize("keep", ["both", "remote", "local"])
+def test_resolve_all_settles_every_conflict_only_when_asked(tmp_path: Path, keep: str) -> None:
+    world = make_world(tmp_path)
+    for device in world.devices:
+        device.paths.config_file.write_text(f"device: {device.name}\n")
+    copies = _two_conflicts(world)
+    assert len(copies) == 2
+    for _ in range(2):  # sync alone never settles anything
+        world.a.sync()
+    assert all((world.a.root / c).exists() for c in copies)
+    code, out, err = _cli(world.a.paths.home, "resolve", "--all", "--keep", keep)
+    assert code == 0, err
+    assert out.splitlines()[-1] == "settled 2 conflict(s), 0 left pending (the next sync shares it)"
+    assert not any((world.a.root / c).exists() for c in copies)
+    for name in ("x", "y"):
+        text = world.a.read(f"facts/{name}.md")
+        assert ("line B" if keep == "local" else "line A") in text
+        if keep == "both":
+            assert "line B" in world.a.read(f"facts/{name}-desktop.md")
+    world.settle()
+    assert _cli(world.b.paths.home, "conflicts", "--json")[1].strip() == "[]"
+
+
+def test_resolve_all_keep_local_leaves_a_path_with_two_copies_pending(tmp_path: Path) -> None:
+    world = make_world(tmp_path)
+    for device in world.devices:
+        device.paths.config_file.write_text(f"device: {device.name}\n")
+    world.a.write("facts/x.md", memory("facts/x", "x", LINES))
+    for copy in ("facts/x.conflict-desktop-20261101T000000Z.md",
+                 "facts/x.conflict-tablet-20261102T000000Z.md"):  # fmt: skip
+        world.a.write(copy, memory("facts/x", "x", LINES.replace("3", copy[18:24])))
+    code, out, _ = _cli(world.a.paths.home, "resolve", "--all", "--keep", "local")
+    assert code == 1
+    assert out.splitlines()[-1] == "settled 0 conflict(s), 2 left pending"
+    assert "facts/x.md has 2 conflict copies and only one text fits at the path" in out
+    assert len(list((world.a.root / "facts").glob("x.conflict-*"))) == 2
+    world.oracle.versions.clear()
+
+
+def test_recall_finds_a_conflict_copy_and_marks_it(conflicted: tuple[World, str]) -> None:
+    world, copy = conflicted
+    code, out, err = _cli(world.a.paths.home, "recall", "B2", "--json")
+    assert code == 0, err
+    [hit] = [h for h in json.loads(out) if h["id"] == copy[:-3]]
+    assert hit["conflict_of"] == "facts/x.md" and hit["conflict_device"] == "desktop"
+    code, text, _ = _cli(world.a.paths.home, "recall", "B2")
+    assert "   sync conflict copy: desktop's version of facts/x.md (see CONFLICTS.md)" in text

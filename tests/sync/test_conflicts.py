@@ -7,10 +7,8 @@ from pathlib import Path
 
 from memoryd.compile.markers import fill as fill_blocks
 from memoryd.compile.markers import strip as strip_blocks
-from memoryd.memory import parse
 from memoryd.sync import exclude
 from memoryd.sync.conflicts import (
-    copy_bytes,
     copy_path,
     has_conflict_markers,
     never_synced,
@@ -40,16 +38,14 @@ def test_copy_names_parse_back_to_the_original() -> None:
     assert parse_copy_name("facts/conflict-resolution.md") is None
 
 
-def test_copy_frontmatter_marks_the_conflict_and_resolve_strips_it() -> None:
+def test_resolve_strips_the_fields_older_copies_carry() -> None:
     local = b"---\nid: facts/x\nsummary: s\n---\nbody\n"
-    copy = "facts/x.conflict-desk-20261129T233005Z.md"
-    data = copy_bytes(local, "facts/x.md", copy, "desk", NOW)
-    meta = parse(data).meta
-    assert meta["conflict_of"] == "facts/x" and meta["conflict_device"] == "desk"
-    assert meta["id"] == copy[:-3] and parse(data).body == "body\n"
-    assert strip_copy_fields(data, "facts/x.md") == local
-    malformed = b"---\nid: [unclosed\n---\nbody\n"
-    assert copy_bytes(malformed, "facts/x.md", copy, "desk", NOW) == malformed
+    old_copy = (
+        b"---\nid: facts/x.conflict-desk-20261129T233005Z\nsummary: s\nconflict_of: facts/x\n"
+        b"conflict_device: desk\nconflict_time: 1\n---\nbody\n"
+    )
+    assert strip_copy_fields(old_copy, "facts/x.md") == local
+    assert strip_copy_fields(local, "facts/x.md") == local
 
 
 def test_conflict_markers_detected_only_as_a_full_run() -> None:

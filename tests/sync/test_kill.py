@@ -10,22 +10,9 @@ import time
 from pathlib import Path
 
 from tests.helpers import git
-from tests.sync.world import World, make_world, memory
+from tests.sync.world import World, make_world, memory, wait_group_gone
 
 LINES = "".join(f"line {n}\n" for n in range(1, 6))
-
-
-def _wait_group_gone(pgid: int, timeout: float = 20.0) -> None:
-    """Wait until the killed process's orphaned git children have finished."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.02)
-    os.killpg(pgid, signal.SIGKILL)
-    raise AssertionError("git children of the killed sync did not finish")
 
 
 def _consistent(world: World) -> None:
@@ -57,7 +44,7 @@ def _killed_sync(world: World, delay: float) -> int:
     except subprocess.TimeoutExpired:
         proc.send_signal(signal.SIGKILL)  # only the sync process, as a crash would
         code = proc.wait()
-    _wait_group_gone(proc.pid)
+    wait_group_gone(proc.pid)
     said = proc.stdout.read().decode() if proc.stdout else ""
     if proc.stdout:
         proc.stdout.close()

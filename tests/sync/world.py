@@ -9,7 +9,10 @@ disk (a conflict copy).
 from __future__ import annotations
 
 import hashlib
+import os
+import signal
 import subprocess
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -174,3 +177,16 @@ def make_conflict(
 def _device(name: str, home: Path, oracle: Oracle) -> Device:
     paths = resolve_paths({"MEMORYD_HOME": str(home)})
     return Device(name, paths.default_global_root, paths, oracle)
+
+
+def wait_group_gone(pgid: int, timeout: float = 20.0) -> None:
+    """Wait until the killed process's orphaned git children have finished."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.02)
+    os.killpg(pgid, signal.SIGKILL)
+    raise AssertionError("git children of the killed sync did not finish")

@@ -178,7 +178,10 @@ def test_memories_lists_every_memory_sortable_and_filterable(
     ]  # fmt: skip
     page.select_option("#memories-kind", "*")
     page.select_option("#memories-folder", "facts")
-    assert rows.evaluate_all("els => els.map(e => e.dataset.id)") == ["facts/deploy", "facts/broken"]
+    assert rows.evaluate_all("els => els.map(e => e.dataset.id)") == [
+        "facts/deploy",
+        "facts/broken",
+    ]
     page.select_option("#memories-folder", "*")
     page.select_option("#memories-flag", "superseded")
     assert rows.evaluate_all("els => els.map(e => e.dataset.id)") == ["decisions/db-v1"]
@@ -196,7 +199,7 @@ def test_context_shows_the_exact_block_its_size_and_cuts(
     home: Path, ui_factory: Any, page: Any, shots: Path, isolated_home: Path
 ) -> None:
     config = isolated_home / "config.yaml"
-    config.write_text(config.read_text() + "\ninjection:\n  max_chars: 60\n")
+    config.write_text(config.read_text() + "\ninjection:\n  max_chars: 60\n  outline_chars: 200\n")
     ui: UI = ui_factory(home)
     show(page, ui, "context")
     prompt = "how do we deploy with pnpm? 部署"
@@ -209,10 +212,21 @@ def test_context_shows_the_exact_block_its_size_and_cuts(
     assert block == done.stdout  # the exact bytes an agent gets
     size = page.inner_text("#context-size")
     assert size.startswith(f"{len(done.stdout)} characters in the block;")
-    assert "body budget 60 characters" in size
+    assert "body budget 60 characters, outline budget 200" in size
     assert "max_chars 60, max_entries 4" in page.inner_text("#context-budget")
+    total = ui.api("context", q=prompt)["budget"]["max_total_chars"]
+    assert page.inner_text("#context-total") == (
+        f"{len(done.stdout)} of the {total} characters the block may take "
+        "(injection.max_total_chars)."
+    )
+    width = page.eval_on_selector("#context-meter > div", "el => el.style.width")
+    assert width == f"{100 * len(done.stdout) / total:.1f}%"
     cuts = page.inner_text("#context-cuts")
     assert "was cut at the budget." in cuts and "Nothing was cut." not in cuts
+    cut_roots = ui.api("context", q=prompt)["cut_roots"]
+    assert cut_roots  # the outline of 200 characters cannot hold both roots' outlines
+    for root in cut_roots:
+        assert f"The outline of {root} was cut at its share of the budget." in cuts
     page.screenshot(path=str(shots / "context.png"))
 
 

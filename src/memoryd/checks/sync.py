@@ -9,7 +9,7 @@ from memoryd.checks import Context, RootView, check, root_check
 from memoryd.findings import Finding
 from memoryd.sync.conflicts import parse_copy_name
 
-INSPECT_CODES = ("sync.paused", "sync.quarantined")
+INSPECT_CODES = ("sync.paused", "sync.quarantined", "sync.left-out")
 
 
 @root_check("sync.conflicts", layouts=("plugin", "layered", "claude"))

@@ -119,6 +119,12 @@ def _text(hits: list[Any], verdicts: dict[Path, list[Any]]) -> str:
         lines = [f"{number}. {hit.id}  ({kind}{hit.scope}, score {hit.score:.3g})"]
         if hit.summary:
             lines.append(f"   {hit.summary}")
+        conflict = hit.conflict()
+        if conflict:
+            lines.append(
+                f"   sync conflict copy: {conflict['conflict_device']}'s version of "
+                f"{conflict['conflict_of']} (see CONFLICTS.md)"
+            )
         lines += [f"   {hit.snippet}", f"   matched: {terms}", f"   {hit.path}"]
         stale = [v for v in verdicts[hit.path] if v.stale]
         lines += [f"   MAY BE STALE: {v.citation.where}: {v.reason}" for v in stale]

@@ -19,6 +19,7 @@ with 30 rules (tests/test_root_size.py).
 from __future__ import annotations
 
 import posixpath
+import re
 import sys
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping
@@ -137,7 +138,7 @@ def compile_entries(
         return Compiled(None, indexes, "not valid UTF-8, so its blocks cannot be compiled")
     except markers.DamagedMarkers as exc:
         return Compiled(None, indexes, f"damaged markers, {exc}")
-    return Compiled(spliced.encode("utf-8"), indexes)
+    return Compiled(utf8(spliced), indexes)
 
 
 def live_links(entries: list[Entry]) -> list[Entry]:
@@ -258,7 +259,13 @@ def render_index(folder: str, entries: Iterable[Entry]) -> bytes:
     ordered = sorted(entries, key=lambda e: (e.superseded_by is not None, e.name))
     lines = [f"# Index of {folder or '.'}/", "", INDEX_NOTE, ""]
     lines += [index_line(e) for e in ordered]
-    return ("\n".join(lines) + "\n").encode("utf-8")
+    return utf8("\n".join(lines) + "\n")
+
+
+def utf8(text: str) -> bytes:
+    """``text`` as UTF-8; the bytes of a non-UTF-8 file name shown as ``\\xe9``."""
+    raw = text.encode("utf-8", "surrogateescape")
+    return raw.decode("utf-8", "backslashreplace").encode("utf-8")
 
 
 def index_line(entry: Entry) -> str:
@@ -293,11 +300,19 @@ _LINK_UNSAFE = {c: f"%{ord(c):02X}" for c in "% ()<>[]\\`#?\"'|"}
 
 
 def link(target: str) -> str:
-    """A link destination: unsafe ASCII percent-encoded, other characters kept readable."""
-    return "".join(_LINK_UNSAFE.get(c, c) for c in target)
+    """A link destination: unsafe ASCII percent-encoded, other characters kept readable.
+
+    A byte of a file name that is not UTF-8 (a lone surrogate here) is percent-encoded.
+    """
+    return "".join(_LINK_UNSAFE.get(c) or _raw_byte(c) for c in target)
+
+
+def _raw_byte(char: str) -> str:
+    return f"%{ord(char) - 0xDC00:02X}" if "\udc80" <= char <= "\udcff" else char
 
 
 def unlink(target: str) -> str:
+    target = re.sub(r"%([89A-F][0-9A-F])", lambda m: chr(0xDC00 + int(m[1], 16)), target)
     for char, escaped in _LINK_UNSAFE.items():
         if char != "%":
             target = target.replace(escaped, char)

@@ -19,6 +19,7 @@ from memoryd.compile.blocks import (
     Compiled,
     Entry,
     compile_entries,
+    entry_for,
     folder_of,
     index_path,
     is_ours,
@@ -27,8 +28,10 @@ from memoryd.compile.listing import ScanCache, Scanned, scan_root
 from memoryd.config import Config, RootConfig
 from memoryd.findings import Finding
 from memoryd.fsutil import fsync_dir, write_if_changed
-from memoryd.memory import BINARY
+from memoryd.memory import BINARY, looks_binary, parse
 from memoryd.roots import ROOT_FILE
+from memoryd.sync.conflicts import is_conflict_copy
+from memoryd.sync.held import Held, held
 
 log = logging.getLogger(__name__)
 
@@ -111,17 +114,21 @@ def _plan(
     entries: list[Entry] = []
     blocked: set[str] = set()
     indexed: set[str] = set()
+    kept = held(root) if root_config.sync.commit else Held()
     for item in files:
         if item.rel == ROOT_FILE:
             continue
         if item.generated:
             indexed.add(folder_of(item.rel))
+        elif item.rel in kept.committed:  # held back here: show what the others have
+            if not looks_binary(kept.committed[item.rel]):
+                entries.append(entry_for(item.rel, parse(kept.committed[item.rel])))
         elif item.error == BINARY:
             continue  # not a memory (inspect reports it): its folder compiles as usual
         elif item.memory is None:
             blocked.add(folder_of(item.rel))
             report.problems.append(_unreadable(item))
-        elif shown(root_config, item):
+        elif shown(root_config, item) and item.rel not in kept.hidden:
             entries.append(item.entry)
     folders = {e.folder for e in entries} | indexed | blocked
     targets = folders if changed is None else affected(root, changed, folders)
@@ -136,9 +143,13 @@ def shown(root: RootConfig, item: Scanned) -> bool:
 
     In a root that commits, a ``sync: false`` memory stays on this device only, so the
     committed compiled files must not mention it: another device would see a line for
-    a file it never gets, and the two would rewrite each other's bytes forever.
+    a file it never gets, and the two would rewrite each other's bytes forever (the
+    files sync holds back are left out the same way, see :mod:`memoryd.sync.held`).
+    A conflict copy is listed in CONFLICTS.md only, never routed to as a memory.
     """
-    return item.memory is not None and (item.memory.sync or not root.sync.commit)
+    if item.memory is None or is_conflict_copy(item.rel):
+        return False
+    return item.memory.sync or not root.sync.commit
 
 
 def affected(root: Path, changed: Collection[Path], folders: set[str]) -> set[str]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from memoryd import layouts
 from memoryd.config import RootConfig
 from memoryd.memory import Memory, id_for_path
+from memoryd.sync.conflicts import is_conflict_copy
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,8 @@ def identify(root: RootConfig, relative: str, memory: Memory) -> Identity:
     entry = layouts.entry_for(root.layout, relative, memory.meta)
     if entry is not None:
         return Identity(id=entry.id, type=entry.type, scope_id=entry.scope_id)
+    if is_conflict_copy(relative):  # the exact bytes of another version: its own id
+        return Identity(id=id_for_path(relative))
     return Identity(id=memory.id or id_for_path(relative))
 
 

@@ -56,6 +56,18 @@ class Hit:
     parts: dict[str, float] = field(default_factory=dict)  # what score multiplies (score_parts)
     row: Row | None = field(default=None, repr=False, compare=False)
 
+    def conflict(self) -> dict[str, str]:
+        """``conflict_of`` and ``conflict_device`` when this is a sync conflict copy."""
+        from memoryd.sync.conflicts import parse_copy_name
+
+        try:
+            name = parse_copy_name(self.path.relative_to(self.root).as_posix())
+        except ValueError:
+            return {}
+        return (
+            {} if name is None else {"conflict_of": name.original, "conflict_device": name.device}
+        )
+
     def to_json(self) -> dict[str, Any]:
         foreign = {}
         if self.row is not None and self.row.layout != "plugin":
@@ -63,6 +75,7 @@ class Hit:
             foreign = {"layout": row.layout, "type": row.type, "scope_id": row.scope_id}
         return {
             **foreign,
+            **self.conflict(),
             "id": self.id,
             "path": str(self.path),
             "root": str(self.root),

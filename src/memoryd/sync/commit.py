@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -24,7 +25,7 @@ from memoryd.layouts import syncable
 from memoryd.memory import id_for_path, parse
 from memoryd.roots import STATE_FILE, is_memory_name
 from memoryd.sync import exclude
-from memoryd.sync.conflicts import has_conflict_markers, never_synced
+from memoryd.sync.conflicts import has_conflict_markers, never_synced, printable
 from memoryd.sync.derived import Quarantined, is_generated, scan_file
 from memoryd.sync.repo import Repo
 
@@ -79,6 +80,30 @@ def clean_tmp(tmp_dir: Path, older_than_s: float = 600.0) -> None:
         with contextlib.suppress(OSError):
             if leftover.stat().st_mtime < cutoff:
                 leftover.unlink()
+
+
+_OWN_TEMP = re.compile(r"^\.memoryd-tmp-[a-z0-9_]{8}$")  # what fsutil.atomic_write makes
+TEMP_MAX_AGE_S = 60.0
+
+
+def clean_own_temp(repo: Repo, changes: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Delete memoryd's own temp files a killed write left (untracked, over a minute old).
+
+    Only names :func:`memoryd.fsutil.atomic_write` makes; a write in progress is
+    younger than a minute. The changes without the ones deleted.
+    """
+    cutoff = time.time() - TEMP_MAX_AGE_S
+    kept = []
+    for status, path in changes:
+        full = repo.top / path
+        if status == "??" and _OWN_TEMP.match(full.name):
+            with contextlib.suppress(OSError):
+                if full.is_file() and not full.is_symlink() and full.stat().st_mtime < cutoff:
+                    full.unlink()
+                    log.info("removed %s, left behind by a killed write", full)
+                    continue
+        kept.append((status, path))
+    return kept
 
 
 def pending(repo: Repo, index: Path) -> list[tuple[str, str]]:
@@ -163,16 +188,42 @@ def _marker_line(data: bytes) -> int:
 
 
 def mass_delete(
-    repo: Repo, head: str | None, batch: Batch, share: float, floor: int
-) -> MassDelete | None:
-    """A deletion of more than ``share`` of the root's memories (and at least ``floor``)."""
-    deleted = [r for r in batch.removed if _is_memory(r)]
-    if head is None or len(deleted) < max(floor, 1):
+    repo: Repo, head: str | None, batch: Batch, share: float, floor: int, *,
+    index: Path, agreed: str | None = None,
+) -> MassDelete | None:  # fmt: skip
+    """A deletion of more than ``share`` of the root's memories (and at least ``floor``).
+
+    ``index`` holds the staged batch: a memory git sees moved (renamed, maybe edited)
+    is not deleted. Nor is one also gone from ``agreed`` (the remote as last fetched):
+    a cycle killed after moving the work tree to the remote, before the branch, leaves
+    the other device's deletes on disk, and they are not this device's to guard.
+    """
+    if head is None:
+        return None
+    moved = set(renamed_from(repo, head, index))
+    gone: set[str] = set()
+    base = repo.git.merge_base(head, agreed) if agreed is not None else None
+    if agreed is not None and base is not None and base != agreed:  # the remote deleted them
+        there = {repo.root_path(p) for p in repo.git.ls_tree(agreed, repo.prefix)}
+        before = {repo.root_path(p) for p in repo.git.ls_tree(base, repo.prefix)}
+        gone = {r for r in batch.removed if r in before and r not in there}
+    deleted = [r for r in batch.removed if _is_memory(r) and r not in moved and r not in gone]
+    if len(deleted) < max(floor, 1):
         return None
     total = sum(1 for p in repo.git.ls_tree(head, repo.prefix) if _is_memory(repo.root_path(p)))
     if total and len(deleted) > share * total:
         return MassDelete(len(deleted), total)
     return None
+
+
+def renamed_from(repo: Repo, head: str, index: Path) -> list[str]:
+    """Root-relative old paths of the renames git sees between ``head`` and ``index``."""
+    raw = repo.git.run(
+        "diff", "--cached", "--name-status", "-z", "-M", "--diff-filter=R", head,
+        "--", repo.pathspec, index=index, readonly=True,
+    ).out  # fmt: skip
+    items = [p.decode("utf-8", "surrogateescape") for p in raw.split(b"\0") if p]
+    return [repo.root_path(items[i + 1]) for i in range(0, len(items) - 2, 3)]
 
 
 def _is_memory(rel: str) -> bool:
@@ -185,8 +236,8 @@ def tracked_state_files(repo: Repo, head: str | None) -> list[str]:
     return list(repo.git.ls_tree(head, repo.repo_path(STATE_FILE)))
 
 
-def commit(repo: Repo, index: Path, head: str | None, batch: Batch, device: str) -> str | None:
-    """Stage ``batch`` in the private index and commit it; the new HEAD or None (no change)."""
+def stage(repo: Repo, index: Path, batch: Batch) -> None:
+    """Put ``batch`` into the private index (nothing is committed yet)."""
     if batch.stage:
         listing = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in batch.stage)
         repo.git.run(
@@ -195,6 +246,10 @@ def commit(repo: Repo, index: Path, head: str | None, batch: Batch, device: str)
     if batch.untrack:
         listing = b"".join(p.encode() + b"\0" for p in batch.untrack)
         repo.git.run("update-index", "--force-remove", "-z", "--stdin", input=listing, index=index)
+
+
+def commit(repo: Repo, index: Path, head: str | None, batch: Batch, device: str) -> str | None:
+    """Commit the staged private index; the new HEAD or None (no change)."""
     tree = repo.git.run("write-tree", index=index).text.strip()
     if head is not None and tree == repo.git.tree_of(head):
         return None
@@ -204,22 +259,29 @@ def commit(repo: Repo, index: Path, head: str | None, batch: Batch, device: str)
     return new
 
 
+def _shown(rel: str) -> str:
+    """A memory's id for a commit message: bytes of a non-UTF-8 name as ``\\xe9``."""
+    return printable(id_for_path(rel))
+
+
 def commit_message(device: str, batch: Batch) -> str:
-    parts = []
-    for verb, items in (("add", batch.added), ("change", batch.changed), ("remove", batch.removed)):
-        if items:
-            parts.append(f"{verb} " + ", ".join(id_for_path(i) for i in items))
-    subject = f"memoryd({device}): " + ("; ".join(parts) or "untrack .state.json")
+    """Subject and body name the memories; compiled files are listed apart, not counted."""
+    verbs = (("add", batch.added), ("change", batch.changed), ("remove", batch.removed))
+    kinds = {verb: [i for i in items if _is_memory(i)] for verb, items in verbs}
+    compiled = sorted(i for _verb, items in verbs for i in items if not _is_memory(i))
+    parts = [
+        f"{verb} " + ", ".join(_shown(i) for i in items) for verb, items in kinds.items() if items
+    ]
+    fallback = "update compiled files" if compiled else "untrack .state.json"
+    subject = f"memoryd({device}): " + ("; ".join(parts) or fallback)
     if len(subject) > 72:
-        counts = f"+{len(batch.added)} ~{len(batch.changed)} -{len(batch.removed)}"
+        counts = f"+{len(kinds['add'])} ~{len(kinds['change'])} -{len(kinds['remove'])}"
         subject = f"memoryd({device}): {counts} memories"
     lines = [subject, ""]
-    for title, items in (
-        ("added", batch.added),
-        ("changed", batch.changed),
-        ("removed", batch.removed),
-    ):
-        lines += [f"{title}:", *(f"  {id_for_path(i)}" for i in items)] if items else []
+    for title, items in zip(("added", "changed", "removed"), kinds.values(), strict=True):
+        lines += [f"{title}:", *(f"  {_shown(i)}" for i in items)] if items else []
+    if compiled:
+        lines.append("compiled: " + ", ".join(printable(i) for i in compiled))
     if batch.untrack:
         lines.append("untracked: " + ", ".join(batch.untrack))
     lines += ["", f"Memoryd-Device: {device}"]
@@ -239,6 +301,26 @@ def refresh_user_index(repo: Repo, paths: list[str]) -> None:
 
 def prune_exclude(repo: Repo) -> None:
     exclude.keep_out(repo.git_dir, repo.top, [])
+    exclude.keep_private(repo.git_dir, repo.top, [])
+
+
+def held_back(repo: Repo, batch: Batch, head: str | None) -> tuple[list[str], dict[str, bytes]]:
+    """Root-relative files git sees that stay on this device (for the compiled files),
+    and the committed text of those git tracks (what the other devices have)."""
+    found = {q.path for q in batch.quarantined} | {item["path"] for item in batch.left_out}
+    text = ""
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        text = (repo.git_dir / "info" / "exclude").read_text(encoding="utf-8")
+    for path in exclude.split(text, exclude.PRIVATE_BEGIN)[1]:
+        if not repo.prefix or path.startswith(repo.prefix + "/"):
+            found.add(repo.root_path(path))
+    tracked = repo.git.ls_tree(head, repo.prefix) if head and found else {}
+    committed = {
+        rel: repo.git.blob(tracked[repo.repo_path(rel)][1])
+        for rel in found
+        if repo.repo_path(rel) in tracked
+    }
+    return sorted(found), committed
 
 
 def update_exclude(repo: Repo, batch: Batch) -> None:

@@ -5,8 +5,10 @@ A conflict copy sits next to the memory it belongs to::
     pitfalls/sqlite.md                                  the other device's text
     pitfalls/sqlite.conflict-laptop-20261129T233000Z.md laptop's text
 
-Its frontmatter says whose copy of which memory it is, so recall and inspect
-can show it; ``CONFLICTS.md`` at the root lists every copy still on disk.
+A copy holds the exact bytes of the version it keeps (invalid UTF-8, a binary
+file: nothing is parsed or rendered again); its file name says whose copy of
+which memory it is, and ``CONFLICTS.md`` at the root lists every copy still on
+disk, so recall, inspect and an agent reading its memory can tell.
 """
 
 from __future__ import annotations
@@ -34,6 +36,11 @@ class CopyName:
     original: str  # root-relative path of the memory it is a copy of
     device: str
     time: str  # 20261129T233000Z
+
+
+def printable(text: str) -> str:
+    """``text`` with the bytes of a non-UTF-8 file name shown as ``\\xe9`` (valid UTF-8)."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def utc_stamp(now: datetime) -> str:
@@ -70,25 +77,16 @@ def parse_copy_name(relpath: str) -> CopyName | None:
     return CopyName(original, match["device"], match["time"])
 
 
-def copy_bytes(local: bytes, relpath: str, copy: str, device: str, now: datetime) -> bytes:
-    """The local text, its frontmatter marked as a conflict copy (raw when it cannot be)."""
-    if not relpath.endswith(".md"):
-        return local
-    memory = parse(local)
-    if memory.malformed:
-        return local
-    fields: dict[str, object] = {
-        "conflict_of": memory.id or id_for_path(relpath),
-        "conflict_device": device,
-        "conflict_time": int(now.timestamp() * 1000),
-    }
-    if memory.id is not None:
-        fields["id"] = id_for_path(copy)
-    return render(memory.with_fields(**fields))
+def is_conflict_copy(relpath: str) -> bool:
+    return parse_copy_name(relpath) is not None
 
 
 def strip_copy_fields(data: bytes, original: str) -> bytes:
-    """A conflict copy's text as an ordinary memory again (for ``resolve``)."""
+    """A conflict copy's text as an ordinary memory again (for ``resolve``).
+
+    Copies hold the exact bytes of the version they keep; only copies written by
+    memoryd before that carry ``conflict_of`` fields, which this takes out again.
+    """
     memory = parse(data)
     if memory.malformed or "conflict_of" not in memory.meta:
         return data
@@ -140,4 +138,4 @@ def render_conflicts(copies: list[tuple[str, CopyName]]) -> bytes | None:
             f"- `{id_for_path(copy)}`: copy of [{name.original}]({name.original}) "
             f"from {name.device}, {when}"
         )
-    return ("\n".join(lines) + "\n").encode("utf-8")
+    return printable("\n".join(lines) + "\n").encode("utf-8")

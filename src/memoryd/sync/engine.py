@@ -9,6 +9,7 @@ to do anything.
 
 from __future__ import annotations
 
+import errno
 import logging
 import posixpath
 import random
@@ -19,17 +20,32 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.config import Config, RootConfig
+from memoryd.fsutil import atomic_write
 from memoryd.paths import Paths
 from memoryd.roots import STATE_FILE, ensure_gitignored
-from memoryd.sync import backups, remote
+from memoryd.sync import backups, exclude, held, remote
 from memoryd.sync import commit as local
-from memoryd.sync.conflicts import copy_path, safe_device, utc_stamp
+from memoryd.sync.conflicts import (
+    copy_path,
+    parse_copy_name,
+    printable,
+    safe_device,
+    utc_stamp,
+)
 from memoryd.sync.derived import Quarantined, recompile
 from memoryd.sync.git import GitError
 from memoryd.sync.replay import OutsideRoot, replay
 from memoryd.sync.repo import Blocked, Repo, open_repo, preflight
 from memoryd.sync.resolve import write_conflicts_file
-from memoryd.sync.state import RepoBusy, SyncState, load_state, now_ms, repo_lock, save_state
+from memoryd.sync.state import (
+    RepoBusy,
+    SyncState,
+    load_state,
+    now_ms,
+    repo_lock,
+    save_state,
+    state_file,
+)
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +53,9 @@ PUSH_ATTEMPTS = 5
 BACKOFF_BASE_S = 15.0
 BACKOFF_MAX_S = 900.0
 OK_STATUSES = ("ok", "disabled")
+FULL_DISK_HINT = (
+    "free some disk space; nothing is lost, and the next cycle picks up where this one stopped"
+)
 
 
 def utc_now() -> datetime:
@@ -83,9 +102,15 @@ class SyncOutcome:
     def to_json(self) -> dict[str, Any]:
         data = {k: v for k, v in self.__dict__.items() if k != "quarantined"}
         data["root"] = str(self.root)
-        data["message"] = self.message
-        data["quarantined"] = [q.__dict__ for q in self.quarantined]
+        data["message"] = printable(self.message)
+        data["quarantined"] = [_shown(q.__dict__) for q in self.quarantined]
+        data["conflicts"] = [_shown(c) for c in self.conflicts]
+        data["left_out"] = [_shown(item) for item in self.left_out]
         return data
+
+
+def _shown(item: dict[str, Any]) -> dict[str, Any]:
+    return {k: printable(v) if isinstance(v, str) else v for k, v in item.items()}
 
 
 def sync_root(
@@ -125,8 +150,27 @@ def sync_root(
         log.warning("sync of %s failed: %s", root.path, exc)
         outcome.status, outcome.error = "error", str(exc)
         outcome.hint = "memoryd retries on the next cycle; the files on disk are untouched"
+        if "No space left on device" in exc.stderr:
+            outcome.hint = FULL_DISK_HINT
+    except OSError as exc:  # a full disk, a read-only folder: the user's to fix
+        log.warning("sync of %s failed: %s", root.path, exc)
+        outcome.status = "error"
+        outcome.error = f"{exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else "")
+        outcome.hint = (
+            FULL_DISK_HINT
+            if exc.errno == errno.ENOSPC
+            else ("memoryd retries on the next cycle; fix the file's permissions if this repeats")
+        )
+    outcome.notices = [printable(n) for n in outcome.notices]  # a non-UTF-8 name: \xe9
     _record(state, outcome)
-    save_state(paths, state)
+    try:
+        save_state(paths, state)
+    except OSError as exc:
+        log.warning("could not save the sync state of %s: %s", root.path, exc)
+        outcome.status = "error"
+        where = exc.filename or state_file(paths, root.path)
+        outcome.error = f"could not save the sync state to {where}: {exc.strerror or exc}"
+        outcome.hint = FULL_DISK_HINT
     return outcome
 
 
@@ -140,7 +184,8 @@ def _record(state: SyncState, outcome: SyncOutcome) -> None:
     for text in outcome.notices:
         state.notice(text, stamp)
     for item in outcome.conflicts:
-        state.notice(f"conflict: {item['path']}: local text saved as {item['copy']}", stamp)
+        said = f"conflict: {item['path']}: a version saved as {item['copy']}"
+        state.notice(printable(said), stamp)
     if outcome.ok:
         state.last_sync_ms = stamp
 
@@ -197,13 +242,20 @@ class _Cycle:
         head = self.repo.git.rev("HEAD")
         index = local.private_index(self.repo, self.tmp, head)
         try:
-            changes = local.pending(self.repo, index)
+            changes = local.clean_own_temp(self.repo, local.pending(self.repo, index))
             batch = local.sort_batch(self.repo, self.config, changes, self.root.layout)
+            kept_here, committed = local.held_back(self.repo, batch, head)
+            if held.hold(self.repo.git_dir, self.root.path, kept_here, committed):
+                write_conflicts_file(self.root.path)  # compiled from what is synced
+                recompile(self.root, self.config)
+                changes = local.pending(self.repo, index)
+                batch = local.sort_batch(self.repo, self.config, changes, self.root.layout)
             batch.untrack = local.tracked_state_files(self.repo, head)
             local.update_exclude(self.repo, batch)
             self.outcome.quarantined, self.outcome.left_out = batch.quarantined, batch.left_out
             self.outcome.notices += [n for n in batch.notices if n not in self.outcome.notices]
-            if self._paused(head, batch):
+            local.stage(self.repo, index, batch)
+            if self._paused(head, batch, index):
                 return False
             new = local.commit(self.repo, index, head, batch, self.device)
         finally:
@@ -218,9 +270,12 @@ class _Cycle:
             )
         return True
 
-    def _paused(self, head: str | None, batch: local.Batch) -> bool:
+    def _paused(self, head: str | None, batch: local.Batch, index: Path) -> bool:
         share, floor = self.policy.mass_delete_share, self.policy.mass_delete_min
-        big = local.mass_delete(self.repo, head, batch, share, floor)
+        branch = self.repo.git.branch()
+        t = remote.target(self.repo, self.policy.remote, branch, probe=False) if branch else None
+        agreed = self.repo.git.rev(t.tracking) if t is not None else None
+        big = local.mass_delete(self.repo, head, batch, share, floor, index=index, agreed=agreed)
         if big is None or self.allow_mass_delete:
             self.state.paused = None
             return False
@@ -283,7 +338,12 @@ class _Cycle:
     def integrate(self, head: str | None, theirs: str) -> None:
         if head is None or self.repo.git.is_ancestor(head, theirs):
             self.outcome.notices += remote.move(
-                self.repo, head, theirs, "memoryd: fast-forward", self._aside
+                self.repo,
+                head,
+                theirs,
+                "memoryd: fast-forward",
+                aside=self._aside,
+                beside=self._beside,
             )
             self.outcome.action = "fast-forward"
         else:
@@ -313,7 +373,12 @@ class _Cycle:
         )
         new = git.commit_tree(tree, [theirs], message)
         self.outcome.notices += remote.move(
-            self.repo, head, new, "memoryd: replay local commits", self._aside
+            self.repo,
+            head,
+            new,
+            "memoryd: replay local commits",
+            aside=self._aside,
+            beside=self._beside,
         )
         self.outcome.commits.append(new)
         self.outcome.action = "rebased onto the remote"
@@ -324,6 +389,31 @@ class _Cycle:
         folder = posixpath.dirname(rel)
         taken = {posixpath.join(folder, p.name) for p in (self.root.path / folder).iterdir()}
         return copy_path(rel, self.device, utc_now(), frozenset(taken))
+
+    def _beside(self, rel: str, data: bytes, device: str) -> str:
+        """Save ``data`` (another device's version of ``rel``) as a conflict copy beside it.
+
+        Kept on this device only when ``rel`` is held back here (quarantined, too big); an
+        ordinary file edited while the cycle ran gets a copy every device sees.
+        """
+        folder = posixpath.dirname(rel)
+        siblings = list((self.root.path / folder).iterdir())
+        for sibling in siblings:  # a cycle killed after saving it: the copy is there already
+            sibling_rel = posixpath.join(folder, sibling.name)
+            name = parse_copy_name(sibling_rel)
+            if name is not None and name.original == rel and sibling.read_bytes() == data:
+                return sibling_rel
+        taken = {posixpath.join(folder, p.name) for p in siblings}
+        copy = copy_path(rel, device, utc_now(), frozenset(taken))
+        held_here = {q.path for q in self.outcome.quarantined}
+        held_here |= {item["path"] for item in self.outcome.left_out}
+        if rel in held_here:
+            # for this device's user only (the version is on the remote already): committed,
+            # it would send every device one more copy of a version they all have
+            exclude.keep_private(self.repo.git_dir, self.repo.top, [self.repo.repo_path(copy)])
+        atomic_write(self.root.path / copy, data)
+        self.outcome.conflicts.append({"path": rel, "copy": copy})
+        return copy
 
     def after_move(self) -> None:
         """Recompile what the move changed, and commit that (same bytes on every device)."""
@@ -356,4 +446,4 @@ def _replay_message(
     if backup:
         lines.append(f"backup of the local commits: {backup}")
     lines += ["", f"Memoryd-Device: {device}"]
-    return "\n".join(lines) + "\n"
+    return printable("\n".join(lines) + "\n")

@@ -1,14 +1,18 @@
-"""``sync: false`` memories stay out of git through a block memoryd owns in ``.git/info/exclude``.
+"""Files that stay out of git through blocks memoryd owns in ``.git/info/exclude``.
 
-The block lists each local-only file by its exact path. Entries whose file is
-gone, or no longer says ``sync: false``, are dropped every cycle so a memory
+One block lists each ``sync: false`` memory by its exact path. Entries whose file
+is gone, or no longer says ``sync: false``, are dropped every cycle so a memory
 turned back to ``sync: true`` shows up in ``git status`` again.
+
+Another lists files memoryd moved aside to make room for an incoming one whose
+local file was ignored (the user's own ``.gitignore`` or ``info/exclude`` rule):
+the moved file keeps the privacy of the path it came from, until it is gone.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from memoryd.fsutil import write_if_changed
@@ -27,13 +31,16 @@ def _unescape(line: str) -> str:
     return re.sub(r"\\(.)", r"\1", line[1:])
 
 
-def split(text: str) -> tuple[str, list[str], str]:
+PRIVATE_BEGIN = "# memoryd: begin (ignored files moved aside; maintained by memoryd)"
+
+
+def split(text: str, begin: str = BEGIN) -> tuple[str, list[str], str]:
     """(text before the block, the block's paths, text after it)."""
     lines = text.splitlines(keepends=True)
     stripped = [line.rstrip("\r\n") for line in lines]
-    if BEGIN not in stripped or END not in stripped[stripped.index(BEGIN) :]:
+    if begin not in stripped or END not in stripped[stripped.index(begin) :]:
         return text, [], ""
-    start = stripped.index(BEGIN)
+    start = stripped.index(begin)
     end = stripped.index(END, start)
     paths = [_unescape(line) for line in stripped[start + 1 : end] if line.startswith("/")]
     return "".join(lines[:start]), paths, "".join(lines[end + 1 :])
@@ -48,17 +55,29 @@ def still_local(top: Path, path: str) -> bool:
 
 def keep_out(git_dir: Path, top: Path, new: Iterable[str]) -> list[str]:
     """Add ``new`` (repo-relative) to the block, drop stale entries; the block's paths."""
+    return _settle(git_dir, BEGIN, new, lambda p: still_local(top, p))
+
+
+def keep_private(git_dir: Path, top: Path, new: Iterable[str]) -> list[str]:
+    """Keep ``new`` (repo-relative files moved aside) ignored; drop the ones gone."""
+    return _settle(git_dir, PRIVATE_BEGIN, new, lambda p: (top / p).exists())
+
+
+def _settle(
+    git_dir: Path, begin: str, new: Iterable[str], keep: Callable[[str], bool]
+) -> list[str]:
     file = git_dir / "info" / "exclude"
     try:
         text = file.read_text(encoding="utf-8")
     except FileNotFoundError:
         text = ""
-    before, listed, after = split(text)
-    paths = sorted({p for p in listed if still_local(top, p)} | set(new))
+    before, listed, after = split(text, begin)
+    paths = sorted({p for p in listed if keep(p)} | set(new))
     if not paths and not listed:
         return []
     if before and not before.endswith("\n"):
         before += "\n"
-    block = "".join(f"{line}\n" for line in (BEGIN, *map(_escape, paths), END)) if paths else ""
+    block = "".join(f"{line}\n" for line in (begin, *map(_escape, paths), END)) if paths else ""
+    file.parent.mkdir(parents=True, exist_ok=True)
     write_if_changed(file, (before + block + after).encode("utf-8"))
     return paths

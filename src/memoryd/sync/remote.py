@@ -13,16 +13,19 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.fsutil import atomic_write
 from memoryd.roots import STATE_FILE
-from memoryd.sync.git import NET_TIMEOUT_S, GitError
-from memoryd.sync.repo import Repo
+from memoryd.sync import exclude
+from memoryd.sync.git import NET_TIMEOUT_S, ZERO, GitError
+from memoryd.sync.repo import Blocked, Repo, device_of
 
 Aside = Callable[[str], str]  # root-relative path -> where to move a local file out of the way
+Beside = Callable[[str, bytes, str], str]  # (path, incoming bytes, device) -> the copy written
 
 
 class Offline(Exception):
@@ -41,16 +44,70 @@ class Target:
         return f"refs/remotes/{self.remote}/{self.remote_branch}"
 
 
-def target(repo: Repo, remote: str, branch: str) -> Target | None:
-    """Where the branch syncs to; None when the repository has no such remote."""
+def target(repo: Repo, remote: str, branch: str, *, probe: bool = True) -> Target | None:
+    """Where the branch syncs to; None when the repository has no such remote.
+
+    The branch's upstream when it has one; else the remote's default branch (its
+    ``refs/remotes/<remote>/HEAD``, or asked once with ``ls-remote`` and kept
+    there, or its only branch), so a device whose ``git init`` named the branch
+    ``master`` syncs with a remote on ``main`` instead of pushing a second branch
+    nobody reads. An empty remote, or one that cannot be reached now, gets the local
+    branch's name. Blocked when the remote has several branches and no default.
+    ``probe=False`` never asks the remote (the local branch's name, at worst).
+    """
     if remote not in repo.git.remotes():
         return None
     merge = repo.git.config_get(f"branch.{branch}.merge")
     upstream_remote = repo.git.config_get(f"branch.{branch}.remote")
-    name = branch
     if merge and upstream_remote == remote and merge.startswith("refs/heads/"):
-        name = merge[len("refs/heads/") :]
+        return Target(remote, branch, merge[len("refs/heads/") :])
+    head = f"refs/remotes/{remote}/HEAD"
+    known = repo.git.run("symbolic-ref", "-q", head, check=False, readonly=True).text.strip()
+    if known.startswith(f"refs/remotes/{remote}/"):
+        return Target(remote, branch, known[len(f"refs/remotes/{remote}/") :])
+    if not probe:
+        return Target(remote, branch, branch)
+    try:
+        name = _default_branch(repo, remote, branch)
+    except Offline:  # the fetch says so in its own words; ask again next time
+        return Target(remote, branch, branch)
+    if name != branch or repo.git.rev(f"refs/remotes/{remote}/{name}") is not None:
+        repo.git.run("symbolic-ref", head, f"refs/remotes/{remote}/{name}", check=False)
     return Target(remote, branch, name)
+
+
+def _default_branch(repo: Repo, remote: str, branch: str) -> str:
+    try:
+        done = repo.git.run(
+            "ls-remote", "--symref", remote, "HEAD", "refs/heads/*",
+            check=False, timeout=NET_TIMEOUT_S,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired as exc:
+        raise Offline(f"git ls-remote {remote} timed out") from exc
+    if done.code != 0:
+        raise Offline(f"git ls-remote {remote}: {_last_line(done.err)}")
+    heads, default = [], None
+    for line in done.text.splitlines():
+        where, _, name = line.partition("\t")
+        if where.startswith("ref: refs/heads/") and name == "HEAD":
+            default = where[len("ref: refs/heads/") :]
+        elif name.startswith("refs/heads/"):
+            heads.append(name[len("refs/heads/") :])
+    if default in heads:
+        return default
+    if len(heads) == 1:
+        return heads[0]
+    if not heads:
+        return branch  # an empty remote: the first push names its branch
+    if branch in heads and default is None:
+        return branch
+    raise Blocked(
+        "refused",
+        f"cannot tell which branch of {remote} to sync with: it has "
+        f"{', '.join(sorted(heads))} and no default",
+        f"pick one: git -C {repo.top} branch --set-upstream-to={remote}/<branch> "
+        f"(after git fetch {remote})",
+    )
 
 
 def _last_line(text: str) -> str:
@@ -94,36 +151,139 @@ def push(repo: Repo, t: Target, commit: str) -> bool:
         rejected = [line for line in said.splitlines() if "rejected]" in line]
         t.last_rejection = (rejected or [_last_line(said)])[0].strip()
         return False
+    refusal = _hook_refusal(repo, done.err)
+    if refusal is not None:  # our own hook said no: not the network, no back-off
+        raise Blocked(
+            "error",
+            f"the pre-push hook refused the push: {refusal}",
+            "do what the hook asks (or fix the hook in "
+            f"{_hooks_dir(repo)}); memoryd keeps committing locally and pushes after that",
+        )
     raise Offline(f"git push {t.remote}: {_last_line(done.err)}")
+
+
+def _hooks_dir(repo: Repo) -> Path:
+    configured = repo.git.config_get("core.hooksPath")
+    if configured:
+        return Path(configured) if Path(configured).is_absolute() else repo.top / configured
+    return repo.git_dir / "hooks"
+
+
+def _hook_refusal(repo: Repo, err: str) -> str | None:
+    """The pre-push hook's message when it refused (git's own failures say fatal:)."""
+    hook = _hooks_dir(repo) / "pre-push"
+    if "fatal:" in err or not (hook.is_file() and os.access(hook, os.X_OK)):
+        return None
+    said = [
+        line.strip() for line in err.splitlines()
+        if line.strip() and not line.startswith("error: failed to push some refs")
+    ]  # fmt: skip
+    return "; ".join(said) or "(it printed nothing)"
 
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 
-def move(repo: Repo, old: str | None, new: str, reason: str, aside: Aside) -> list[str]:
+def move(
+    repo: Repo, old: str | None, new: str, reason: str, *, aside: Aside, beside: Beside
+) -> list[str]:
     """Move work tree, index and branch from ``old`` to ``new`` (GitError: nothing moved).
 
     git overwrites ignored files without asking, so any untracked file under the
     root that an incoming file would replace is first renamed aside (``aside``
     names the new place); ``.state.json`` files keep this device's bytes.
+
+    A file under the root whose local text memoryd did not commit (quarantined,
+    conflict markers, over the size cap) and that the move changes keeps its
+    local bytes: the work tree moves around it (git would refuse the whole move,
+    on every cycle), the index and branch take ``new``, and ``beside`` saves the
+    incoming version next to it.
     """
     notices, kept = _clear_the_way(repo, old, new, aside)
     repo.git.run("update-index", "-q", "--refresh", check=False)
+    held = _held_back(repo, old, new)
+    files = new
+    if held and old is not None:
+        notices += _save_beside(repo, new, held, beside)
+        files = _tree_keeping(repo, new, old, held)
     try:
-        repo.git.run("read-tree", "-m", "-u", old or EMPTY_TREE, new)
+        repo.git.run("read-tree", "-m", "-u", old or EMPTY_TREE, files)
     finally:
         for path, data in kept.items():
             if not path.is_file() or path.read_bytes() != data:
                 atomic_write(path, data)  # the local counters stay local
     repo.git.update_ref("HEAD", new, old, reason)
+    if held:  # the index follows the branch; the work tree keeps the local bytes
+        listing = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in held)
+        repo.git.run(
+            "reset", "-q", new, "--pathspec-from-file=-", "--pathspec-file-nul",
+            input=listing, env={"GIT_LITERAL_PATHSPECS": "1"},
+        )  # fmt: skip
     return notices
+
+
+def _held_back(repo: Repo, old: str | None, new: str) -> list[str]:
+    """Paths under the root the move changes whose work-tree text differs from ``old``."""
+    if old is None:
+        return []
+    moving = set(_names(repo, "diff", "--name-only", "-z", "--no-renames", old, new))
+    dirty = _names(repo, "diff", "--name-only", "-z", "--no-renames", old)
+    return sorted(p for p in dirty if p in moving and (repo.top / p).is_file())
+
+
+def _names(repo: Repo, *args: str) -> list[str]:
+    raw = repo.git.run(*args, "--", repo.pathspec, readonly=True).out
+    return [p.decode("utf-8", "surrogateescape") for p in raw.split(b"\0") if p]
+
+
+def _save_beside(repo: Repo, new: str, held: list[str], beside: Beside) -> list[str]:
+    notices = []
+    incoming = repo.git.ls_tree(new, repo.prefix)
+    for path in held:
+        rel = repo.root_path(path)
+        entry = incoming.get(path)
+        if entry is None:
+            notices.append(
+                f"{rel} was deleted on another device; your local text stays (memoryd does "
+                "not commit it as it is, see the quarantined and left-out files)"
+            )
+            continue
+        data = repo.git.blob(entry[1])
+        if (repo.top / path).read_bytes() == data:
+            continue
+        copy = beside(rel, data, device_of(repo, new, path))
+        notices.append(
+            f"{rel} holds local text memoryd does not commit, and another device changed it: "
+            f"your text stays at {rel}, theirs is saved as {copy}; fix {rel} if it is held "
+            "back (see the quarantined and left-out files), merge the two, delete the copy"
+        )
+    return notices
+
+
+def _tree_keeping(repo: Repo, new: str, old: str, held: list[str]) -> str:
+    """``new``'s tree with the ``held`` paths as they are in ``old`` (for the work tree)."""
+    before = repo.git.ls_tree(old, repo.prefix)
+    fd, name = tempfile.mkstemp(prefix="memoryd-move-", dir=repo.git_dir)
+    os.close(fd)
+    index = Path(name)
+    index.unlink()
+    try:
+        repo.git.run("read-tree", new, index=index)
+        lines = []
+        for path in held:
+            mode, sha = before.get(path, ("0", ZERO))
+            lines.append(f"{mode} {sha}\t{path}".encode("utf-8", "surrogateescape") + b"\0")
+        repo.git.run("update-index", "-z", "--index-info", input=b"".join(lines), index=index)
+        return repo.git.run("write-tree", index=index).text.strip()
+    finally:
+        index.unlink(missing_ok=True)
 
 
 def _clear_the_way(
     repo: Repo, old: str | None, new: str, aside: Aside
 ) -> tuple[list[str], dict[Path, bytes]]:
     raw = repo.git.run(
-        "diff", "--name-only", "-z", "--diff-filter=A", old or EMPTY_TREE, new,
+        "diff", "--name-only", "-z", "--no-renames", "--diff-filter=A", old or EMPTY_TREE, new,
         "--", repo.pathspec, readonly=True,
     ).out  # fmt: skip
     notices: list[str] = []
@@ -138,9 +298,16 @@ def _clear_the_way(
             continue
         rel = repo.root_path(path)
         target = aside(rel)
+        if _ignored(repo, path):  # moved aside, it keeps the privacy of where it was
+            exclude.keep_private(repo.git_dir, repo.top, [repo.repo_path(target)])
         os.replace(full, repo.root / target)
         notices.append(f"{rel} arrived from another device; your local file was moved to {target}")
     return notices, kept
+
+
+def _ignored(repo: Repo, path: str) -> bool:
+    done = repo.git.run("check-ignore", "-q", "--no-index", "--", path, check=False, readonly=True)
+    return done.code == 0
 
 
 def backup(repo: Repo, device: str, stamp: str, commit: str) -> str:

@@ -14,22 +14,28 @@ tree plus the local side's changes, resolved file by file:
 - rename against edit: the edit lands at the new path when git sees the rename,
   else both paths stay (and a notice names the duplicate).
 
+Whatever order the paths are reached in, a last pass checks that every side's
+version of every path it touched is in the result (at a path, inside a merge,
+or in a conflict copy) and saves any that is not as a conflict copy: a rename
+onto a path the other device also wrote cannot make a version vanish.
+
 The caller commits the tree on top of the remote and moves the work tree to it.
 """
 
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
 from memoryd.compile import markers
 from memoryd.roots import ROOT_FILE
-from memoryd.sync.conflicts import copy_bytes, copy_path
+from memoryd.sync.conflicts import copy_path
 from memoryd.sync.derived import is_fully_generated
 from memoryd.sync.git import Git
-from memoryd.sync.repo import Repo
+from memoryd.sync.repo import Repo, device_of
 
 Entry = tuple[str, str]  # (mode, blob sha)
 
@@ -69,14 +75,13 @@ def replay(
     moved_there = git.renames(base, remote, repo.prefix)
     git.run("read-tree", remote, index=index)
     result = Replay(index)
-    writer = _Writer(
-        repo, index=index, device=device, now=now, result=result, taken=set(sides.remote)
-    )
+    writer = _Writer(repo, index=index, device=device, now=now, result=result, remote=sides.remote)
     for path in sorted(ours):
         if path not in theirs:
             writer.set(path, sides.local.get(path))
         elif sides.local.get(path) != sides.remote.get(path):
             _both(writer, path, sides, moved_here, moved_there)
+    writer.keep_every_version(sides, ours | theirs, remote)
     writer.flush()
     return result
 
@@ -123,13 +128,14 @@ class _Writer:
 
     def __init__(
         self, repo: Repo, *, index: Path, device: str, now: datetime, result: Replay,
-        taken: set[str],
+        remote: dict[str, Entry],
     ) -> None:  # fmt: skip
         self.repo, self.index, self.device, self.now = repo, index, device, now
-        self.result, self.taken = result, taken
+        self.result, self.remote, self.taken = result, remote, set(remote)
         self.notices = result.notices
         self.entries: dict[str, Entry | None] = {}
         self.final: set[str] = set()
+        self.holds: dict[str, set[str]] = {}  # merged blob -> the blobs whose text it holds
 
     def set(self, path: str, entry: Entry | None, final: bool = False) -> None:
         """Put ``entry`` at ``path`` (None removes it); a merge result is never overridden."""
@@ -144,14 +150,23 @@ class _Writer:
         self, path: str, base: Entry | None, mine: Entry | None, theirs: Entry | None, *,
         rel: str, keep_both: str | None,
     ) -> bool:  # fmt: skip
-        """Merge ``mine`` into ``theirs`` at ``path``; a conflict copy (or False) on clashes."""
+        """Merge ``mine`` into ``theirs`` at ``path``; a conflict copy (or False) on clashes.
+
+        A path another rename already settled is not merged into again: False with
+        ``keep_both`` (the caller keeps both paths), else the last pass keeps whatever
+        version is then in no file.
+        """
+        if path in self.final:
+            return keep_both is None
         if mine is None or theirs is None or mine == theirs:
             self.set(path, mine or theirs, final=True)
             return True
         texts = [self.repo.git.blob(e[1]) if e else b"" for e in (base, mine, theirs)]
         merged = _merge_text(self.repo.git, texts, generated=rel == ROOT_FILE)
         if merged is not None:
-            self.set(path, (theirs[0], self.repo.git.hash_blob(merged)), final=True)
+            sha = self.repo.git.hash_blob(merged)
+            self.holds[sha] = {sha, mine[1], theirs[1]}
+            self.set(path, (theirs[0], sha), final=True)
             self.result.merged.append(self.repo.root_path(path))
             return True
         if keep_both is not None:
@@ -160,12 +175,36 @@ class _Writer:
         self._copy(path, texts[1], mine[0])
         return True
 
-    def _copy(self, path: str, local: bytes, mode: str) -> None:
-        copy = copy_path(path, self.device, self.now, frozenset(self.taken))
+    def _copy(self, path: str, data: bytes, mode: str, device: str | None = None) -> str:
+        """Save ``data`` (exact bytes) as a conflict copy of ``path``; the copy's path."""
+        copy = copy_path(path, device or self.device, self.now, frozenset(self.taken))
         rel, rel_copy = self.repo.root_path(path), self.repo.root_path(copy)
-        data = copy_bytes(local, rel, rel_copy, self.device, self.now)
         self.set(copy, (mode, self.repo.git.hash_blob(data)), final=True)
         self.result.copies.append((rel, rel_copy))
+        return rel_copy
+
+    def keep_every_version(self, s: Sides, paths: Collection[str], remote: str) -> None:
+        """Save as a conflict copy each side's version of ``paths`` that is in no file."""
+        result = {**self.remote, **self.entries}
+        present: set[str] = set()
+        for entry in result.values():
+            if entry is not None:
+                present |= self.holds.get(entry[1], {entry[1]})
+        for path in sorted(paths):
+            rel = self.repo.root_path(path)
+            if is_fully_generated(rel):
+                continue
+            for side, tree in (("local", s.local), ("remote", s.remote)):
+                entry = tree.get(path)
+                if entry is None or entry == s.base.get(path) or entry[1] in present:
+                    continue
+                device = self.device if side == "local" else device_of(self.repo, remote, path)
+                copy = self._copy(path, self.repo.git.blob(entry[1]), entry[0], device)
+                present.add(entry[1])
+                self.notices.append(
+                    f"{rel}: {device}'s version could not stay at its path (a rename met "
+                    f"another change there): saved as {copy}"
+                )
 
     def flush(self) -> None:
         lines = []

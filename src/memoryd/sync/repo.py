@@ -20,6 +20,7 @@ from memoryd.sync.git import Git, GitError
 
 log = logging.getLogger(__name__)
 
+STALE_LOCKS = "memoryd-stale-locks"  # in the git dir: where stale ref locks are moved
 IN_PROGRESS = {
     "rebase-merge": "a rebase",
     "rebase-apply": "a rebase (or git am)",
@@ -103,23 +104,44 @@ def preflight(repo: Repo, stale_after_s: float) -> list[str]:
 
 
 def check_index_lock(repo: Repo, stale_after_s: float) -> list[str]:
-    lock = repo.git_dir / "index.lock"
-    try:
-        age = time.time() - lock.stat().st_mtime
-    except FileNotFoundError:
-        return []
-    if age < stale_after_s or git_running_in(repo.top):
-        raise Blocked(
-            "busy",
-            f"{lock} is held by another git command",
-            "memoryd retries later; if no git command is running, it is moved aside once stale",
-        )
-    aside = lock.with_name(f"index.lock.stale-{int(time.time())}")
-    with contextlib.suppress(FileNotFoundError):
-        os.replace(lock, aside)
-        log.warning("moved a stale %s aside to %s", lock, aside.name)
-        return [f"moved a stale index.lock ({int(age)} s old, no git running) aside to {aside}"]
-    return []
+    """Back off from a fresh git lock; move a stale one aside (and say so).
+
+    ``index.lock`` and the locks ``update-ref`` takes (``HEAD.lock``, the branch's
+    ``refs/heads/<branch>.lock``, ``packed-refs.lock``, a tracking ref's): a git
+    killed while holding one leaves it behind, and every later cycle would fail.
+    """
+    notices = []
+    for lock in _lock_files(repo):
+        try:
+            age = time.time() - lock.stat().st_mtime
+        except FileNotFoundError:
+            continue
+        if age < stale_after_s or git_running_in(repo.top):
+            raise Blocked(
+                "busy",
+                f"{lock} is held by another git command",
+                "memoryd retries later; if no git command is running, it is moved aside once stale",
+            )
+        aside = lock.with_name(f"{lock.name}.stale-{int(time.time())}")
+        if lock.parent != repo.git_dir:  # under refs/ it would read as a branch: out of there
+            aside = repo.git_dir / STALE_LOCKS / lock.relative_to(repo.git_dir).parent / aside.name
+            aside.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            os.replace(lock, aside)
+            log.warning("moved a stale %s aside to %s", lock, aside.name)
+            notices.append(
+                f"moved a stale {lock.name} ({int(age)} s old, no git running) aside to {aside}"
+            )
+    return notices
+
+
+def _lock_files(repo: Repo) -> list[Path]:
+    found = [repo.git_dir / name for name in ("index.lock", "HEAD.lock", "packed-refs.lock")]
+    for folder in ("refs/heads", "refs/remotes", "refs/memoryd"):
+        top = repo.git_dir / folder
+        if top.is_dir():
+            found += sorted(top.rglob("*.lock"))
+    return found
 
 
 def git_running_in(top: Path) -> bool:
@@ -137,3 +159,13 @@ def git_running_in(top: Path) -> bool:
             if cwd == top or top in cwd.parents:
                 return True
     return False
+
+
+def device_of(repo: Repo, commit: str, path: str) -> str:
+    """The device that last wrote ``path`` in ``commit``'s history (its commit trailer)."""
+    from memoryd.sync.conflicts import safe_device
+
+    said = repo.git.out(
+        "log", "-1", "--format=%(trailers:key=Memoryd-Device,valueonly)", commit, "--", path
+    )
+    return safe_device(said.splitlines()[0]) if said else "remote"

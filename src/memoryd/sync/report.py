@@ -8,6 +8,7 @@ from pathlib import Path
 from memoryd.config import Config, RootConfig
 from memoryd.errors import PathError
 from memoryd.paths import Paths
+from memoryd.sync.conflicts import printable
 from memoryd.sync.engine import SyncOutcome
 from memoryd.sync.resolve import all_conflicts
 from memoryd.sync.state import all_states
@@ -18,7 +19,7 @@ class SyncProblem:
     """One thing about sync the user should know (for ``inspect`` and ``status``)."""
 
     root: str
-    code: str  # sync.conflict, sync.paused, sync.quarantined, sync.error, sync.not-pushed
+    code: str  # sync.conflict, .paused, .quarantined, .left-out, .error, .not-pushed
     path: str | None  # root-relative
     message: str
     fix: str
@@ -54,14 +55,14 @@ def outcome_text(o: SyncOutcome) -> str:
     if o.not_pushed:
         lines.append(f"  {o.not_pushed} commit(s) not pushed")
     for c in o.conflicts:
-        lines.append(f"  conflict: {c['path']}: your version saved as {c['copy']}")
+        lines.append(f"  conflict: {c['path']}: a version saved as {c['copy']}")
     lines += [f"  notice: {n}" for n in o.notices]
     for q in o.quarantined:
         lines.append(f"  quarantined: {q.path}:{q.line} {q.rule} ({q.preview}): not committed")
     lines += [f"  left out: {item['path']} ({item['why']})" for item in o.left_out]
     if o.backup_ref:
         lines.append(f"  local commits backed up at {o.backup_ref}")
-    return "\n".join(lines)
+    return printable("\n".join(lines))
 
 
 def sync_problems(config: Config, paths: Paths) -> list[SyncProblem]:
@@ -95,6 +96,12 @@ def state_problems(config: Config, paths: Paths) -> list[SyncProblem]:
                 root, "sync.quarantined", q.get("path"),
                 f"kept out of sync: line {q.get('line')}: {q.get('rule')} ({q.get('preview')})",
                 "remove the secret (or allow it: see memoryd scan); it syncs once it is gone",
+            ))  # fmt: skip
+        for item in state.left_out:
+            problems.append(SyncProblem(
+                root, "sync.left-out", item.get("path"), f"kept out of sync: {item.get('why')}",
+                "make it smaller (split it into several memories) or raise "
+                "search.max_file_bytes; it syncs once it fits",
             ))  # fmt: skip
         if state.last_error and not state.paused:
             problems.append(SyncProblem(

@@ -23,6 +23,7 @@ from memoryd.sync.conflicts import (
     render_conflicts,
     strip_copy_fields,
 )
+from memoryd.sync.held import held
 
 KEEP = ("local", "remote", "both")
 
@@ -69,7 +70,8 @@ def all_conflicts(config: Config) -> list[Conflict]:
 
 def write_conflicts_file(root: Path) -> bool:
     """Rewrite (or remove) the root's CONFLICTS.md; True when it changed."""
-    data = render_conflicts([(c.copy, c.name) for c in conflicts_in(root)])
+    hidden = held(root).hidden  # a copy that stays on this device is not listed for others
+    data = render_conflicts([(c.copy, c.name) for c in conflicts_in(root) if c.copy not in hidden])
     file = root / CONFLICTS_FILE
     if data is None:
         if file.exists():
@@ -127,6 +129,33 @@ def resolve(conflict: Conflict, keep: str) -> str:
     fsync_dir(copy.parent)
     write_conflicts_file(root)
     return done
+
+
+def resolve_all(
+    roots: list[Path], keep: str
+) -> tuple[list[tuple[Conflict, str]], list[tuple[Conflict, str]]]:
+    """Settle every pending conflict of ``roots`` with ``keep``: (settled, left pending).
+
+    ``local`` puts a copy's text at its path, so a path with several copies would keep
+    only the last one: those are left pending (say ``both``, or settle them one by one).
+    """
+    settled: list[tuple[Conflict, str]] = []
+    left: list[tuple[Conflict, str]] = []
+    for root in roots:
+        pending = sorted(conflicts_in(root), key=lambda c: c.copy)
+        per_path: dict[str, int] = {}
+        for c in pending:
+            per_path[c.name.original] = per_path.get(c.name.original, 0) + 1
+        for c in pending:
+            if keep == "local" and per_path[c.name.original] > 1:
+                why = (
+                    f"{c.name.original} has {per_path[c.name.original]} conflict copies and "
+                    "only one text fits at the path: settle them one by one, or --keep both"
+                )
+                left.append((c, why))
+                continue
+            settled.append((c, resolve(c, keep)))
+    return settled, left
 
 
 def _both_name(conflict: Conflict) -> str:

@@ -77,7 +77,8 @@ def load_state(paths: Paths, root: Path) -> SyncState:
 
 
 def save_state(paths: Paths, state: SyncState) -> None:
-    text = json.dumps(state.to_json(), ensure_ascii=False, indent=2, sort_keys=True)
+    data = state.to_json()  # ASCII escapes: a non-UTF-8 file name (a surrogate) survives
+    text = json.dumps(data, ensure_ascii=True, indent=2, sort_keys=True)
     atomic_write(state_file(paths, Path(state.root)), (text + "\n").encode("utf-8"))
 
 

@@ -92,6 +92,14 @@ function num(value) {
 
 // A link to a memory's page; ``ref`` (the name's bytes) when the server gave one, since a
 // file name need not be UTF-8.
+// A bar of used / allowed; the width is set through the CSSOM (the CSP allows no inline style).
+function meter(used, allowed) {
+  const bar = h("div", {});
+  bar.style.width = `${Math.min(100, (100 * used) / allowed).toFixed(1)}%`;
+  return h("div", { class: used > allowed ? "meter over" : "meter", id: "context-meter",
+    title: `${used} of ${allowed} characters` }, bar);
+}
+
 function memoryLink(root, path, text, ref) {
   const query = new URLSearchParams(ref ? { root, ref } : { root, path });
   return h("a", { href: `#memory?${query}`, class: "memory-link" }, text);
@@ -171,16 +179,22 @@ VIEWS.context = async (main, params) => {
   const data = await api("context", { q: prompt });
   const cutEntries = data.entries.filter((e) => e.cut);
   const budget = data.budget;
-  const known = new Set(["text", "rules", "entries", "cut", "chars", "budget", "outline_cut"]);
+  const known = new Set(["text", "rules", "entries", "cut", "chars", "budget", "outline_cut",
+    "rules_left_out", "cut_roots"]);
+  const total = budget.max_total_chars;
   const more = Object.entries(data).filter(([k]) => !known.has(k));
   add(out,
     h("p", { id: "context-size" }, `${data.chars} characters in the block; `,
       `${data.entries.length} of at most ${budget.max_entries} memories shown; body budget ${budget.max_chars} characters, outline budget ${budget.outline_chars}.`),
+    total ? meter(data.chars, total) : null,
+    total ? h("p", { id: "context-total" }, `${data.chars} of the ${total} characters the block may take (injection.max_total_chars).`) : null,
     h("p", { class: "muted", id: "context-budget" }, "settings (injection.*): ",
       Object.entries(budget).map(([k, v]) => `${k} ${v}`).join(", ")),
     h("ul", { id: "context-cuts" },
       !data.cut ? h("li", {}, "Nothing was cut.") : null,
-      data.outline_cut ? h("li", {}, "The outline was cut at its budget.") : null,
+      data.outline_cut && !(data.cut_roots || []).length ? h("li", {}, "The outline was cut at its budget.") : null,
+      (data.cut_roots || []).map((r) => h("li", {}, `The outline of ${r} was cut at its share of the budget.`)),
+      data.rules_left_out ? h("li", {}, `${data.rules_left_out} iron rule(s) left out: they do not fit in the total (memoryd inspect reports it).`) : null,
       cutEntries.map((e) => h("li", {}, `The body of ${e.id} was cut at the budget.`))),
     more.length ? h("dl", { class: "meta", id: "context-more" }, more.map(([k, v]) =>
       [h("dt", {}, k), h("dd", {}, typeof v === "string" ? v : JSON.stringify(v))])) : null,

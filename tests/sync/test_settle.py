@@ -1,0 +1,135 @@
+"""Devices that never settled (issue 16): compiled files, branch names, temp files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memoryd.sync.derived import recompile
+from tests.helpers import git
+from tests.sync.world import World, make_world, memory
+
+LINES = "".join(f"line {n}\n" for n in range(1, 9))
+LEAK = "db at postgres://admin:S3cr3tPassw0rdXYZ@db.internal:5432/app\n"
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> World:
+    return make_world(tmp_path)
+
+
+@pytest.mark.parametrize("why", ["oversize", "secret"])
+def test_a_left_out_memory_is_not_compiled_and_devices_settle(world: World, why: str) -> None:
+    world.a.write("facts/ok.md", memory("facts/ok", "an ordinary memory", "fine\n"))
+    if why == "oversize":
+        text = memory("facts/held", "summary of a huge secret plan", "x" * (1024 * 1024))
+    else:
+        text = memory("facts/held", "summary of a huge secret plan", LEAK)
+    world.a.write("facts/held.md", text)
+    recompile(world.a.root_config, world.a.config)  # the daemon compiles what it sees
+    world.oracle.versions = [v for v in world.oracle.versions if v[0] != "facts/held.md"]
+    world.a.sync()
+    world.settle()
+    for device in world.devices:
+        index = device.read("facts/index.md")
+        assert "ordinary memory" in index and "held" not in index
+        assert "held" not in device.read("ROOT.md")
+    assert "summary of a huge secret plan" not in git(world.remote, "log", "--all", "-p")
+    for device in world.devices:  # quiet: nobody commits on the timer any more
+        assert device.sync().commits == []
+
+
+def test_conflict_copies_are_listed_in_conflicts_md_only(world: World) -> None:
+    world.a.write("facts/x.md", memory("facts/x", "shared", LINES))
+    world.settle()
+    world.a.write("facts/x.md", memory("facts/x", "shared", LINES.replace("line 4", "A4")))
+    world.b.write("facts/x.md", memory("facts/x", "shared", LINES.replace("line 4", "B4")))
+    world.a.sync()
+    [conflict] = world.b.sync().conflicts
+    world.settle()
+    copy_id = conflict["copy"][:-3]
+    for device in world.devices:
+        assert copy_id not in device.read("facts/index.md")
+        assert copy_id not in device.read("ROOT.md")
+        assert copy_id in device.read("CONFLICTS.md")
+
+
+def _join_on_master(world: World) -> None:
+    """Device B made its own repo with plain 'git init' (branch master), then added the remote."""
+    import shutil
+
+    from memoryd.roots import init_root
+
+    shutil.rmtree(world.b.root)
+    init_root(world.b.root)
+    git(world.b.root, "init", "-q", "-b", "master")
+    git(world.b.root, "remote", "add", "origin", str(world.remote))
+
+
+def test_a_device_on_master_follows_the_remotes_main(world: World) -> None:
+    world.a.write("facts/a.md", memory("facts/a", "from a", "alpha\n"))
+    world.a.sync()
+    _join_on_master(world)
+    world.b.write("facts/b.md", memory("facts/b", "from b", "beta\n"))
+    outcome = world.b.sync()
+    assert outcome.ok and outcome.pushed, outcome
+    assert git(world.remote, "branch", "--list").split() == ["*", "main"]  # no second branch
+    assert "alpha" in world.b.read("facts/a.md")
+    world.a.sync()
+    assert "beta" in world.a.read("facts/b.md")
+    assert world.b.head() == world.remote_head() == world.a.head()
+
+
+def test_a_remote_without_a_default_branch_is_refused_clearly(world: World) -> None:
+    world.a.write("facts/a.md", memory("facts/a", "from a", "alpha\n"))
+    world.a.sync()
+    git(world.remote, "branch", "other", "main")
+    git(world.remote, "symbolic-ref", "HEAD", "refs/heads/trunk")  # names no branch
+    _join_on_master(world)
+    outcome = world.b.sync()
+    assert outcome.status == "refused", outcome
+    assert outcome.error == (
+        "cannot tell which branch of origin to sync with: it has main, other and no default"
+    )
+    assert outcome.hint == (
+        f"pick one: git -C {world.b.root} branch --set-upstream-to=origin/<branch> "
+        "(after git fetch origin)"
+    )
+
+
+def test_old_memoryd_temp_files_are_cleaned_up_and_only_those(world: World) -> None:
+    import os
+
+    facts = world.a.root / "facts"
+    facts.mkdir(exist_ok=True)
+    old, fresh = facts / ".memoryd-tmp-k3x_9qzb", facts / ".memoryd-tmp-a1b2c3d4"
+    other = facts / ".memoryd-tmp-notes.md"  # not a name memoryd makes
+    for path in (old, fresh, other):
+        path.write_bytes(b"half-written by a killed write")
+    os.utime(old, (1, 1))
+    os.utime(other, (1, 1))
+    world.a.write("facts/a.md", memory("facts/a", "a", "a\n"))
+    outcome = world.a.sync()
+    assert outcome.ok
+    assert not old.exists() and fresh.exists() and other.exists()
+    assert ".memoryd-tmp-k3x_9qzb" not in git(world.a.root, "status", "--porcelain")
+
+
+def test_a_tracked_held_back_memory_is_compiled_as_committed(world: World) -> None:
+    """Found by the simulation: left out of index.md on its own device only, it never settled."""
+    world.a.write("facts/t.md", memory("facts/t", "as committed", LINES))
+    world.settle()
+    held = memory("facts/t", "a summary that must not travel", LINES)
+    held += "<<<<<<< mine\nA\n=======\nB\n>>>>>>> theirs\n"
+    (world.a.root / "facts/t.md").write_text(held)
+    recompile(world.a.root_config, world.a.config)
+    for _ in range(2):
+        world.a.sync()
+        world.b.sync()
+    assert world.a.read("facts/index.md") == world.b.read("facts/index.md")
+    assert "as committed" in world.a.read("facts/index.md")
+    assert "must not travel" not in git(world.remote, "log", "--all", "-p")
+    assert [world.a.sync().commits, world.b.sync().commits] == [[], []]
+    assert world.a.head() == world.b.head() == world.remote_head()
+    world.oracle.versions.clear()

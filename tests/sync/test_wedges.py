@@ -1,0 +1,150 @@
+"""Roots that stopped syncing for good (issue 16), through the real CLI and real git.
+
+Each of these failed on every cycle with "memoryd retries on the next cycle": a
+root reached through a symlink, a file name that is not UTF-8, a stale ref or
+HEAD lock left by a killed git, and a full disk while saving the sync state.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import git, run_cli
+from tests.sync.world import World, make_world, memory
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> World:
+    world = make_world(tmp_path)
+    for device in world.devices:
+        device.paths.config_file.parent.mkdir(parents=True, exist_ok=True)
+        device.paths.config_file.write_text(f"device: {device.name}\n")
+    return world
+
+
+def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    saved = os.environ["MEMORYD_HOME"]
+    os.environ["MEMORYD_HOME"] = str(home)
+    try:
+        return run_cli(*args)
+    finally:
+        os.environ["MEMORYD_HOME"] = saved
+
+
+def test_a_root_reached_through_a_symlink_syncs(world: World, tmp_path: Path) -> None:
+    real = tmp_path / "dotfiles" / "memory"
+    real.parent.mkdir()
+    world.a.root.rename(real)
+    world.a.root.symlink_to(real)  # the configured root is the link
+    config = world.a.paths.config_file
+    config.write_text(f"device: laptop\nroots:\n  - path: {world.a.root}\n")
+    (real / "facts/linked.md").parent.mkdir(parents=True, exist_ok=True)
+    (real / "facts/linked.md").write_text(memory("facts/linked", "linked", "via a link\n"))
+    for _ in range(2):
+        done = _cli(world.a.paths.home, "sync")
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "Traceback" not in done.stderr
+    assert world.b.sync().ok
+    assert "via a link" in world.b.read("facts/linked.md")
+
+
+def test_a_file_name_that_is_not_utf8_does_not_stop_the_root(world: World) -> None:
+    odd = os.fsencode(str(world.a.root / "facts")) + b"/caf\xe9.md"
+    os.makedirs(os.path.dirname(odd), exist_ok=True)
+    with open(odd, "wb") as handle:
+        handle.write(memory("facts/cafe", "latin-1 name", "un caf\xc3\xa9\n").encode())
+    world.a.write("facts/plain.md", memory("facts/plain", "plain", "next to it\n"))
+    done = _cli(world.a.paths.home, "sync")
+    assert done.returncode == 0, done.stdout + done.stderr
+    log = git(world.remote, "log", "-1", "--format=%B", "main")
+    assert "caf\\xe9" in log and "facts/plain" in log
+    assert world.b.sync().ok
+    assert os.path.exists(os.fsencode(str(world.b.root / "facts")) + b"/caf\xe9.md")
+    assert "next to it" in world.b.read("facts/plain.md")
+
+
+@pytest.mark.parametrize("lock", ["refs/heads/main.lock", "HEAD.lock"])
+def test_a_stale_ref_lock_is_moved_aside_like_index_lock(world: World, lock: str) -> None:
+    held = world.a.root / ".git" / lock
+    held.write_bytes(b"")
+    world.a.write("facts/a.md", memory("facts/a", "a", "a\n"))
+    fresh = _cli(world.a.paths.home, "sync")
+    assert fresh.returncode == 1 and held.exists()  # fresh: a git may hold it, back off
+    assert f"{held} is held by another git command" in fresh.stdout
+    os.utime(held, (1, 1))
+    done = _cli(world.a.paths.home, "sync")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"moved a stale {held.name}" in done.stdout
+    git_dir = world.a.root / ".git"
+    kept = held.parent if lock == "HEAD.lock" else git_dir / "memoryd-stale-locks/refs/heads"
+    assert not held.exists() and list(kept.glob(f"{held.name}.stale-*"))
+    assert git(world.a.root, "branch", "--list").split() == ["*", "main"]  # no stray branch
+    assert world.b.sync().ok and "a\n" in world.b.read("facts/a.md")
+
+
+@contextlib.contextmanager
+def _tiny_disk(folder: Path) -> Iterator[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(folder)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs to fill up here: {done.stderr.strip()}")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+def test_a_full_disk_while_saving_sync_state_is_a_clear_error(world: World) -> None:
+    world.a.sync()
+    state = world.a.paths.state_dir / "sync"
+    saved = {p.name: p.read_bytes() for p in state.glob("*.json")}
+    with _tiny_disk(state):
+        for name, data in saved.items():
+            (state / name).write_bytes(data)
+        filler = state / "filler"
+        with contextlib.suppress(OSError), open(filler, "wb") as handle:
+            while True:
+                handle.write(b"\0" * 4096)
+                handle.flush()
+        world.a.write("facts/full.md", memory("facts/full", "full", "disk is full\n"))
+        done = _cli(world.a.paths.home, "sync")
+        assert done.returncode == 1
+        assert "Traceback" not in done.stderr and "internal error" not in done.stderr
+        said = done.stdout + done.stderr
+        assert "No space left on device" in said and "free some disk space" in said, said
+        filler.unlink()
+        again = _cli(world.a.paths.home, "sync")
+        assert again.returncode == 0, again.stdout + again.stderr
+    assert world.b.sync().ok and "disk is full" in world.b.read("facts/full.md")
+
+
+def test_a_conflict_on_a_non_utf8_name_is_committed_and_reported(world: World) -> None:
+    """Found by the simulation: the replay's commit message and the state file did not encode."""
+    name = os.fsencode(str(world.a.root / "facts")) + b"/caf\xe9.md"
+    os.makedirs(os.path.dirname(name), exist_ok=True)
+    with open(name, "wb") as handle:
+        handle.write(memory("facts/cafe", "cafe", "line 1\nline 2\n").encode())
+    world.a.sync()
+    assert world.b.sync().ok
+    other = os.fsencode(str(world.b.root / "facts")) + b"/caf\xe9.md"
+    for path, who in ((name, "A"), (other, "B")):
+        with open(path, "wb") as handle:
+            handle.write(memory("facts/cafe", "cafe", f"line 1 by {who}\nline 2\n").encode())
+    assert world.a.sync().pushed
+    done = _cli(world.b.paths.home, "sync")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "conflict: facts/caf\\xe9.md: a version saved as facts/caf\\xe9.conflict-desktop-" in (
+        done.stdout
+    )
+    assert "conflict: facts/caf\\xe9.md" in git(world.remote, "log", "--format=%B", "main")
+    status = _cli(world.b.paths.home, "status", "--json")
+    assert "Traceback" not in status.stderr
