@@ -47,6 +47,8 @@ def test_a_built_wheel_ships_the_templates_and_finds_them(tmp_path: Path) -> Non
         names = set(archive.namelist())
         archive.extractall(tmp_path / "site")
     assert {"memoryd/units/memoryd.service", f"memoryd/units/{units.LAUNCHD_PLIST}"} <= names
+    page = {f"memoryd/ui/static/{name}" for name in ("index.html", "app.js", "app.css")}
+    assert page <= names  # memoryd ui's page ships in the wheel: it fetches nothing from elsewhere
     probe = (
         "import memoryd, memoryd.daemon.units as u; print(memoryd.__file__); "
         "print(u.template('memoryd.service') == open(sys.argv[1]).read())"

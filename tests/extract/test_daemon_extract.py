@@ -38,7 +38,7 @@ def test_the_daemon_extracts_settled_sessions_and_survives_a_failing_command(
         assert not world.projects.exists()  # made after the daemon started: found on its tick
         session = ClaudeSession(world.projects, world.repo)
         claude_turns(session, TURNS[:1])
-        assert wait_until(lambda: ledger_last(world, session) is not None, timeout=30), (
+        assert wait_until(lambda: ledger_last(world, session) is not None), (
             daemon.output()
         )
         last = ledger_last(world, session)
@@ -53,7 +53,7 @@ def test_the_daemon_extracts_settled_sessions_and_survives_a_failing_command(
             / "pitfalls"
             / "the-test-db-needs-tz-utc-or-dates-shift-by-a-day.md"
         )
-        assert wait_until(target.is_file, timeout=30), daemon.output()
+        assert wait_until(target.is_file), daemon.output()
         # the daemon indexes what it wrote a moment later (recall trusts it meanwhile)
         assert wait_until(
             lambda: (
@@ -66,7 +66,7 @@ def test_the_daemon_extracts_settled_sessions_and_survives_a_failing_command(
         broken = ClaudeSession(world.projects, world.repo)
         claude_turns(broken, TURNS)
         assert wait_until(lambda: (ledger_last(world, broken) or {}).get("outcome") == "failed",
-                          timeout=30), daemon.output()  # fmt: skip
+                          ), daemon.output()  # fmt: skip
         assert daemon.proc.poll() is None
         status = run_cli("status")
         assert status.returncode == 0, status.stderr
@@ -79,7 +79,7 @@ def test_the_daemon_extracts_settled_sessions_and_survives_a_failing_command(
             {"kind": "fact", "summary": "Releases are cut on Thursdays"}]}))  # fmt: skip
         claude_turns(broken, [("when do we release?", "Thursdays, after the freeze lifts.")])
         fact = world.repo / ".memory" / "facts" / "releases-are-cut-on-thursdays.md"
-        assert wait_until(fact.is_file, timeout=30), daemon.output()
+        assert wait_until(fact.is_file), daemon.output()
     finally:
         assert daemon.terminate() == 0, daemon.output()
     assert "Traceback" not in daemon.output()
@@ -119,7 +119,7 @@ def test_stopping_the_daemon_ends_a_running_extractor_at_once(world: World) -> N
     try:
         session = ClaudeSession(world.projects, world.repo)
         claude_turns(session, TURNS)
-        assert wait_until(lambda: bool(list(world.log.iterdir())), timeout=30)
+        assert wait_until(lambda: bool(list(world.log.iterdir())))
     finally:
         started = time.monotonic()
         daemon.stop()

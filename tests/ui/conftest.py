@@ -154,6 +154,7 @@ def browser() -> Iterator[Any]:
 def page(browser: Any) -> Iterator[Any]:
     context = browser.new_context(viewport={"width": 1100, "height": 720})
     page = context.new_page()
+    page.set_default_timeout(60_000)  # a loaded CI machine: waits return as soon as they hold
     errors: list[str] = []
     dialogs: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
