@@ -64,6 +64,17 @@ class ReconcileReport:
 SPREAD = Spread()  # a cold index of thousands of files is loaded by worker processes too
 
 
+NOT_UTF8 = "the file name is not valid UTF-8, so it cannot be searched; rename it to index it"
+
+
+def _storable(path: str) -> bool:
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:  # surrogate-escaped bytes from the file system
+        return False
+    return True
+
+
 # A row's fingerprint as SQLite returns it: path, size, mtime_ns, checked_ns, hash. A plain
 # row, not a NamedTuple: a full reconcile holds one per file, and building 10k NamedTuples
 # was a fifth of a no-change reconcile.
@@ -119,7 +130,9 @@ class _Pass:
                 self.report.unknown.append((self.root.path, reason))
                 return
             files = walk_files(self.root.path)
-            if not every_file_belongs(self.root.layout):
+            if every_file_belongs(self.root.layout):  # only a non-ASCII name needs a look
+                files = [f for f in files if f.isascii() or self.member(f)]
+            else:
                 files = [f for f in files if self.member(f)]
             known = self.known(None)
         else:
@@ -163,6 +176,9 @@ class _Pass:
     def plan(self, only: Collection[Path]) -> tuple[list[str], dict[str, _Known]]:
         """The files to visit and the rows to check for the changed paths in ``only``."""
         mine = [p for p in only if p == self.root.path or self.root.path in p.parents]
+        for path in [p for p in mine if not _storable(str(p))]:
+            mine.remove(path)
+            self.report.unknown.append((path, NOT_UTF8))
         files: set[str] = set()
         for path in mine:
             if path.is_dir() and not path.is_symlink():
@@ -179,7 +195,12 @@ class _Pass:
         return path[len(self.base) + 1 :].replace(os.sep, "/")
 
     def member(self, path: str) -> bool:
-        """A file of the root's layout (a claude root holds transcripts too)."""
+        """A file of the root's layout (a claude root holds transcripts too) whose name
+        SQLite can store: a name that is not UTF-8 (``caf\\xe9.md``) is reported, not
+        indexed, and sync still carries it."""
+        if not path.isascii() and not _storable(path):
+            self.report.unknown.append((Path(path), NOT_UTF8))
+            return False
         return member(self.root, self.relative(path))
 
     def stale_files(self, files: Sequence[str], known: dict[str, _Known]) -> list[str]:
