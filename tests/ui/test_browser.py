@@ -337,3 +337,37 @@ def test_the_page_works_beside_a_running_daemon(
         assert hit_ids(page) == ["facts/kettle"]
     finally:
         assert daemon.terminate() == 0, daemon.output()
+
+
+def test_keep_all_settles_every_conflict_after_asking(
+    tmp_path: Path, ui_factory: Any, page: Any
+) -> None:
+    from tests.sync.world import make_world
+
+    world = make_world(tmp_path)
+    for device in world.devices:
+        device.paths.config_file.write_text(f"device: {device.name}\n")
+    for name in ("x", "y"):
+        world.a.write(f"facts/{name}.md", memory(f"facts/{name}", name, LINES))
+    world.settle()
+    for name in ("x", "y"):
+        world.a.write(f"facts/{name}.md", memory(f"facts/{name}", name, LINES.replace("2", "A")))
+        world.b.write(f"facts/{name}.md", memory(f"facts/{name}", name, LINES.replace("2", "B")))
+    world.a.sync()
+    copies = sorted(c["copy"] for c in world.b.sync().conflicts)
+    world.settle()
+    assert len(copies) == 2
+    env = {**os.environ, "MEMORYD_HOME": str(world.a.paths.home)}
+    ui: UI = ui_factory(tmp_path, env)
+    show(page, ui, "conflicts")
+    page.click('#resolve-all button[data-keep-all="both"]')
+    message = page.wait_for_selector("#conflicts-message .ok")
+    assert message.inner_text() == "settled 2 conflict(s), 0 left pending"
+    assert page.dialogs == [
+        "Settle all 2 conflicts with keep both? (memoryd resolve --all --keep both)"
+    ]
+    page.wait_for_selector("#no-conflicts")
+    for name, copy in zip(("x", "y"), copies, strict=True):
+        assert not (world.a.root / copy).exists()
+        assert "line A" in world.a.read(f"facts/{name}.md")
+        assert "line B" in world.a.read(f"facts/{name}-desktop.md")

@@ -25,7 +25,23 @@ def rows_match_disk(ctx: Context, root: RootView) -> Iterator[Finding]:
     for path in sorted(extra):
         yield Finding(path, "the search index still has a row for this file, which is gone", FIX)
     for path in sorted(missing):
-        yield Finding(path, "is missing from the search index, so recall cannot find it", FIX)
+        if not _utf8(path):
+            yield Finding(
+                path,
+                "has a file name that is not valid UTF-8, so the search index cannot hold it "
+                "and recall never finds it (sync still carries it)",
+                "rename it to a UTF-8 name, e.g. mv it from a shell whose locale is UTF-8",
+            )
+        else:
+            yield Finding(path, "is missing from the search index, so recall cannot find it", FIX)
+
+
+def _utf8(path: Path) -> bool:
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:  # surrogate-escaped bytes of a non-UTF-8 name
+        return False
+    return True
 
 
 def _compare(ctx: Context, root: RootView, disk: set[Path]) -> tuple[set[Path], set[Path]]:

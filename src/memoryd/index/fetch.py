@@ -122,10 +122,16 @@ def candidates(
     *,
     strategy: str = "and-or",
     visible: Visible | None = None,
+    enough: int | None = None,
 ) -> list[Found]:
     """At least the ``fetch`` best by bm25, plus every memory holding all ``terms``
     when those are fewer than ``fetch`` (``visible``: see :class:`Visible`; None sees
-    every row)."""
+    every row).
+
+    ``enough``: when at least this many memories hold every term (recall passes its
+    limit), they alone are returned and the OR query never runs: ranking puts them first
+    and the floor never drops them, so its rows could only rank below the cut.
+    """
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}")
     top = partial(_top, visible=visible)
@@ -142,7 +148,7 @@ def candidates(
                 full = found
             elif need > 1:
                 found = _unskew(db, found, terms, need)
-            if len(found) >= fetch:
+            if len(found) >= fetch or (need == whole and len(found) >= (enough or fetch)):
                 return _merged(full, [] if need == whole else found)
     found = top(db, fts_expression(terms), roots, filters, fetch)
     if strategy == "or":

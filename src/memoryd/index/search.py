@@ -123,7 +123,9 @@ def recall(
         return []
     fetch = max(limit, min(limit * 3, MAX_FETCH))
     filters = {"kind": kind, "type": type, "scope_id": scope_id}
-    found = candidates(db, terms, roots, filters, fetch, strategy=strategy, visible=visible)
+    found = candidates(
+        db, terms, roots, filters, fetch, strategy=strategy, enough=limit, visible=visible
+    )
     now = int(time.time() * 1000) if now_ms is None else now_ms
     counts = {str(r.path): hit_lookup(r.path) for r in roots}
     parts = {

@@ -229,6 +229,24 @@ def resolve(app: App, params: Params) -> dict[str, Any]:
     return {"id": conflict.id, "root": str(conflict.root), "keep": keep, "done": done}
 
 
+def resolve_all(app: App, params: Params) -> dict[str, Any]:
+    """``memoryd resolve --all --keep local|remote|both [--root ROOT]``."""
+    from memoryd.sync.report import pick_roots
+    from memoryd.sync.resolve import KEEP
+    from memoryd.sync.resolve import resolve_all as settle_all
+
+    keep = params.get("keep", "")
+    if keep not in KEEP:
+        raise UsageError(f"keep must be one of {', '.join(KEEP)}, got {keep!r}")
+    roots = pick_roots(app.config, Path(params["root"]) if params.get("root") else None)
+    settled, left = settle_all([r.path for r in roots], keep)
+    return {
+        "keep": keep,
+        "settled": [{"id": c.id, "root": str(c.root), "done": d} for c, d in settled],
+        "left": [{"id": c.id, "root": str(c.root), "why": w} for c, w in left],
+    }
+
+
 def sync(app: App, params: Params) -> dict[str, Any]:
     """``memoryd sync --root ROOT [--allow-mass-delete]``: sync now, or confirm a pause."""
     from memoryd.sync.engine import sync_root
@@ -249,7 +267,7 @@ READS: dict[str, View] = {
     "conflicts": conflicts,
     "problems": problems,
 }
-WRITES: dict[str, View] = {"resolve": resolve, "sync": sync}
+WRITES: dict[str, View] = {"resolve": resolve, "resolve-all": resolve_all, "sync": sync}
 
 
 # -- helpers ------------------------------------------------------------------------------

@@ -335,6 +335,20 @@ VIEWS.conflicts = async (main) => {
             onclick: () => act("Syncing", async () => (await post("sync", { root: s.root })).text) }, "Sync now") : null)))));
   add(main, h("h3", {}, `Conflict copies (${data.conflicts.length})`));
   if (!data.conflicts.length) add(main, h("p", { id: "no-conflicts" }, "No sync conflicts are waiting."));
+  if (data.conflicts.length > 1) {
+    const all = (how) => {
+      if (!window.confirm(`Settle all ${data.conflicts.length} conflicts with keep ${how}? (memoryd resolve --all --keep ${how})`)) return;
+      act("Settling", async () => {
+        const done = await post("resolve-all", { keep: how });
+        const lines = done.left.map((l) => `${l.id}: left pending: ${l.why}`);
+        return [`settled ${done.settled.length} conflict(s), ${done.left.length} left pending`, ...lines].join("\n");
+      });
+    };
+    add(main, h("div", { class: "buttons", id: "resolve-all" }, `All ${data.conflicts.length}:`,
+      h("button", { "data-keep-all": "local", onclick: () => all("local") }, "Keep all local"),
+      h("button", { "data-keep-all": "remote", onclick: () => all("remote") }, "Keep all remote"),
+      h("button", { class: "plain", "data-keep-all": "both", onclick: () => all("both") }, "Keep all both")));
+  }
   for (const c of data.conflicts) {
     const keep = (how) => act("Settling", async () => (await post("resolve", { id: c.id, keep: how })).done);
     add(main, h("div", { class: "card conflict", "data-id": c.id },
