@@ -76,7 +76,10 @@ def isolated_home(
     }
     for key, value in env.items():
         monkeypatch.setenv(key, value)
-    for key in ("MIMOCODE_HOME", "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
+    # an agent's markers (a developer running the suite from Claude Code or OpenCode) would
+    # make every CLI call an agent's call (memoryd.agent.caller)
+    markers = ("CLAUDECODE", "AI_AGENT", "OPENCODE")
+    for key in ("MIMOCODE_HOME", "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", *markers):
         monkeypatch.delenv(key, raising=False)
     yield mhome
     after = _snapshot()

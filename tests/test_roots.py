@@ -11,6 +11,7 @@ from memoryd.errors import PathError
 from memoryd.roots import (
     _TEMP_RE,
     init_root,
+    is_memory_name,
     is_temp_name,
     listed,
     listed_by_name,
@@ -102,6 +103,13 @@ def test_is_temp_name_agrees_with_the_regex(name: str) -> None:
 @given(st.text(max_size=12))
 def test_is_temp_name_agrees_with_the_regex_on_any_text(name: str) -> None:
     assert is_temp_name(name) == bool(_TEMP_RE.search(name))
+
+
+@given(st.lists(_PIECES, max_size=4).map("".join) | st.text(max_size=12).map(lambda t: t + ".md"))
+def test_a_memory_name_is_never_a_temp_name(name: str) -> None:
+    """is_memory_name skips the temp tests: no temp pattern matches a visible ``*.md``."""
+    full_rule = name.endswith(".md") and not name.startswith(".") and not is_temp_name(name)
+    assert is_memory_name(name) == full_rule
 
 
 def test_listed_says_exactly_what_walk_root_lists(tmp_path: Path) -> None:

@@ -68,6 +68,8 @@ def default_policy(scope: str) -> SyncPolicy:
 
 @dataclass(frozen=True)
 class SearchConfig:
+    """How recall ranks and cuts its hits (see docs/search.md)."""
+
     limit: int = 10
     score_floor: float = 0.15
     half_life_days: float = 14.0
@@ -81,6 +83,8 @@ class SearchConfig:
 
 @dataclass(frozen=True)
 class InjectionConfig:
+    """How much ``memoryd context`` injects into a prompt."""
+
     max_chars: int = 1200
     max_entries: int = 4
     outline_chars: int = 800  # the outline layer of `memoryd context`, shared fairly by the roots
@@ -116,11 +120,15 @@ class ExtractConfig:
 
 @dataclass(frozen=True)
 class CompileConfig:
+    """What the compiler writes into ROOT.md and index.md beyond the memories."""
+
     folder_descriptions: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class DaemonConfig:
+    """The daemon's batching and polling intervals."""
+
     quiet_ms: int = 150
     max_wait_ms: int = 1000
     burst_files: int = 500  # a batch larger than this becomes one reconcile
@@ -143,6 +151,8 @@ def default_device() -> str:
 
 @dataclass(frozen=True)
 class Config:
+    """The whole of config.yaml, every section filled in with its defaults."""
+
     device: str = field(default_factory=default_device)
     roots: tuple[RootConfig, ...] = ()
     search: SearchConfig = field(default_factory=SearchConfig)

@@ -41,6 +41,13 @@ class Refused(MemorydError):
     """An input memoryd refuses (a secret, a duplicate, an existing id, ...)."""
 
 
+class WriteRefused(Refused):
+    """``memoryd guard`` refuses a write. Exit code 3, apart from memoryd's own failures (1),
+    so a hook can block on a refusal and never on a broken config.yaml."""
+
+    exit_code = 3
+
+
 class SecretRefused(Refused):
     """A memory refused because it contains what looks like a secret."""
 

@@ -36,6 +36,8 @@ class Problem:
 
 @dataclass(frozen=True)
 class _Source:
+    """A memory file's bytes and its parsed frontmatter."""
+
     raw: bytes
     meta: dict[Any, Any]
     body: str

@@ -62,6 +62,8 @@ def goal_lines(lines: list[str]) -> list[str]:
 
 @dataclass(frozen=True)
 class InitResult:
+    """What initialising a root created."""
+
     root: Path
     created: tuple[str, ...]  # root-relative paths that did not exist before
 
@@ -93,7 +95,13 @@ def is_temp_name(name: str) -> bool:
 
 
 def is_memory_name(name: str) -> bool:
-    return name.endswith(".md") and not name.startswith(".") and not is_temp_name(name)
+    """A Markdown file that is not hidden and not an editor's temp file.
+
+    Every temp prefix starts with "." and no temp suffix ends in "md", so a name ending in
+    ".md" that is not hidden is never a temp name: the walk asks two string tests a file,
+    not twenty (tests/test_roots.py checks this against :func:`is_temp_name`).
+    """
+    return name.endswith(".md") and not name.startswith(".")
 
 
 def init_root(root: Path) -> InitResult:

@@ -308,3 +308,30 @@ def test_candidates_are_looked_up_by_rowid_not_by_scanning_a_root(
     for sql in lookups:  # an index on root would make this read every row of the root
         plan = " / ".join(row[-1] for row in db.conn.execute("EXPLAIN QUERY PLAN " + sql))
         assert "INTEGER PRIMARY KEY (rowid=?)" in plan, plan
+
+
+def test_enough_rows_holding_every_term_skip_the_or_query(world: World, db: IndexDB) -> None:
+    filler(world)
+    for i in range(4):  # hold both terms: with limit 3 they fill the list on their own
+        world.write(world.global_root, f"facts/both-{i}.md", f"redis eviction policy {i}")
+    for i in range(6):  # hold one term, and score higher on it than the others do
+        world.write(world.global_root, f"facts/one-{i}.md", f"redis redis redis {i}")
+    reconcile(db, world.config, world.roots)
+    expressions: list[str] = []
+    db.conn.set_trace_callback(expressions.append)
+    try:
+        hits = recall(
+            db, world.config, "redis eviction", world.roots, limit=3, now_ms=NOW_MS, bump=False
+        )
+    finally:
+        db.conn.set_trace_callback(None)
+    matches = [e for e in expressions if "MATCH" in e]
+    assert len(matches) == 1 and " AND " in matches[0] and " OR " not in matches[0]
+    assert len(hits) == 3
+    assert all(h.id.startswith("facts/both-") for h in hits)
+    # the same list as when the OR query runs too (a limit past the AND rows forces it)
+    wider = recall(
+        db, world.config, "redis eviction", world.roots, limit=10, now_ms=NOW_MS, bump=False
+    )
+    assert ids(wider)[:3] == ids(hits)
+    assert any(h.id.startswith("facts/one-") for h in wider)

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import unicodedata
 
 import pytest
@@ -9,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memoryd.index.tokenizer import (
+    CJK_NOT_WORD,
     CJK_RANGES,
     fts_expression,
     index_tokens,
@@ -91,3 +94,24 @@ _ALPHABET = st.sampled_from(
 def test_tokens_match_the_specification(text: str) -> None:
     assert index_tokens(text) == spec_tokens(text, tails=True)
     assert tokenize(text) == spec_tokens(text, tails=False)
+
+
+def test_the_run_class_is_word_characters_plus_every_cjk_range() -> None:
+    """The small class the tokenizer compiles matches exactly ``\\w`` plus CJK_RANGES."""
+    spec = re.compile(f"[\\w{CJK_RANGES}]")
+    fast = re.compile(f"[\\w{CJK_NOT_WORD}]")
+    differ = [hex(c) for c in range(0x110000) if bool(spec.match(chr(c))) != bool(fast.match(chr(c)))]
+    assert differ == []
+
+
+def test_an_ascii_query_compiles_no_cjk_classes() -> None:
+    probe = (
+        "from memoryd.index import tokenizer as t\n"
+        "t.query_terms('deploy with pnpm')\n"
+        "print(t._part_re.cache_info().currsize)\n"
+        "t.query_terms('部署 pnpm')\n"
+        "print(t._part_re.cache_info().currsize)\n"
+    )
+    command = [sys.executable, "-c", probe]
+    done = subprocess.run(command, check=False, capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == ["0", "1"], done.stderr

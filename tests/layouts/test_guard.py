@@ -159,7 +159,7 @@ def test_guard_command_allows_and_refuses(mimo: Path, tmp_path: Path) -> None:
     refused = run_cli(
         "guard", str(mimo / "sessions" / "s1" / "tasks" / "T2" / "progress.md"), "--task", "T1"
     )
-    assert refused.returncode == 1
+    assert refused.returncode == 3  # a refusal, apart from memoryd's own failures (1)
     assert refused.stderr.startswith("memoryd: error: sessions/s1/tasks/T2/progress.md is under")
     own = run_cli("guard", str(mimo / "sessions/s1/tasks/T1/progress.md"), "--task", "T1")
     assert own.returncode == 0
@@ -171,7 +171,7 @@ def test_guard_command_resolves_relative_escapes_from_the_current_folder(
     work = tmp_path / "proj"
     (work / ".mimocode").mkdir(parents=True)
     escape = run_cli("guard", ".mimocode/../src/x.ts", "--agent", "dream", cwd=work)
-    assert escape.returncode == 1
+    assert escape.returncode == 3
     assert f"{work}/src/x.ts is outside both" in escape.stderr
     inside = run_cli("guard", ".mimocode/agent.json", "--agent", "dream", "--json", cwd=work)
     assert inside.returncode == 0 and '"allowed": true' in inside.stdout
@@ -183,7 +183,7 @@ def test_guard_command_sees_through_a_linked_spelling_of_the_tree(
     link = tmp_path / "link-to-memory"
     os.symlink(mimo, link)
     refused = run_cli("guard", str(link / "MEMORY.md"))
-    assert refused.returncode == 1 and "is not a memory path" in refused.stderr
+    assert refused.returncode == 3 and "is not a memory path" in refused.stderr
 
 
 def test_guard_command_reads_disable_write_from_config(mimo: Path) -> None:
@@ -191,8 +191,81 @@ def test_guard_command_reads_disable_write_from_config(mimo: Path) -> None:
     config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text("layered:\n  disable_write: true\n")
     refused = run_cli("guard", str(mimo / "projects" / "p1" / "MEMORY.md"))
-    assert refused.returncode == 1
+    assert refused.returncode == 3
     assert "memory writing is turned off (disable_write)" in refused.stderr
     assert "still searchable" in refused.stderr
     outside = run_cli("guard", str(mimo.parent / "other.txt"))
     assert outside.returncode == 0
+
+
+def test_a_broken_config_is_a_failure_not_a_refusal(mimo: Path) -> None:
+    config = Path(os.environ["MEMORYD_HOME"]) / "config.yaml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("layered: [unclosed\n")
+    failed = run_cli("guard", str(mimo / "MEMORY.md"))
+    assert failed.returncode == 1  # a hook blocking on 3 lets the edit through
+    assert failed.stderr.startswith("memoryd: error: ") and "config.yaml" in failed.stderr
+    missing = run_cli("guard")
+    assert (missing.returncode, missing.stderr) == (
+        2, "memoryd: error: guard needs the PATH about to be written\n  hint: memoryd guard PATH\n"
+    )
+
+
+def _event(path: str, cwd: Path, tool: str = "Write", **extra: object) -> str:
+    import json
+
+    key = "notebook_path" if tool == "NotebookEdit" else "file_path"
+    return json.dumps({
+        "session_id": "s1", "hook_event_name": "PreToolUse", "cwd": str(cwd), "tool_name": tool,
+        "tool_input": {key: path, "content": "x"}, **extra,
+    })  # fmt: skip
+
+
+def test_guard_hook_speaks_claude_codes_pretooluse_protocol(mimo: Path, tmp_path: Path) -> None:
+    import json
+
+    work = tmp_path / "proj"
+    (work / "src").mkdir(parents=True)
+    denied = run_cli("guard", "--hook", input=_event(str(mimo / "MEMORY.md"), work))
+    assert denied.returncode == 0, denied.stderr
+    decision = json.loads(denied.stdout)["hookSpecificOutput"]
+    assert decision["hookEventName"] == "PreToolUse"
+    assert decision["permissionDecision"] == "deny"
+    assert decision["permissionDecisionReason"].startswith(
+        f"{mimo}/MEMORY.md is not a memory path. Memory files live at"
+    )
+    for tool, path in (("Edit", "src/app.py"), ("NotebookEdit", str(work / "src/n.ipynb")),
+                       ("Write", str(mimo / "projects/p1/MEMORY.md"))):  # fmt: skip
+        allowed = run_cli("guard", "--hook", input=_event(path, work, tool))
+        assert (allowed.returncode, allowed.stdout, allowed.stderr) == (0, "", ""), tool
+    # the subagent's type in the event is the agent the sandbox judges
+    sandboxed = run_cli(
+        "guard", "--hook", input=_event("src/app.py", work, agent_type="checkpoint-writer")
+    )
+    assert json.loads(sandboxed.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    # a tool call without a path (Bash) is none of the guard's business
+    bash = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash",
+                       "tool_input": {"command": "ls"}, "cwd": str(work)})  # fmt: skip
+    assert run_cli("guard", "--hook", input=bash).stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("stdin", "config", "reason"),
+    [
+        ("not json", None, "--hook expects the PreToolUse event's JSON on stdin: Expecting value"),
+        ("[1]", None, "--hook expects a JSON object on stdin"),
+        (None, "layered: [unclosed\n", "config.yaml"),
+    ],
+)
+def test_guard_hook_never_blocks_a_tool_call_when_memoryd_fails(
+    mimo: Path, tmp_path: Path, stdin: str | None, config: str | None, reason: str
+) -> None:
+    if config is not None:
+        path = Path(os.environ["MEMORYD_HOME"]) / "config.yaml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(config)
+    event = stdin if stdin is not None else _event(str(mimo / "MEMORY.md"), tmp_path)
+    done = run_cli("guard", "--hook", input=event)
+    assert (done.returncode, done.stdout) == (0, "")
+    assert done.stderr.startswith("memoryd: guard --hook could not check the write, allowing it: ")
+    assert reason in done.stderr

@@ -68,7 +68,7 @@ def by_id(hits: list[dict[str, object]]) -> dict[str, dict[str, object]]:
 
 
 def test_both_layouts_are_indexed_with_type_and_scope_id(trees: tuple[Path, Path]) -> None:
-    hits = by_id(recall_json("deploy"))
+    hits = by_id(recall_json("deploy", "--everywhere"))
     expected = {
         "projects/p1/MEMORY": ("layered", "memory", "p1"),
         "projects/p1/memory-arch": ("layered", "memory", "p1"),
@@ -91,7 +91,7 @@ def test_results_say_what_each_file_is_never_no_summary(trees: tuple[Path, Path]
         "---\nname: ci\ndescription: Where the deploy CI dashboards live\ntype: reference\n---\n"
         "Grafana board deploy-ci.\n"
     )})  # fmt: skip
-    summaries = {str(h["id"]): h["summary"] for h in recall_json("deploy")}
+    summaries = {str(h["id"]): h["summary"] for h in recall_json("deploy", "--everywhere")}
     assert summaries["-home-me-web/memory/reference_ci"] == "Where the deploy CI dashboards live"
     assert summaries["-home-me-app/memory/user_role"] == "role"  # no description: the name
     assert summaries["-home-me-web/memory/project_goal"] == "Ship the deploy page."
@@ -103,7 +103,7 @@ def test_results_say_what_each_file_is_never_no_summary(trees: tuple[Path, Path]
 
 
 def test_type_and_scope_id_filters(trees: tuple[Path, Path]) -> None:
-    assert set(by_id(recall_json("deploy", "--type", "progress"))) == {
+    assert set(by_id(recall_json("deploy", "--type", "progress", "--everywhere"))) == {
         "sessions/s1/tasks/T1/progress"
     }
     assert set(by_id(recall_json("deploy", "--scope-id", "p1"))) == {
@@ -113,7 +113,7 @@ def test_type_and_scope_id_filters(trees: tuple[Path, Path]) -> None:
     assert set(by_id(recall_json("deploy", "--type", "memory", "--scope-id", "p2"))) == {
         "projects/p2/MEMORY"
     }
-    assert set(by_id(recall_json("deploy", "--type", "feedback"))) == {
+    assert set(by_id(recall_json("deploy", "--type", "feedback", "--everywhere"))) == {
         "-home-me-app/memory/feedback_tests"
     }
     # a scope id that starts with '-' (Claude Code's folder names do) needs '='
@@ -137,7 +137,7 @@ def test_layered_markers_and_or_joined_terms(trees: tuple[Path, Path]) -> None:
 def test_recall_never_writes_into_foreign_trees(trees: tuple[Path, Path]) -> None:
     layered, claude = trees
     before = sorted(p.relative_to(layered.parent) for p in layered.rglob("*"))
-    assert recall_json("deploy")
+    assert recall_json("deploy", "--everywhere")
     assert not (claude / ".state.json").exists()
     assert not (layered / ".state.json").exists()
     assert sorted(p.relative_to(layered.parent) for p in layered.rglob("*")) == before
@@ -146,7 +146,7 @@ def test_recall_never_writes_into_foreign_trees(trees: tuple[Path, Path]) -> Non
 def test_turning_claude_off_removes_its_rows_at_the_next_reconcile(
     trees: tuple[Path, Path],
 ) -> None:
-    assert any(h["layout"] == "claude" for h in recall_json("deploy"))
+    assert any(h["layout"] == "claude" for h in recall_json("deploy", "--everywhere"))
     assert run_cli("init", "--no-claude").returncode == 0
     app = App()
     with open_index(app.paths) as db:
@@ -155,7 +155,7 @@ def test_turning_claude_off_removes_its_rows_at_the_next_reconcile(
         assert len([p for p in report.removed if ".claude" in str(p)]) == 4
         assert not any(r.layout == "claude" for r in db.rows())
         assert any(r.layout == "layered" for r in db.rows())
-    assert not any(h.get("layout") == "claude" for h in recall_json("deploy"))
+    assert not any(h.get("layout") == "claude" for h in recall_json("deploy", "--everywhere"))
 
 
 def test_layered_rows_rank_by_bm25_and_keep_the_relative_floor(
@@ -176,9 +176,9 @@ def test_layered_rows_rank_by_bm25_and_keep_the_relative_floor(
 
 def test_a_file_leaving_the_layout_shape_leaves_the_index(trees: tuple[Path, Path]) -> None:
     layered, _claude = trees
-    assert "projects/p2/MEMORY" in by_id(recall_json("cargo"))
+    assert "projects/p2/MEMORY" in by_id(recall_json("cargo", "--everywhere"))
     (layered / "projects" / "p2" / "MEMORY.md").rename(layered / "projects" / "MEMORY.md")
-    assert recall_json("cargo") == []
+    assert recall_json("cargo", "--everywhere") == []
 
 
 def test_inspect_only_looks_at_files_of_each_layout(trees: tuple[Path, Path]) -> None:
@@ -198,3 +198,63 @@ def test_inspect_only_looks_at_files_of_each_layout(trees: tuple[Path, Path]) ->
     assert (str(claude), "-home-me-app/todos/deploy.md") not in listed
     assert (str(layered), "stray.md") not in listed
     assert (str(layered), "sessions/s1/tasks/T1/progress.md") in listed
+
+
+def test_recall_sees_only_this_projects_and_sessions_folders_unless_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two global roots holding every project: this project's folders, this session's, and
+    the truly global files are searched; other projects' only with --everywhere or --scope-id."""
+    from memoryd.layouts.visible import claude_slug
+    from tests.helpers import git
+
+    app_dir = tmp_path / "work" / "my.app"
+    app_dir.mkdir(parents=True)
+    git(app_dir, "init", "-q")
+    (app_dir / ".git" / "mimocode-project-id").write_text("p1\n")  # as MiMo Code keeps it
+    monkeypatch.setenv("MIMOCODE_HOME", str(tmp_path / "mimo"))
+    own = claude_slug(app_dir)
+    assert own == claude_slug(tmp_path) + "-work-my-app"
+    build(tmp_path / "mimo" / "data" / "memory", {
+        **LAYERED, "global/deploy.md": "Deploy windows are on Tuesdays.\n",
+    })  # fmt: skip
+    build(Path(os.environ["HOME"]) / ".claude" / "projects", {
+        f"{own}/memory/deploy.md": "---\ntype: project\n---\nThis app deploys with kamal.\n",
+        "-home-me-web/memory/deploy.md": "---\ntype: project\n---\nThe web deploys to vercel.\n",
+    })  # fmt: skip
+    for args in (["init"], ["init", "--layered", "--project-id", "p1"], ["init", "--claude"]):
+        done = run_cli(*args, cwd=app_dir)
+        assert done.returncode == 0, done.stderr
+
+    def ids(*flags: str, env: dict[str, str] | None = None) -> set[str]:
+        import subprocess
+        import sys
+
+        done = subprocess.run(
+            [sys.executable, "-m", "memoryd", "recall", "deploy", "--json", "--limit", "30",
+             *flags],
+            cwd=app_dir, env={**os.environ, **(env or {})}, capture_output=True, text=True,
+            timeout=60, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return {str(h["id"]) for h in json.loads(done.stdout)}
+
+    mine = {"global/deploy", "projects/p1/MEMORY", "projects/p1/memory-arch", f"{own}/memory/deploy"}
+    session = {"sessions/s1/checkpoint", "sessions/s1/notes", "sessions/s1/tasks/T1/progress",
+               "sessions/s1/tasks/T1/notes"}  # fmt: skip
+    others = {"projects/p2/MEMORY", "-home-me-web/memory/deploy"}
+    assert ids() == mine
+    assert ids(env={"CLAUDE_CODE_SESSION_ID": "s1"}) == mine | session
+    assert ids(env={"OPENCODE_SESSION_ID": "s2"}) == mine
+    assert ids("--everywhere") == mine | session | others
+    assert ids("--scope-id", "p2") == {"projects/p2/MEMORY"}
+    # the agent tools see the same: recall over MCP and the injected block
+    from memoryd.agent.upkeep import search
+    from memoryd.locate import active_roots
+
+    app = App(cwd=app_dir)
+    roots = active_roots(app.config, app.cwd)
+    found = {h.id for h in search(app, roots, "deploy", limit=30, count_hits=False)}
+    assert found == mine
+    wide = search(app, roots, "deploy", limit=30, count_hits=False, everywhere=True)
+    assert {h.id for h in wide} == mine | session | others

@@ -10,12 +10,8 @@ import pytest
 import yaml
 
 from memoryd.config import load_config
-from memoryd.layouts.layered import (
-    MEMORY_TEMPLATE,
-    ensure_project_memory,
-    init_layered_tree,
-    project_id_for,
-)
+from memoryd.layouts.layered import MEMORY_TEMPLATE, ensure_project_memory, init_layered_tree
+from memoryd.layouts.visible import project_id_for
 from memoryd.paths import resolve_paths
 from memoryd.roots import main_git_dir
 from tests.helpers import git, run_cli

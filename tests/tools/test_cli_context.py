@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -105,9 +107,54 @@ def test_context_reads_a_claude_code_hook_event(setup: Setup, tmp_path: object) 
     assert done.returncode == 0, done.stderr
     assert "### pitfalls/fts5 (project pitfall)" in done.stdout
     assert "- 部署只用 pnpm" in done.stdout
-    bad = run_cli("context", "--hook", input="not json")
-    assert bad.returncode == 2
-    assert bad.stderr.startswith("memoryd: error: --hook expects the hook's JSON event on stdin: ")
+    structured = run_cli("context", "--hook", "--json", input=event)
+    assert structured.returncode == 0, structured.stderr
+    answer = json.loads(structured.stdout)
+    assert list(answer) == ["hookSpecificOutput"]
+    assert answer["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+    assert answer["hookSpecificOutput"]["additionalContext"] == done.stdout
+
+
+@pytest.mark.parametrize(
+    ("stdin", "reason"),
+    [
+        ("not json", "--hook expects the hook's JSON event on stdin: Expecting value: line 1 column 1 (char 0)"),
+        ('["a list"]', "--hook expects a JSON object on stdin, got list"),
+        ('{"prompt": "部署', "--hook expects the hook's JSON event on stdin: Unterminated string"),
+    ],
+)
+def test_a_malformed_hook_event_never_blocks_the_prompt(setup: Setup, stdin: str, reason: str) -> None:
+    """UserPromptSubmit exit 2 throws the user's prompt away: inject nothing, exit 0."""
+    for extra in ((), ("--json",)):
+        bad = run_cli("context", "--hook", *extra, input=stdin, cwd=setup.repo)
+        assert (bad.returncode, bad.stdout) == (0, "")
+        assert bad.stderr.startswith(f"memoryd: context --hook injected nothing: {reason}")
+
+
+def test_a_broken_config_never_blocks_the_prompt(setup: Setup) -> None:
+    fill(setup)
+    config = Path(os.environ["MEMORYD_HOME"]) / "config.yaml"
+    config.write_text("roots: [unclosed\n")
+    event = json.dumps({"hook_event_name": "UserPromptSubmit", "cwd": str(setup.repo), "prompt": "FTS5"})
+    done = run_cli("context", "--hook", "--json", input=event)
+    assert (done.returncode, done.stdout) == (0, "")
+    assert done.stderr.startswith("memoryd: context --hook injected nothing: ")
+    assert "config.yaml" in done.stderr
+    plain = run_cli("context", "FTS5", cwd=setup.repo)  # without --hook the error still stops it
+    assert plain.returncode == 1 and "config.yaml" in plain.stderr
+
+
+def test_a_session_start_event_gets_rules_and_outline(setup: Setup) -> None:
+    fill(setup)
+    for source in ("startup", "resume", "compact"):
+        event = json.dumps({"hook_event_name": "SessionStart", "source": source, "cwd": str(setup.repo)})
+        done = run_cli("context", "--hook", "--json", input=event)
+        assert done.returncode == 0, done.stderr
+        out = json.loads(done.stdout)["hookSpecificOutput"]
+        assert out["hookEventName"] == "SessionStart"
+        assert "- 部署只用 pnpm" in out["additionalContext"]
+        assert "## Memory outline" in out["additionalContext"]
+        assert "## Relevant memories" not in out["additionalContext"]
 
 
 def test_a_hand_written_memory_reaches_the_block_without_a_compile(setup: Setup) -> None:
@@ -140,6 +187,17 @@ def test_context_opens_the_index_once(setup: Setup, monkeypatch: pytest.MonkeyPa
     block = gather(App(cwd=setup.repo), "deploy staging")
     assert "bastion" in json.dumps(block, default=str, ensure_ascii=False)
     assert len(opened) == 1  # each open runs a whole-database check: once is enough
+
+
+def test_a_prompt_after_double_dash_is_data_never_an_option(setup: Setup) -> None:
+    """The OpenCode plugin runs `memoryd context -- PROMPT`: a prompt '-h' is a query."""
+    fill(setup)
+    for prompt in ("-h", "--max-chars=0", "--hook"):
+        done = run_cli("context", "--", prompt, cwd=setup.repo)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.startswith("<memory>\n## Iron rules") and "usage:" not in done.stdout
+    helped = run_cli("context", "-h", cwd=setup.repo)  # without '--' it is the option
+    assert helped.stdout.startswith("usage: memoryd context")
 
 
 def test_the_current_goal_comes_with_the_block_when_filled_in(setup: Setup) -> None:

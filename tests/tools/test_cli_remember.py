@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from memoryd.agent.upkeep import search
 from memoryd.app import App
@@ -257,3 +258,68 @@ def test_bad_input_is_a_usage_error(setup: Setup) -> None:
     summary = run_cli("remember", "--kind", "fact", "--summary", "two\nlines", cwd=setup.repo)
     assert summary.returncode == 2
     assert "the summary must be one non-empty line" in summary.stderr
+
+
+def run_as_agent(setup: Setup, marker: str, *args: str) -> Any:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, marker: "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "memoryd", *args], cwd=setup.repo, env=env,
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+
+
+def test_an_agents_environment_marker_makes_a_shell_call_an_agent_call(setup: Setup) -> None:
+    """Claude Code sets CLAUDECODE=1 and OpenCode OPENCODE=1 for the commands they run."""
+    for marker, summary in (("CLAUDECODE", "Never push on Fridays"), ("OPENCODE", "部署只用 pnpm")):
+        done = run_as_agent(setup, marker, "remember", "--kind", "rule", "--summary", summary)
+        assert done.returncode == 0, done.stderr
+        assert done.stderr.startswith("note: iron rules are written only by people; saved as a rule-proposal")
+    assert not (setup.project / "rules").exists() or not list((setup.project / "rules").glob("*.md"))
+    accepted = run_as_agent(setup, "CLAUDECODE", "accept", "proposals/never-push-on-fridays")
+    assert accepted.returncode == 1
+    assert accepted.stderr == (
+        "memoryd: error: refusing to accept 'proposals/never-push-on-fridays': this runs under an "
+        "agent (CLAUDECODE=1 (Claude Code)), and only a person turns a proposal into an iron rule\n"
+        "  hint: run 'memoryd accept proposals/never-push-on-fridays' yourself, in a terminal of your own\n"
+    )
+    assert (setup.project / "proposals" / "never-push-on-fridays.md").exists()
+    person = remember(setup, "--kind", "rule", "--summary", "Sign every commit")
+    assert person["kind"] == "rule"
+    forget = run_as_agent(setup, "OPENCODE", "forget", "rules/sign-every-commit")
+    assert forget.returncode == 1 and "iron rule" in forget.stderr
+    person_again = run_cli("accept", "proposals/never-push-on-fridays", cwd=setup.repo)
+    assert person_again.returncode == 0, person_again.stderr  # no marker: a person
+
+
+def test_an_agent_never_writes_under_rules_even_with_an_explicit_id(setup: Setup) -> None:
+    for memory_id in ("rules/deploy", "Rules/deploy", "rules/sub/deploy"):
+        message = refused(setup, "--agent", "--kind", "fact", "--summary", "Deploy on Fridays",
+                          "--id", memory_id)  # fmt: skip
+        assert message == (
+            f"memoryd: error: refusing to remember: {memory_id!r} is under rules/, and agents "
+            "never write there (it holds the iron rules people wrote)\n"
+            f"  hint: leave the id out, or use proposals/{memory_id.split('/', 1)[1]}: a person "
+            "can accept a proposal with memoryd accept\n"
+        )
+    person = remember(setup, "--kind", "rule", "--summary", "Deploy on Fridays", "--id", "rules/deploy")
+    assert person["id"] == "rules/deploy"
+
+
+def test_a_body_over_max_file_bytes_is_refused_with_the_limit(setup: Setup) -> None:
+    import os
+
+    config = Path(os.environ["MEMORYD_HOME"]) / "config.yaml"
+    config.write_text(config.read_text() + "\nsearch:\n  max_file_bytes: 2000\n")
+    body = "部署 " * 700  # 4900 bytes of UTF-8
+    message = refused(setup, "--kind", "fact", "--summary", "Long", body)
+    assert message.startswith("memoryd: error: refusing to remember: the memory is ")
+    assert "bytes, over the 2000-byte limit (search.max_file_bytes), so its body could never be found\n" in message
+    assert message.endswith(
+        "  hint: split it into smaller memories, or raise search.max_file_bytes in config.yaml\n"
+    )
+    fits = remember(setup, "--kind", "fact", "--summary", "Short", "部署 " * 100)
+    assert fits["id"] == "facts/short"

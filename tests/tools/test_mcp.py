@@ -205,7 +205,7 @@ def foreign(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> App:
     return app
 
 
-def recalled(app: App, **filters: str) -> list[str]:
+def recalled(app: App, **filters: Any) -> list[str]:
     """The ids memory_recall finds for 'deploy' with ``filters``, best first."""
     error, text = call(app, "memory_recall", query="deploy", limit=20, **filters)
     assert not error, text
@@ -225,11 +225,13 @@ def test_recall_filters_other_layouts_by_type_and_scope_id_like_the_cli(foreign:
         assert properties[name]["description"].startswith("layered and claude layouts only: ")
     assert "facts/deploy-only-on-tuesdays" in recalled(foreign)  # no filter: every layout
     cases = [
-        ({"type": "progress"}, ["--type", "progress"], {"sessions/s1/tasks/T1/progress"}),
+        ({"type": "progress", "everywhere": True}, ["--type", "progress", "--everywhere"],
+         {"sessions/s1/tasks/T1/progress"}),
         ({"scope_id": "p1"}, ["--scope-id", "p1"], {"projects/p1/MEMORY", "projects/p1/memory-arch"}),
         ({"type": "memory", "scope_id": "p2"}, ["--type", "memory", "--scope-id", "p2"],
          {"projects/p2/MEMORY"}),
-        ({"type": "feedback"}, ["--type", "feedback"], {"-home-me-app/memory/feedback_tests"}),
+        ({"type": "feedback", "everywhere": True}, ["--type", "feedback", "--everywhere"],
+         {"-home-me-app/memory/feedback_tests"}),
         ({"scope_id": "-home-me-web"}, ["--scope-id=-home-me-web"],
          {"-home-me-web/memory/project_goal"}),
     ]  # fmt: skip
@@ -240,7 +242,7 @@ def test_recall_filters_other_layouts_by_type_and_scope_id_like_the_cli(foreign:
 
 
 def test_hits_of_other_layouts_show_their_type_and_scope_id(foreign: App) -> None:
-    _error, text = call(foreign, "memory_recall", query="deploy", limit=20)
+    _error, text = call(foreign, "memory_recall", query="deploy", limit=20, everywhere=True)
     heads = dict(re.findall(r"^## (\S+) \((.*), score ", text, flags=re.MULTILINE))
     assert heads["facts/deploy-only-on-tuesdays"] == "global fact"
     assert (
@@ -251,3 +253,100 @@ def test_hits_of_other_layouts_show_their_type_and_scope_id(foreign: App) -> Non
     )
     _error, text = call(foreign, "memory_recall", query="ripgrep")
     assert text.startswith("## global/MEMORY (global layered file, type memory, score ")
+
+
+def test_an_explicit_rules_id_and_an_oversized_body_are_refused_over_mcp(setup: Setup) -> None:
+    app = App(cwd=setup.repo)
+    assert call(app, "memory_remember", kind="fact", summary="Deploy on Fridays", id="rules/deploy") == (
+        True,
+        "refusing to remember: 'rules/deploy' is under rules/, and agents never write there "
+        "(it holds the iron rules people wrote)\n"
+        "  hint: leave the id out, or use proposals/deploy: a person can accept a proposal with "
+        "memoryd accept",
+    )
+    assert not (setup.project / "rules" / "deploy.md").exists()
+    cap = app.config.search.max_file_bytes
+    error, text = call(app, "memory_remember", kind="fact", summary="Huge", body="x " * cap)
+    assert error
+    assert text.startswith("refusing to remember: the memory is ")
+    assert f"bytes, over the {cap}-byte limit (search.max_file_bytes)" in text
+    assert not (setup.project / "facts" / "huge.md").exists()
+
+
+def test_tools_carry_annotations_and_the_server_its_version() -> None:
+    from memoryd import __version__
+
+    async def work(client: Client) -> tuple[Any, dict[str, Any]]:
+        tools = (await client.list_tools()).tools
+        return client.server_info, {t.name: t.annotations for t in tools}
+
+    info, notes = session(work)
+    assert (info.name, info.version) == ("memoryd", __version__)
+    for name in ("memory_recall", "memory_inspect", "memory_context"):
+        assert notes[name].read_only_hint is True and notes[name].destructive_hint is False
+        assert notes[name].idempotent_hint is True
+    assert notes["memory_forget"].destructive_hint is True
+    assert notes["memory_forget"].read_only_hint is False
+    assert notes["memory_remember"].read_only_hint is False
+    assert notes["memory_remember"].idempotent_hint is False
+    assert all(n.open_world_hint is False for n in notes.values())
+
+
+RECALL_TAKES = "  hint: memory_recall takes query, limit, kind, scope, type, scope_id, everywhere"
+REMEMBER_TAKES = (
+    "  hint: memory_remember takes kind, summary, body, load_when, highlight, pinned, "
+    "supersedes, scope, force, id, cites"
+)
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "message"),
+    [
+        ("memory_recall", {"query": "x", "scopes": "global"},
+         "memory_recall: unrecognized arguments: scopes\n" + RECALL_TAKES),
+        ("memory_recall", {"limit": 3},
+         "memory_recall: the following arguments are required: query\n" + RECALL_TAKES),
+        ("memory_recall", {"query": "x", "limit": "abc"},
+         "memory_recall: argument limit: invalid integer value: 'abc'\n" + RECALL_TAKES),
+        ("memory_recall", {"query": "x", "limit": True},
+         "memory_recall: argument limit: invalid integer value: True\n" + RECALL_TAKES),
+        ("memory_recall", {"query": "x", "limit": 0},
+         "memory_recall: argument limit: must be between 1 and 50, got 0\n" + RECALL_TAKES),
+        ("memory_recall", {"query": "x", "scope": "everything"},
+         "memory_recall: argument scope: invalid choice: 'everything' (choose from 'global', "
+         "'project')\n" + RECALL_TAKES),
+        ("memory_recall", {"query": "  "},
+         "memory_recall: argument query: must not be empty\n" + RECALL_TAKES),
+        ("memory_remember", {"kind": "fact", "summary": "s", "pinned": "yes"},
+         "memory_remember: argument pinned: invalid boolean (true or false) value: 'yes'\n"
+         + REMEMBER_TAKES),
+        ("memory_remember", {"kind": "fact", "summary": "s", "load_when": "deploy"},
+         "memory_remember: argument load_when: invalid list value: 'deploy'\n" + REMEMBER_TAKES),
+        ("memory_remember", {"kind": "fact", "summary": "s", "load_when": ["ok", 3]},
+         "memory_remember: argument load_when: an item: invalid string value: 3\n" + REMEMBER_TAKES),
+        ("memory_inspect", {"verbose": True},
+         "memory_inspect: unrecognized arguments: verbose\n  hint: memory_inspect takes no arguments"),
+    ],
+)
+def test_bad_arguments_are_refused_in_the_clis_words(
+    setup: Setup, tool: str, arguments: dict[str, Any], message: str
+) -> None:
+    before = setup.snapshot()
+    assert call(App(cwd=setup.repo), tool, **arguments) == (True, message)
+    assert setup.snapshot() == before
+
+
+def test_each_roots_root_md_is_an_advertised_and_served_resource(setup: Setup) -> None:
+    async def work(client: Client) -> tuple[Any, dict[str, str]]:
+        listed = (await client.list_resources()).resources
+        texts = {}
+        for resource in listed:
+            read = await client.read_resource(str(resource.uri))
+            texts[str(resource.uri)] = read.contents[0].text
+        return client.server_capabilities, texts
+
+    capabilities, texts = session(work, App(cwd=setup.repo))
+    assert capabilities.resources is not None
+    assert set(texts) == {"memoryd://project/ROOT.md", "memoryd://global/ROOT.md"}
+    assert texts["memoryd://project/ROOT.md"] == (setup.project / "ROOT.md").read_text()
+    assert texts["memoryd://global/ROOT.md"] == (setup.global_root / "ROOT.md").read_text()

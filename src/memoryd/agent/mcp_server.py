@@ -9,18 +9,25 @@ on zero results retry with fewer, rarer words before concluding anything.
 Calls from here are agent calls: an iron rule becomes a rule-proposal, and an
 iron rule is neither superseded nor forgotten. Needs the optional extra
 ``memoryd[mcp]`` (the official ``mcp`` SDK).
+
+What a client relies on beyond the tools: the server's version, annotations
+(``readOnlyHint`` on recall, inspect and context, ``destructiveHint`` on forget,
+``idempotentHint`` where calling twice changes nothing more), arguments checked
+strictly before the SDK's lax validator sees them (:mod:`memoryd.agent.mcp_args`),
+and one resource per root, its ROOT.md, served as advertised.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
-from memoryd import locate
-from memoryd.agent import citing, context, forget, remember, upkeep
+from memoryd import __version__, locate
+from memoryd.agent import citing, context, forget, mcp_args, remember, upkeep
 from memoryd.app import App
 from memoryd.errors import MemorydError, UsageError
 
@@ -29,7 +36,7 @@ if TYPE_CHECKING:
 
 try:
     from mcp.server.mcpserver import MCPServer
-    from mcp.types import CallToolResult, TextContent
+    from mcp.types import CallToolResult, TextContent, ToolAnnotations
 except ImportError as exc:
     raise MemorydError(
         "the MCP server needs the official mcp SDK, which is not installed",
@@ -102,12 +109,12 @@ class Tools:
 
     def recall(
         self, query: str, limit: int, *, kind: str | None, scope: Scope | None,
-        type: str | None, scope_id: str | None,
+        type: str | None, scope_id: str | None, everywhere: bool = False,
     ) -> str:  # fmt: skip
         roots = locate.active_roots(self.app.config, self.app.cwd)
         hits = upkeep.search(
             self.app, roots, query, limit=limit, kind=kind, scope=scope, type=type,
-            scope_id=scope_id,
+            scope_id=scope_id, everywhere=everywhere,
         )  # fmt: skip
         return format_hits(query, hits, citing.Checker(self.app.cwd))
 
@@ -172,12 +179,67 @@ def describe(hit: Hit) -> str:
     return f"{hit.scope} {row.layout} file, type {row.type or 'free'}{where}"
 
 
+READ_ONLY = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+WRITES = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+)
+DELETES = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+)
+
+
+class StrictServer(MCPServer):
+    """MCPServer whose tool calls are checked by :func:`mcp_args.check` first."""
+
+    schemas: dict[str, dict[str, Any]] | None = None
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Any = None
+    ) -> Any:  # fmt: skip
+        if self.schemas is None:
+            self.schemas = {t.name: t.input_schema for t in await self.list_tools()}
+        schema = self.schemas.get(name)
+        if schema is not None:
+            try:
+                mcp_args.check(name, schema, arguments)
+            except MemorydError as exc:
+                text = TextContent(type="text", text=str(exc))
+                return CallToolResult(content=[text], is_error=True)
+        return await super().call_tool(name, arguments, context)
+
+
+def add_root_resources(server: Any, app: App) -> None:
+    """Each root's ROOT.md as ``memoryd://<scope>/ROOT.md``, read when the client asks."""
+    for root in locate.active_roots(app.config, app.cwd):
+        path = root.path / "ROOT.md"
+        if not path.is_file():
+            continue
+
+        server.resource(
+            f"memoryd://{root.scope}/ROOT.md", name=f"{root.scope} ROOT.md",
+            description=f"the compiled overview of the {root.scope} memory root ({root.path})",
+            mime_type="text/markdown",
+        )(_reader(path))  # fmt: skip
+
+
+def _reader(path: Path) -> Callable[[], str]:
+    def read() -> str:
+        return path.read_text(encoding="utf-8", errors="replace")
+
+    return read
+
+
 def build_server(app: App) -> Any:
     """The MCP server with the five memory tools (no transport attached)."""
     tools = Tools(app)
-    server = MCPServer(NAME, instructions=INSTRUCTIONS)
+    server = StrictServer(NAME, instructions=INSTRUCTIONS, version=__version__)
+    add_root_resources(server, app)
 
-    @server.tool(name="memory_recall", description=RECALL, structured_output=False)
+    @server.tool(
+        name="memory_recall", description=RECALL, structured_output=False, annotations=READ_ONLY
+    )
     def memory_recall(  # noqa: PLR0917 - one parameter per schema property
         query: Annotated[str, Field(description="one to three rare words", min_length=1)],
         limit: Annotated[int, Field(description="at most this many results", ge=1, le=50)] = 5,
@@ -203,12 +265,25 @@ def build_server(app: App) -> Any:
                 "memoryd's own memories out"
             ),
         ] = None,
+        everywhere: Annotated[
+            bool,
+            Field(
+                description="layered and claude layouts only: search every project's and "
+                "session's folders, not only this project's, this session's and the global ones"
+            ),
+        ] = False,
     ) -> CallToolResult:
-        return tools.call(
-            lambda: tools.recall(query, limit, kind=kind, scope=scope, type=type, scope_id=scope_id)
-        )
+        def work() -> str:
+            return tools.recall(
+                query, limit, kind=kind, scope=scope, type=type, scope_id=scope_id,
+                everywhere=everywhere,
+            )  # fmt: skip
 
-    @server.tool(name="memory_remember", description=REMEMBER, structured_output=False)
+        return tools.call(work)
+
+    @server.tool(
+        name="memory_remember", description=REMEMBER, structured_output=False, annotations=WRITES
+    )
     def memory_remember(  # noqa: PLR0917 - one parameter per schema property
         kind: Annotated[
             str, Field(description="preference, decision, pitfall, fact, or rule (proposed)")
@@ -247,18 +322,24 @@ def build_server(app: App) -> Any:
         )  # fmt: skip
         return tools.call(lambda: tools.remember(request))
 
-    @server.tool(name="memory_forget", description=FORGET, structured_output=False)
+    @server.tool(
+        name="memory_forget", description=FORGET, structured_output=False, annotations=DELETES
+    )
     def memory_forget(
         id: Annotated[str, Field(description="the memory id, e.g. pitfalls/sqlite-cjk")],
         scope: Annotated[Scope | None, Field(description="when the id is in both roots")] = None,
     ) -> CallToolResult:
         return tools.call(lambda: tools.forget(id, scope))
 
-    @server.tool(name="memory_inspect", description=INSPECT, structured_output=False)
+    @server.tool(
+        name="memory_inspect", description=INSPECT, structured_output=False, annotations=READ_ONLY
+    )
     def memory_inspect() -> CallToolResult:
         return tools.call(tools.inspect)
 
-    @server.tool(name="memory_context", description=CONTEXT, structured_output=False)
+    @server.tool(
+        name="memory_context", description=CONTEXT, structured_output=False, annotations=READ_ONLY
+    )
     def memory_context(
         query: Annotated[str, Field(description="the task or prompt to match memories to")] = "",
         rebuild: Annotated[

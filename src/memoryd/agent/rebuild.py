@@ -77,7 +77,7 @@ class Rebuild:
 
 def check_id(value: str, what: str, flag: str) -> str:
     """A session or project id usable as one folder name of the tree."""
-    from memoryd.layouts.layered import valid_project_id
+    from memoryd.layouts.visible import valid_project_id
 
     if not valid_project_id(value):
         raise UsageError(
@@ -160,7 +160,7 @@ def gather(app: App, session: str, project_id: str | None = None) -> Rebuild:
     a repository MiMo Code never opened has no id, and its section stays out).
     """
     from memoryd.layouts import configured_root
-    from memoryd.layouts.layered import project_id_for
+    from memoryd.layouts.visible import project_id_for
 
     sid = check_id(session, "session id", "--session")
     pid = check_id(project_id, "project id", "--project-id") if project_id else None

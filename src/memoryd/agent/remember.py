@@ -157,11 +157,14 @@ def remember(app: App, request: Request, stamp: int | None = None) -> Outcome:
     root, roots = locate.write_target(app, request.scope)
     kind, downgraded = agent_kind(request.kind, request.agent)
     memory_id = _new_id(root, request, kind)
+    if request.agent:
+        _refuse_rules_folder(memory_id)
     path = safepath.inside(root.path, memory_id, ".md")
     _refuse_existing(root, memory_id, path)
     old = _old_memory(root, request) if request.supersedes else None
     cites = citing.anchor(app, request.cites, root.scope)
     data = render(build_memory(request, memory_id, kind, stamp or now_ms(), cites))
+    _refuse_oversized(data, app.config.search.max_file_bytes)
     _refuse_secrets(root, path, data)
     if not request.force:
         _refuse_duplicate(app, roots, content_text(request), old)
@@ -187,6 +190,27 @@ def content_text(request: Request) -> str:
     """What a memory says (not its bookkeeping): the text the duplicate check compares."""
     parts = [request.summary, request.highlight or "", *request.load_when, request.body]
     return "\n".join(part for part in parts if part)
+
+
+def _refuse_rules_folder(memory_id: str) -> None:
+    """An agent's memory never lands in rules/, which holds only the iron rules people wrote."""
+    if memory_id.split("/", 1)[0].lower() == category_for(RULE):
+        name = memory_id.split("/", 1)[-1]
+        raise Refused(
+            f"refusing to remember: {memory_id!r} is under rules/, and agents never write there "
+            "(it holds the iron rules people wrote)",
+            hint=f"leave the id out, or use proposals/{name}: a person can accept a proposal "
+            "with memoryd accept",
+        )
+
+
+def _refuse_oversized(data: bytes, cap: int) -> None:
+    if len(data) > cap:
+        raise Refused(
+            f"refusing to remember: the memory is {len(data)} bytes, over the {cap}-byte limit "
+            "(search.max_file_bytes), so its body could never be found",
+            hint="split it into smaller memories, or raise search.max_file_bytes in config.yaml",
+        )
 
 
 def _refuse_existing(root: RootConfig, memory_id: str, path: Path) -> None:

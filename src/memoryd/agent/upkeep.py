@@ -54,24 +54,29 @@ def search(
     scope_id: str | None = None,
     count_hits: bool = True,
     db: IndexDB | None = None,
+    everywhere: bool = False,
 ) -> list[Hit]:
     """Recall over ``roots`` (reconciled first unless a daemon keeps the index fresh).
 
     ``type`` and ``scope_id`` filter the layered and claude layouts' rows (as
     ``memoryd recall --type/--scope-id`` do); a plugin memory has neither, so
     either filter leaves plugin memories out.
+    Unless ``scope_id`` names one (or ``everywhere``), only the caller's own project and
+    session folders of those layouts are searched (:func:`memoryd.layouts.visible.visible_for`).
     ``db``: the index the caller has just freshened (see :func:`freshen`); it stays
     open, so the index is opened and checked once. Compiled files
     (ROOT.md, index.md) are indexed too, but recall never returns them.
     """
     from memoryd.freshness import ensure_fresh
     from memoryd.index import recall
+    from memoryd.layouts.visible import visible_for
 
+    visible = None if scope_id or everywhere else visible_for(app.cwd, app.env)
     index = ensure_fresh(app, roots=roots, recompile=True) if db is None else db
     try:
         found = recall(
             index, app.config, query, roots, limit=limit, kind=kind,
-            scope=scope, type=type, scope_id=scope_id, bump=count_hits,
+            scope=scope, type=type, scope_id=scope_id, bump=count_hits, visible=visible,
         )  # fmt: skip
     finally:
         if db is None:

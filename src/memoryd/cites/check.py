@@ -49,6 +49,8 @@ class Project:
 
 @dataclass(frozen=True)
 class Verdict:
+    """Whether one citation still points at what it cited."""
+
     citation: Citation
     state: str  # fresh, moved, stale, unanchored, elsewhere
     now: Citation | None = None  # where the text stands now (fresh or moved)

@@ -36,6 +36,8 @@ _CITE = re.compile(
 
 @dataclass(frozen=True)
 class Citation:
+    """One cited file (and lines) in a memory's text."""
+
     path: str  # relative to the git top level, '/'-separated
     start: int | None = None  # first cited line (1-based); None: the whole file
     end: int | None = None  # last cited line, inclusive

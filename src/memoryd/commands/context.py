@@ -1,4 +1,11 @@
-"""``memoryd context``: the block an agent harness injects into each prompt."""
+"""``memoryd context``: the block an agent harness injects into each prompt.
+
+``--hook`` reads a Claude Code hook event (``UserPromptSubmit``, ``SessionStart``) on
+stdin. It never blocks the prompt: a malformed event, an invalid config.yaml or any
+other memoryd failure injects nothing, says why on stderr and exits 0 (for
+``UserPromptSubmit`` exit 2 would throw the user's prompt away). With ``--json`` it
+prints the host's structured form, ``hookSpecificOutput.additionalContext``.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +13,17 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memoryd.app import App
 from memoryd.commands import add_json
 
+if TYPE_CHECKING:
+    from memoryd.agent.context import Block
+
 HOOK_HINT = "configure 'memoryd context --rebuild --hook' as a SessionStart hook (matcher compact)"
+HOOK_EVENT = "--hook expects the hook's JSON event on stdin"
+HOOK_EVENT_HINT = "configure the command as a UserPromptSubmit or SessionStart hook, or drop --hook"
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -25,7 +37,8 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument(
         "--hook",
         action="store_true",
-        help="read a Claude Code hook event (JSON with prompt and cwd) from stdin",
+        help="read a Claude Code hook event (JSON with prompt and cwd) from stdin; never fails "
+        "the prompt (--json: answer with hookSpecificOutput.additionalContext)",
     )
     parser.add_argument(
         "--rebuild",
@@ -44,7 +57,6 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(app: App, args: argparse.Namespace) -> int:
-    from memoryd.agent.context import gather
     from memoryd.errors import UsageError
 
     for name in ("max_chars", "max_entries"):
@@ -58,26 +70,48 @@ def run(app: App, args: argparse.Namespace) -> int:
         raise UsageError(
             "--session and --project-id go with --rebuild", hint="add --rebuild, or drop them"
         )
-    query = " ".join(args.query)
     if args.hook:
-        query = _from_hook(app, sys.stdin.read()) or query
-    block = gather(app, query, args.max_chars, args.max_entries)
+        return _run_hook(app, args)
+    block = _block(app, args, " ".join(args.query))
     app.emit(args.json, block.as_dict(), block.text)
     return 0
 
 
-def _from_hook(app: App, raw: str) -> str:
-    """The prompt of a hook event; its ``cwd`` (when given) chooses the project."""
-    event = _event(
-        app, raw, "--hook expects the hook's JSON event on stdin",
-        "configure the command as a UserPromptSubmit hook, or drop --hook",
-    )  # fmt: skip
-    prompt = event.get("prompt")
-    return prompt if isinstance(prompt, str) else ""
+def _block(app: App, args: argparse.Namespace, query: str) -> Block:
+    from memoryd.agent.context import gather
+
+    return gather(app, query, args.max_chars, args.max_entries)
 
 
-def _event(app: App, raw: str, problem: str, hint: str) -> dict[str, Any]:
-    """A hook's JSON event (empty when it is not an object); its ``cwd`` chooses the project."""
+def _run_hook(app: App, args: argparse.Namespace) -> int:
+    """The hook's answer, or nothing at all (and the reason on stderr): exit 0 either way."""
+    from memoryd.errors import MemorydError
+
+    try:
+        event = _event(app, sys.stdin.read(), HOOK_EVENT, HOOK_EVENT_HINT, objects_only=True)
+        prompt = event.get("prompt")
+        query = prompt if isinstance(prompt, str) and prompt else " ".join(args.query)
+        block = _block(app, args, query)
+    except MemorydError as exc:
+        app.note(f"memoryd: context --hook injected nothing: {exc}")
+        return 0
+    if args.json:
+        name = event.get("hook_event_name")
+        output = {
+            "hookEventName": name if isinstance(name, str) and name else "UserPromptSubmit",
+            "additionalContext": block.text,
+        }
+        app.out.write(json.dumps({"hookSpecificOutput": output}, ensure_ascii=False) + "\n")
+    else:
+        app.emit(False, None, block.text)
+    return 0
+
+
+def _event(
+    app: App, raw: str, problem: str, hint: str, *, objects_only: bool = False
+) -> dict[str, Any]:
+    """A hook's JSON event (empty when it is not an object, or refused with ``objects_only``);
+    its ``cwd`` chooses the project."""
     from memoryd.errors import UsageError
 
     try:
@@ -85,6 +119,9 @@ def _event(app: App, raw: str, problem: str, hint: str) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise UsageError(f"{problem}: {exc}", hint=hint) from exc
     if not isinstance(event, dict):
+        if objects_only:
+            kind = type(event).__name__
+            raise UsageError(f"--hook expects a JSON object on stdin, got {kind}", hint=hint)
         return {}
     cwd = event.get("cwd")
     if isinstance(cwd, str) and cwd:

@@ -18,9 +18,10 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(app: App, args: argparse.Namespace) -> int:
+    from memoryd.agent.caller import agent_marker
     from memoryd.agent.forget import forget
 
-    gone = forget(app, args.id, scope=args.scope)
+    gone = forget(app, args.id, scope=args.scope, agent=agent_marker(app.env) is not None)
     lines = [f"forgot {gone.id}: removed {gone.path}"]
     lines += [f"  cleared the link in {other}" for other in gone.unlinked]
     app.emit(args.json, gone.as_dict(), "\n".join(lines))

@@ -1,20 +1,33 @@
-"""``memoryd guard PATH``: may an agent write this file? For a harness's pre-write hook."""
+"""``memoryd guard PATH``: may an agent write this file? For a harness's pre-write hook.
+
+Exit codes keep a refusal apart from a failure of memoryd itself: 0 allowed, 3
+refused (:class:`~memoryd.errors.WriteRefused`), 1 memoryd could not decide (an
+invalid config.yaml, say), 2 a wrong command line. A hook that blocks on 3 alone
+never blocks an ordinary edit because memoryd broke. ``--hook`` goes further and
+speaks Claude Code's ``PreToolUse`` protocol: it reads the event from stdin, answers
+a refusal with a ``permissionDecision: deny`` JSON object, and exits 0 whatever
+happens, a memoryd failure only reported on stderr: the tool call goes ahead.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from memoryd.app import App
 from memoryd.commands import add_json
 
+PATH_KEYS = ("file_path", "notebook_path", "path", "filePath")
+
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
     parser = sub.add_parser(
         "guard",
-        help="check a write against the layered memory tree's rules (exit 0 allowed, 1 refused)",
+        help="check a write against the layered memory tree's rules "
+        "(exit 0 allowed, 3 refused, 1 memoryd failed)",
     )
-    parser.add_argument("path", metavar="PATH", help="the file about to be written")
+    parser.add_argument("path", nargs="?", metavar="PATH", help="the file about to be written")
     parser.add_argument("--agent", default="", metavar="NAME", help="the writing agent's name")
     parser.add_argument(
         "--task", default="", metavar="TID", help="the task the agent is bound to (T3, T3.1.2)"
@@ -24,20 +37,79 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument(
         "--worktree", metavar="DIR", help="the agent's work tree (default: the current folder)"
     )
+    parser.add_argument(
+        "--hook",
+        action="store_true",
+        help="read a Claude Code PreToolUse event on stdin and answer in its JSON; never blocks "
+        "a tool call because memoryd itself failed",
+    )
     add_json(parser)
     parser.set_defaults(handler=run)
 
 
 def run(app: App, args: argparse.Namespace) -> int:
+    from memoryd.errors import MemorydError, UsageError, WriteRefused
+
+    if not args.hook:
+        if not args.path:
+            raise UsageError("guard needs the PATH about to be written", hint="memoryd guard PATH")
+        return _check(app, args, args.path)
+    try:
+        path = _from_event(app, args, sys.stdin.read())
+        if path:
+            _check(app, args, path)
+    except WriteRefused as exc:
+        import json
+
+        decision = {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": exc.message,
+        }
+        app.out.write(json.dumps({"hookSpecificOutput": decision}, ensure_ascii=False) + "\n")
+    except MemorydError as exc:
+        app.note(f"memoryd: guard --hook could not check the write, allowing it: {exc}")
+    return 0
+
+
+def _from_event(app: App, args: argparse.Namespace, raw: str) -> str:
+    """The path a PreToolUse event's tool is about to write ('' when it names none)."""
+    import json
+    from pathlib import Path
+
+    from memoryd.errors import UsageError
+
+    try:
+        event = json.loads(raw or "{}")
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"--hook expects the PreToolUse event's JSON on stdin: {exc}") from exc
+    if not isinstance(event, dict):
+        raise UsageError("--hook expects a JSON object on stdin")
+    cwd = event.get("cwd")
+    if isinstance(cwd, str) and cwd:
+        app.cwd = Path(cwd)
+    if not args.agent and isinstance(event.get("agent_type"), str):
+        args.agent = event["agent_type"]
+    tool_input = event.get("tool_input")
+    if not isinstance(tool_input, dict):
+        return args.path or ""
+    for key in PATH_KEYS:
+        value = tool_input.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return args.path or ""
+
+
+def _check(app: App, args: argparse.Namespace, path: str) -> int:
     import os
 
-    from memoryd.errors import Refused
+    from memoryd.errors import WriteRefused
     from memoryd.layouts import configured_root
     from memoryd.layouts.guard import WriteRequest, check_write, normalize
 
     cwd = str(app.cwd)
     request = WriteRequest(
-        target=os.path.realpath(normalize(args.path, cwd)),
+        target=os.path.realpath(normalize(path, cwd)),
         memory_root=os.path.realpath(configured_root(app.config, app.env)),
         cwd=cwd,
         agent=args.agent,
@@ -49,6 +121,7 @@ def run(app: App, args: argparse.Namespace) -> int:
     )
     decision = check_write(request)
     if not decision.allowed:
-        raise Refused(decision.message)
-    app.emit(args.json, {"allowed": True, "rule": decision.rule, "path": request.target}, "")
+        raise WriteRefused(decision.message)
+    if not args.hook:
+        app.emit(args.json, {"allowed": True, "rule": decision.rule, "path": request.target}, "")
     return 0

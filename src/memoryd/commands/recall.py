@@ -27,6 +27,11 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "--scope-id", default=None, metavar="ID", help="layered/claude layouts: only this scope id"
     )
     parser.add_argument(
+        "--everywhere", action="store_true",
+        help="layered/claude layouts: every project's and session's folders, not only this "
+        "project's, this session's and the global ones",
+    )
+    parser.add_argument(
         "--markers",
         choices=("plugin", "layered"),
         default="plugin",
@@ -44,6 +49,7 @@ def run(app: App, args: argparse.Namespace) -> int:
     from memoryd.freshness import ensure_fresh, search_roots
     from memoryd.index import recall
     from memoryd.index.tokenizer import query_terms
+    from memoryd.layouts.visible import visible_for
 
     if args.limit is not None and args.limit < 1:
         raise UsageError("--limit must be at least 1", hint="for example --limit 5")
@@ -56,10 +62,13 @@ def run(app: App, args: argparse.Namespace) -> int:
     project = app.cwd / Path(args.project) if args.project else None
     roots = search_roots(app.config, app.cwd, project)
     missing = [r for r in roots if not r.path.is_dir()]
+    # another layout's folders: this project's and session's only, unless asked for more
+    everywhere = args.everywhere or args.scope_id
+    visible = None if everywhere else visible_for(project or app.cwd, app.env)
     with ensure_fresh(app, roots=roots, recompile=True) as db:
         hits = recall(db, app.config, query, roots, limit=args.limit, kind=args.kind,
                       scope=args.scope, type=args.type, scope_id=args.scope_id,
-                      markers=args.markers)  # fmt: skip
+                      markers=args.markers, visible=visible)  # fmt: skip
     if missing and not hits:
         raise _missing_root(app, missing[0])
     verdicts = _verdicts(app, hits)

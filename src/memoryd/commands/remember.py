@@ -40,7 +40,8 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--agent", action="store_true",
-        help="the caller is an agent: kind rule becomes rule-proposal",
+        help="the caller is an agent: kind rule becomes rule-proposal (implied when an agent's "
+        "environment marker such as CLAUDECODE or OPENCODE is set)",
     )  # fmt: skip
     add_json(parser)
     parser.set_defaults(handler=run)
@@ -53,14 +54,15 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(app: App, args: argparse.Namespace) -> int:
+    from memoryd.agent.caller import agent_marker
     from memoryd.agent.remember import Request, remember
 
     body = sys.stdin.read() if args.body == "-" else args.body
     request = Request(
         kind=args.kind, summary=args.summary, body=body, id=args.id,
         load_when=tuple(args.load_when), highlight=args.highlight, pinned=args.pinned,
-        supersedes=args.supersedes, scope=args.scope, force=args.force, agent=args.agent,
-        cites=tuple(args.cite),
+        supersedes=args.supersedes, scope=args.scope, force=args.force,
+        agent=args.agent or agent_marker(app.env) is not None, cites=tuple(args.cite),
     )  # fmt: skip
     outcome = remember(app, request)
     if outcome.downgraded:
@@ -78,9 +80,18 @@ def run(app: App, args: argparse.Namespace) -> int:
 
 
 def run_accept(app: App, args: argparse.Namespace) -> int:
+    from memoryd.agent.caller import agent_marker
     from memoryd.agent.remember import accept
+    from memoryd.errors import Refused
     from memoryd.locate import normal_id
 
+    marker = agent_marker(app.env)
+    if marker is not None:
+        raise Refused(
+            f"refusing to accept {normal_id(args.id)!r}: this runs under an agent ({marker}), "
+            "and only a person turns a proposal into an iron rule",
+            hint=f"run 'memoryd accept {normal_id(args.id)}' yourself, in a terminal of your own",
+        )
     outcome = accept(app, args.id, scope=args.scope)
     for warning in outcome.warnings:
         app.note(f"memoryd: warning: accepted, but ROOT.md was not updated: {warning}")

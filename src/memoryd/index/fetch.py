@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
 from itertools import combinations
 from math import comb
 from typing import Any, NamedTuple
@@ -46,6 +48,39 @@ COLUMN_WEIGHTS = (3.0, 4.0, 4.0, 1.0)
 GROWTH = 8
 MAX_LEVEL_TERMS = 6  # beyond this many terms: all terms, then any term (the groups multiply)
 STRATEGIES = ("and-or", "levels", "or")
+
+
+@dataclass(frozen=True)
+class Visible:
+    """The rows of the other layouts a caller sees unless it names a ``scope_id``.
+
+    A Claude Code memory root holds every project's folders and a layered root every
+    project's and session's files; a caller sees only its own project's (Claude Code's
+    folders by slug, the layered tree's ``projects/<id>/``), its own session's
+    (``sessions/<id>/``, when the session is known) and the truly global ones
+    (``global/``). memoryd's own memories are not filtered.
+    """
+
+    claude_slugs: tuple[str, ...] = ()
+    layered_project: str | None = None
+    layered_session: str | None = None
+
+    def sql(self) -> tuple[str, list[Any]]:
+        """A condition on ``memories`` (layout, id, scope_id) and its parameters."""
+        params: list[Any] = list(self.claude_slugs)
+        claude = f"scope_id IN ({', '.join('?' for _ in self.claude_slugs)})"
+        layered = ["id GLOB 'global/*'"]
+        for prefix, value in (("projects", self.layered_project),
+                              ("sessions", self.layered_session)):  # fmt: skip
+            if value:
+                layered.append(f"(id GLOB '{prefix}/*' AND scope_id = ?)")
+                params.append(value)
+        condition = (
+            f"(layout NOT IN ('claude', 'layered')"
+            f" OR (layout = 'claude' AND {claude if self.claude_slugs else '0'})"
+            f" OR (layout = 'layered' AND ({' OR '.join(layered)})))"
+        )
+        return condition, params
 
 
 class Candidate(NamedTuple):
@@ -86,27 +121,36 @@ def candidates(
     fetch: int,
     *,
     strategy: str = "and-or",
+    visible: Visible | None = None,
+    enough: int | None = None,
 ) -> list[Found]:
     """At least the ``fetch`` best by bm25, plus every memory holding all ``terms``
-    when those are fewer than ``fetch``."""
+    when those are fewer than ``fetch`` (``visible``: see :class:`Visible`; None sees
+    every row).
+
+    ``enough``: when at least this many memories hold every term (recall passes its
+    limit), they alone are returned and the OR query never runs: ranking puts them first
+    and the floor never drops them, so its rows could only rank below the cut.
+    """
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}")
+    top = partial(_top, visible=visible)
     whole = len(terms)
     if whole == 1:
         return [
-            Found(r, c, True) for r, c in _top(db, fts_expression(terms), roots, filters, fetch)
+            Found(r, c, True) for r, c in top(db, fts_expression(terms), roots, filters, fetch)
         ]
     full: list[tuple[float, Candidate]] = []
     if strategy != "or":
         for need in _levels(whole, strategy):
-            found = _top(db, at_least(terms, need), roots, filters, fetch)
+            found = top(db, at_least(terms, need), roots, filters, fetch)
             if need == whole:
                 full = found
             elif need > 1:
                 found = _unskew(db, found, terms, need)
-            if len(found) >= fetch:
+            if len(found) >= fetch or (need == whole and len(found) >= (enough or fetch)):
                 return _merged(full, [] if need == whole else found)
-    found = _top(db, fts_expression(terms), roots, filters, fetch)
+    found = top(db, fts_expression(terms), roots, filters, fetch)
     if strategy == "or":
         held = _held(db, found, terms)
         return [Found(r, c, held[c.rowid] == whole) for r, c in found]
@@ -142,6 +186,8 @@ def _top(
     roots: Sequence[RootConfig],
     filters: Mapping[str, str | None],
     fetch: int,
+    *,
+    visible: Visible | None = None,
 ) -> list[tuple[float, Candidate]]:
     if expression is None:
         return []
@@ -153,7 +199,7 @@ def _top(
     k = fetch * 2
     while True:
         ranked = db.conn.execute(sql, (expression, k)).fetchall()
-        rows = candidate_rows(db, [rowid for rowid, _ in ranked], roots, filters)
+        rows = candidate_rows(db, [rowid for rowid, _ in ranked], roots, filters, visible)
         found = [(-rel, rows[rowid]) for rowid, rel in ranked if rowid in rows]
         if len(found) >= fetch or len(ranked) < k:
             return found[:fetch]
@@ -199,10 +245,14 @@ _CURRENT = (
 
 
 def candidate_rows(
-    db: IndexDB, rowids: list[int], roots: Sequence[RootConfig], filters: Mapping[str, str | None]
+    db: IndexDB,
+    rowids: list[int],
+    roots: Sequence[RootConfig],
+    filters: Mapping[str, str | None],
+    visible: Visible | None = None,
 ) -> dict[int, Candidate]:
     """The rows among ``rowids`` that recall may return: in ``roots``, current (not
-    superseded), not a compiled file, passing ``filters``."""
+    superseded), not a compiled file, passing ``filters`` (and ``visible``)."""
     if not rowids or not roots:
         return {}
     sql = (
@@ -216,4 +266,8 @@ def candidate_rows(
         if value is not None:
             sql += f" AND {column} = ?"
             params.append(value)
+    if visible is not None:
+        condition, extra = visible.sql()
+        sql += f" AND {condition}"
+        params += extra
     return {values[0]: Candidate(*values) for values in db.conn.execute(sql, params)}

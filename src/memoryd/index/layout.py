@@ -18,6 +18,8 @@ from memoryd.sync.conflicts import is_conflict_copy
 
 @dataclass(frozen=True)
 class Identity:
+    """What a root's layout says a file is: its id, and its type and scope if any."""
+
     id: str
     type: str | None = None
     scope_id: str | None = None

@@ -34,6 +34,8 @@ class Spread:
 
 @dataclass(frozen=True)
 class Read:
+    """A file as read from disk, before it is parsed."""
+
     data: bytes  # the whole file, or its head when oversized
     size: int
     mtime_ns: int
@@ -56,6 +58,8 @@ class Loaded:
 
 @dataclass(frozen=True)
 class Failed:
+    """A file that could not be loaded, and why."""
+
     gone: bool  # the file disappeared (as opposed to: could not be read)
     reason: str
 

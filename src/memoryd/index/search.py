@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 from memoryd.config import Config, RootConfig, SearchConfig
 from memoryd.index.db import IndexDB, Row
-from memoryd.index.fetch import Found, candidates
+from memoryd.index.fetch import Found, Visible, candidates
 from memoryd.index.hits import bump_hits, hit_lookup
 from memoryd.index.snippet import MARKERS, hit_counts, make_snippet
 from memoryd.index.tokenizer import query_words
@@ -105,12 +105,14 @@ def recall(
     scope_id: str | None = None,
     markers: str = "plugin",
     strategy: str = "and-or",
+    visible: Visible | None = None,
 ) -> list[Hit]:
     """The best memories for ``query`` in ``roots``, hit counts bumped (unless ``bump=False``).
 
     ``type`` and ``scope_id`` filter the layered and claude layouts' rows;
     ``markers="layered"`` marks matches in snippets with ``<<`` ``>>``;
-    ``strategy`` is :func:`memoryd.index.fetch.candidates`'s.
+    ``strategy`` is :func:`memoryd.index.fetch.candidates`'s; ``visible`` narrows the
+    other layouts' rows to the caller's project and session (:class:`Visible`).
     """
     settings = config.search
     limit = settings.limit if limit is None else limit
@@ -121,7 +123,9 @@ def recall(
         return []
     fetch = max(limit, min(limit * 3, MAX_FETCH))
     filters = {"kind": kind, "type": type, "scope_id": scope_id}
-    found = candidates(db, terms, roots, filters, fetch, strategy=strategy)
+    found = candidates(
+        db, terms, roots, filters, fetch, strategy=strategy, enough=limit, visible=visible
+    )
     now = int(time.time() * 1000) if now_ms is None else now_ms
     counts = {str(r.path): hit_lookup(r.path) for r in roots}
     parts = {

@@ -58,10 +58,27 @@ CJK_RANGES = (
     "\uf900-\ufaff"  # CJK compatibility ideographs
     "\U00020000-\U0003ffff"  # CJK extensions B and later
 )
-# A run of word or CJK characters; within one, a CJK run or a run of other word characters.
-_WORD_RE = re.compile(f"[\\w{CJK_RANGES}]+")
-_PART_RE = re.compile(f"([{CJK_RANGES}]+)|([^\\W{CJK_RANGES}]+)")
+# The characters of CJK_RANGES that \w does not match (radicals, a few kana marks, unassigned
+# code points): \w plus these is \w plus CJK_RANGES (a test checks every code point), and a
+# tenth of the cost to compile, which every query pays.
+CJK_NOT_WORD = (
+    "\u2e80-\u2fdf\u3040\u3097-\u309c\u30a0\u30fb\u3130\u318f\ua97d-\ua97f\ud7a4-\ud7af"
+    "\ud7c7-\ud7ca\ud7fc-\ud7ff\ufa6e-\ufa6f\ufada-\ufaff\U0002a6e0-\U0002a6ff"
+    "\U0002b739-\U0002b73f\U0002b81e-\U0002b81f\U0002cea2-\U0002ceaf\U0002ebe1-\U0002f7ff"
+    "\U0002fa1e-\U0002ffff\U0003134b-\U0003ffff"
+)
+# A run of word or CJK characters.
+_WORD_RE = re.compile(f"[\\w{CJK_NOT_WORD}]+")
 _CJK_BOUNDS = tuple((ord(lo), ord(hi)) for lo, hi in re.findall(r"(.)-(.)", CJK_RANGES, flags=re.S))
+
+
+@functools.cache
+def _part_re() -> re.Pattern[str]:
+    """Within a non-ASCII run, a CJK run or a run of other word characters.
+
+    Compiled on first use (2 ms: the CJK classes are large): a query in ASCII never needs it.
+    """
+    return re.compile(f"([{CJK_RANGES}]+)|([^\\W{CJK_RANGES}]+)")
 
 
 def is_cjk(char: str) -> bool:
@@ -107,7 +124,7 @@ def _tokens(text: str, tails: bool, stemmed: bool = True) -> list[str]:
         if run.isascii():
             append(word_of(run))
             continue
-        for cjk, word in _PART_RE.findall(run):
+        for cjk, word in _part_re().findall(run):
             if word or len(cjk) == 1:
                 append(word_of(word) if word else cjk)
             else:

@@ -176,6 +176,11 @@ def entry_for(layout: str, relative: str, meta: Mapping[Any, Any]) -> Identity |
     return None
 
 
+def every_file_belongs(layout: str) -> bool:
+    """Whether :func:`belongs` holds for every path (a reconcile then asks it of none)."""
+    return layout not in ("layered", "claude")
+
+
 def belongs(layout: str, relative: str) -> bool:
     """Whether a root-relative path is a memory of this layout at all."""
     if layout == "layered":

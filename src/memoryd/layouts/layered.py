@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,16 +19,14 @@ from memoryd.errors import PathError
 from memoryd.fsutil import atomic_write, fsync_dir
 from memoryd.init.plugin import SetupResult
 from memoryd.layouts import configured_root
-from memoryd.roots import STATE_FILE, ensure_gitignored, git_toplevel, main_git_dir
+from memoryd.layouts.visible import project_id_for, valid_project_id
+from memoryd.roots import STATE_FILE, ensure_gitignored
 from memoryd.sync.git import init_repo
 
 log = logging.getLogger(__name__)
 
-PROJECT_ID_FILE = "mimocode-project-id"
-GLOBAL_PROJECT = "global"
 MEMORY_FILE = "MEMORY.md"
 LEGACY_MEMORY_FILE = "memory.md"
-_SAFE_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 MEMORY_TEMPLATE = """\
 # Project memory
@@ -52,22 +49,6 @@ _Facts learned while working that stay true from one session to the next._
 class LayeredSetup:
     created: tuple[str, ...]  # tree-relative paths written or renamed into place
     project_id: str | None  # None: this repository has no MiMo project id yet
-
-
-def project_id_for(start: Path) -> str | None:
-    """MiMo Code's project id for ``start``: ``global`` outside git, else the id file's."""
-    top = git_toplevel(start)
-    if top is None:
-        return GLOBAL_PROJECT
-    try:
-        text = (main_git_dir(top) / PROJECT_ID_FILE).read_text(encoding="utf-8").strip()
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    return text if valid_project_id(text) else None
-
-
-def valid_project_id(text: str) -> bool:
-    return bool(_SAFE_ID_RE.match(text)) and ".." not in text
 
 
 def migrate_legacy_memory(project_dir: Path) -> bool:

@@ -1,0 +1,54 @@
+// memoryd for OpenCode: memoryd's block (iron rules, outline, best hits) on every prompt, and
+// the layered memory tree's write guard on every edit.
+//
+// Copy this file to ~/.config/opencode/plugins/ (every project) or a project's
+// .opencode/plugins/, and add the MCP server from opencode.json beside it to your config.
+// memoryd must be on OpenCode's PATH (or set MEMORYD_BIN to its absolute path).
+//
+// Prompts and paths are data, never options: each goes after "--", as one argument
+// (Bun's $ never hands an interpolated value to a shell parser), so a prompt "-h" is a
+// query, not a request for help. memoryd failing never blocks OpenCode: no block is
+// injected and the edit goes ahead; only a refusal of the guard (exit 3) stops a write.
+
+// the tools that write a file (a read of any path is none of the guard's business)
+const WRITE_TOOLS = new Set(["write", "edit", "multiedit", "patch"])
+
+/** @type {import("@opencode-ai/plugin").Plugin} */
+export const Memoryd = async ({ $, directory }) => {
+  const memoryd = process.env.MEMORYD_BIN || "memoryd"
+  // prompt -> block: the transform runs before every model call of a turn and sees the whole
+  // history each time (so a compaction never loses the rules: the next call adds them again)
+  const blocks = new Map()
+
+  const run = (args) => $`${memoryd} ${args}`.cwd(directory).nothrow().quiet()
+
+  async function block(prompt) {
+    if (!blocks.has(prompt)) {
+      const done = await run(["context", "--", prompt])
+      if (done.exitCode !== 0) console.error(`memoryd context failed: ${done.stderr.toString().trim()}`)
+      blocks.set(prompt, done.exitCode === 0 ? done.stdout.toString().trim() : "")
+    }
+    return blocks.get(prompt)
+  }
+
+  return {
+    "experimental.chat.messages.transform": async (_input, output) => {
+      const user = [...output.messages].reverse().find((m) => m.info?.role === "user")
+      const part = user?.parts?.findLast((p) => p.type === "text" && !p.synthetic)
+      if (!part || part.text.includes("<memory>")) return
+      const text = await block(part.text)
+      if (text) part.text = `${part.text}\n\n${text}`
+    },
+
+    "tool.execute.before": async (input, output) => {
+      if (!WRITE_TOOLS.has(input.tool)) return
+      const path = output.args?.filePath ?? output.args?.file_path
+      if (typeof path !== "string" || !path) return
+      const done = await run(["guard", "--", path])
+      if (done.exitCode === 3) {
+        throw new Error(done.stderr.toString().replace(/^memoryd: error: /, "").trim())
+      }
+      if (done.exitCode !== 0) console.error(`memoryd guard failed: ${done.stderr.toString().trim()}`)
+    },
+  }
+}

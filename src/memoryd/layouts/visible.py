@@ -1,0 +1,68 @@
+"""Which project and session of the other agents' trees a caller is working in.
+
+A Claude Code memory root (``~/.claude/projects``) holds a folder per project,
+named by the project's path with every character other than a letter or digit
+turned into ``-`` (``/home/me/app`` is ``-home-me-app``); a layered root holds
+``projects/<id>/`` per MiMo Code project and ``sessions/<id>/`` per session.
+Registered as global roots, they would put every project's memories into this
+project's prompt. :func:`visible_for` names the caller's own: the slugs of the
+current folder and of its git work tree, MiMo Code's project id, and the session
+id the agent passes in its environment (or a hook event), if any.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from memoryd.index.fetch import Visible
+
+_NOT_ALNUM = re.compile(r"[^A-Za-z0-9]")
+PROJECT_ID_FILE = "mimocode-project-id"  # in the main git dir, written by MiMo Code
+GLOBAL_PROJECT = "global"
+_SAFE_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+# where the clients put the current session's id for the commands they run
+SESSION_ENV = ("MEMORYD_SESSION_ID", "CLAUDE_CODE_SESSION_ID", "OPENCODE_SESSION_ID")
+
+
+def claude_slug(path: Path) -> str:
+    """Claude Code's project folder name for ``path``."""
+    return _NOT_ALNUM.sub("-", str(path))
+
+
+def session_from(env: Mapping[str, str]) -> str | None:
+    for name in SESSION_ENV:
+        value = env.get(name, "").strip()
+        if value:
+            return value
+    return None
+
+
+def project_id_for(start: Path) -> str | None:
+    """MiMo Code's project id for ``start``: ``global`` outside git, else the id file's."""
+    from memoryd.roots import git_toplevel, main_git_dir
+
+    top = git_toplevel(start)
+    if top is None:
+        return GLOBAL_PROJECT
+    try:
+        text = (main_git_dir(top) / PROJECT_ID_FILE).read_text(encoding="utf-8").strip()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return text if valid_project_id(text) else None
+
+
+def valid_project_id(text: str) -> bool:
+    return bool(_SAFE_ID_RE.match(text)) and ".." not in text
+
+
+def visible_for(cwd: Path, env: Mapping[str, str]) -> Visible:
+    from memoryd.roots import git_toplevel
+
+    places = [cwd, cwd.resolve()]
+    top = git_toplevel(cwd)
+    if top is not None:
+        places += [top, top.resolve()]
+    slugs = tuple(dict.fromkeys(claude_slug(p) for p in places))
+    return Visible(slugs, project_id_for(cwd), session_from(env))

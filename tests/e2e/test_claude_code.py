@@ -1,0 +1,237 @@
+"""memoryd with the real Claude Code CLI (``@anthropic-ai/claude-code``) and a fake Messages API.
+
+The settings are ``integrations/claude-code/settings.json`` as shipped; the MCP server is
+added with the documented ``claude mcp add`` line. ``claude -p`` runs the hooks for real,
+calls the fake model on loopback, runs the tool calls it scripts (memoryd over MCP, the
+Write tool through the guard hook, a Bash command), and sends each result back: the
+recorded requests are exactly what a real model would have been sent.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.clients import INTEGRATIONS, Client, client_env
+from tests.e2e.conftest import Project
+from tests.e2e.fake_models import FakeModelAPI, Turn, call
+
+pytestmark = pytest.mark.e2e
+
+MCP_ADD = ("mcp", "add", "--scope", "user", "memoryd", "--", "memoryd", "mcp")
+
+
+def claude(node_bin: Path, project: Project, api: FakeModelAPI) -> Client:
+    """Claude Code with the shipped settings and memoryd's MCP server added for the user."""
+    settings = project.home / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(INTEGRATIONS / "claude-code" / "settings.json", settings)
+    env = client_env(project.home, {
+        "ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "sk-ant-e2e-fake",
+    })  # fmt: skip
+    client = Client(node_bin, env, project.repo)
+    added = client.run("claude", *MCP_ADD)
+    assert added.returncode == 0, added.stderr
+    return client
+
+
+def ask(client: Client, prompt: str, *flags: str) -> dict[str, Any]:
+    done = client.run("claude", "-p", prompt, "--output-format", "json", *flags, timeout=240)
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def texts(body: dict[str, Any]) -> str:
+    """Everything a request carried to the model, as one string."""
+    return json.dumps(body, ensure_ascii=False)
+
+
+def tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        part for message in body["messages"] if isinstance(message["content"], list)
+        for part in message["content"] if part.get("type") == "tool_result"
+    ]  # fmt: skip
+
+
+def result_text(part: dict[str, Any]) -> str:
+    content = part["content"]
+    if isinstance(content, str):
+        return content
+    return "\n".join(c.get("text", "") for c in content)
+
+
+def transcript(project: Project, session: str) -> list[dict[str, Any]]:
+    found = list((project.home / ".claude" / "projects").glob(f"*/{session}.jsonl"))
+    assert len(found) == 1, found
+    return [json.loads(line) for line in found[0].read_text().splitlines() if line.strip()]
+
+
+def hook_runs(
+    project: Project, session: str, event: str, kind: str = "hook_success"
+) -> list[dict[str, Any]]:
+    """The transcript's records of one hook event: runs (exit code, stdout, durationMs) by
+    default, ``hook_additional_context`` for what a JSON answer added to the context."""
+    return [
+        e["attachment"] for e in transcript(project, session)
+        if isinstance(e.get("attachment"), dict) and e["attachment"].get("hookEvent") == event
+        and e["attachment"].get("type") == kind
+    ]  # fmt: skip
+
+
+def injected(project: Project, session: str, event: str) -> str:
+    runs = hook_runs(project, session, event, "hook_additional_context")
+    return "\n".join(text for run in runs for text in run["content"])
+
+
+
+def test_claude_code_lists_memoryd_as_connected(node_bin: Path, project: Project) -> None:
+    with FakeModelAPI([]) as api:
+        client = claude(node_bin, project, api)
+        listed = client.run("claude", "mcp", "list", timeout=120)
+    assert listed.returncode == 0, listed.stderr
+    assert "memoryd: memoryd mcp - ✔ Connected" in listed.stdout
+
+
+def test_a_prompt_gets_the_block_and_a_recall_round_trips(
+    node_bin: Path, project: Project
+) -> None:
+    project.seed()
+    turns = [call("mcp__memoryd__memory_recall", query="unicode61"), Turn(text="bigrams it is")]
+    with FakeModelAPI(turns) as api:
+        client = claude(node_bin, project, api)
+        result = ask(client, "Why does FTS5 miss short Chinese words?")
+        sent = api.agent_requests()
+    assert result["result"] == "bigrams it is"
+    assert api.turns_served == 2 and len(sent) == 2
+    first = texts(sent[0])
+    # UserPromptSubmit: memoryd's block reached the model with the prompt
+    assert "<memory>" in first and "- 部署只用 pnpm (`rules/pnpm`) [project]" in first
+    assert "### pitfalls/fts5-unicode61-merges-a-chinese-run (project pitfall)" in first
+    # SessionStart (startup): the rules and the outline, before any prompt
+    start = injected(project, result["session_id"], "SessionStart")
+    assert "- 部署只用 pnpm (`rules/pnpm`) [project]" in start and "## Memory outline" in start
+    assert "## Relevant memories" not in start
+    (started,) = hook_runs(project, result["session_id"], "SessionStart")
+    assert (started["hookName"], started["exitCode"]) == ("SessionStart:startup", 0)
+    # the tool call went to memoryd over MCP and its answer came back in the next request
+    (answer,) = tool_results(sent[1])
+    text = result_text(answer)
+    assert text.startswith("## pitfalls/fts5-unicode61-merges-a-chinese-run (project pitfall")
+    assert "unicode61 keeps 部署脚本 as one token; split bigrams" in text
+    assert "### pitfalls/fts5" in injected(project, result["session_id"], "UserPromptSubmit")
+
+
+def test_a_scripted_remember_lands_on_disk_and_in_the_next_request(
+    node_bin: Path, project: Project
+) -> None:
+    turns = [
+        call("mcp__memoryd__memory_remember", kind="decision", summary="Deploy with Kamal",
+             body="Chosen over k8s: one VPS is enough.", load_when=["deploy", "部署"]),
+        Turn(text="noted"),
+    ]  # fmt: skip
+    with FakeModelAPI(turns) as api:
+        client = claude(node_bin, project, api)
+        ask(client, "Remember that we deploy with Kamal",
+            "--allowedTools", "mcp__memoryd__memory_remember")  # fmt: skip
+        sent = api.agent_requests()
+    (answer,) = tool_results(sent[1])
+    assert result_text(answer) == "Saved decisions/deploy-with-kamal (project memory, kind decision)."
+    saved = (project.memory / "decisions" / "deploy-with-kamal.md").read_text()
+    assert "summary: Deploy with Kamal" in saved and "Chosen over k8s" in saved
+
+
+def test_the_guard_hook_blocks_a_bad_memory_write_and_lets_source_edits_through(
+    node_bin: Path, project: Project, tmp_path: Path
+) -> None:
+    layered = project.home / ".local" / "share" / "mimocode" / "memory"
+    layered.mkdir(parents=True)
+    bad, good = layered / "MEMORY.md", project.repo / "src" / "app.py"
+    turns = [
+        call("Write", file_path=str(bad), content="# notes\n"),
+        call("Write", file_path=str(good), content="print('hi')\n"),
+        Turn(text="done"),
+    ]
+    with FakeModelAPI(turns) as api:
+        client = claude(node_bin, project, api)
+        result = ask(client, "write two files", "--allowedTools", "Write")
+        sent = api.agent_requests()
+    refused = result_text(tool_results(sent[1])[-1])
+    assert f"{bad} is not a memory path" in refused
+    assert not bad.exists()
+    assert good.read_text() == "print('hi')\n"
+    assert result["result"] == "done"
+
+
+def test_a_broken_config_blocks_neither_the_prompt_nor_an_edit(
+    node_bin: Path, project: Project
+) -> None:
+    (project.home.parent / "memoryd-home" / "config.yaml").write_text("roots: [unclosed\n")
+    good = project.repo / "src" / "app.py"
+    turns = [call("Write", file_path=str(good), content="ok\n"), Turn(text="done")]
+    with FakeModelAPI(turns) as api:
+        client = claude(node_bin, project, api)
+        result = ask(client, "edit the app", "--allowedTools", "Write")
+        sent = api.agent_requests()
+    assert good.read_text() == "ok\n"
+    assert "<memory>" not in texts(sent[0])
+    assert result["result"] == "done"
+    (started,) = hook_runs(project, result["session_id"], "SessionStart")
+    assert started["exitCode"] == 0
+    assert started["stderr"].startswith("memoryd: context --hook injected nothing: ")
+
+
+def test_a_rule_remembered_through_the_bash_tool_is_only_a_proposal(
+    node_bin: Path, project: Project
+) -> None:
+    """Claude Code sets CLAUDECODE=1 for the commands its Bash tool runs; memoryd sees it."""
+    command = "memoryd remember --kind rule --summary 'Never push on Fridays'"
+    accept = "memoryd accept proposals/never-push-on-fridays"
+    turns = [
+        call("Bash", command=command, description="save a rule"),
+        call("Bash", command=accept, description="accept it"),
+        Turn(text="done"),
+    ]
+    with FakeModelAPI(turns) as api:
+        client = claude(node_bin, project, api)
+        ask(client, "make it a rule", "--allowedTools", "Bash(memoryd remember:*)",
+            "--allowedTools", "Bash(memoryd accept:*)")  # fmt: skip
+        sent = api.agent_requests()
+    saved = result_text(tool_results(sent[1])[-1])
+    assert "saved as a rule-proposal" in saved
+    refused = result_text(tool_results(sent[2])[-1])
+    assert "refusing to accept 'proposals/never-push-on-fridays': this runs under an agent " in refused
+    assert "CLAUDECODE=1 (Claude Code)" in refused
+    assert (project.memory / "proposals" / "never-push-on-fridays.md").exists()
+    assert not (project.memory / "rules" / "never-push-on-fridays.md").exists()
+
+
+def test_session_start_reinjects_the_rules_on_resume_and_after_a_compaction(
+    node_bin: Path, project: Project
+) -> None:
+    """The matchers startup, resume and compact: each start of a session context gets the
+    rules and the outline again (Claude Code records only some of these runs in the
+    transcript, so the requests sent to the model are what is checked)."""
+    project.remember("--kind", "rule", "--summary", "部署只用 pnpm")
+    rule = "- 部署只用 pnpm (`rules/pnpm`) [project]"
+    turns = [Turn(text="first"), Turn(text="second"), Turn(text="summary"), Turn(text="after")]
+    with FakeModelAPI(turns) as api:
+        client = claude(node_bin, project, api)
+        session = ask(client, "hello")["session_id"]
+        started = len(api.requests)
+        ask(client, "again", "--resume", session)
+        resumed = [r.body for r in api.requests[started:] if r.body.get("tools")]
+        ask(client, "/compact", "--resume", session)
+        compacted = len(api.requests)
+        ask(client, "after the compaction", "--resume", session)
+        after = [r.body for r in api.requests[compacted:] if r.body.get("tools")]
+    # startup's block is in the resumed history; resume added its own, and the prompt hook one
+    assert texts(resumed[-1]).count(rule) >= 3
+    names = [run["hookName"] for run in hook_runs(project, session, "SessionStart")]
+    assert names[0] == "SessionStart:startup" and "SessionStart:compact" in names
+    # after the compaction the old history is a summary; the rules came back with it
+    assert "summary" in texts(after[-1]) and texts(after[-1]).count(rule) >= 2

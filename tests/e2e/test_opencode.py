@@ -1,0 +1,147 @@
+"""memoryd with the real OpenCode CLI (``opencode-ai``) and a fake OpenAI-compatible API.
+
+The plugin is ``integrations/opencode/memoryd.js`` and the MCP entry
+``integrations/opencode/opencode.json``, as shipped; the test only adds a provider whose
+``baseURL`` is the fake on loopback. ``opencode run`` loads the plugin, starts
+``memoryd mcp``, and runs the scripted tool calls for real.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.clients import INTEGRATIONS, Client, client_env
+from tests.e2e.conftest import Project
+from tests.e2e.fake_models import FakeModelAPI, Turn, call
+
+pytestmark = pytest.mark.e2e
+
+
+def opencode(node_bin: Path, project: Project, api: FakeModelAPI) -> Client:
+    config_dir = project.home / ".config" / "opencode"
+    (config_dir / "plugins").mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(INTEGRATIONS / "opencode" / "memoryd.js", config_dir / "plugins" / "memoryd.js")
+    config = json.loads((INTEGRATIONS / "opencode" / "opencode.json").read_text())
+    config["model"] = "fake/fake-model"
+    config["permission"] = {"external_directory": "allow"}  # the layered tree is outside it
+    config["provider"] = {"fake": {
+        "npm": "@ai-sdk/openai-compatible", "name": "Fake",
+        "options": {"baseURL": f"{api.url}/v1", "apiKey": "sk-e2e-fake"},
+        "models": {"fake-model": {"name": "Fake model", "tool_call": True}},
+    }}  # fmt: skip
+    (config_dir / "opencode.json").write_text(json.dumps(config))
+    return Client(node_bin, client_env(project.home), project.repo)
+
+
+def run(client: Client, prompt: str) -> str:
+    done = client.run("opencode", "run", "--", prompt, timeout=240)
+    assert done.returncode == 0, (done.stdout, done.stderr[-4000:])
+    return done.stdout
+
+
+def messages(body: dict[str, Any]) -> list[dict[str, Any]]:
+    return [m for m in body["messages"] if m["role"] != "system"]
+
+
+def content(message: dict[str, Any]) -> str:
+    value = message.get("content") or ""
+    if isinstance(value, list):
+        return "\n".join(part.get("text", "") for part in value)
+    return str(value)
+
+
+
+def test_opencode_injects_the_block_and_round_trips_recall_and_remember(
+    node_bin: Path, project: Project
+) -> None:
+    project.seed()
+    turns = [
+        call("memoryd_memory_recall", query="unicode61"),
+        call("memoryd_memory_remember", kind="decision", summary="Deploy with Kamal",
+             body="Chosen over k8s."),
+        Turn(text="all done"),
+    ]  # fmt: skip
+    with FakeModelAPI(turns) as api:
+        out = run(opencode(node_bin, project, api), "Why does FTS5 miss short Chinese words?")
+        sent = api.agent_requests()
+    assert "all done" in out
+    assert len(sent) == 3
+    user = content(messages(sent[0])[0])
+    assert "Why does FTS5 miss short Chinese words?" in user
+    assert "<memory>" in user and "- 部署只用 pnpm (`rules/pnpm`) [project]" in user
+    assert "### pitfalls/fts5-unicode61-merges-a-chinese-run (project pitfall)" in user
+    recalled = messages(sent[1])[-1]
+    assert recalled["role"] == "tool"
+    assert content(recalled).startswith("## pitfalls/fts5-unicode61-merges-a-chinese-run")
+    saved = messages(sent[2])[-1]
+    assert content(saved) == "Saved decisions/deploy-with-kamal (project memory, kind decision)."
+    assert "Chosen over k8s." in (project.memory / "decisions" / "deploy-with-kamal.md").read_text()
+
+
+def test_a_prompt_that_looks_like_an_option_is_a_query(node_bin: Path, project: Project) -> None:
+    project.remember("--kind", "fact", "--summary", "the -h flag of deploy.sh skips hooks",
+             "--load-when", "deploy")  # fmt: skip
+    with FakeModelAPI([Turn(text="ok")]) as api:
+        run(opencode(node_bin, project, api), "-h")
+        (first,) = api.agent_requests()
+    user = content(messages(first)[0])
+    assert "<memory>" in user
+    assert "usage: memoryd" not in json.dumps(first)
+
+
+def test_the_plugin_guard_refuses_a_bad_memory_write_and_fails_open(
+    node_bin: Path, project: Project
+) -> None:
+    layered = project.home / ".local" / "share" / "mimocode" / "memory"
+    layered.mkdir(parents=True)
+    bad, good = layered / "MEMORY.md", project.repo / "src" / "app.py"
+    (layered / "global").mkdir()
+    (layered / "global" / "notes.txt").write_text("not a memory path, but reading it is fine\n")
+    turns = [
+        call("read", filePath=str(layered / "global" / "notes.txt")),
+        call("write", filePath=str(bad), content="# notes\n"),
+        call("write", filePath=str(good), content="print('hi')\n"),
+        Turn(text="done"),
+    ]
+    with FakeModelAPI(turns) as api:
+        run(opencode(node_bin, project, api), "write two files")
+        sent = api.agent_requests()
+    assert "reading it is fine" in content(messages(sent[1])[-1])  # reads are never guarded
+    refused = content(messages(sent[2])[-1])
+    assert f"{bad} is not a memory path" in refused
+    assert not bad.exists()
+    assert good.read_text() == "print('hi')\n"
+    # memoryd broken: nothing injected, the edit still goes ahead
+    (project.home.parent / "memoryd-home" / "config.yaml").write_text("roots: [unclosed\n")
+    other = project.repo / "src" / "other.py"
+    with FakeModelAPI([call("write", filePath=str(other), content="x\n"), Turn("done")]) as api:
+        run(opencode(node_bin, project, api), "edit")
+        sent = api.agent_requests()
+    assert other.read_text() == "x\n"
+    assert "<memory>" not in content(messages(sent[0])[0])
+
+
+def test_a_rule_remembered_through_the_bash_tool_is_only_a_proposal(
+    node_bin: Path, project: Project
+) -> None:
+    """OpenCode sets OPENCODE=1 for the commands its bash tool runs; memoryd sees it."""
+    turns = [
+        call("bash", command="memoryd remember --kind rule --summary 'Never push on Fridays'",
+             description="save a rule"),
+        call("bash", command="memoryd accept proposals/never-push-on-fridays",
+             description="accept it"),
+        Turn(text="done"),
+    ]  # fmt: skip
+    with FakeModelAPI(turns) as api:
+        run(opencode(node_bin, project, api), "make it a rule")
+        sent = api.agent_requests()
+    assert "saved as a rule-proposal" in content(messages(sent[1])[-1])
+    refused = content(messages(sent[2])[-1])
+    assert "this runs under an agent (OPENCODE=1 (OpenCode))" in refused
+    assert (project.memory / "proposals" / "never-push-on-fridays.md").exists()
+    assert not (project.memory / "rules" / "never-push-on-fridays.md").exists()

@@ -1,0 +1,45 @@
+"""The integration files users copy are the ones the docs show and the e2e tests run.
+
+tests/e2e/ runs the real clients with integrations/; here the docs are held to those
+files (and run without node), so what a user reads can never drift from what was tested.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+AGENTS = (REPO / "docs" / "agents.md").read_text(encoding="utf-8")
+README = (REPO / "README.md").read_text(encoding="utf-8")
+
+
+def json_blocks(text: str) -> list[object]:
+    return [json.loads(b) for b in re.findall(r"```json\n(.*?)```", text, flags=re.S)]
+
+
+def test_the_documented_opencode_mcp_entry_is_the_shipped_file() -> None:
+    shipped = json.loads((REPO / "integrations" / "opencode" / "opencode.json").read_text())
+    assert shipped in json_blocks(AGENTS)
+    assert shipped in json_blocks(README)
+
+
+def test_the_documented_claude_mcp_line_is_the_one_the_e2e_tests_run() -> None:
+    from tests.e2e.test_claude_code import MCP_ADD
+
+    line = "claude " + " ".join(MCP_ADD)
+    assert f"```sh\n{line}\n```" in AGENTS
+
+
+def test_docs_and_readme_point_at_every_shipped_file() -> None:
+    shipped = sorted(p.relative_to(REPO).as_posix() for p in (REPO / "integrations").rglob("*.*"))
+    assert shipped == [
+        "integrations/claude-code/settings.json",
+        "integrations/opencode/memoryd.js",
+        "integrations/opencode/opencode.json",
+    ]
+    for rel in shipped:
+        assert f"(../{rel})" in AGENTS, rel
+    for rel in ("integrations/claude-code/settings.json", "integrations/opencode/memoryd.js"):
+        assert f"({rel})" in README, rel
