@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import git, run_cli
-from tests.sync.world import World, make_world, memory
+from tests.sync.world import World, make_world, memory, two_conflicts
 
 LINES = "".join(f"line {n}\n" for n in range(1, 6))
 
@@ -161,25 +161,12 @@ def test_status_lists_paused_roots_and_unpushed_commits(isolated_home: Path) -> 
     assert {p["code"] for p in data["sync"]} == {"sync.paused", "sync.not-pushed"}
 
 
-def _two_conflicts(world: World) -> list[str]:
-    for name in ("x", "y"):
-        world.a.write(f"facts/{name}.md", memory(f"facts/{name}", name, LINES))
-    world.settle()
-    for name in ("x", "y"):
-        world.a.write(f"facts/{name}.md", memory(f"facts/{name}", name, LINES.replace("2", "A")))
-        world.b.write(f"facts/{name}.md", memory(f"facts/{name}", name, LINES.replace("2", "B")))
-    world.a.sync()
-    copies = [c["copy"] for c in world.b.sync().conflicts]
-    world.settle()
-    return sorted(copies)
-
-
 @pytest.mark.parametrize("keep", ["both", "remote", "local"])
 def test_resolve_all_settles_every_conflict_only_when_asked(tmp_path: Path, keep: str) -> None:
     world = make_world(tmp_path)
     for device in world.devices:
         device.paths.config_file.write_text(f"device: {device.name}\n")
-    copies = _two_conflicts(world)
+    copies = two_conflicts(world, LINES)
     assert len(copies) == 2
     for _ in range(2):  # sync alone never settles anything
         world.a.sync()

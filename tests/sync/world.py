@@ -174,6 +174,21 @@ def make_conflict(
     return world, conflict["copy"]
 
 
+def two_conflicts(world: World, lines: str) -> list[str]:
+    """Two real conflicts (``facts/x.md`` and ``facts/y.md``): both devices changed the same
+    line of each, desktop (b) synced second. Returns the copies' root-relative paths, sorted."""
+    for name in ("x", "y"):
+        world.a.write(f"facts/{name}.md", memory(f"facts/{name}", name, lines))
+    world.settle()
+    for name in ("x", "y"):
+        world.a.write(f"facts/{name}.md", memory(f"facts/{name}", name, lines.replace("2", "A")))
+        world.b.write(f"facts/{name}.md", memory(f"facts/{name}", name, lines.replace("2", "B")))
+    world.a.sync()
+    copies = [c["copy"] for c in world.b.sync().conflicts]
+    world.settle()
+    return sorted(copies)
+
+
 def _device(name: str, home: Path, oracle: Oracle) -> Device:
     paths = resolve_paths({"MEMORYD_HOME": str(home)})
     return Device(name, paths.default_global_root, paths, oracle)

@@ -342,20 +342,12 @@ def test_the_page_works_beside_a_running_daemon(
 def test_keep_all_settles_every_conflict_after_asking(
     tmp_path: Path, ui_factory: Any, page: Any
 ) -> None:
-    from tests.sync.world import make_world
+    from tests.sync.world import make_world, two_conflicts
 
     world = make_world(tmp_path)
     for device in world.devices:
         device.paths.config_file.write_text(f"device: {device.name}\n")
-    for name in ("x", "y"):
-        world.a.write(f"facts/{name}.md", memory(f"facts/{name}", name, LINES))
-    world.settle()
-    for name in ("x", "y"):
-        world.a.write(f"facts/{name}.md", memory(f"facts/{name}", name, LINES.replace("2", "A")))
-        world.b.write(f"facts/{name}.md", memory(f"facts/{name}", name, LINES.replace("2", "B")))
-    world.a.sync()
-    copies = sorted(c["copy"] for c in world.b.sync().conflicts)
-    world.settle()
+    copies = two_conflicts(world, LINES)
     assert len(copies) == 2
     env = {**os.environ, "MEMORYD_HOME": str(world.a.paths.home)}
     ui: UI = ui_factory(tmp_path, env)
