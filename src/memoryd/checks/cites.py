@@ -5,16 +5,21 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memoryd.checks import Context, RootView, root_check
 from memoryd.findings import Finding
+
+if TYPE_CHECKING:
+    from memoryd.cites.check import Project
+    from memoryd.cites.citation import Citation
 
 DIFF_LINES = 40  # of a stale citation's diff, at most, in one finding
 
 
 @root_check("cites.stale")
 def stale(ctx: Context, root: RootView) -> Iterator[Finding]:
-    from memoryd.cites.check import Checker, old_text
+    from memoryd.cites.check import Checker
 
     checker = Checker(_tree(ctx, root))
     for item in root.memories.values():
@@ -30,12 +35,12 @@ def stale(ctx: Context, root: RootView) -> Iterator[Finding]:
                     f"memoryd cite --fix {ident}",
                 )
             elif verdict.stale:
-                assert checker.project is not None
-                then = old_text(checker.project, verdict.citation)
+                project = checker.project
+                assert project is not None  # a stale verdict was checked in a project
                 yield Finding(
                     item.path,
                     f"may be stale: {verdict.citation.where}: {verdict.reason}\n"
-                    + _diff(then, checker.project.top, verdict.citation),
+                    + _diff(project, verdict.citation),
                     f"check the memory against the code; then edit it, or run memoryd cite "
                     f"--confirm {ident} if it is still true",
                 )
@@ -47,12 +52,12 @@ def _tree(ctx: Context, root: RootView) -> Path:
     return root.config.path.parent if root.config.scope == "project" else ctx.app.cwd
 
 
-def _diff(then: list[str] | None, top: Path, citation: object) -> str:
-    from memoryd.cites.check import Project, current_text
-    from memoryd.cites.citation import Citation
+def _diff(project: Project, citation: Citation) -> str:
+    """The cited text then (from git history) against now, as indented diff lines."""
+    from memoryd.cites.check import current_text, old_text
 
-    assert isinstance(citation, Citation)
-    now = current_text(Project(top, ""), citation)
+    then = old_text(project, citation)
+    now = current_text(project, citation)
     if then is None:
         shown = "\n".join(f"    {line}" for line in (now or [])[:DIFF_LINES])
         head = (

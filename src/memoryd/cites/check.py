@@ -20,7 +20,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memoryd.cites.citation import Citation, find, lines_of, parse_all, repo_identity
+from memoryd.cites.citation import (
+    Citation,
+    cited,
+    find,
+    fingerprint,
+    lines_of,
+    parse_all,
+    repo_identity,
+)
 
 if TYPE_CHECKING:
     from memoryd.gitcli import Done
@@ -192,8 +200,6 @@ def old_text(project: Project, citation: Citation) -> list[str] | None:
     (None: no commit within :data:`HISTORY_DEPTH` holds it: it was never committed)."""
     import subprocess
 
-    from memoryd.cites.citation import cited, fingerprint
-
     try:
         commits = project.git(
             "log", "--format=%H", f"-n{HISTORY_DEPTH}", "--all", "--", citation.path
@@ -216,8 +222,6 @@ def old_text(project: Project, citation: Citation) -> list[str] | None:
 
 def current_text(project: Project, citation: Citation) -> list[str] | None:
     """The lines the citation's range covers in the working tree now (None: no file)."""
-    from memoryd.cites.citation import cited
-
     data = _read(project, citation.path)
     return None if data is None else cited(lines_of(data), citation) or []
 
