@@ -11,6 +11,7 @@ from pathlib import Path
 from types import TracebackType
 
 from memoryd.index import schema
+from memoryd.index.fetch import json_ints
 from memoryd.memory import Problem
 from memoryd.paths import Paths
 
@@ -63,11 +64,6 @@ def dump_problems(problems: list[Problem] | tuple[Problem, ...]) -> str:
 
 def load_problems(text: str) -> tuple[Problem, ...]:
     return tuple(Problem(p["code"], p["message"]) for p in json.loads(text or "[]"))
-
-
-def json_ints(values: list[int]) -> str:
-    """A JSON array of integers, for ``rowid IN (SELECT value FROM json_each(?))``."""
-    return "[" + ",".join(str(int(v)) for v in values) + "]"
 
 
 def row_from_sql(values: tuple[object, ...]) -> Row:

@@ -31,17 +31,58 @@ top-k: a memory holding every term is never lost to many that hold one.
 from __future__ import annotations
 
 import os
+from collections import namedtuple
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from functools import partial
 from itertools import combinations
 from math import comb
-from typing import Any, NamedTuple
 
-from memoryd.config import RootConfig
-from memoryd.index.db import IndexDB, json_ints
 from memoryd.index.snippet import term_counts
 from memoryd.index.tokenizer import fts_expression, is_cjk_char, normalize
+
+# Light on purpose: the lean ``memoryd recall`` (memoryd.lean_recall) fetches through this
+# module, and typing, dataclasses and the config's classes cost it more than its query.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import sqlite3
+    from typing import Any, NamedTuple, Protocol
+
+    class _Index(Protocol):  # an IndexDB, or the lean recall's connection
+        @property
+        def conn(self) -> sqlite3.Connection: ...
+
+    class _Root(Protocol):
+        @property
+        def path(self) -> object: ...  # a Path, or the lean recall's str
+
+    class _Visible(Protocol):
+        def sql(self) -> tuple[str, list[Any]]: ...
+
+    class Candidate(NamedTuple):
+        """What ranking needs of a row (the full :class:`Row` is read for the kept few)."""
+
+        rowid: int
+        root: str
+        scope: str
+        layout: str
+        id: str
+        pinned: bool
+        created: int | None
+        updated: int | None
+        mtime_ns: int
+
+    class Found(NamedTuple):
+        """One candidate with its bm25 relevance and whether it holds every query term."""
+
+        relevance: float
+        candidate: Candidate
+        full: bool
+
+else:
+    Candidate = namedtuple(
+        "Candidate", "rowid root scope layout id pinned created updated mtime_ns"
+    )
+    Found = namedtuple("Found", "relevance candidate full")
 
 # bm25 column weights: id, summary, load_when, body.
 COLUMN_WEIGHTS = (3.0, 4.0, 4.0, 1.0)
@@ -50,62 +91,12 @@ MAX_LEVEL_TERMS = 6  # beyond this many terms: all terms, then any term (the gro
 STRATEGIES = ("and-or", "levels", "or")
 
 
-@dataclass(frozen=True)
-class Visible:
-    """The rows of the other layouts a caller sees unless it names a ``scope_id``.
-
-    A Claude Code memory root holds every project's folders and a layered root every
-    project's and session's files; a caller sees only its own project's (Claude Code's
-    folders by slug, the layered tree's ``projects/<id>/``), its own session's
-    (``sessions/<id>/``, when the session is known) and the truly global ones
-    (``global/``). memoryd's own memories are not filtered.
-    """
-
-    claude_slugs: tuple[str, ...] = ()
-    layered_project: str | None = None
-    layered_session: str | None = None
-
-    def sql(self) -> tuple[str, list[Any]]:
-        """A condition on ``memories`` (layout, id, scope_id) and its parameters."""
-        params: list[Any] = list(self.claude_slugs)
-        claude = f"scope_id IN ({', '.join('?' for _ in self.claude_slugs)})"
-        layered = ["id GLOB 'global/*'"]
-        for prefix, value in (("projects", self.layered_project),
-                              ("sessions", self.layered_session)):  # fmt: skip
-            if value:
-                layered.append(f"(id GLOB '{prefix}/*' AND scope_id = ?)")
-                params.append(value)
-        condition = (
-            f"(layout NOT IN ('claude', 'layered')"
-            f" OR (layout = 'claude' AND {claude if self.claude_slugs else '0'})"
-            f" OR (layout = 'layered' AND ({' OR '.join(layered)})))"
-        )
-        return condition, params
-
-
-class Candidate(NamedTuple):
-    """What ranking needs of a row (the full :class:`Row` is read for the kept few)."""
-
-    rowid: int
-    root: str
-    scope: str
-    layout: str
-    id: str
-    pinned: bool
-    created: int | None
-    updated: int | None
-    mtime_ns: int
-
-
-class Found(NamedTuple):
-    """One candidate with its bm25 relevance and whether it holds every query term."""
-
-    relevance: float
-    candidate: Candidate
-    full: bool
-
-
 _CANDIDATE_COLUMNS = "rowid, root, scope, layout, id, pinned, created, updated, mtime_ns"
+def json_ints(values: list[int]) -> str:
+    """A JSON array of integers, for ``rowid IN (SELECT value FROM json_each(?))``."""
+    return "[" + ",".join(str(int(v)) for v in values) + "]"
+
+
 # ROOT.md and index.md of a plugin root: indexed, but never a result (they only repeat the
 # memories' summaries, and at 10k memories ROOT.md matches nearly every query).
 _COMPILED = (
@@ -114,19 +105,19 @@ _COMPILED = (
 
 
 def candidates(
-    db: IndexDB,
+    db: _Index,
     terms: Sequence[str],
-    roots: Sequence[RootConfig],
+    roots: Sequence[_Root],
     filters: Mapping[str, str | None],
     fetch: int,
     *,
     strategy: str = "and-or",
-    visible: Visible | None = None,
+    visible: _Visible | None = None,
     enough: int | None = None,
 ) -> list[Found]:
     """At least the ``fetch`` best by bm25, plus every memory holding all ``terms``
-    when those are fewer than ``fetch`` (``visible``: see :class:`Visible`; None sees
-    every row).
+    when those are fewer than ``fetch`` (``visible``: see
+    :class:`memoryd.layouts.visible.Visible`; None sees every row).
 
     ``enough``: when at least this many memories hold every term (recall passes its
     limit), they alone are returned and the OR query never runs: ranking puts them first
@@ -181,13 +172,13 @@ def at_least(terms: Sequence[str], need: int) -> str:
 
 
 def _top(
-    db: IndexDB,
+    db: _Index,
     expression: str | None,
-    roots: Sequence[RootConfig],
+    roots: Sequence[_Root],
     filters: Mapping[str, str | None],
     fetch: int,
     *,
-    visible: Visible | None = None,
+    visible: _Visible | None = None,
 ) -> list[tuple[float, Candidate]]:
     if expression is None:
         return []
@@ -207,7 +198,7 @@ def _top(
 
 
 def _unskew(
-    db: IndexDB, found: list[tuple[float, Candidate]], terms: Sequence[str], need: int
+    db: _Index, found: list[tuple[float, Candidate]], terms: Sequence[str], need: int
 ) -> list[tuple[float, Candidate]]:
     """A level's bm25 back to the OR query's: divide by comb(m-1, need-1), re-sort."""
     held = _held(db, found, terms)
@@ -219,7 +210,7 @@ def _unskew(
 
 
 def _held(
-    db: IndexDB, found: list[tuple[float, Candidate]], terms: Sequence[str]
+    db: _Index, found: list[tuple[float, Candidate]], terms: Sequence[str]
 ) -> dict[int, int]:
     """How many of ``terms`` each candidate's text holds (as the index sees it)."""
     sql = (
@@ -245,11 +236,11 @@ _CURRENT = (
 
 
 def candidate_rows(
-    db: IndexDB,
+    db: _Index,
     rowids: list[int],
-    roots: Sequence[RootConfig],
+    roots: Sequence[_Root],
     filters: Mapping[str, str | None],
-    visible: Visible | None = None,
+    visible: _Visible | None = None,
 ) -> dict[int, Candidate]:
     """The rows among ``rowids`` that recall may return: in ``roots``, current (not
     superseded), not a compiled file, passing ``filters`` (and ``visible``)."""

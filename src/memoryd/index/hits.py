@@ -13,37 +13,38 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
-import logging
 import os
 from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
-from typing import Any
 
 from memoryd.fsutil import atomic_write
-from memoryd.roots import STATE_FILE
+from memoryd.rootfs import STATE_FILE
 
-log = logging.getLogger(__name__)
+TYPE_CHECKING = False  # light on purpose: the lean recall (memoryd.lean_recall) counts hits here
+if TYPE_CHECKING:
+    from typing import Any
+
+    from memoryd.fsutil import StrPath
 
 
-def read_hits(root: Path) -> dict[str, int]:
+def read_hits(root: StrPath) -> dict[str, int]:
     """The hit count of every memory id in ``root`` (empty when there is no state)."""
-    hits = _load(root / STATE_FILE).get("hits")
+    hits = _load(os.path.join(root, STATE_FILE)).get("hits")
     if not isinstance(hits, dict):
         return {}
     return {k: v for k, v in hits.items() if isinstance(v, int) and not isinstance(v, bool)}
 
 
-_SEEN: dict[Path, tuple[tuple[int, int, int], dict[Any, Any]]] = {}  # file -> (stat, hits)
+_SEEN: dict[str, tuple[tuple[int, int, int], dict[Any, Any]]] = {}  # file -> (stat, hits)
 
 
-def hit_lookup(root: Path) -> Callable[[str], int]:
+def hit_lookup(root: StrPath) -> Callable[[str], int]:
     """The hit count of a memory id in ``root``, read once and checked per lookup.
 
     Ranking asks for a few dozen ids, so the counts are not validated one by one
     here; the parsed file is kept while its inode, size and mtime stay the same (a
     bump replaces the file, so a kept copy is never stale).
     """
-    file = root / STATE_FILE
+    file = os.path.join(root, STATE_FILE)
     try:
         st = os.stat(file)
     except OSError:
@@ -63,11 +64,11 @@ def hit_lookup(root: Path) -> Callable[[str], int]:
     return lookup
 
 
-def bump_hits(root: Path, ids: Sequence[str]) -> None:
+def bump_hits(root: StrPath, ids: Sequence[str]) -> None:
     """Add one hit to each id (an id listed twice gets two)."""
-    if not ids or not root.is_dir():
+    if not ids or not os.path.isdir(root):
         return
-    file = root / STATE_FILE
+    file = os.path.join(root, STATE_FILE)
     with _locked(root):
         state = _load(file)
         hits = state.get("hits")
@@ -81,19 +82,22 @@ def bump_hits(root: Path, ids: Sequence[str]) -> None:
         atomic_write(file, text.encode("utf-8"))
 
 
-def _load(file: Path) -> dict[str, Any]:
+def _load(file: str) -> dict[str, Any]:
     try:
-        data = json.loads(file.read_bytes())
+        with open(file, "rb") as handle:
+            data = json.loads(handle.read())
     except FileNotFoundError:
         return {}
     except (OSError, ValueError) as exc:
-        log.warning("ignoring unreadable %s: %s", file, exc)
+        import logging  # only to warn: logging costs the lean recall a third of its time
+
+        logging.getLogger(__name__).warning("ignoring unreadable %s: %s", file, exc)
         return {}
     return data if isinstance(data, dict) else {}
 
 
 @contextlib.contextmanager
-def _locked(root: Path) -> Iterator[None]:
+def _locked(root: StrPath) -> Iterator[None]:
     fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)

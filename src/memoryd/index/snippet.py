@@ -12,9 +12,23 @@ import bisect
 import functools
 import re
 from collections.abc import Sequence
-from typing import Protocol
 
 from memoryd.index.tokenizer import CJK_RANGES, is_cjk, is_cjk_char, normalize, stem
+
+TYPE_CHECKING = False  # typing stays off the lean recall's imports (memoryd.lean_recall)
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    class _Text(Protocol):
+        @property
+        def id(self) -> str: ...
+        @property
+        def summary(self) -> str | None: ...
+        @property
+        def load_when(self) -> tuple[str, ...]: ...
+        @property
+        def body(self) -> str: ...
+
 
 OPEN, CLOSE = "«", "»"
 MARKERS = {"plugin": (OPEN, CLOSE), "layered": ("<<", ">>")}  # `recall --markers`
@@ -22,15 +36,14 @@ WIDTH = 160  # characters of original text in a snippet
 _SPACE_RE = re.compile(r"\s+")
 
 
-class _Text(Protocol):
-    @property
-    def id(self) -> str: ...
-    @property
-    def summary(self) -> str | None: ...
-    @property
-    def load_when(self) -> tuple[str, ...]: ...
-    @property
-    def body(self) -> str: ...
+def explain(
+    forms: dict[str, str], row: _Text, marks: tuple[str, str]
+) -> tuple[dict[str, int], str]:
+    """A hit's reasons: each matched query word as written (``forms``: term -> word) with
+    its count, and the snippet around the matches."""
+    terms = list(forms)
+    counts = {forms[t]: n for t, n in hit_counts(terms, row).items()}
+    return counts, make_snippet(terms, row.body or row.summary or "", marks=marks)
 
 
 def hit_counts(terms: Sequence[str], row: _Text) -> dict[str, int]:
