@@ -6,7 +6,6 @@ a truncated file. ``write_if_changed`` makes no-op writes invisible.
 
 from __future__ import annotations
 
-import contextlib
 import os
 
 TYPE_CHECKING = False  # pathlib and typing stay off the lean recall's imports (its hit counts)
@@ -19,8 +18,15 @@ TEMP_PREFIX = ".memoryd-tmp-"
 _TEMP_TRIES = 100
 
 
-def atomic_write(path: StrPath, data: bytes, mode: int | None = None) -> None:
+def atomic_write(
+    path: StrPath, data: bytes, mode: int | None = None, *, durable: bool = True
+) -> None:
     """Replace ``path`` with ``data`` atomically, keeping its permission bits.
+
+    ``durable=False`` skips the two fsyncs (the data's and the folder's): a reader still
+    sees the old bytes or the new ones, but a crash may lose the write, or on some file
+    systems leave an empty file. Only for data whose loss costs nothing a user relies
+    on (hit counts); each fsync costs several milliseconds on a busy disk.
 
     The temp file is ``.memoryd-tmp-`` and 8 random characters of ``[a-z0-9_]`` in the same
     folder (what ``tempfile.mkstemp`` made; sync recognises the name), created here with
@@ -39,14 +45,18 @@ def atomic_write(path: StrPath, data: bytes, mode: int | None = None) -> None:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
+        try:  # noqa: SIM105 - importing contextlib costs the lean recall
             os.unlink(tmp)
+        except FileNotFoundError:
+            pass
         raise
-    fsync_dir(folder)
+    if durable:
+        fsync_dir(folder)
 
 
 def _temp_file(folder: str) -> tuple[int, str]:

@@ -108,7 +108,7 @@ def main_git_dir(top: str) -> str:
     if os.path.isdir(dot_git):
         return dot_git
     text = _read(dot_git)
-    gitdir = _clean(os.path.join(top, text.removeprefix("gitdir:").strip()))
+    gitdir = clean(os.path.join(top, text.removeprefix("gitdir:").strip()))
     common = os.path.join(gitdir, "commondir")
     if os.path.isfile(common):
         return os.path.realpath(os.path.join(gitdir, _read(common)))
@@ -156,7 +156,7 @@ def _read(file: str) -> str:
         return handle.read().strip()
 
 
-def _clean(path: str) -> str:
+def clean(path: str) -> str:
     """``path`` as ``pathlib`` spells it: no empty or ``.`` parts, no trailing slash."""
     parts = [part for part in path.split(os.sep) if part and part != "."]
     lead = os.sep if path.startswith(os.sep) else ""

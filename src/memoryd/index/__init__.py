@@ -6,11 +6,15 @@ by the next reconcile. See docs/search.md.
 The names below load on first use: importing one light module of the package (the
 tokenizer, the candidate fetch, the ranking) must not import the reconcile, the
 schema and their dataclasses, which the lean ``memoryd recall`` never needs.
+``reconcile`` is both a function here and a submodule, and importing a submodule binds
+its name on the package: a property of the package's class keeps the name the function.
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 
 TYPE_CHECKING = False  # not typing's: importing typing costs more than the lean recall's query
 if TYPE_CHECKING:
@@ -32,7 +36,7 @@ __all__ = [
 
 _HOME = {
     "IndexDB": "db", "Row": "db", "open_index": "db",
-    "ReconcileReport": "reconcile", "reconcile": "reconcile",
+    "ReconcileReport": "reconcile",
     "Hit": "search", "recall": "search",
 }  # fmt: skip
 
@@ -44,3 +48,16 @@ def __getattr__(name: str) -> Any:
     value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
     globals()[name] = value
     return value
+
+
+class _Package(types.ModuleType):
+    @property
+    def reconcile(self) -> Any:
+        return importlib.import_module(f"{__name__}.reconcile").reconcile
+
+    @reconcile.setter
+    def reconcile(self, _submodule: Any) -> None:
+        """The import system binding the submodule: the function stays the name."""
+
+
+sys.modules[__name__].__class__ = _Package

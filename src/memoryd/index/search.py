@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memoryd.config import Config, RootConfig
+from memoryd.index import hitview
 from memoryd.index.db import IndexDB, Row
 from memoryd.index.fetch import candidates
 from memoryd.index.hits import bump_hits, hit_lookup
@@ -63,25 +64,7 @@ class Hit:
         )
 
     def to_json(self) -> dict[str, Any]:
-        foreign = {}
-        if self.row is not None and self.row.layout != "plugin":
-            row = self.row
-            foreign = {"layout": row.layout, "type": row.type, "scope_id": row.scope_id}
-        return {
-            **foreign,
-            **self.conflict(),
-            "id": self.id,
-            "path": str(self.path),
-            "root": str(self.root),
-            "scope": self.scope,
-            "kind": self.kind,
-            "summary": self.summary,
-            "score": float(f"{self.score:.6g}"),  # significant digits: bm25 can be ~1e-6
-            "parts": {name: float(f"{value:.6g}") for name, value in self.parts.items()},
-            "terms": self.terms,
-            "snippet": self.snippet,
-            "body": self.body,
-        }
+        return hitview.to_json(self)
 
 
 def recall(
