@@ -31,7 +31,10 @@ import operator
 import re
 import unicodedata
 from collections.abc import Callable, Iterable
-from typing import Any
+
+TYPE_CHECKING = False  # typing stays off the lean recall's imports (tests/test_startup.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 # Bump when the output for some text changes: the index is rebuilt from the files.
 TOKENIZER_VERSION = 2
