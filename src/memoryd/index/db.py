@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import sqlite3
 from collections.abc import Iterator
@@ -63,7 +64,15 @@ def dump_problems(problems: list[Problem] | tuple[Problem, ...]) -> str:
 
 
 def load_problems(text: str) -> tuple[Problem, ...]:
-    return tuple(Problem(p["code"], p["message"]) for p in json.loads(text or "[]"))
+    if not text or text == "[]":  # nearly every row: no JSON to parse
+        return ()
+    return tuple(Problem(p["code"], p["message"]) for p in json.loads(text))
+
+
+@functools.lru_cache(maxsize=64)
+def _root_path(root: str) -> Path:
+    """A root's Path, made once: every row of a recall names one of a few roots."""
+    return Path(root)
 
 
 def row_from_sql(values: tuple[object, ...]) -> Row:
@@ -72,7 +81,7 @@ def row_from_sql(values: tuple[object, ...]) -> Row:
      oversized) = values  # fmt: skip
     return Row(
         path=Path(str(path)),
-        root=Path(str(root)),
+        root=_root_path(str(root)),
         scope=str(scope),
         layout=str(layout),
         type=type_ if isinstance(type_, str) else None,

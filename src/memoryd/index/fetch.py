@@ -92,6 +92,7 @@ STRATEGIES = ("and-or", "levels", "or")
 
 
 _CANDIDATE_COLUMNS = "rowid, root, scope, layout, id, pinned, created, updated, mtime_ns"
+_CANDIDATE_FIELDS = ", ".join(f"memories.{c}" for c in _CANDIDATE_COLUMNS.split(", ")[1:])
 def json_ints(values: list[int]) -> str:
     """A JSON array of integers, for ``rowid IN (SELECT value FROM json_each(?))``."""
     return "[" + ",".join(str(int(v)) for v in values) + "]"
@@ -180,18 +181,23 @@ def _top(
     *,
     visible: _Visible | None = None,
 ) -> list[tuple[float, Candidate]]:
+    """The ``fetch`` best by bm25 that pass the filters: FTS5's top ``k`` and their rows in
+    one statement (the rows looked up by rowid, in bm25 order, each marked whether it
+    passes), ``k`` growing while too few pass and more match."""
     if expression is None:
         return []
+    condition, params = _passes(roots, filters, visible)
     weights = ", ".join(str(w) for w in COLUMN_WEIGHTS)
     sql = (
-        f"SELECT rowid, bm25(memories_fts, {weights}) AS rel FROM memories_fts "
-        "WHERE memories_fts MATCH ? ORDER BY rel LIMIT ?"
-    )
+        f"SELECT top.rowid, top.rel, {condition}, {_CANDIDATE_FIELDS} FROM "
+        f"(SELECT rowid, bm25(memories_fts, {weights}) AS rel FROM memories_fts "
+        "WHERE memories_fts MATCH ? ORDER BY rel LIMIT ?) AS top "
+        "LEFT JOIN memories ON memories.rowid = top.rowid"
+    )  # a LEFT JOIN keeps the subquery's (bm25) order: it is the outer loop
     k = fetch * 2
     while True:
-        ranked = db.conn.execute(sql, (expression, k)).fetchall()
-        rows = candidate_rows(db, [rowid for rowid, _ in ranked], roots, filters, visible)
-        found = [(-rel, rows[rowid]) for rowid, rel in ranked if rowid in rows]
+        ranked = db.conn.execute(sql, (*params, expression, k)).fetchall()
+        found = [(-row[1], Candidate(row[0], *row[3:])) for row in ranked if row[2]]
         if len(found) >= fetch or len(ranked) < k:
             return found[:fetch]
         k *= GROWTH
@@ -246,19 +252,28 @@ def candidate_rows(
     superseded), not a compiled file, passing ``filters`` (and ``visible``)."""
     if not rowids or not roots:
         return {}
+    condition, params = _passes(roots, filters, visible)
     sql = (
         f"SELECT {_CANDIDATE_COLUMNS} FROM memories WHERE rowid IN "
-        f"(SELECT value FROM json_each(?)) AND +root IN ({', '.join('?' for _ in roots)}) "
-        f"AND {_CURRENT} AND NOT {_COMPILED}"
+        f"(SELECT value FROM json_each(?)) AND {condition}"
     )
+    rows = db.conn.execute(sql, [json_ints(rowids), *params])
+    return {values[0]: Candidate(*values) for values in rows}
+
+
+def _passes(
+    roots: Sequence[_Root], filters: Mapping[str, str | None], visible: _Visible | None
+) -> tuple[str, list[Any]]:
+    """The condition on a ``memories`` row that recall may return it, and its parameters."""
     # "+root": look the few rowids up, never scan a root's rows through an index on root
-    params: list[Any] = [json_ints(rowids), *(str(r.path) for r in roots)]
+    sql = f"(+memories.root IN ({', '.join('?' for _ in roots)}) AND {_CURRENT} AND NOT {_COMPILED}"
+    params: list[Any] = [str(r.path) for r in roots]
     for column, value in filters.items():  # column names are ours, never the user's
         if value is not None:
-            sql += f" AND {column} = ?"
+            sql += f" AND memories.{column} = ?"
             params.append(value)
     if visible is not None:
         condition, extra = visible.sql()
         sql += f" AND {condition}"
         params += extra
-    return {values[0]: Candidate(*values) for values in db.conn.execute(sql, params)}
+    return sql + ")", params
