@@ -39,7 +39,7 @@ def running(tmp_path: Path) -> Iterator[tuple[App, Path, DaemonProcess]]:
 
 
 def assert_settles(app: App, scratch: Path, what: str, daemon: DaemonProcess) -> None:
-    assert wait_until(lambda: settled(app, scratch), 20), f"{what}: not settled\n{daemon.output()}"
+    assert wait_until(lambda: settled(app, scratch)), f"{what}: not settled\n{daemon.output()}"
 
 
 def test_every_kind_of_edit_ends_fresh(

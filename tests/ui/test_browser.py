@@ -346,7 +346,7 @@ def test_the_page_works_beside_a_running_daemon(
         assert f"daemon running (pid {daemon.proc.pid})" in page.inner_text("#status")
         write_memory(isolated_home / "memory", "facts/kettle.md", "The kettle is descaled monthly.",
                      kind="fact", summary="kettle upkeep")  # fmt: skip
-        assert wait_until(lambda: bool(ui.api("search", q="kettle")["hits"]), timeout=30)
+        assert wait_until(lambda: bool(ui.api("search", q="kettle")["hits"]))
         search(page, "kettle")
         assert hit_ids(page) == ["facts/kettle"]
     finally:
