@@ -11,6 +11,11 @@ re-arms for the rest of the wait where a session is still active. An idle
 machine has no timer and no polling at all. Whatever goes
 wrong there is logged and the daemon carries on (see memoryd.daemon.scheduler).
 Folders that do not exist yet are looked for again on the daemon's tick.
+
+When a watch begins, the transcripts already there that changed since the
+ledger's watermark count as changed (turns written while the daemon was down,
+or in the moment between its start and the watch); a clean stop moves the
+watermark up to what has settled (see memoryd.extract.tracker).
 """
 
 from __future__ import annotations
@@ -60,7 +65,9 @@ class Extraction:
         self._armed: set[str] = set()
         self._lock = threading.Lock()
 
-    def start(self) -> None:
+    def start(self, since: float | None = None) -> None:
+        """Watch the transcript folders; ``since``: when the daemon began starting (the first
+        run's Claude watermark: transcripts changed after it count; default now)."""
         if not self.config.extract.command:
             log.info("extraction is off: no extract.command in config.yaml")
             return
@@ -72,7 +79,7 @@ class Extraction:
             self.app, Ledger(self.app.paths.state_dir), settings=lambda: self.config.extract
         )
         self.tracker = for_app(extractor)
-        self.tracker.prime()
+        self.tracker.prime(since)
         try:
             self._observer = self.native()
             self._observer.start()
@@ -86,14 +93,17 @@ class Extraction:
     def check(self, late: bool = True) -> None:
         """Watch transcript folders that appeared since the last look (the daemon's tick).
 
-        A folder that appears while the daemon runs is new, and so is everything
-        already in it (written before its watch began): each file counts as changed.
+        Files already in a folder when its watch begins count as changed as
+        :meth:`memoryd.extract.tracker.Tracker.backlog` says: Claude Code transcripts
+        newer than the watermark at any time; in an OpenCode folder that appeared while
+        the daemon runs (``late``), everything.
         """
-        if self.tracker is None or self._observer is None:
+        tracker = self.tracker
+        if tracker is None or self._observer is None:
             return
         added: list[Watch] = []
         with self._lock:
-            for watch in self.tracker.watched():
+            for watch in tracker.watched():
                 if watch.path in self._watched:
                     continue
                 try:
@@ -104,8 +114,11 @@ class Extraction:
                     continue
                 self._watched.add(watch.path)
                 added.append(watch)
-        for watch in added if late else []:
-            for path in _files(watch):
+        for watch in added:
+            backlog = tracker.backlog(watch, late)
+            if backlog:
+                log.info("%d transcripts in %s changed before the watch", len(backlog), watch.path)
+            for path in backlog:
                 self.changed(path)
 
     def changed(self, path: Path) -> None:  # watchdog's thread
@@ -148,22 +161,13 @@ class Extraction:
 
     def stop(self) -> None:
         observer, self._observer = self._observer, None
-        if self.tracker is not None:
-            self.tracker.extractor.stopping.set()
-        self.tracker = None
+        tracker, self.tracker = self.tracker, None
+        if tracker is not None:
+            tracker.extractor.stopping.set()  # a running command ends; its turn is not settled
+            tracker.advance()
         self._watched.clear()
         self._armed.clear()
         if observer is not None:
             observer.stop()
             if observer.is_alive():
                 observer.join(timeout=10)
-
-
-def _files(watch: Watch) -> list[Path]:
-    """The files already in a watched folder (below it too when the watch is recursive)."""
-    if not watch.recursive:
-        try:
-            return [Path(e.path) for e in os.scandir(watch.path) if e.is_file()]
-        except OSError:
-            return []
-    return [Path(top, name) for top, _dirs, files in os.walk(watch.path) for name in files]

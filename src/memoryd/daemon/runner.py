@@ -67,6 +67,7 @@ class Daemon:
     # -- lifecycle
     def start(self) -> None:
         """Take the lock, serve at once, reconcile every root in the background."""
+        began = time.time()  # before the status says we run: extraction counts changes since
         self.lock.acquire()
         self.status.update()
         self.worker.start()
@@ -78,7 +79,7 @@ class Daemon:
         self.worker.send(Cmd.RECONCILE)
         self._schedule()
         self.scheduler.start()
-        self.extraction.start()
+        self.extraction.start(since=began)
         log.info("memoryd %d serving %d roots", self.status.status.pid, len(self.config.roots))
 
     def stop(self) -> None:

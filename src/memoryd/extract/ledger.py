@@ -6,6 +6,10 @@ and the last attempt: when, the outcome, why nothing was written when nothing
 was, what was written and what was refused, and the command's stderr when it
 failed. ``memoryd status`` and ``memoryd inspect`` read it, so "nothing
 extracted" and "extraction broken" are never confused.
+
+``marks`` holds the per-source watermarks that say where old sessions end (the
+OpenCode database's newest settled write in ms; the mtime, in epoch seconds, up
+to which every Claude Code transcript settled): see memoryd.extract.tracker.
 """
 
 from __future__ import annotations
@@ -57,7 +61,7 @@ class Ledger:
         self.file = state_dir / LEDGER_FILE
         self._lock = threading.Lock()
         self.sessions: dict[str, SessionEntry] = {}
-        self.marks: dict[str, float] = {}  # per-source watermarks (e.g. the OpenCode database's)
+        self.marks: dict[str, float] = {}  # per-source watermarks (see the module docstring)
         self._load()
 
     def _load(self) -> None:

@@ -7,17 +7,33 @@ it changed for ``extract.settle_ms``. A bucket is one Claude Code transcript
 file, the OpenCode database, or the OpenCode JSON store. ``settle`` answers how
 long to wait before asking again when a session in the bucket is still active.
 
-Only sessions active while the daemon runs are extracted: the first time
-memoryd sees the OpenCode database its watermark starts at the newest write
-already there (:meth:`Tracker.prime`), so years of old sessions are not sent to
-a paid model at once; Claude Code transcripts count once they change. Sessions
-that worked in the extractor's own folder (an agent CLI used as the extractor)
-are never extracted.
+Only sessions active since extraction first ran are extracted, so years of old
+sessions are never sent to a paid model at once. Two watermarks in the ledger
+say where "old" ends (:meth:`Tracker.prime` starts both the first time only):
+
+- The OpenCode database's starts at the newest write already there and moves
+  to the newest settled write.
+- Claude Code's (``CLAUDE_MARK``, epoch seconds) starts when the daemon began
+  starting. Whenever a watch on the projects folder begins (daemon start, the
+  folder appearing later, a config reload) every transcript there whose mtime
+  is newer than the mark counts as changed (:meth:`Tracker.backlog`), so turns
+  written while the daemon was down, or between its start and the watch, are
+  extracted without waiting for their next change. At a clean stop
+  :meth:`Tracker.advance` moves the mark to just before the oldest transcript
+  whose newest write was not settled in this run (pending, still active, or
+  cut short by the stop), or to the stop time when all were. It looks at the
+  files themselves, not only at the events the watcher delivered, and it never
+  moves back. A crash leaves the old mark: the next start re-examines more,
+  which is cheap, and :meth:`Extractor.consider` sends only turns not done yet.
+
+Sessions that worked in the extractor's own folder (an agent CLI used as the
+extractor) are never extracted.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -32,6 +48,10 @@ log = logging.getLogger(__name__)
 
 DB_FILES = ("opencode.db", "opencode.db-wal")
 CLAUDE_BUCKET, DB_BUCKET, JSON_BUCKET = "claude:", "opencode-db", "opencode-json"
+CLAUDE_MARK = "claude"  # the ledger's Claude Code watermark: transcript mtimes, epoch seconds
+# A file's mtime comes from the kernel's coarse clock (a tick behind time.time()) or from a
+# file server's clock: the Claude mark is kept this far before the moments it stands for.
+MTIME_SLACK_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -73,6 +93,7 @@ class Tracker:
         self._lock = threading.Lock()
         self._own = extractor_dir(extractor.app).resolve()
         self._claude = transcript.ClaudeReader()
+        self._settled: dict[Path, float] = {}  # a transcript's mtime when it last settled
 
     @property
     def settle_s(self) -> float:
@@ -97,12 +118,68 @@ class Tracker:
             paths += [self.opencode_dir, storage / "message", storage / "part"]
         return paths
 
-    def prime(self) -> None:
-        """Start the OpenCode database's watermark at its newest write, the first time only."""
-        if self.opencode_dir is None or DB_BUCKET in self.extractor.ledger.marks:
+    def prime(self, since: float | None = None) -> None:
+        """Start the watermarks the first time only: OpenCode's database at its newest write,
+        Claude Code's at ``since`` (when the daemon began starting; default now)."""
+        ledger = self.extractor.ledger
+        if self.claude_dir is not None and CLAUDE_MARK not in ledger.marks:
+            began = self.clock() if since is None else since
+            ledger.mark(CLAUDE_MARK, began - MTIME_SLACK_S)
+        if self.opencode_dir is None or DB_BUCKET in ledger.marks:
             return
         newest = transcript.opencode_db_newest(self.opencode_dir / DB_FILES[0])
-        self.extractor.ledger.mark(DB_BUCKET, newest)
+        ledger.mark(DB_BUCKET, newest)
+
+    def backlog(self, watch: Watch, late: bool) -> list[Path]:
+        """The files already in a folder whose watch just began that count as changed.
+
+        Claude Code transcripts newer than the Claude mark, whenever the watch began. In an
+        OpenCode folder that appeared while the daemon ran (``late``), every file.
+        """
+        if watch.path == self.claude_dir:
+            since = self.extractor.ledger.marks.get(CLAUDE_MARK)
+            return [p for p, mtime in self._transcripts() if since is None or mtime > since]
+        return _files(watch) if late else []
+
+    def advance(self) -> None:
+        """Move the Claude mark as far as every transcript's newest write has settled."""
+        ledger = self.extractor.ledger
+        old = ledger.marks.get(CLAUDE_MARK)
+        if self.claude_dir is None or old is None:
+            return
+        with self._lock:
+            settled = dict(self._settled)
+        mark = self.clock() - MTIME_SLACK_S
+        for path, mtime in self._transcripts():
+            if mtime > old and settled.get(path, -1.0) < mtime:
+                mark = min(mark, mtime - MTIME_SLACK_S)  # next start: newer than the mark
+        if mark > old:
+            ledger.mark(CLAUDE_MARK, mark)
+            log.debug("claude transcripts settled up to %.3f", mark)
+
+    def _transcripts(self) -> list[tuple[Path, float]]:
+        """Every Claude Code session transcript (not subagents' files) with its mtime."""
+        found: list[tuple[Path, float]] = []
+        if self.claude_dir is None:
+            return found
+        try:
+            slugs = [e for e in os.scandir(self.claude_dir) if e.is_dir(follow_symlinks=False)]
+        except OSError:
+            return found
+        for slug in slugs:
+            try:
+                entries = list(os.scandir(slug.path))
+            except OSError:
+                continue
+            for entry in entries:
+                if not entry.name.endswith(".jsonl"):
+                    continue
+                try:
+                    if entry.is_file():
+                        found.append((Path(entry.path), entry.stat().st_mtime))
+                except OSError:
+                    continue
+        return found
 
     def bucket_of(self, path: Path) -> str | None:
         """The bucket a changed file belongs to (None: not a transcript)."""
@@ -147,7 +224,21 @@ class Tracker:
         elif bucket == DB_BUCKET and conversations:
             newest = max(c.updated for c in conversations)
             self.extractor.ledger.mark(DB_BUCKET, newest * 1000)
+        elif bucket.startswith(CLAUDE_BUCKET) and not self.extractor.stopping.is_set():
+            self._note_settled(Path(bucket[len(CLAUDE_BUCKET) :]), conversations)
         return wait
+
+    def _note_settled(self, path: Path, conversations: list[Conversation]) -> None:
+        """Remember the mtime up to which a transcript was read and settled (for advance)."""
+        if conversations:
+            mtime = conversations[0].updated  # fstat'ed before the read: all of it was read
+        else:
+            try:  # unreadable or no conversation: waiting longer would not change that
+                mtime = path.stat().st_mtime
+            except OSError:
+                return
+        with self._lock:
+            self._settled[path] = mtime
 
     def _own_session(self, conv: Conversation) -> bool:
         if conv.cwd is None:
@@ -171,3 +262,13 @@ class Tracker:
         sessions = {s for p in paths if (s := transcript.opencode_json_session_of(storage, p))}
         loaded = (transcript.opencode_json_session(storage, s) for s in sorted(sessions))
         return [c for c in loaded if c is not None]
+
+
+def _files(watch: Watch) -> list[Path]:
+    """The files already in a watched folder (below it too when the watch is recursive)."""
+    if not watch.recursive:
+        try:
+            return [Path(e.path) for e in os.scandir(watch.path) if e.is_file()]
+        except OSError:
+            return []
+    return [Path(top, name) for top, _dirs, files in os.walk(watch.path) for name in files]
