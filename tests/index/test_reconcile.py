@@ -391,3 +391,37 @@ def test_quick_check_runs_again_only_when_the_file_changed(
     with open_index(world.paths):
         pass
     assert checks() == 3
+
+
+def test_a_file_two_roots_list_has_one_row_with_the_last_roots_tokens(
+    world: World, db: IndexDB
+) -> None:
+    """A new path is inserted without a look-up first; a path another root already indexed
+    takes the update branch, whose 'delete' must remove exactly the first root's tokens."""
+    outer = world.global_root
+    inner = dataclasses.replace(outer, path=outer.path / "team", scope="project")
+    path = world.write(inner, "a.md", "alpha 部署")
+    reconcile(db, world.config, [outer])
+    assert reconcile(db, world.config, [inner]).added == [path]  # new to this root
+    rows = db.rows()
+    assert [(r.path, r.root, r.id) for r in rows] == [(path, inner.path, "a")]
+    assert fts_count(db, '"alpha"') == 1 and fts_count(db, '"team"') == 0  # the id is "a" now
+    world.write(inner, "a.md", "beta")
+    reconcile(db, world.config, [inner])
+    assert (fts_count(db, '"alpha"'), fts_count(db, '"部署"'), fts_count(db, '"beta"')) == (0, 0, 1)
+
+
+def test_a_new_or_reset_index_gathers_large_batches_in_memory(world: World) -> None:
+    """FTS5's hashsize is raised on a new index and on reset (reindex --full), so a large
+    write batch becomes one segment of the full-text index, not one per megabyte."""
+    from memoryd.index import schema
+
+    def hashsize(db: IndexDB) -> object:
+        found = db.conn.execute("SELECT v FROM memories_fts_config WHERE k = 'hashsize'")
+        return found.fetchone()
+
+    with open_index(world.paths) as db:
+        assert hashsize(db) == (schema.FTS_HASHSIZE,)
+        db.conn.execute("DELETE FROM memories_fts_config WHERE k = 'hashsize'")
+        db.reset()
+        assert hashsize(db) == (schema.FTS_HASHSIZE,)

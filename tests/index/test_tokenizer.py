@@ -10,13 +10,16 @@ import Stemmer  # type: ignore[import-not-found]
 from hypothesis import given
 from hypothesis import strategies as st
 
+from memoryd.index import tokenizer
 from memoryd.index.tokenizer import (
     CJK_NOT_WORD,
     CJK_RANGES,
     fts_expression,
+    index_text,
     index_tokens,
     is_cjk,
     query_terms,
+    stem,
     tokenize,
 )
 
@@ -94,6 +97,24 @@ _ALPHABET = st.sampled_from(
 def test_tokens_match_the_specification(text: str) -> None:
     assert index_tokens(text) == spec_tokens(text, tails=True)
     assert tokenize(text) == spec_tokens(text, tails=False)
+    for _ in range(2):  # the second time from index_text's memo
+        assert index_text(text) == " ".join(spec_tokens(text, tails=True))
+
+
+def test_index_text_keeps_a_bounded_memo_of_words_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The memo keeps words (not an id's numbers, not CJK clauses) and is emptied when
+    full, so a daemon that indexes ever-new words never grows it past its size."""
+    memo = tokenizer._RunText()
+    monkeypatch.setattr(tokenizer, "_RUN_TEXT", memo)
+    monkeypatch.setattr(tokenizer, "RUN_MEMO_SIZE", 50)
+    assert index_text("Deploying 000123 部署脚本用 pnpm") == "deploy 000123 部署 署脚 脚本 本用 用 pnpm"
+    assert index_text("部署脚本用 deploys") == "部署 署脚 脚本 本用 用 deploy"
+    assert index_text("Deploy #42") == "deploy 42"  # an ASCII text's words are bytes
+    assert set(memo) == {"deploying", "pnpm", "deploys", b"deploy"}
+    words = [f"word{chr(97 + i % 26)}{chr(97 + i // 26 % 26)}{chr(97 + i // 676)}" for i in range(400)]
+    for word in words:
+        assert index_text(f"the {word}") == f"the {stem(word)}"
+        assert len(memo) <= 50
 
 
 def test_the_run_class_is_word_characters_plus_every_cjk_range() -> None:

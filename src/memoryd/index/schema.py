@@ -110,6 +110,13 @@ CREATE INDEX memories_fingerprint ON memories(root, path, size, mtime_ns, checke
 DROP INDEX IF EXISTS memories_root;
 """
 
+# FTS5 keeps a transaction's new terms in memory up to its hashsize (1 MB by default) before it
+# writes them out as a segment; a reconcile's large batch (up to 16 MB of text, see
+# memoryd.index.reconcile.BATCH_BYTES) then becomes one segment, not one per megabyte, and
+# far less merging. A setting stored in the database; small writes never come near it.
+FTS_HASHSIZE = 16 << 20
+_TUNING = f"INSERT INTO memories_fts(memories_fts, rank) VALUES ('hashsize', {FTS_HASHSIZE})"
+
 # Forward migrations: MIGRATIONS[v] turns schema v-1 into schema v.
 MIGRATIONS: dict[int, str] = {1: _CREATE_V1, 2: _DROP_TRIGGERS_V2, 3: _FINGERPRINTS_V3}
 
@@ -220,6 +227,8 @@ def _migrate(conn: sqlite3.Connection) -> None:
                 log.info("index: migrating schema to version %d", version)
             for statement in _statements(MIGRATIONS[version]):
                 conn.execute(statement)
+        if current == 0:
+            conn.execute(_TUNING)
         if current != SCHEMA_VERSION:
             conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
             conn.execute(f"PRAGMA user_version = {USER_VERSION}")
@@ -249,6 +258,7 @@ def reset(conn: sqlite3.Connection) -> None:
         for version in range(1, SCHEMA_VERSION + 1):
             for statement in _statements(MIGRATIONS[version]):
                 conn.execute(statement)
+        conn.execute(_TUNING)
         conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         conn.execute(f"PRAGMA user_version = {USER_VERSION}")
 
