@@ -17,7 +17,7 @@ from memoryd.daemon.extracting import JOB_PREFIX
 from memoryd.daemon.runner import Daemon
 from memoryd.extract.tracker import CLAUDE_MARK, MTIME_SLACK_S, Watch
 from tests.daemon.harness import DaemonProcess, daemon_ready, wait_until
-from tests.extract.agents import ClaudeSession, extractor_command
+from tests.extract.agents import ClaudeSession, OpenCodeDB, extractor_command
 from tests.extract.conftest import TURNS, World, claude_turns
 
 BACKUPS = ("where do the nightly backups go?", "To the cold-storage bucket in eu-west-1.")
@@ -238,3 +238,35 @@ def test_a_write_the_watcher_never_reported_keeps_the_mark_below_it(world: World
     mark = claude_mark(world)
     assert mark is not None and abs(mark - (time.time() - MTIME_SLACK_S)) < 5
     assert tracker.backlog(Watch(world.projects, recursive=True), late=False) == []
+
+
+def test_opencode_sessions_saved_while_the_daemon_was_down_are_extracted_at_its_start(
+    world: World,
+) -> None:
+    configure(world)
+    db = OpenCodeDB(world.opencode)
+    try:
+        old = db.session(world.repo)
+        for prompt, answer in TURNS:
+            db.turn(old, prompt, answer)
+        daemon = Daemon(App())  # the first sight of the database: what is there is history
+        daemon.start()
+        daemon.stop()
+        time.sleep(0.01)  # OpenCode's times are in milliseconds
+        sid = db.session(world.repo)  # the daemon is down
+        for prompt, answer in TURNS:
+            db.turn(sid, prompt, answer)
+    finally:
+        db.close()
+    daemon = Daemon(App())
+    daemon.start()
+    try:  # no further write: the start alone finds it
+        assert wait_until(
+            lambda: (
+                (ledger_file(world)["sessions"].get(f"opencode:{sid}") or {}).get("turns_done") == 4
+            )
+        )
+    finally:
+        daemon.stop()
+    assert f"opencode:{old}" not in ledger_file(world)["sessions"]
+    assert len(world.calls()) == 1

@@ -12,7 +12,8 @@ sessions are never sent to a paid model at once. Two watermarks in the ledger
 say where "old" ends (:meth:`Tracker.prime` starts both the first time only):
 
 - The OpenCode database's starts at the newest write already there and moves
-  to the newest settled write.
+  to the newest settled write; each watch of it begins with one settle, which
+  finds the sessions saved while the daemon was down.
 - Claude Code's (``CLAUDE_MARK``, epoch seconds) starts when the daemon began
   starting. Whenever a watch on the projects folder begins (daemon start, the
   folder appearing later, a config reload) every transcript there whose mtime
@@ -133,13 +134,17 @@ class Tracker:
     def backlog(self, watch: Watch, late: bool) -> list[Path]:
         """The files already in a folder whose watch just began that count as changed.
 
-        Claude Code transcripts newer than the Claude mark, whenever the watch began. In an
-        OpenCode folder that appeared while the daemon ran (``late``), every file.
+        Claude Code transcripts newer than the Claude mark, whenever the watch began. The
+        OpenCode database (its settle asks for the sessions written after its own mark). In
+        an OpenCode folder that appeared while the daemon ran (``late``), every file.
         """
         if watch.path == self.claude_dir:
             since = self.extractor.ledger.marks.get(CLAUDE_MARK)
             return [p for p, mtime in self._transcripts() if since is None or mtime > since]
-        return _files(watch) if late else []
+        if late:
+            return _files(watch)
+        db = watch.path / DB_FILES[0]
+        return [db] if watch.path == self.opencode_dir and db.is_file() else []
 
     def advance(self) -> None:
         """Move the Claude mark as far as every transcript's newest write has settled."""
