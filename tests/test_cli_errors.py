@@ -108,15 +108,26 @@ def test_zsh_and_fish_scripts_name_every_command_and_option(shell: str) -> None:
         assert checked.returncode == 0, checked.stderr
 
 
+# Each keystroke is sent once the screen shows what the one before it drew (a fixed sleep
+# is too short on a loaded machine, and ZLE draws nothing while typed-ahead keys wait).
 ZPTY = r"""
 zmodload zsh/zpty
 zpty z 'zsh -f -i'
-zpty -w z 'PS1="> "; fpath=(%(folder)s $fpath); autoload -U compinit; compinit -u -D; memoryd() { :; }'
-sleep 1
-zpty -n -w z $'memoryd insp\t'; sleep 1; zpty -n -w z $' --js\t\n'; sleep 1
-zpty -n -w z $'memoryd recall --scope \t'; sleep 1
 all=""
-while zpty -r -t z chunk; do all+=$chunk; done
+typeset -i deadline=$(( SECONDS + 50 ))  # the whole drive, within the run's 60 s
+upto() {  # read the shell's screen until it matches the pattern $1
+  local chunk
+  while [[ $all != $~1 ]]; do
+    (( SECONDS < deadline )) || return 1
+    if zpty -r -t z chunk; then all+=$chunk; else sleep 0.05; fi
+  done
+}
+zpty -w z 'PS1="> "; fpath=(%(folder)s $fpath); autoload -U compinit; compinit -u -D; memoryd() { :; }; print -r -- $(( 6 * 7 ))-ready'
+upto '*42-ready*> *'
+zpty -n -w z $'memoryd insp\t'; upto '*insp*ect*'
+zpty -n -w z $' --js\t'; upto '*insp*ect*--js*on*'
+zpty -n -w z $'\n'; upto '*insp*ect*--js*on*> *'
+zpty -n -w z $'memoryd recall --scope \t'; upto '*--scope*global*project*'
 print -r -- "$all"
 zpty -d z
 """
@@ -133,8 +144,8 @@ def test_zsh_completion_completes_in_a_real_zsh(tmp_path: Path) -> None:
     import re
 
     screen = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]|[\x00-\x09\x0b-\x1f]", "", drive.stdout)
-    assert "memoryd inspect --json" in " ".join(screen.split())
-    assert re.search(r"global\s+project", screen)
+    assert "memoryd inspect --json" in " ".join(screen.split()), screen
+    assert re.search(r"global\s+project", screen), screen
 
 
 @pytest.mark.skipif(shutil.which("fish") is None, reason="fish is not installed here")

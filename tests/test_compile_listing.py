@@ -4,9 +4,11 @@ import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from memoryd.compile import listing as listing_module
 from memoryd.compile.listing import ScanCache, scan_root
 
 
@@ -93,7 +95,9 @@ def test_a_scan_of_changed_paths_equals_a_full_scan(name: str, tmp_path: Path) -
     assert listing(root, cache, changed) == listing(root, ScanCache())
 
 
-def test_unchanged_files_are_not_read_again(tmp_path: Path) -> None:
+def test_unchanged_files_are_not_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = tmp_path / "root"
     for i in range(5):
         write(root / f"facts/m{i}.md", f"---\nsummary: {i}\n---\n")
@@ -103,7 +107,11 @@ def test_unchanged_files_are_not_read_again(tmp_path: Path) -> None:
     assert cache.parsed == 5
     listing(root, cache)
     assert cache.parsed == 5
-    write(root / "facts/m1.md", "---\nsummary: one\n---\n")  # fresh mtime: racy, read again
+    fresh = write(root / "facts/m1.md", "---\nsummary: one\n---\n")  # racy: read again
+    # both reads below happen "just now" even when a loaded machine stalls this test for
+    # longer than the racy window (2 s): the scan's clock stands at the moment of writing
+    written = fresh.stat().st_mtime_ns
+    monkeypatch.setattr(listing_module, "time", SimpleNamespace(time_ns=lambda: written))
     listing(root, cache, [root / "facts/m1.md"])
     listing(root, cache)
     assert cache.parsed == 7

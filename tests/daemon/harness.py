@@ -41,6 +41,17 @@ def memory(summary: str, body: str = "body", kind: str = "fact") -> str:
     return f"---\nkind: {kind}\nsummary: {summary}\n---\n{body}\n"
 
 
+def save(path: Path, text: str) -> None:
+    """Save ``path`` as an editor does atomically: one rename, so one event and one batch.
+
+    ``write_text`` truncates, then writes: a test stalled between the two for longer than
+    the daemon's quiet_ms (150 ms; a loaded machine) gives two batches, two compiles.
+    """
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
 def indexed(app: App) -> set[tuple[str, str]]:
     with open_index(app.paths) as db:
         return {(str(r.path), r.hash) for r in db.rows()}

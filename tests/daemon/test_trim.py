@@ -13,7 +13,7 @@ import pytest
 from memoryd.app import App
 from memoryd.daemon.runner import Daemon
 from memoryd.daemon.trim import Trimmer, glibc_trim
-from tests.daemon.harness import app_with_root, memory, new_threads, settled, wait_until
+from tests.daemon.harness import app_with_root, memory, new_threads, save, settled, wait_until
 
 
 def test_it_trims_once_per_quiet_moment_after_work() -> None:
@@ -54,7 +54,7 @@ def test_the_daemon_trims_after_an_edit_once_quiet(tmp_path: Path, threads_check
         assert wait_until(lambda: daemon.status.status.last_reconcile is not None)
         assert wait_until(lambda: len(calls) >= 1)  # after the start-up reconcile and compile
         started = len(calls)
-        (root / "facts" / "new.md").write_text(memory("an edit"))
+        save(root / "facts" / "new.md", memory("an edit"))  # one batch: one piece of work
         assert wait_until(lambda: settled(app, tmp_path / "s"))
         assert wait_until(lambda: len(calls) > started)
         quiet = len(calls)

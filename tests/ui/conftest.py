@@ -26,6 +26,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from tests.daemon.harness import SETTLE_S
+
 CHROMIUM = Path("/usr/bin/chromium")
 BROWSER_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -71,7 +73,7 @@ class UI:
             self.origin + path, data=body, method=method, headers=headers or {}
         )
         try:
-            with urllib.request.urlopen(req, timeout=30) as res:
+            with urllib.request.urlopen(req, timeout=SETTLE_S) as res:
                 return res.status, dict(res.headers), res.read()
         except urllib.error.HTTPError as err:
             return err.code, dict(err.headers), err.read()
@@ -99,7 +101,7 @@ def start_ui(cwd: Path, env: dict[str, str] | None = None) -> UI:
     assert proc.stdout is not None
     threading.Thread(target=lambda: lines.put(proc.stdout.readline()), daemon=True).start()  # type: ignore[union-attr]
     try:
-        url = lines.get(timeout=30).strip()
+        url = lines.get(timeout=SETTLE_S).strip()  # python's start-up on a loaded machine
     except queue.Empty:
         proc.kill()
         raise AssertionError(

@@ -80,6 +80,20 @@ def search(page: Any, query: str) -> None:
     )
 
 
+def said(page: Any, start: str) -> str:
+    """Wait for the conflicts view's message that starts with ``start``; its text.
+
+    ``#conflicts-message .ok`` alone is no wait after a second action: the first one's
+    message is still on the page when the button is clicked.
+    """
+    found = page.wait_for_function(
+        "start => { const ok = document.querySelector('#conflicts-message .ok');"
+        " return ok !== null && ok.textContent.startsWith(start) && ok.textContent; }",
+        arg=start,
+    )
+    return str(found.json_value())
+
+
 def test_search_shows_what_recall_returns_and_why(
     home: Path, ui_factory: Any, page: Any, shots: Path
 ) -> None:
@@ -283,8 +297,8 @@ def test_conflict_resolved_with_the_button_then_synced(
     assert not (world.a.root / "CONFLICTS.md").exists()
 
     page.click(f'#sync-table tr[data-root="{world.a.root}"] button[data-action="sync"]')
-    page.wait_for_selector("#conflicts-message .ok")
-    assert page.inner_text("#conflicts-message .ok").startswith(f"{world.a.root}: ok")
+    # the resolve's own ".ok" was there before this click: wait for the sync's message
+    assert said(page, f"{world.a.root}: ").startswith(f"{world.a.root}: ok")
     remote = world.remote
     assert "B2 其他" in git(remote, "show", "main:facts/x.md")  # in git: pushed
     assert copy not in git(remote, "ls-tree", "-r", "--name-only", "main")
@@ -332,7 +346,7 @@ def test_the_page_works_beside_a_running_daemon(
         assert f"daemon running (pid {daemon.proc.pid})" in page.inner_text("#status")
         write_memory(isolated_home / "memory", "facts/kettle.md", "The kettle is descaled monthly.",
                      kind="fact", summary="kettle upkeep")  # fmt: skip
-        assert wait_until(lambda: bool(ui.api("search", q="kettle")["hits"]), timeout=30)
+        assert wait_until(lambda: bool(ui.api("search", q="kettle")["hits"]))
         search(page, "kettle")
         assert hit_ids(page) == ["facts/kettle"]
     finally:

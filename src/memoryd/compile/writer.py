@@ -3,14 +3,16 @@
 ``compile_root`` is what the CLI, the daemon, sync and the agent tools call. It writes
 with ``write_if_changed`` (atomic, and nothing at all when the bytes are equal, so a
 watcher sees no event and git no change), deletes the index.md of a folder that lost its
-last memory, and reports the paths it wrote so the daemon can ignore its own writes.
+last memory, and reports the paths it wrote. ``expect`` hears of every write and deletion
+just before it happens: the daemon must know its own writes before its watcher can report
+them, which is at the rename, long before a compile of several files returns.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +39,7 @@ log = logging.getLogger(__name__)
 
 COMPILED_LAYOUTS = ("plugin",)  # the other layouts keep their own index files
 _CACHE = ScanCache(slim=True)  # one per process: the daemon re-parses only changed files
+Expect = Callable[[Path, bytes | None], None]  # (path, the bytes it will hold; None: deleted)
 _KEPT: dict[Path, ScanCache] = {}
 LISTINGS = "listings"  # in memoryd's cache folder
 
@@ -88,8 +91,10 @@ def compile_root(
     *,
     check: bool = False,
     cache: ScanCache | None = None,
+    expect: Expect | None = None,
 ) -> CompileReport:
-    """Compile one root. ``changed``: the paths of a batch (only their folders' index.md)."""
+    """Compile one root. ``changed``: the paths of a batch (only their folders' index.md).
+    ``expect``: told of each file before it is written or deleted (see the module docstring)."""
     report = CompileReport(root.path)
     if root.layout not in COMPILED_LAYOUTS or not root.path.is_dir():
         return report
@@ -97,9 +102,9 @@ def compile_root(
     plan = _plan(root, files, config, changed, report)
     for folder in plan.targets:
         if folder not in plan.blocked:
-            _settle_index(root.path, folder, plan.compiled, check, report)
+            _settle_index(root.path, folder, plan.compiled, check, report, expect=expect)
     if not plan.blocked:
-        _settle_root_md(root.path, plan.compiled, check, report)
+        _settle_root_md(root.path, plan.compiled, check, report, expect=expect)
     return report
 
 
@@ -169,7 +174,13 @@ def affected(root: Path, changed: Collection[Path], folders: set[str]) -> set[st
 
 
 def _settle_index(
-    root: Path, folder: str, compiled: Compiled, check: bool, r: CompileReport
+    root: Path,
+    folder: str,
+    compiled: Compiled,
+    check: bool,
+    r: CompileReport,
+    *,
+    expect: Expect | None,
 ) -> None:
     path = root / index_path(folder)
     data = compiled.indexes.get(folder)
@@ -177,7 +188,7 @@ def _settle_index(
         if check:
             if _read(path) != data:
                 r.stale.append(path)
-        elif write_if_changed(path, data):
+        elif _write(path, data, expect):
             r.written.append(path)
         return
     old = _read(path)
@@ -188,11 +199,22 @@ def _settle_index(
     elif check:
         r.stale.append(path)
     else:
+        if expect is not None:
+            expect(path, None)
         _remove(path)
         r.removed.append(path)
 
 
-def _settle_root_md(root: Path, compiled: Compiled, check: bool, r: CompileReport) -> None:
+def _write(path: Path, data: bytes, expect: Expect | None) -> bool:
+    """``write_if_changed``, with ``expect`` told first."""
+    if expect is not None:
+        expect(path, data)
+    return write_if_changed(path, data)
+
+
+def _settle_root_md(
+    root: Path, compiled: Compiled, check: bool, r: CompileReport, *, expect: Expect | None
+) -> None:
     path = root / ROOT_FILE
     if compiled.root_md is None:
         r.problems.append(
@@ -206,7 +228,7 @@ def _settle_root_md(root: Path, compiled: Compiled, check: bool, r: CompileRepor
     elif check:
         if _read(path) != compiled.root_md:
             r.stale.append(path)
-    elif write_if_changed(path, compiled.root_md):
+    elif _write(path, compiled.root_md, expect):
         r.written.append(path)
 
 

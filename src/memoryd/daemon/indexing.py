@@ -2,9 +2,11 @@
 
 ``refresh`` and ``reindex`` touch the database: the batch worker thread alone
 calls them (it owns the SQLite connection). ``compile`` writes ROOT.md and
-index.md and runs on the compile thread; the paths it wrote and their hashes
+index.md and runs on the compile thread; the paths it writes and their hashes
 are remembered, so the watcher's events for them are recognised and dropped:
-no write loops.
+no write loops. A compile announces each file just before writing it: the
+watcher reports the rename at once, and the worker may settle that batch
+(``quiet_ms`` later) while a compile of several files, each fsynced, still runs.
 """
 
 from __future__ import annotations
@@ -37,23 +39,31 @@ def digest(path: Path) -> str | None:
 
 
 class OwnWrites:
-    """Files the daemon wrote, with the hash it wrote (None: it deleted them)."""
+    """Files the daemon wrote, with the hashes it wrote (None: it deleted them).
+
+    The hash a file held before the last announced write stays known too: an event
+    for the earlier write may come after the announcement of the next one.
+    """
+
+    KEEP = 2  # hashes per path: the last write and the one announced after it
 
     def __init__(self) -> None:
-        self._wrote: dict[Path, str | None] = {}
+        self._wrote: dict[Path, tuple[str | None, ...]] = {}
         self._lock = threading.Lock()
 
-    def record(self, paths: Collection[Path]) -> None:
-        hashes = {path: digest(path) for path in paths}
+    def expect(self, path: Path, data: bytes | None) -> None:
+        """``path`` is about to hold ``data`` (None: it is about to be deleted)."""
+        value = None if data is None else hashlib.sha256(data).hexdigest()
         with self._lock:
-            self._wrote.update(hashes)
+            earlier = [h for h in self._wrote.get(path, ()) if h != value]
+            self._wrote[path] = (*earlier[-(self.KEEP - 1) :], value)
 
     def drop_own(self, ops: dict[Path, Op]) -> int:
         """Remove from ``ops`` the paths still exactly as the daemon left them."""
         dropped = 0
         with self._lock:
             for path in [p for p in ops if p in self._wrote]:
-                if digest(path) == self._wrote[path]:
+                if digest(path) in self._wrote[path]:
                     del ops[path]
                     dropped += 1
                 else:  # someone changed it since: a real change, and our record is obsolete
@@ -94,9 +104,8 @@ class Engine:
         """Recompile ``root`` for ``changed`` (None: all of it); return the paths written."""
         from memoryd.compile.writer import compile_root
 
-        report = compile_root(root, config, changed=changed)
+        report = compile_root(root, config, changed=changed, expect=self.own.expect)
         written = report.touched
-        self.own.record(written)
         for path in sorted(set(report.written) & set(changed or ())):
             # the compiled file itself changed, and not by us: a hand edit, now undone
             log.warning(
