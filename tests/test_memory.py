@@ -201,3 +201,19 @@ def test_seconds_are_still_reported_and_nonsense_is_not_a_date() -> None:
     impossible = parse(b"---\ncreated: 2024-13-45\n---\nbody\n")  # YAML's date, not a date
     assert impossible.created is None and impossible.body == "body\n"
     assert [p.message for p in impossible.problems] == ["malformed YAML: month must be in 1..12"]
+
+
+_SPLIT_PIECES = st.sampled_from(
+    ["---", "...", "\n", "\r", "\r\n", "\u2028", "\x85", "\x0c", "a: b", "x", " ", "--- ", "-- ",
+     "\n---\n", "\n...", "\n---", "k: [1, 2]", "# c", "部署"]
+)  # fmt: skip
+
+
+@given(st.lists(_SPLIT_PIECES, max_size=14).map("".join), st.booleans())
+def test_the_split_without_a_line_list_agrees_with_splitlines(text: str, fenced: bool) -> None:
+    """A file whose only line break is "\\n" is split with str.find; any text splits as a
+    line-by-line reading with str.splitlines() (which also breaks at \\r, \\x85, \\u2028...)."""
+    from memoryd.memory import _split, _split_lines
+
+    text = "---\n" + text if fenced else text
+    assert _split(text) == _split_lines(text)

@@ -16,6 +16,7 @@ tag, key in quotes or continuation line is left to PyYAML.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -45,8 +46,9 @@ def load_simple(text: str) -> dict[str, Any] | None:
     meta: dict[str, Any] = {}
     items: list[Any] | None = None  # the block list being read
     indent = ""  # its items' indentation: none or two spaces, as its first item sets
+    lists = False  # whether a value is a list (which _nulls must look at)
     for line in text.split("\n"):
-        if not line or line.lstrip(" ").startswith("#"):
+        if not line or (line[0] in " #" and line.lstrip(" ").startswith("#")):
             continue  # a blank or comment line, at any indentation
         if items is not None:
             if not items:
@@ -57,32 +59,40 @@ def load_simple(text: str) -> dict[str, Any] | None:
                     return None
                 items.append(value)
                 continue
-        parsed = _entry(line)
-        if parsed is None or parsed[0] in meta:
+        key, colon, rest = line.partition(":")
+        if not colon or key in meta or not _plain_key(key):
             return None
-        key, value = parsed
-        items = value if type(value) is list else None  # "key:" may start a block list
+        value = _entry_value(rest)
+        if value is _NO:
+            return None
+        if type(value) is list or type(value) is _Flow:
+            lists = True
+            items = value if type(value) is list else None  # "key:" may start a block list
+        else:
+            items = None
         meta[key] = value
-    return _nulls(meta)
+    return _nulls(meta) if lists else meta
 
 
-def _entry(line: str) -> tuple[str, Any] | None:
-    """``key: value`` at the start of a line (an empty value may begin a block list)."""
-    key, colon, rest = line.partition(":")
-    if not colon or len(key) > 100 or not _KEY_RE.match(key) or key.lower() in _SPECIAL:
-        return None
+@functools.lru_cache(maxsize=256)
+def _plain_key(key: str) -> bool:
+    """A key read here: a short identifier YAML reads as a string (keys repeat: cached)."""
+    return len(key) <= 100 and bool(_KEY_RE.match(key)) and key.lower() not in _SPECIAL
+
+
+def _entry_value(rest: str) -> Any:
+    """The value after ``key:`` (an empty value may begin a block list), or _NO."""
     if rest and rest[0] != " ":
-        return None
+        return _NO
     rest = rest.strip(" ")  # YAML strips spaces only, not other white space
     if "#" in rest:
         rest = _uncomment(rest)
     if not rest:
-        return key, []  # a block list follows, or the value is null (see _nulls)
+        return []  # a block list follows, or the value is null (see _nulls)
     if rest[0] == "[":
         values = _flow(rest)
-        return None if values is None else (key, _Flow(values))
-    value = _value(rest)
-    return None if value is _NO else (key, value)
+        return _NO if values is None else _Flow(values)
+    return _value(rest, commented=False)
 
 
 def _uncomment(text: str) -> str:
@@ -151,9 +161,10 @@ class _Flow(list[Any]):
     """A list written inline: never continued by block items."""
 
 
-def _value(text: str, flow: bool = False) -> Any:
-    """A scalar: quoted string, plain word, decimal integer, boolean or null (else _NO)."""
-    if not flow and "#" in text:
+def _value(text: str, flow: bool = False, commented: bool = True) -> Any:
+    """A scalar: quoted string, plain word, decimal integer, boolean or null (else _NO).
+    ``commented``: a trailing comment may still be on it (not yet cut off)."""
+    if commented and not flow and "#" in text:
         text = _uncomment(text)
     if text[:1] == '"':
         return _double(text)

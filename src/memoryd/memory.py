@@ -70,6 +70,8 @@ class Memory:
         if isinstance(value, str):
             return (value,)
         if isinstance(value, list):
+            if all(type(v) is str for v in value):
+                return tuple(value)  # the usual list: no conversion to make
             return tuple(str(v) for v in value if isinstance(v, str | int | float))
         return ()
 
@@ -154,7 +156,38 @@ def parse(raw: bytes) -> Memory:
     return Memory(meta, body, tuple(problems), newline, bom, source)
 
 
+# Where str.splitlines() ends a line besides "\n". A text with none of them (nearly every
+# file) is split with str.find instead of a list of its lines (_split_lines).
+_OTHER_BREAKS = ("\r", "\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+
+
 def _split(text: str) -> tuple[dict[Any, Any], str, list[Problem]]:
+    """The frontmatter mapping, the body and the frontmatter's problems."""
+    if any(mark in text for mark in _OTHER_BREAKS):
+        return _split_lines(text)
+    if not text.startswith(FENCE + "\n"):
+        return {}, text, []
+    end = _closing_fence(text)
+    if end < 0:
+        return {}, text, [Problem("frontmatter.unclosed", "frontmatter has no closing '---' line")]
+    meta, problems = _load_yaml(text[4 : end + 1])
+    return meta, text[end + 5 :], problems
+
+
+def _closing_fence(text: str) -> int:
+    """Where the line break before the first ``---`` or ``...`` line after the first is."""
+    found = -1
+    for fence in ("\n---", "\n..."):
+        at = text.find(fence, 3)
+        while at >= 0 and at + 4 < len(text) and text[at + 4] != "\n":
+            at = text.find(fence, at + 1)
+        if at >= 0 and (found < 0 or at < found):
+            found = at
+    return found
+
+
+def _split_lines(text: str) -> tuple[dict[Any, Any], str, list[Problem]]:
+    """:func:`_split` for any text: line by line, as str.splitlines() ends lines."""
     lines = text.splitlines(keepends=True)
     if not lines or lines[0].rstrip("\r\n") != FENCE or not lines[0].endswith("\n"):
         return {}, text, []

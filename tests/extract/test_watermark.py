@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +59,31 @@ def aged(session: ClaudeSession, seconds: float) -> float:
 
 def armed(daemon: Daemon, session: ClaudeSession) -> bool:
     return daemon.scheduler.has(f"{JOB_PREFIX}claude:{session.file}")
+
+
+def run_with_session(world: World, until: Callable[[Daemon, ClaudeSession], bool]) -> ClaudeSession:
+    """A daemon run in which a session of four turns is written; it stops once ``until`` holds."""
+    world.projects.mkdir(parents=True, exist_ok=True)
+    daemon = Daemon(App())
+    daemon.start()
+    try:
+        session = ClaudeSession(world.projects, world.repo)
+        claude_turns(session, TURNS)
+        assert wait_until(lambda: until(daemon, session))
+    finally:
+        daemon.stop()
+    return session
+
+
+def run_until(cond: Callable[[], bool]) -> float:
+    """A daemon run that stops once ``cond`` holds; the time just before the stop."""
+    daemon = Daemon(App())
+    daemon.start()
+    try:
+        assert wait_until(cond)
+        return time.time()
+    finally:
+        daemon.stop()
 
 
 def test_a_session_written_after_the_daemon_is_ready_but_before_its_watch_is_extracted(
@@ -161,27 +187,13 @@ def test_the_first_start_leaves_old_transcripts_alone(world: World) -> None:
 
 def test_a_stop_before_a_turn_settled_keeps_the_mark_below_it(world: World) -> None:
     configure(world, settle_ms=600_000)  # the turn cannot settle in this run
-    world.projects.mkdir(parents=True)
-    daemon = Daemon(App())
-    daemon.start()
-    try:
-        session = ClaudeSession(world.projects, world.repo)
-        claude_turns(session, TURNS)
-        assert wait_until(lambda: armed(daemon, session))
-    finally:
-        daemon.stop()
+    session = run_with_session(world, armed)
     mark = claude_mark(world)
     assert mark is not None and mark < session.file.stat().st_mtime
     assert world.calls() == [] and not entry(world, session)
 
     configure(world)
-    daemon = Daemon(App())
-    daemon.start()
-    try:  # found at the start: nothing changed since
-        assert wait_until(lambda: entry(world, session).get("turns_done") == 4)
-        stopping = time.time()
-    finally:
-        daemon.stop()
+    stopping = run_until(lambda: entry(world, session).get("turns_done") == 4)  # no change since
     assert len(world.calls()) == 1
     mark = claude_mark(world)  # settled: moved up to the stop
     assert mark is not None and stopping - MTIME_SLACK_S <= mark <= time.time() - MTIME_SLACK_S
@@ -190,26 +202,13 @@ def test_a_stop_before_a_turn_settled_keeps_the_mark_below_it(world: World) -> N
 def test_a_command_cut_short_by_the_stop_is_tried_again_at_the_next_start(world: World) -> None:
     configure(world, settle_ms=200)
     world.mode.write_text("sleep")  # the command would sleep 30 s: the stop ends it
-    world.projects.mkdir(parents=True)
-    daemon = Daemon(App())
-    daemon.start()
-    try:
-        session = ClaudeSession(world.projects, world.repo)
-        claude_turns(session, TURNS)
-        assert wait_until(lambda: bool(world.calls()))
-    finally:
-        daemon.stop()
+    session = run_with_session(world, lambda _daemon, _session: bool(world.calls()))
     assert entry(world, session)["last"]["reason"] == "the daemon stopped while the command ran"
     mark = claude_mark(world)
     assert mark is not None and mark < session.file.stat().st_mtime
 
     world.mode.write_text("answer")
-    daemon = Daemon(App())
-    daemon.start()
-    try:
-        assert wait_until(lambda: entry(world, session).get("turns_done") == 4)
-    finally:
-        daemon.stop()
+    run_until(lambda: entry(world, session).get("turns_done") == 4)  # no change since
     assert entry(world, session)["last"]["outcome"] == "written"
 
 
@@ -258,15 +257,7 @@ def test_opencode_sessions_saved_while_the_daemon_was_down_are_extracted_at_its_
             db.turn(sid, prompt, answer)
     finally:
         db.close()
-    daemon = Daemon(App())
-    daemon.start()
-    try:  # no further write: the start alone finds it
-        assert wait_until(
-            lambda: (
-                (ledger_file(world)["sessions"].get(f"opencode:{sid}") or {}).get("turns_done") == 4
-            )
-        )
-    finally:
-        daemon.stop()
+    key = f"opencode:{sid}"
+    run_until(lambda: ledger_file(world)["sessions"].get(key, {}).get("turns_done") == 4)
     assert f"opencode:{old}" not in ledger_file(world)["sessions"]
     assert len(world.calls()) == 1

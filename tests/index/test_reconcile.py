@@ -425,3 +425,22 @@ def test_a_new_or_reset_index_gathers_large_batches_in_memory(world: World) -> N
         db.conn.execute("DELETE FROM memories_fts_config WHERE k = 'hashsize'")
         db.reset()
         assert hashsize(db) == (schema.FTS_HASHSIZE,)
+
+
+@pytest.mark.parametrize("size", [0, 1, 65_535, 65_537, 300_001])
+def test_read_file_reads_the_whole_file_or_the_head_and_hashes_all_of_it(
+    tmp_path: Path, size: int
+) -> None:
+    import hashlib
+
+    data = bytes(range(256)) * (size // 256) + b"x" * (size % 256)
+    path = tmp_path / "f.md"
+    path.write_bytes(data)
+    digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+    whole = loader_module.read_file(str(path), cap=size)
+    assert (whole.data, whole.size, whole.hash, whole.oversized) == (data, size, digest, False)
+    if size > loader_module.HEAD_BYTES:
+        head = loader_module.read_file(str(path), cap=size - 1)
+        assert (head.data, head.size, head.hash, head.oversized) == (
+            data[: loader_module.HEAD_BYTES], size, digest, True
+        )

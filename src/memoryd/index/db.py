@@ -56,6 +56,8 @@ def split_lines(value: str | None) -> tuple[str, ...]:
 
 
 def dump_problems(problems: list[Problem] | tuple[Problem, ...]) -> str:
+    if not problems:
+        return "[]"  # nearly every file: no JSON encoder run for it
     return json.dumps(
         [{"code": p.code, "message": p.message} for p in problems], ensure_ascii=False
     )

@@ -163,7 +163,7 @@ class _RunText(dict[str | bytes, str]):
             text, keep = _stemmer()(run), run.isalpha()
         else:
             text = " ".join(_mixed_run(run, True, stem))
-            keep = len(run) <= 4 or (run.isalpha() and not is_cjk(run[0]))
+            keep = len(run) <= 4 or " " not in text  # a CJK word, or one Latin word
         if keep and len(run) <= 32:
             if len(self) >= RUN_MEMO_SIZE:
                 self.clear()
