@@ -116,8 +116,11 @@ class Result:
 
 @pytest.fixture
 def home(isolated_home: Path, tmp_path: Path) -> Iterator[Home]:
+    yield _world(Home(isolated_home, tmp_path))
+
+
+def _world(h: Home) -> Home:
     assert run_cli("init").returncode == 0
-    h = Home(isolated_home, tmp_path)
     h.repo.mkdir()
     git(h.repo, "init", "-q")
     g, p = h.global_root, h.project_root
@@ -137,7 +140,24 @@ def home(isolated_home: Path, tmp_path: Path) -> Iterator[Home]:
     h.settle()  # the compiled files recall just wrote
     assert h.run(FULL, ["recall", "pnpm"], h.repo).returncode == 0  # their rows, the snapshot
     h.settled_index()
-    yield h
+    return h
+
+
+@pytest.fixture(params=["xdg", "plain"])
+def default_home(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> Home:
+    """A user's machine: no MEMORYD_HOME, the folders platformdirs picks (XDG variables
+    set, or only HOME); the global root is OpenCode's memory folder."""
+    monkeypatch.delenv("MEMORYD_HOME")
+    if request.param == "plain":
+        for name in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME"):
+            monkeypatch.delenv(name)
+    paths = resolve_paths()
+    assert str(paths.cache_dir).startswith(str(tmp_path / "home"))  # never the real home
+    h = Home(paths.config_dir, tmp_path)
+    h.global_root = paths.default_global_root
+    return _world(h)
 
 
 LEAN_CASES = [
@@ -176,6 +196,33 @@ def test_the_lean_path_prints_the_full_paths_bytes(
     assert lean.lean, "the entry point fell back to the full CLI"
     lean.same_as(full)
     assert (lean.out.strip() in ("", "[]")) == ("nosuchwordanywhere" in args)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the folders' shortcut is Linux's XDG rule")
+@pytest.mark.parametrize("args", [["recall", "pnpm"], ["recall", "--json", "部署"]])
+def test_without_memoryd_home_the_lean_path_finds_the_default_folders(
+    default_home: Home, args: list[str]
+) -> None:
+    lean, full = default_home.both(args)
+    assert lean.lean, "the entry point fell back to the full CLI"
+    lean.same_as(full)
+    assert "platformdirs" not in lean.modules
+    with DaemonLock(resolve_paths().lock_file):
+        lean, full = default_home.both(args)
+    assert lean.lean
+    lean.same_as(full)
+
+
+def test_a_snapshot_for_other_folders_is_not_used(
+    default_home: Home, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Written while XDG_STATE_HOME named another folder: the same config and cache, but
+    the daemon's lock is elsewhere, so the lean path must not trust the snapshot."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "other-state"))
+    lean, full = default_home.both(["recall", "pnpm"])
+    assert not lean.lean
+    lean.same_as(full)
+    assert "pnpm" in lean.out
 
 
 def test_outside_the_project_and_with_project_option(home: Home, tmp_path: Path) -> None:

@@ -23,13 +23,23 @@ from memoryd import __version__
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
     from memoryd.config import Config
     from memoryd.paths import Paths
 
 FILE = "recall.marshal"
-FORMAT = 1
+FORMAT = 2
+# What memoryd's folders are computed from (memoryd.paths): a snapshot names the folders
+# it was written for and these variables' values, so a lean recall that finds its folders
+# by a shortcut (no platformdirs) uses a snapshot only when both agree.
+DIR_ENV = ("MEMORYD_HOME", "HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME")
+
+
+def located(env: Mapping[str, str], config_dir: str, cache_dir: str, state_dir: str) -> Any:
+    """Where a snapshot is for: the three folders and the environment they came from."""
+    return ((config_dir, cache_dir, state_dir), tuple(env.get(name) for name in DIR_ENV))
 
 
 def key(config_file: str) -> tuple[Any, ...] | None:
@@ -59,7 +69,7 @@ def read(cache_dir: str, config_file: str) -> dict[str, Any] | None:
     return data if kept == wanted and isinstance(data, dict) else None
 
 
-def write(paths: Paths, now_ns: int | None = None) -> None:
+def write(paths: Paths, env: Mapping[str, str], now_ns: int | None = None) -> None:
     """Snapshot config.yaml for the lean recall (silently not, when that is not safe).
 
     The data is taken from the config cache under config.yaml's current identity and
@@ -112,6 +122,9 @@ def write(paths: Paths, now_ns: int | None = None) -> None:
         "search": {name: getattr(search, name) for name in _SEARCH},
         "application_id": APPLICATION_ID,
         "user_version": USER_VERSION,
+        "located": located(
+            env, str(paths.config_dir), str(paths.cache_dir), str(paths.state_dir)
+        ),
     }
     if key(file) == stamp and read(str(paths.cache_dir), file) != snapshot:
         cachefile.write(paths.cache_dir / FILE, stamp, snapshot)  # (unless it is unchanged)

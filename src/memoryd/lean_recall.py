@@ -12,8 +12,9 @@ as the full path (:mod:`memoryd.index.fetch`, :mod:`~memoryd.index.ranking`,
 
 Whenever anything is not the common case, :func:`run` returns None before it has
 written or changed anything, and the full CLI answers instead: an option it does not
-parse, help, a usage error, no snapshot (config.yaml new, changed or broken), no
-``MEMORYD_HOME``, a root that is missing or of another layout, an index that is not
+parse, help, a usage error, no snapshot (config.yaml new, changed or broken, or written
+for other folders), no ``MEMORYD_HOME`` on a system other than Linux (platformdirs
+decides there), a root that is missing or of another layout, an index that is not
 checked or of another version, a file changed since it was indexed, a hit that is a
 conflict copy or may cite code, an unreadable ``.state.json``, any exception. So every
 error text and every rare option stays the full CLI's, and tests/test_lean_recall.py
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import sys
 import time
 
 from memoryd import config_snapshot
@@ -166,14 +168,12 @@ def _answer(args: Mapping[str, Any], env: Mapping[str, str]) -> tuple[list[_Hit]
         raise Fallback  # the usage error is the full path's
     from memoryd.rootfs import clean
 
-    home = env.get("MEMORYD_HOME", "")
-    base = clean(os.path.expanduser(home))
-    if not home or not os.path.isabs(base):
-        raise Fallback
-    cache_dir, state_dir = os.path.join(base, "cache"), os.path.join(base, "state")
-    snapshot = config_snapshot.read(cache_dir, os.path.join(base, "config.yaml"))
+    config_dir, cache_dir, state_dir = _dirs(env, clean)
+    snapshot = config_snapshot.read(cache_dir, os.path.join(config_dir, "config.yaml"))
     if snapshot is None:
         raise Fallback
+    if snapshot.get("located") != config_snapshot.located(env, config_dir, cache_dir, state_dir):
+        raise Fallback  # written for other folders or another environment
     cwd = os.getcwd()
     project = os.path.join(cwd, args["project"]) if "project" in args else None
     roots = _search_roots(snapshot, cwd, project)
@@ -203,6 +203,36 @@ def _answer(args: Mapping[str, Any], env: Mapping[str, str]) -> tuple[list[_Hit]
             "try fewer or rarer words, or another language\n"
         )
     return hits, text, note
+
+
+def _dirs(env: Mapping[str, str], clean: Any) -> tuple[str, str, str]:
+    """memoryd's config, cache and state folders without importing platformdirs.
+
+    ``MEMORYD_HOME`` as memoryd.paths reads it; else, on Linux, the XDG base directory
+    rule platformdirs follows there (an absolute ``$XDG_*_HOME``, else the folder under
+    ``~``). Only a shortcut: the snapshot found there must say it was written for exactly
+    these folders and this environment (see :func:`memoryd.config_snapshot.located`),
+    so a case where platformdirs decides otherwise is a miss, never a wrong folder.
+    """
+    home = env.get("MEMORYD_HOME", "")
+    if home:
+        base = clean(os.path.expanduser(home))
+        if not os.path.isabs(base):
+            raise Fallback  # the full path's error
+        return base, os.path.join(base, "cache"), os.path.join(base, "state")
+    if sys.platform != "linux":
+        raise Fallback
+
+    def xdg(name: str, default: str) -> str:
+        value = env.get(name, "")
+        base = value if os.path.isabs(value) else os.path.expanduser(default)
+        return os.path.join(base, "memoryd")
+
+    return (
+        xdg("XDG_CONFIG_HOME", "~/.config"),
+        xdg("XDG_CACHE_HOME", "~/.cache"),
+        xdg("XDG_STATE_HOME", "~/.local/state"),
+    )
 
 
 def _search_roots(snapshot: Mapping[str, Any], cwd: str, project: str | None) -> list[_Root]:

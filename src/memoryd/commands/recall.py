@@ -84,7 +84,7 @@ def run(app: App, args: argparse.Namespace) -> int:
         )
     from memoryd import config_snapshot
 
-    config_snapshot.write(app.paths)  # the next recall can take the lean path
+    config_snapshot.write(app.paths, app.env)  # the next recall can take the lean path
     return 0
 
 
