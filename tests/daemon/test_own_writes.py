@@ -76,3 +76,15 @@ def test_an_announced_deletion_is_own_and_only_the_last_two_hashes_count(
     path.unlink()
     ops = {path: Op.DELETED}
     assert own.drop_own(ops) == 1 and ops == {}
+
+
+def test_once_the_last_write_is_seen_an_earlier_state_is_a_change_again(tmp_path: Path) -> None:
+    own, path = OwnWrites(), tmp_path / "facts" / "index.md"
+    path.parent.mkdir()
+    own.expect(path, None)  # the daemon deletes it (its folder lost its last memory)...
+    own.expect(path, b"- facts/a\n")  # ...and writes it again (a memory came back)
+    path.write_bytes(b"- facts/a\n")
+    assert own.drop_own({path: Op.CREATED}) == 1
+    path.unlink()  # now the user deletes it: not the daemon's deletion of before
+    ops = {path: Op.DELETED}
+    assert own.drop_own(ops) == 0 and ops == {path: Op.DELETED}

@@ -50,7 +50,9 @@ def home(isolated_home: Path, tmp_path: Path) -> Path:
                  kind="decision", summary="sessions in SQLite", supersedes=["decisions/db-v1"],
                  updated=NOW_MS - 30 * DAY_MS)  # fmt: skip
     (root / "facts").mkdir(exist_ok=True)
-    (root / "facts/broken.md").write_text("---\nkind: [unclosed\nsummary: x\n---\nbody\n")
+    broken = root / "facts/broken.md"
+    broken.write_text("---\nkind: [unclosed\nsummary: x\n---\nbody\n")
+    dated(broken, NOW_MS - 40 * DAY_MS)
     assert run_cli("sync").returncode == 0  # the first commit: history for every file
     write_memory(root, "preferences/pnpm.md", "Always deploy with pnpm 9, never npm.",
                  id="preferences/pnpm", kind="preference", summary="deploy with pnpm",
@@ -60,9 +62,18 @@ def home(isolated_home: Path, tmp_path: Path) -> Path:
     project.mkdir()
     git(project, "init", "-q")
     assert run_cli("init", "--project", str(project)).returncode == 0
-    write_memory(project / ".memory", "facts/deploy.md", "部署 runs pnpm deploy from CI.",
-                 id="facts/deploy", kind="fact", summary="部署 goes through CI")  # fmt: skip
+    deploy = write_memory(project / ".memory", "facts/deploy.md", "部署 runs pnpm deploy from CI.",
+                          id="facts/deploy", kind="fact", summary="部署 goes through CI")  # fmt: skip
+    dated(deploy, NOW_MS - 5 * DAY_MS)
     return project
+
+
+def dated(path: Path, ms: int) -> None:
+    """Set the mtime of a file whose frontmatter has no date: the page shows that file's age
+    from its mtime, so the order by age must not depend on the day the suite runs.
+    (write_memory's mtime, tests/index's NOW_MS - DAY_MS, is 2027-01-14 08:00 UTC: in the
+    future until then, which made facts/deploy the newest memory, and in the past after.)"""
+    os.utime(path, (ms / 1000, ms / 1000))
 
 
 def hit_ids(page: Any) -> list[str]:

@@ -41,8 +41,9 @@ def digest(path: Path) -> str | None:
 class OwnWrites:
     """Files the daemon wrote, with the hashes it wrote (None: it deleted them).
 
-    The hash a file held before the last announced write stays known too: an event
-    for the earlier write may come after the announcement of the next one.
+    The hash a file held before the last announced write stays known too, until the
+    file is seen holding the last one: an event for the earlier write may come after
+    the announcement of the next one.
     """
 
     KEEP = 2  # hashes per path: the last write and the one announced after it
@@ -63,9 +64,12 @@ class OwnWrites:
         dropped = 0
         with self._lock:
             for path in [p for p in ops if p in self._wrote]:
-                if digest(path) in self._wrote[path]:
+                known, now = self._wrote[path], digest(path)
+                if now in known:
                     del ops[path]
                     dropped += 1
+                    if now == known[-1]:  # the last write arrived: the earlier one is past
+                        self._wrote[path] = (now,)
                 else:  # someone changed it since: a real change, and our record is obsolete
                     del self._wrote[path]
         return dropped
