@@ -16,7 +16,14 @@ average the run saw. Rows:
   over the long-tail queries of bench/index_bench.py;
 - recall CLI: ``memoryd recall`` end to end (a daemon holds the lock, so no reconcile)
   against a bare ``python3`` that imports sqlite3, opens memoryd's index and runs the
-  same FTS5 query, wall ms p50.
+  same FTS5 query, wall ms p50; "no daemon": the same without the lock, so memoryd checks
+  every file's fingerprint first (the bare query does not).
+
+The CLI is the installed ``memoryd`` console script of this interpreter's environment
+(``<venv>/bin/memoryd``, whose wrapper imports ``re`` before memoryd: an editable install
+here; a regular install starts the same way), with its bytecode cached. ``--instructions``
+also counts both sides' instructions under ``valgrind --tool=callgrind`` (median over a few
+queries): unlike wall time, that count does not move with the machine's load.
 
 Targets (issue 21): cold <= 1.3x, no-change <= 1.2x, needle p50 <= 2x, recall CLI <= 1.3x.
 """
@@ -48,7 +55,11 @@ from bench.index_bench import (  # noqa: E402
     percentile,
 )
 
-TARGETS = {"cold": 1.3, "no-change": 1.2, "needle p50": 2.0, "recall CLI": 1.3}
+TARGETS = {
+    "cold": 1.3, "no-change": 1.2, "needle p50": 2.0, "recall CLI": 1.3,
+    "recall CLI, no daemon": 1.3, "recall CLI instructions": 1.3,
+    "recall CLI instructions, no daemon": 1.3,
+}  # fmt: skip
 BARE = """
 import sqlite3, sys
 conn = sqlite3.connect(sys.argv[1])
@@ -65,17 +76,21 @@ def _child_cpu(command: list[str], env: dict[str, str]) -> float:
     return _cpu() - before
 
 
-def measure(size: int, corpus_dir: Path, rounds: int, n_queries: int) -> list[dict[str, Any]]:
+def measure(
+    size: int, corpus_dir: Path, rounds: int, n_queries: int, instructions: int = 0
+) -> list[dict[str, Any]]:
     root = corpus(size, corpus_dir)
     (root / ".state.json").unlink(missing_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix="memoryd-floor-"))
     try:
-        return _measure(size, root, scratch, rounds, n_queries)
+        return _measure(size, root, scratch, rounds, n_queries, instructions)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _measure(size: int, root: Path, scratch: Path, rounds: int, n: int) -> list[dict[str, Any]]:
+def _measure(  # noqa: PLR0917 - the measurement's settings, passed through
+    size: int, root: Path, scratch: Path, rounds: int, n: int, instructions: int
+) -> list[dict[str, Any]]:
     home = scratch / "home"
     home.mkdir()
     config_file = home / "config.yaml"
@@ -120,28 +135,53 @@ def _measure(size: int, root: Path, scratch: Path, rounds: int, n: int) -> list[
             theirs.append(1000 * _clock(lambda q=q: floor.query(conn, q))[0][0])  # type: ignore[misc]
         rows.append(_row("needle p50", "ms", percentile(mine, 0.5), percentile(theirs, 0.5)))
     conn.close()
-    rows.append(_cli(memoryd, env, paths, qs[: max(10, n // 5)]))
+    rows += _cli(memoryd, env, paths, qs[: max(10, n // 5)], instructions)
     for row in rows:
         row["size"] = size
     return rows
 
 
-def _cli(memoryd: list[str], env: dict[str, str], paths: Any, qs: list[str]) -> dict[str, Any]:
+def _cli(
+    memoryd: list[str], env: dict[str, str], paths: Any, qs: list[str], instructions: int
+) -> list[dict[str, Any]]:
     from memoryd.index.tokenizer import fts_expression, query_terms
 
-    subprocess.run([*memoryd, "recall", "warm-up"], env=env, capture_output=True, check=True)
     bare = [sys.executable, "-c", BARE, str(paths.index_db)]
+    expressions = [fts_expression(query_terms(q)) or '""' for q in qs]
+    for _ in range(2):  # the full path once: it checks the index file, leaves the snapshot
+        subprocess.run([*memoryd, "recall", "warm-up"], env=env, capture_output=True, check=True)
 
     def run() -> tuple[list[float], list[float]]:
         mine, theirs = [], []
-        for q in qs:
-            expression = fts_expression(query_terms(q)) or '""'
+        for q, expression in zip(qs, expressions, strict=True):
             mine.append(1000 * _clock(lambda q=q: _run([*memoryd, "recall", q], env))[0][0])  # type: ignore[misc]
             theirs.append(1000 * _clock(lambda e=expression: _run([*bare, e], env))[0][0])  # type: ignore[misc]
         return mine, theirs
 
-    mine, theirs = _with_lock(paths.lock_file, run)
-    return _row("recall CLI", "ms", percentile(mine, 0.5), percentile(theirs, 0.5))
+    def counted() -> tuple[list[float], list[float]]:
+        pairs = list(zip(qs, expressions, strict=True))[:instructions]
+        mine = [_instructions([*memoryd, "recall", q], env) for q, _ in pairs]
+        return mine, [_instructions([*bare, e], env) for _, e in pairs]
+
+    rows = []
+    for suffix, locked in (("", True), (", no daemon", False)):
+        mine, theirs = _with_lock(paths.lock_file, run) if locked else run()
+        p50s = percentile(mine, 0.5), percentile(theirs, 0.5)
+        rows.append(_row(f"recall CLI{suffix}", "ms", *p50s))
+        if instructions:
+            mine, theirs = _with_lock(paths.lock_file, counted) if locked else counted()
+            name = f"recall CLI instructions{suffix}"
+            rows.append(_row(name, "M", percentile(mine, 0.5), percentile(theirs, 0.5)))
+    return rows
+
+
+def _instructions(command: list[str], env: dict[str, str]) -> float:
+    """Millions of instructions ``command`` executes (callgrind's count)."""
+    done = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command],
+        env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return int(done.stderr.split("Collected : ")[1].split()[0]) / 1e6
 
 
 def _run(command: list[str], env: dict[str, str]) -> None:
@@ -183,11 +223,15 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     default_dir = Path(tempfile.gettempdir()) / "memoryd-corpora"
     parser.add_argument("--corpus-dir", type=Path, default=default_dir)
+    parser.add_argument(
+        "--instructions", type=int, default=0, metavar="N",
+        help="also count the recall CLI's instructions (valgrind) over N queries",
+    )  # fmt: skip
     args = parser.parse_args()
     load = os.getloadavg()
     rows = []
     for size in (int(s) for s in args.sizes.split(",")):
-        rows += measure(size, args.corpus_dir, args.rounds, args.queries)
+        rows += measure(size, args.corpus_dir, args.rounds, args.queries, args.instructions)
     end = os.getloadavg()
     print(table(rows))
     cores = os.cpu_count()

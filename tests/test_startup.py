@@ -37,10 +37,20 @@ PROBE = (
 )
 
 
-def imported_modules(*args: str, cwd: Path) -> set[str]:
+# What the console script's entry point (memoryd.entry) runs for a settled `memoryd recall`:
+# the lean path, which imports none of these (each costs more than the query itself).
+LEAN_NEVER = (
+    "memoryd.cli", "argparse", "logging", "pathlib", "typing", "dataclasses", "inspect",
+    "tempfile", "contextlib", "platformdirs", "yaml", "memoryd.config", "memoryd.app",
+    "memoryd.index.db", "memoryd.index.search", "memoryd.index.reconcile", "memoryd.roots",
+)  # fmt: skip
+ENTRY_PROBE = PROBE.replace("from memoryd.cli import main", "from memoryd.entry import main")
+
+
+def imported_modules(*args: str, cwd: Path, probe: str = PROBE) -> set[str]:
     """Every module a real ``memoryd`` process has imported when its command is done."""
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, *args],
+        [sys.executable, "-c", probe, *args],
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -87,6 +97,31 @@ def test_reads_import_nothing_heavy(
     assert commands == {f"memoryd.commands.{command}"}
     writers = {m for m in modules if m in WRITE_ONLY}
     assert writers == set()
+
+
+@pytest.mark.parametrize("daemon", [False, True], ids=["reconciling", "daemon-running"])
+def test_the_console_scripts_recall_takes_the_lean_path(
+    settled_home: Path, tmp_path: Path, daemon: bool
+) -> None:
+    assert run_cli("recall", "pnpm", cwd=tmp_path).returncode == 0  # checks the index file
+    if daemon:
+        with DaemonLock(resolve_paths().lock_file):
+            modules = imported_modules("recall", "pnpm", cwd=tmp_path, probe=ENTRY_PROBE)
+    else:
+        modules = imported_modules("recall", "pnpm", cwd=tmp_path, probe=ENTRY_PROBE)
+    assert {"memoryd.lean_recall", "memoryd.index.fetch", "memoryd.index.ranking"} <= modules
+    assert sorted(modules.intersection(LEAN_NEVER)) == []
+    heavy = {m for m in modules if m.split(".")[0] in HEAVY}
+    assert heavy == set()
+
+
+def test_the_console_script_and_python_m_use_the_entry_point() -> None:
+    import tomllib
+
+    pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    assert pyproject["project"]["scripts"]["memoryd"] == "memoryd.entry:main"
+    main_module = Path(__file__).parents[1] / "src" / "memoryd" / "__main__.py"
+    assert "from memoryd.entry import main" in main_module.read_text()
 
 
 def test_a_new_file_is_read_with_what_reading_needs(settled_home: Path, tmp_path: Path) -> None:

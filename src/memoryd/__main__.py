@@ -1,3 +1,3 @@
-from memoryd.cli import main
+from memoryd.entry import main
 
 raise SystemExit(main())

@@ -14,7 +14,10 @@ fingerprint unchanged. Such a fingerprint is not trusted; the file is read again
 from __future__ import annotations
 
 import os
-from pathlib import Path
+
+TYPE_CHECKING = False  # light: the lean recall reads fingerprints (memoryd.lean_recall)
+if TYPE_CHECKING:
+    from pathlib import Path
 
 SETTLED_NS = 2_000_000_000  # coarser than any file system's timestamp tick (FAT: 2 s)
 

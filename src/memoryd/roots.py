@@ -2,25 +2,21 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from memoryd import rootfs
 from memoryd.errors import PathError
 from memoryd.fsutil import atomic_write
-
-log = logging.getLogger(__name__)
+from memoryd.rootfs import SKIP_DIRS, STATE_FILE, is_memory_name
 
 CATEGORIES = ("rules", "preferences", "decisions", "pitfalls", "facts")
-PROJECT_DIRNAME = ".memory"
-STATE_FILE = ".state.json"
 ROOT_FILE = "ROOT.md"
 INDEX_FILE = "index.md"
 CONFLICTS_FILE = "CONFLICTS.md"  # written by sync: the conflict copies waiting to be merged
-SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__"})
 # Editor swap/backup/lock files and our own temp files: never memories.
 _TEMP_RE = re.compile(
     r"(^\.#)|(^#.*#$)|(~$)|(\.sw[a-p]$)|(^4913$)|(\.tmp$)|(\.kate-swp$)|(^\.memoryd-tmp-)"
@@ -94,16 +90,6 @@ def is_temp_name(name: str) -> bool:
     )
 
 
-def is_memory_name(name: str) -> bool:
-    """A Markdown file that is not hidden and not an editor's temp file.
-
-    Every temp prefix starts with "." and no temp suffix ends in "md", so a name ending in
-    ".md" that is not hidden is never a temp name: the walk asks two string tests a file,
-    not twenty (tests/test_roots.py checks this against :func:`is_temp_name`).
-    """
-    return name.endswith(".md") and not name.startswith(".")
-
-
 def init_root(root: Path) -> InitResult:
     """Create a plugin-layout root; running it again changes nothing."""
     created: list[str] = []
@@ -144,51 +130,17 @@ def ensure_gitignored(root: Path, pattern: str) -> bool:
 
 def git_toplevel(start: Path) -> Path | None:
     """The work tree that contains ``start`` (found by walking up to a ``.git``)."""
-    current = start.resolve()
-    for folder in (current, *current.parents):
-        if (folder / ".git").exists():
-            return folder
-    return None
+    return _path(rootfs.git_toplevel(str(start)))
 
 
 def main_git_dir(top: Path) -> Path:
-    """The common git dir of the work tree ``top`` (``git rev-parse --git-common-dir``).
-
-    Read from the files git keeps rather than by running git: recall and the hooks
-    ask on every call. A linked worktree's ``.git`` file names its own git dir, whose
-    ``commondir`` names the main repository's; a submodule's has no ``commondir``.
-    """
-    dot_git = top / ".git"
-    if dot_git.is_dir():
-        return dot_git
-    text = dot_git.read_text(encoding="utf-8").strip()
-    gitdir = Path(text.removeprefix("gitdir:").strip())
-    gitdir = gitdir if gitdir.is_absolute() else top / gitdir
-    common = gitdir / "commondir"
-    if common.is_file():
-        target = Path(common.read_text(encoding="utf-8").strip())
-        return (target if target.is_absolute() else gitdir / target).resolve()
-    return gitdir
+    """The common git dir of the work tree ``top`` (see :func:`memoryd.rootfs.main_git_dir`)."""
+    return Path(rootfs.main_git_dir(str(top)))
 
 
 def canonical_toplevel(start: Path) -> Path | None:
-    """The project's main work tree: for a linked ``git worktree``, the main one.
-
-    An agent working in ``../wt/feature`` works on the same project as one in the
-    main checkout, so both see one project root. A worktree of a bare repository
-    has no main work tree: it is its own project then.
-    """
-    top = git_toplevel(start)
-    if top is None:
-        return None
-    try:
-        common = main_git_dir(top)
-    except (OSError, UnicodeDecodeError) as exc:
-        log.debug("cannot read the git dir of %s: %s", top, exc)
-        return top
-    if common.name == ".git" and common.parent.is_dir():
-        return common.parent.resolve()
-    return top
+    """The project's main work tree (see :func:`memoryd.rootfs.canonical_toplevel`)."""
+    return _path(rootfs.canonical_toplevel(str(start)))
 
 
 def project_root_for(start: Path, memory_roots: Iterable[Path] = ()) -> Path | None:
@@ -197,14 +149,11 @@ def project_root_for(start: Path, memory_roots: Iterable[Path] = ()) -> Path | N
     None outside git, and None when the repository is itself (inside) one of
     ``memory_roots``: a global root is a git repository, not a project.
     """
-    top = canonical_toplevel(start)
-    if top is None:
-        return None
-    for root in memory_roots:
-        real = root.resolve()
-        if top == real or real in top.parents:
-            return None
-    return top / PROJECT_DIRNAME
+    return _path(rootfs.project_root_for(str(start), [str(r) for r in memory_roots]))
+
+
+def _path(found: str | None) -> Path | None:
+    return None if found is None else Path(found)
 
 
 def walk_root(root: Path) -> list[Path]:
@@ -218,36 +167,9 @@ def walk_root(root: Path) -> list[Path]:
 
 
 def walk_files(root: Path, outside: list[str] | None = None) -> list[str]:
-    """:func:`walk_root` as plain path strings in string order (cheaper at 100k files).
-
-    ``outside``: collects the memory-named links skipped because they lead out of the
-    root (for inspect, which says what each points to).
-    """
-    real_root = root.resolve()
-    found: list[str] = []
-    stack = [str(root)]
-    while stack:
-        folder = stack.pop()
-        try:
-            entries = list(os.scandir(folder))
-        except OSError as exc:
-            log.warning("cannot list %s: %s", folder, exc)
-            continue
-        for entry in entries:
-            if entry.is_symlink() and not _inside(Path(entry.path), real_root):
-                log.debug("skipping symlink out of root: %s", entry.path)
-                if outside is not None and is_memory_name(entry.name):
-                    outside.append(entry.path)
-                continue
-            if entry.is_dir():
-                if entry.is_symlink():  # never descend through links: no loops, no escapes
-                    continue
-                if entry.name not in SKIP_DIRS and not entry.name.startswith("."):
-                    stack.append(entry.path)
-            elif is_memory_name(entry.name):
-                found.append(entry.path)
-    found.sort()
-    return found
+    """:func:`walk_root` as plain path strings in string order (cheaper at 100k files;
+    see :func:`memoryd.rootfs.walk_files`)."""
+    return rootfs.walk_files(str(root), outside)
 
 
 def visible(folders: tuple[str, ...]) -> bool:
@@ -283,16 +205,8 @@ def listed(root: Path, path: Path) -> bool:
     if not listed_by_name(root, path) or not walks_into(root, path.parent):
         return False
     if path.is_symlink():
-        return not path.is_dir() and _inside(path, root.resolve())
+        return not path.is_dir() and rootfs.inside(str(path), str(root.resolve()))
     return os.path.lexists(path) and not path.is_dir()
-
-
-def _inside(path: Path, real_root: Path) -> bool:
-    try:
-        target = path.resolve()
-    except OSError:
-        return False
-    return target == real_root or real_root in target.parents
 
 
 def relative_id(root: Path, path: Path) -> str:

@@ -3,6 +3,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import json
+import re
 
 import pytest
 
@@ -303,8 +304,8 @@ def test_candidates_are_looked_up_by_rowid_not_by_scanning_a_root(
     db.conn.set_trace_callback(statements.append)
     assert recall(db, world.config, "pnpm", world.config.roots, bump=False)
     db.conn.set_trace_callback(None)
-    lookups = [s for s in statements if s.startswith("SELECT rowid, root") and "json_each" in s]
-    assert lookups
+    lookups = [s for s in statements if "LEFT JOIN memories ON memories.rowid" in s]
+    assert lookups  # FTS5's top k and their rows, in one statement
     for sql in lookups:  # an index on root would make this read every row of the root
         plan = " / ".join(row[-1] for row in db.conn.execute("EXPLAIN QUERY PLAN " + sql))
         assert "INTEGER PRIMARY KEY (rowid=?)" in plan, plan
@@ -325,7 +326,7 @@ def test_enough_rows_holding_every_term_skip_the_or_query(world: World, db: Inde
         )
     finally:
         db.conn.set_trace_callback(None)
-    matches = [e for e in expressions if "MATCH" in e]
+    matches = [m for e in expressions for m in re.findall(r"MATCH '([^']*)'", e)]
     assert len(matches) == 1 and " AND " in matches[0] and " OR " not in matches[0]
     assert len(hits) == 3
     assert all(h.id.startswith("facts/both-") for h in hits)
@@ -335,3 +336,23 @@ def test_enough_rows_holding_every_term_skip_the_or_query(world: World, db: Inde
     )
     assert ids(wider)[:3] == ids(hits)
     assert any(h.id.startswith("facts/one-") for h in wider)
+
+
+def test_rows_the_filters_refuse_among_the_best_make_the_fetch_look_further(
+    world: World, db: IndexDB
+) -> None:
+    """FTS5's top k and their rows come in one statement; when the best k are all refused
+    (another kind, superseded, a compiled file), k grows until enough pass."""
+    filler(world)
+    for n in range(80):  # the best by bm25: the word in the summary of a short memory
+        world.write(world.global_root, f"facts/f{n:02}.md", "zeta", summary="zeta", kind="fact")
+    for n in range(3):  # ...and every one of them superseded by a memory without the word
+        world.write(world.global_root, f"facts/s{n}.md", "zeta", summary="zeta", kind="fact",
+                    superseded_by=f"facts/new{n}")  # fmt: skip
+        world.write(world.global_root, f"facts/new{n}.md", "unrelated successor")
+    for n in range(3):
+        world.write(world.global_root, f"pitfalls/p{n}.md", "a long body that mentions zeta once "
+                    "among many other words that dilute its weight", kind="pitfall")  # fmt: skip
+    hits = search(db, world, "zeta", kind="pitfall")
+    assert sorted(ids(hits)) == ["pitfalls/p0", "pitfalls/p1", "pitfalls/p2"]
+    assert not {"facts/s0", "facts/s1", "facts/s2"} & set(ids(search(db, world, "zeta", limit=50)))

@@ -12,13 +12,17 @@ from hypothesis import strategies as st
 
 from memoryd.index import tokenizer
 from memoryd.index.tokenizer import (
+    _WORD_RE,
     CJK_NOT_WORD,
     CJK_RANGES,
+    _part_re,
     fts_expression,
     index_text,
     index_tokens,
     is_cjk,
+    normalize,
     query_terms,
+    split_run,
     stem,
     tokenize,
 )
@@ -125,14 +129,26 @@ def test_the_run_class_is_word_characters_plus_every_cjk_range() -> None:
     assert differ == []
 
 
-def test_an_ascii_query_compiles_no_cjk_classes() -> None:
+def test_a_query_compiles_no_cjk_classes_but_a_long_run_does() -> None:
     probe = (
         "from memoryd.index import tokenizer as t\n"
         "t.query_terms('deploy with pnpm')\n"
         "print(t._part_re.cache_info().currsize)\n"
-        "t.query_terms('部署 pnpm')\n"
+        "t.query_terms('部署脚本 pnpm 配置ＬＯＣＫ')\n"
+        "print(t._part_re.cache_info().currsize)\n"
+        "t.index_tokens('部署' * 40)\n"
         "print(t._part_re.cache_info().currsize)\n"
     )
     command = [sys.executable, "-c", probe]
     done = subprocess.run(command, check=False, capture_output=True, text=True, timeout=60)
-    assert done.stdout.split() == ["0", "1"], done.stderr
+    assert done.stdout.split() == ["0", "0", "1"], done.stderr
+
+
+_RUN_CHARS = st.sampled_from([*"aZ_9 部署ＬｏｃｋßİΩé\u0301\u3000カ한ー々", "\U00020000", "\u2e80"])
+
+
+@given(st.text(_RUN_CHARS) | st.text())
+def test_a_run_split_without_the_regex_is_split_as_the_regex_splits_it(text: str) -> None:
+    """A query's short runs are cut in Python, so recall need not compile the CJK regex."""
+    for run in _WORD_RE.findall(normalize(text)):
+        assert split_run(run) == _part_re().findall(run)

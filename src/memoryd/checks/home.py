@@ -9,7 +9,7 @@ from pathlib import Path
 from memoryd import gitcli
 from memoryd.checks import Context, RootView, check, root_check
 from memoryd.findings import Finding
-from memoryd.roots import STATE_FILE
+from memoryd.rootfs import STATE_FILE
 
 
 @check("roots.missing")

@@ -7,7 +7,9 @@ citation machinery only when a hit might cite something.
 
 from __future__ import annotations
 
-from pathlib import Path
+TYPE_CHECKING = False  # light: the lean recall asks may_cite (memoryd.lean_recall)
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def may_cite(path: Path) -> bool:

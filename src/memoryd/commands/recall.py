@@ -47,7 +47,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 def run(app: App, args: argparse.Namespace) -> int:
     from memoryd.errors import UsageError
     from memoryd.freshness import ensure_fresh, search_roots
-    from memoryd.index import recall
+    from memoryd.index import hitview, recall
     from memoryd.index.tokenizer import query_terms
     from memoryd.layouts.visible import visible_for
 
@@ -73,7 +73,7 @@ def run(app: App, args: argparse.Namespace) -> int:
         raise _missing_root(app, missing[0])
     verdicts = _verdicts(app, hits)
     data = [_with_cites(h.to_json(), verdicts[h.path]) for h in hits]
-    app.emit(args.json, data, lambda: _text(hits, verdicts))
+    app.emit(args.json, data, lambda: hitview.text(hits, verdicts))
     for root in missing:
         app.note(f"memoryd: warning: {_missing_root(app, root)}")
     if not hits:
@@ -82,6 +82,9 @@ def run(app: App, args: argparse.Namespace) -> int:
             f"no memory matches {query!r} (searched {where}); "
             "try fewer or rarer words, or another language"
         )
+    from memoryd import config_snapshot
+
+    config_snapshot.write(app.paths)  # the next recall can take the lean path
     return 0
 
 
@@ -117,25 +120,3 @@ def _with_cites(data: dict[str, Any], verdicts: list[Any]) -> dict[str, Any]:
         data["cites"] = [v.to_json() for v in verdicts]
         data["stale"] = any(v.stale for v in verdicts)
     return data
-
-
-def _text(hits: list[Any], verdicts: dict[Path, list[Any]]) -> str:
-    blocks = []
-    for number, hit in enumerate(hits, start=1):
-        label = hit.kind or (hit.row.type if hit.row is not None else None)
-        kind = f"{label}, " if label else ""
-        terms = ", ".join(f"{t}×{n}" for t, n in hit.terms.items())
-        lines = [f"{number}. {hit.id}  ({kind}{hit.scope}, score {hit.score:.3g})"]
-        if hit.summary:
-            lines.append(f"   {hit.summary}")
-        conflict = hit.conflict()
-        if conflict:
-            lines.append(
-                f"   sync conflict copy: {conflict['conflict_device']}'s version of "
-                f"{conflict['conflict_of']} (see CONFLICTS.md)"
-            )
-        lines += [f"   {hit.snippet}", f"   matched: {terms}", f"   {hit.path}"]
-        stale = [v for v in verdicts[hit.path] if v.stale]
-        lines += [f"   MAY BE STALE: {v.citation.where}: {v.reason}" for v in stale]
-        blocks.append("\n".join(lines))
-    return "\n\n".join(blocks)

@@ -7,13 +7,15 @@ one.
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import os
-from pathlib import Path
-from types import TracebackType
 
 from memoryd.errors import MemorydError
+
+TYPE_CHECKING = False  # light: the lean recall asks running_pid (memoryd.lean_recall)
+if TYPE_CHECKING:
+    from pathlib import Path
+    from types import TracebackType
 
 
 class AlreadyRunning(MemorydError):
@@ -48,8 +50,10 @@ class DaemonLock:
 
     def release(self) -> None:
         if self.fd is not None:
-            with contextlib.suppress(OSError):
+            try:  # noqa: SIM105 - importing contextlib costs the lean recall
                 os.ftruncate(self.fd, 0)
+            except OSError:
+                pass
             fcntl.flock(self.fd, fcntl.LOCK_UN)
             os.close(self.fd)
             self.fd = None
@@ -64,7 +68,7 @@ class DaemonLock:
         self.release()
 
 
-def running_pid(path: Path) -> int | None:
+def running_pid(path: Path | str) -> int | None:
     """The pid of the live daemon holding ``path``, or None when none holds it."""
     try:
         fd = os.open(path, os.O_RDONLY)

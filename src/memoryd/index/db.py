@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import sqlite3
 from collections.abc import Iterator
@@ -11,6 +12,7 @@ from pathlib import Path
 from types import TracebackType
 
 from memoryd.index import schema
+from memoryd.index.fetch import json_ints
 from memoryd.memory import Problem
 from memoryd.paths import Paths
 
@@ -64,12 +66,15 @@ def dump_problems(problems: list[Problem] | tuple[Problem, ...]) -> str:
 
 
 def load_problems(text: str) -> tuple[Problem, ...]:
-    return tuple(Problem(p["code"], p["message"]) for p in json.loads(text or "[]"))
+    if not text or text == "[]":  # nearly every row: no JSON to parse
+        return ()
+    return tuple(Problem(p["code"], p["message"]) for p in json.loads(text))
 
 
-def json_ints(values: list[int]) -> str:
-    """A JSON array of integers, for ``rowid IN (SELECT value FROM json_each(?))``."""
-    return "[" + ",".join(str(int(v)) for v in values) + "]"
+@functools.lru_cache(maxsize=64)
+def _root_path(root: str) -> Path:
+    """A root's Path, made once: every row of a recall names one of a few roots."""
+    return Path(root)
 
 
 def row_from_sql(values: tuple[object, ...]) -> Row:
@@ -78,7 +83,7 @@ def row_from_sql(values: tuple[object, ...]) -> Row:
      oversized) = values  # fmt: skip
     return Row(
         path=Path(str(path)),
-        root=Path(str(root)),
+        root=_root_path(str(root)),
         scope=str(scope),
         layout=str(layout),
         type=type_ if isinstance(type_, str) else None,

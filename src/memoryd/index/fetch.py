@@ -31,17 +31,58 @@ top-k: a memory holding every term is never lost to many that hold one.
 from __future__ import annotations
 
 import os
+from collections import namedtuple
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from functools import partial
 from itertools import combinations
 from math import comb
-from typing import Any, NamedTuple
 
-from memoryd.config import RootConfig
-from memoryd.index.db import IndexDB, json_ints
 from memoryd.index.snippet import term_counts
 from memoryd.index.tokenizer import fts_expression, is_cjk_char, normalize
+
+# Light on purpose: the lean ``memoryd recall`` (memoryd.lean_recall) fetches through this
+# module, and typing, dataclasses and the config's classes cost it more than its query.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import sqlite3
+    from typing import Any, NamedTuple, Protocol
+
+    class _Index(Protocol):  # an IndexDB, or the lean recall's connection
+        @property
+        def conn(self) -> sqlite3.Connection: ...
+
+    class _Root(Protocol):
+        @property
+        def path(self) -> object: ...  # a Path, or the lean recall's str
+
+    class _Visible(Protocol):
+        def sql(self) -> tuple[str, list[Any]]: ...
+
+    class Candidate(NamedTuple):
+        """What ranking needs of a row (the full :class:`Row` is read for the kept few)."""
+
+        rowid: int
+        root: str
+        scope: str
+        layout: str
+        id: str
+        pinned: bool
+        created: int | None
+        updated: int | None
+        mtime_ns: int
+
+    class Found(NamedTuple):
+        """One candidate with its bm25 relevance and whether it holds every query term."""
+
+        relevance: float
+        candidate: Candidate
+        full: bool
+
+else:
+    Candidate = namedtuple(
+        "Candidate", "rowid root scope layout id pinned created updated mtime_ns"
+    )
+    Found = namedtuple("Found", "relevance candidate full")
 
 # bm25 column weights: id, summary, load_when, body.
 COLUMN_WEIGHTS = (3.0, 4.0, 4.0, 1.0)
@@ -50,62 +91,13 @@ MAX_LEVEL_TERMS = 6  # beyond this many terms: all terms, then any term (the gro
 STRATEGIES = ("and-or", "levels", "or")
 
 
-@dataclass(frozen=True)
-class Visible:
-    """The rows of the other layouts a caller sees unless it names a ``scope_id``.
-
-    A Claude Code memory root holds every project's folders and a layered root every
-    project's and session's files; a caller sees only its own project's (Claude Code's
-    folders by slug, the layered tree's ``projects/<id>/``), its own session's
-    (``sessions/<id>/``, when the session is known) and the truly global ones
-    (``global/``). memoryd's own memories are not filtered.
-    """
-
-    claude_slugs: tuple[str, ...] = ()
-    layered_project: str | None = None
-    layered_session: str | None = None
-
-    def sql(self) -> tuple[str, list[Any]]:
-        """A condition on ``memories`` (layout, id, scope_id) and its parameters."""
-        params: list[Any] = list(self.claude_slugs)
-        claude = f"scope_id IN ({', '.join('?' for _ in self.claude_slugs)})"
-        layered = ["id GLOB 'global/*'"]
-        for prefix, value in (("projects", self.layered_project),
-                              ("sessions", self.layered_session)):  # fmt: skip
-            if value:
-                layered.append(f"(id GLOB '{prefix}/*' AND scope_id = ?)")
-                params.append(value)
-        condition = (
-            f"(layout NOT IN ('claude', 'layered')"
-            f" OR (layout = 'claude' AND {claude if self.claude_slugs else '0'})"
-            f" OR (layout = 'layered' AND ({' OR '.join(layered)})))"
-        )
-        return condition, params
-
-
-class Candidate(NamedTuple):
-    """What ranking needs of a row (the full :class:`Row` is read for the kept few)."""
-
-    rowid: int
-    root: str
-    scope: str
-    layout: str
-    id: str
-    pinned: bool
-    created: int | None
-    updated: int | None
-    mtime_ns: int
-
-
-class Found(NamedTuple):
-    """One candidate with its bm25 relevance and whether it holds every query term."""
-
-    relevance: float
-    candidate: Candidate
-    full: bool
-
-
 _CANDIDATE_COLUMNS = "rowid, root, scope, layout, id, pinned, created, updated, mtime_ns"
+_CANDIDATE_FIELDS = ", ".join(f"memories.{c}" for c in _CANDIDATE_COLUMNS.split(", ")[1:])
+def json_ints(values: list[int]) -> str:
+    """A JSON array of integers, for ``rowid IN (SELECT value FROM json_each(?))``."""
+    return "[" + ",".join(str(int(v)) for v in values) + "]"
+
+
 # ROOT.md and index.md of a plugin root: indexed, but never a result (they only repeat the
 # memories' summaries, and at 10k memories ROOT.md matches nearly every query).
 _COMPILED = (
@@ -114,19 +106,19 @@ _COMPILED = (
 
 
 def candidates(
-    db: IndexDB,
+    db: _Index,
     terms: Sequence[str],
-    roots: Sequence[RootConfig],
+    roots: Sequence[_Root],
     filters: Mapping[str, str | None],
     fetch: int,
     *,
     strategy: str = "and-or",
-    visible: Visible | None = None,
+    visible: _Visible | None = None,
     enough: int | None = None,
 ) -> list[Found]:
     """At least the ``fetch`` best by bm25, plus every memory holding all ``terms``
-    when those are fewer than ``fetch`` (``visible``: see :class:`Visible`; None sees
-    every row).
+    when those are fewer than ``fetch`` (``visible``: see
+    :class:`memoryd.layouts.visible.Visible`; None sees every row).
 
     ``enough``: when at least this many memories hold every term (recall passes its
     limit), they alone are returned and the OR query never runs: ranking puts them first
@@ -181,33 +173,38 @@ def at_least(terms: Sequence[str], need: int) -> str:
 
 
 def _top(
-    db: IndexDB,
+    db: _Index,
     expression: str | None,
-    roots: Sequence[RootConfig],
+    roots: Sequence[_Root],
     filters: Mapping[str, str | None],
     fetch: int,
     *,
-    visible: Visible | None = None,
+    visible: _Visible | None = None,
 ) -> list[tuple[float, Candidate]]:
+    """The ``fetch`` best by bm25 that pass the filters: FTS5's top ``k`` and their rows in
+    one statement (the rows looked up by rowid, in bm25 order, each marked whether it
+    passes), ``k`` growing while too few pass and more match."""
     if expression is None:
         return []
+    condition, params = _passes(roots, filters, visible)
     weights = ", ".join(str(w) for w in COLUMN_WEIGHTS)
     sql = (
-        f"SELECT rowid, bm25(memories_fts, {weights}) AS rel FROM memories_fts "
-        "WHERE memories_fts MATCH ? ORDER BY rel LIMIT ?"
-    )
+        f"SELECT top.rowid, top.rel, {condition}, {_CANDIDATE_FIELDS} FROM "
+        f"(SELECT rowid, bm25(memories_fts, {weights}) AS rel FROM memories_fts "
+        "WHERE memories_fts MATCH ? ORDER BY rel LIMIT ?) AS top "
+        "LEFT JOIN memories ON memories.rowid = top.rowid"
+    )  # a LEFT JOIN keeps the subquery's (bm25) order: it is the outer loop
     k = fetch * 2
     while True:
-        ranked = db.conn.execute(sql, (expression, k)).fetchall()
-        rows = candidate_rows(db, [rowid for rowid, _ in ranked], roots, filters, visible)
-        found = [(-rel, rows[rowid]) for rowid, rel in ranked if rowid in rows]
+        ranked = db.conn.execute(sql, (*params, expression, k)).fetchall()
+        found = [(-row[1], Candidate(row[0], *row[3:])) for row in ranked if row[2]]
         if len(found) >= fetch or len(ranked) < k:
             return found[:fetch]
         k *= GROWTH
 
 
 def _unskew(
-    db: IndexDB, found: list[tuple[float, Candidate]], terms: Sequence[str], need: int
+    db: _Index, found: list[tuple[float, Candidate]], terms: Sequence[str], need: int
 ) -> list[tuple[float, Candidate]]:
     """A level's bm25 back to the OR query's: divide by comb(m-1, need-1), re-sort."""
     held = _held(db, found, terms)
@@ -219,7 +216,7 @@ def _unskew(
 
 
 def _held(
-    db: IndexDB, found: list[tuple[float, Candidate]], terms: Sequence[str]
+    db: _Index, found: list[tuple[float, Candidate]], terms: Sequence[str]
 ) -> dict[int, int]:
     """How many of ``terms`` each candidate's text holds (as the index sees it)."""
     sql = (
@@ -245,29 +242,38 @@ _CURRENT = (
 
 
 def candidate_rows(
-    db: IndexDB,
+    db: _Index,
     rowids: list[int],
-    roots: Sequence[RootConfig],
+    roots: Sequence[_Root],
     filters: Mapping[str, str | None],
-    visible: Visible | None = None,
+    visible: _Visible | None = None,
 ) -> dict[int, Candidate]:
     """The rows among ``rowids`` that recall may return: in ``roots``, current (not
     superseded), not a compiled file, passing ``filters`` (and ``visible``)."""
     if not rowids or not roots:
         return {}
+    condition, params = _passes(roots, filters, visible)
     sql = (
         f"SELECT {_CANDIDATE_COLUMNS} FROM memories WHERE rowid IN "
-        f"(SELECT value FROM json_each(?)) AND +root IN ({', '.join('?' for _ in roots)}) "
-        f"AND {_CURRENT} AND NOT {_COMPILED}"
+        f"(SELECT value FROM json_each(?)) AND {condition}"
     )
+    rows = db.conn.execute(sql, [json_ints(rowids), *params])
+    return {values[0]: Candidate(*values) for values in rows}
+
+
+def _passes(
+    roots: Sequence[_Root], filters: Mapping[str, str | None], visible: _Visible | None
+) -> tuple[str, list[Any]]:
+    """The condition on a ``memories`` row that recall may return it, and its parameters."""
     # "+root": look the few rowids up, never scan a root's rows through an index on root
-    params: list[Any] = [json_ints(rowids), *(str(r.path) for r in roots)]
+    sql = f"(+memories.root IN ({', '.join('?' for _ in roots)}) AND {_CURRENT} AND NOT {_COMPILED}"
+    params: list[Any] = [str(r.path) for r in roots]
     for column, value in filters.items():  # column names are ours, never the user's
         if value is not None:
-            sql += f" AND {column} = ?"
+            sql += f" AND memories.{column} = ?"
             params.append(value)
     if visible is not None:
         condition, extra = visible.sql()
         sql += f" AND {condition}"
         params += extra
-    return {values[0]: Candidate(*values) for values in db.conn.execute(sql, params)}
+    return sql + ")", params

@@ -5,45 +5,49 @@ A bump is read-modify-write under an exclusive ``flock`` on the root folder
 itself, so two processes recalling at once never lose a count, and no lock
 file appears in the root (nothing for git or the watcher to see). The new
 content replaces the file atomically, so a reader without the lock sees either
-the old or the new counts, never a torn file.
+the old or the new counts, never a torn file. The write is not fsync'ed: a hit count
+only orders comparable matches, and two fsyncs cost more than the rest of a recall; a
+crash may lose the last counts (or, on a file system that does not order a rename after
+its data, leave an unreadable file, which is then ignored and started afresh).
 """
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import json
-import logging
 import os
-from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
-from typing import Any
+from collections.abc import Callable, Sequence
 
 from memoryd.fsutil import atomic_write
-from memoryd.roots import STATE_FILE
+from memoryd.rootfs import STATE_FILE
 
-log = logging.getLogger(__name__)
+TYPE_CHECKING = False  # light on purpose: the lean recall (memoryd.lean_recall) counts hits here
+if TYPE_CHECKING:
+    from typing import Any
+
+    from memoryd.fsutil import StrPath
 
 
-def read_hits(root: Path) -> dict[str, int]:
+def read_hits(root: StrPath) -> dict[str, int]:
     """The hit count of every memory id in ``root`` (empty when there is no state)."""
-    hits = _load(root / STATE_FILE).get("hits")
+    hits = _load(os.path.join(root, STATE_FILE)).get("hits")
     if not isinstance(hits, dict):
         return {}
     return {k: v for k, v in hits.items() if isinstance(v, int) and not isinstance(v, bool)}
 
 
-_SEEN: dict[Path, tuple[tuple[int, int, int], dict[Any, Any]]] = {}  # file -> (stat, hits)
+_SEEN: dict[str, tuple[tuple[int, int, int], dict[Any, Any]]] = {}  # file -> (stat, hits)
 
 
-def hit_lookup(root: Path) -> Callable[[str], int]:
+def hit_lookup(root: StrPath, *, strict: bool = False) -> Callable[[str], int]:
     """The hit count of a memory id in ``root``, read once and checked per lookup.
 
     Ranking asks for a few dozen ids, so the counts are not validated one by one
     here; the parsed file is kept while its inode, size and mtime stay the same (a
-    bump replaces the file, so a kept copy is never stale).
+    bump replaces the file, so a kept copy is never stale). ``strict``: an unreadable
+    file raises (``OSError``, ``ValueError``) instead of being warned about and ignored.
     """
-    file = root / STATE_FILE
+    file = os.path.join(root, STATE_FILE)
     try:
         st = os.stat(file)
     except OSError:
@@ -51,7 +55,7 @@ def hit_lookup(root: Path) -> Callable[[str], int]:
     stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
     seen = _SEEN.get(file)
     if seen is None or seen[0] != stamp:
-        hits = _load(file).get("hits")
+        hits = _load(file, strict).get("hits")
         seen = (stamp, hits if isinstance(hits, dict) else {})
         _SEEN[file] = seen
     hits = seen[1]
@@ -63,13 +67,15 @@ def hit_lookup(root: Path) -> Callable[[str], int]:
     return lookup
 
 
-def bump_hits(root: Path, ids: Sequence[str]) -> None:
-    """Add one hit to each id (an id listed twice gets two)."""
-    if not ids or not root.is_dir():
+def bump_hits(root: StrPath, ids: Sequence[str], *, strict: bool = False) -> None:
+    """Add one hit to each id (an id listed twice gets two; ``strict``: see hit_lookup)."""
+    if not ids or not os.path.isdir(root):
         return
-    file = root / STATE_FILE
-    with _locked(root):
-        state = _load(file)
+    file = os.path.join(root, STATE_FILE)
+    fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        state = _load(file, strict)
         hits = state.get("hits")
         if not isinstance(hits, dict):
             hits = {}
@@ -78,25 +84,22 @@ def bump_hits(root: Path, ids: Sequence[str]) -> None:
             hits[memory_id] = (old if isinstance(old, int) else 0) + 1
         state["hits"] = hits
         text = json.dumps(state, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
-        atomic_write(file, text.encode("utf-8"))
+        atomic_write(file, text.encode("utf-8"), durable=False)  # see the module docstring
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
 
 
-def _load(file: Path) -> dict[str, Any]:
+def _load(file: str, strict: bool = False) -> dict[str, Any]:
     try:
-        data = json.loads(file.read_bytes())
+        with open(file, "rb") as handle:
+            data = json.loads(handle.read())
     except FileNotFoundError:
         return {}
     except (OSError, ValueError) as exc:
-        log.warning("ignoring unreadable %s: %s", file, exc)
+        if strict:
+            raise
+        import logging  # only to warn: logging costs the lean recall a third of its time
+
+        logging.getLogger(__name__).warning("ignoring unreadable %s: %s", file, exc)
         return {}
     return data if isinstance(data, dict) else {}
-
-
-@contextlib.contextmanager
-def _locked(root: Path) -> Iterator[None]:
-    fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # closing the descriptor releases the lock

@@ -10,7 +10,8 @@ from memoryd.compile.writer import compile_root
 from memoryd.config import PROJECT_SYNC, RootConfig, register_root
 from memoryd.errors import PathError
 from memoryd.fsutil import atomic_write
-from memoryd.roots import PROJECT_DIRNAME, canonical_toplevel, init_root
+from memoryd.rootfs import PROJECT_DIRNAME
+from memoryd.roots import canonical_toplevel, init_root
 
 CONFIG_TEMPLATE = """\
 # memoryd configuration. Every setting is optional; the values shown are the defaults.

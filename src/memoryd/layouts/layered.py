@@ -20,7 +20,8 @@ from memoryd.fsutil import atomic_write, fsync_dir
 from memoryd.init.plugin import SetupResult
 from memoryd.layouts import configured_root
 from memoryd.layouts.visible import project_id_for, valid_project_id
-from memoryd.roots import STATE_FILE, ensure_gitignored
+from memoryd.rootfs import STATE_FILE
+from memoryd.roots import ensure_gitignored
 from memoryd.sync.git import init_repo
 
 log = logging.getLogger(__name__)

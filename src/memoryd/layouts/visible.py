@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-
-from memoryd.index.fetch import Visible
+from typing import Any
 
 _NOT_ALNUM = re.compile(r"[^A-Za-z0-9]")
 PROJECT_ID_FILE = "mimocode-project-id"  # in the main git dir, written by MiMo Code
@@ -24,6 +24,39 @@ GLOBAL_PROJECT = "global"
 _SAFE_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 # where the clients put the current session's id for the commands they run
 SESSION_ENV = ("MEMORYD_SESSION_ID", "CLAUDE_CODE_SESSION_ID", "OPENCODE_SESSION_ID")
+
+
+@dataclass(frozen=True)
+class Visible:
+    """The rows of the other layouts a caller sees unless it names a ``scope_id``.
+
+    A Claude Code memory root holds every project's folders and a layered root every
+    project's and session's files; a caller sees only its own project's (Claude Code's
+    folders by slug, the layered tree's ``projects/<id>/``), its own session's
+    (``sessions/<id>/``, when the session is known) and the truly global ones
+    (``global/``). memoryd's own memories are not filtered.
+    """
+
+    claude_slugs: tuple[str, ...] = ()
+    layered_project: str | None = None
+    layered_session: str | None = None
+
+    def sql(self) -> tuple[str, list[Any]]:
+        """A condition on ``memories`` (layout, id, scope_id) and its parameters."""
+        params: list[Any] = list(self.claude_slugs)
+        claude = f"scope_id IN ({', '.join('?' for _ in self.claude_slugs)})"
+        layered = ["id GLOB 'global/*'"]
+        for prefix, value in (("projects", self.layered_project),
+                              ("sessions", self.layered_session)):  # fmt: skip
+            if value:
+                layered.append(f"(id GLOB '{prefix}/*' AND scope_id = ?)")
+                params.append(value)
+        condition = (
+            f"(layout NOT IN ('claude', 'layered')"
+            f" OR (layout = 'claude' AND {claude if self.claude_slugs else '0'})"
+            f" OR (layout = 'layered' AND ({' OR '.join(layered)})))"
+        )
+        return condition, params
 
 
 def claude_slug(path: Path) -> str:

@@ -23,7 +23,7 @@ from pathlib import Path
 from memoryd.config import Config
 from memoryd.layouts import syncable
 from memoryd.memory import id_for_path, parse
-from memoryd.roots import STATE_FILE, is_memory_name
+from memoryd.rootfs import STATE_FILE, is_memory_name
 from memoryd.sync import exclude
 from memoryd.sync.conflicts import has_conflict_markers, never_synced, printable
 from memoryd.sync.derived import Quarantined, is_generated, scan_file

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from memoryd.memory import id_for_path, parse, render
-from memoryd.roots import STATE_FILE, is_temp_name
+from memoryd.rootfs import STATE_FILE
+from memoryd.roots import is_temp_name
 
 _COPY_RE = re.compile(
     r"^(?P<stem>.+)\.conflict-(?P<device>[A-Za-z0-9_-]+)-(?P<time>\d{8}T\d{6}Z)(?:-(?P<n>\d+))?"

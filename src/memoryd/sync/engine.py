@@ -22,7 +22,8 @@ from typing import Any
 from memoryd.config import Config, RootConfig
 from memoryd.fsutil import atomic_write
 from memoryd.paths import Paths
-from memoryd.roots import STATE_FILE, ensure_gitignored
+from memoryd.rootfs import STATE_FILE
+from memoryd.roots import ensure_gitignored
 from memoryd.sync import backups, exclude, held, remote
 from memoryd.sync import commit as local
 from memoryd.sync.conflicts import (

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.fsutil import atomic_write
-from memoryd.roots import STATE_FILE
+from memoryd.rootfs import STATE_FILE
 from memoryd.sync import exclude
 from memoryd.sync.git import NET_TIMEOUT_S, ZERO, GitError
 from memoryd.sync.repo import Blocked, Repo, device_of

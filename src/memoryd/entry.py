@@ -1,0 +1,25 @@
+"""The ``memoryd`` console script: ``recall`` goes to the lean path first.
+
+``memoryd recall`` is what agents run most, and what they wait for. This entry point
+imports nothing but this module before it knows the command: ``recall`` is answered by
+:mod:`memoryd.lean_recall` when that can (most of the time), and everything else,
+and every recall it declines, by the full CLI (:func:`memoryd.cli.main`).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+
+def main() -> int:
+    argv = sys.argv[1:]
+    if argv[:1] == ["recall"]:
+        from memoryd.lean_recall import run
+
+        code = run(argv[1:], os.environ, sys.stdout, sys.stderr)
+        if code is not None:
+            return code
+    from memoryd.cli import main as full
+
+    return full()

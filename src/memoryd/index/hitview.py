@@ -1,0 +1,104 @@
+"""A recalled memory as the user sees it: its JSON object and its block of text.
+
+Both ``memoryd recall`` paths print hits through these two functions (the full one's
+:class:`memoryd.index.search.Hit` and the lean one's, :mod:`memoryd.lean_recall`), so
+their output is the same bytes by construction. Light: no typing or pathlib at run time.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Any, Protocol
+
+    class _Row(Protocol):
+        @property
+        def layout(self) -> str: ...
+        @property
+        def type(self) -> str | None: ...
+        @property
+        def scope_id(self) -> str | None: ...
+
+    class _Verdict(Protocol):
+        @property
+        def stale(self) -> bool: ...
+        @property
+        def reason(self) -> str: ...
+        @property
+        def citation(self) -> Any: ...
+
+    class Shown(Protocol):
+        """What a hit shows (a search Hit, or the lean recall's)."""
+
+        @property
+        def id(self) -> str: ...
+        @property
+        def path(self) -> object: ...
+        @property
+        def root(self) -> object: ...
+        @property
+        def scope(self) -> str: ...
+        @property
+        def kind(self) -> str | None: ...
+        @property
+        def summary(self) -> str | None: ...
+        @property
+        def score(self) -> float: ...
+        @property
+        def parts(self) -> dict[str, float]: ...
+        @property
+        def terms(self) -> dict[str, int]: ...
+        @property
+        def snippet(self) -> str: ...
+        @property
+        def body(self) -> str: ...
+        @property
+        def row(self) -> _Row | None: ...
+        def conflict(self) -> dict[str, str]: ...
+
+
+def to_json(hit: Shown) -> dict[str, Any]:
+    """The hit's JSON object (``memoryd recall --json``, the MCP tool, the UI)."""
+    foreign = {}
+    if hit.row is not None and hit.row.layout != "plugin":
+        row = hit.row
+        foreign = {"layout": row.layout, "type": row.type, "scope_id": row.scope_id}
+    return {
+        **foreign,
+        **hit.conflict(),
+        "id": hit.id,
+        "path": str(hit.path),
+        "root": str(hit.root),
+        "scope": hit.scope,
+        "kind": hit.kind,
+        "summary": hit.summary,
+        "score": float(f"{hit.score:.6g}"),  # significant digits: bm25 can be ~1e-6
+        "parts": {name: float(f"{value:.6g}") for name, value in hit.parts.items()},
+        "terms": hit.terms,
+        "snippet": hit.snippet,
+        "body": hit.body,
+    }
+
+
+def text(hits: Sequence[Shown], verdicts: Mapping[Any, Sequence[_Verdict]]) -> str:
+    """The hits as ``memoryd recall`` prints them, numbered, with stale citations flagged."""
+    blocks = []
+    for number, hit in enumerate(hits, start=1):
+        label = hit.kind or (hit.row.type if hit.row is not None else None)
+        kind = f"{label}, " if label else ""
+        terms = ", ".join(f"{t}×{n}" for t, n in hit.terms.items())
+        lines = [f"{number}. {hit.id}  ({kind}{hit.scope}, score {hit.score:.3g})"]
+        if hit.summary:
+            lines.append(f"   {hit.summary}")
+        conflict = hit.conflict()
+        if conflict:
+            lines.append(
+                f"   sync conflict copy: {conflict['conflict_device']}'s version of "
+                f"{conflict['conflict_of']} (see CONFLICTS.md)"
+            )
+        lines += [f"   {hit.snippet}", f"   matched: {terms}", f"   {hit.path}"]
+        stale = [v for v in verdicts[hit.path] if v.stale]
+        lines += [f"   MAY BE STALE: {v.citation.where}: {v.reason}" for v in stale]
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)

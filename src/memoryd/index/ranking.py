@@ -1,0 +1,136 @@
+"""Ranking recall's candidates: coverage tiers, then bm25 × scope × decay × boost (pure).
+
+Relevance decides what is returned: memories holding every distinct query term form the
+first tier and the others the second, so no age, pin or hit count puts a memory that holds
+a subset of the terms above one that holds them all. Within a tier, bm25 × scope prior ×
+time decay × recall boost orders them (:func:`score_parts`); the decay is bounded below by
+``decay_floor``, so an old match is lowered, never erased. The relative floor compares bm25
+alone and never drops a memory of the first tier.
+
+A module of its own, importing nothing heavy: :mod:`memoryd.index.search` and the lean
+``memoryd recall`` (:mod:`memoryd.lean_recall`) rank with the same code.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+
+TYPE_CHECKING = False  # typing stays off the lean recall's imports
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    from memoryd.index.fetch import Found
+
+    class Settings(Protocol):
+        """The ``search`` settings ranking reads (config's SearchConfig)."""
+
+        @property
+        def score_floor(self) -> float: ...
+        @property
+        def half_life_days(self) -> float: ...
+        @property
+        def decay_floor(self) -> float: ...
+        @property
+        def project_prior(self) -> float: ...
+        @property
+        def global_prior(self) -> float: ...
+        @property
+        def recall_boost_max(self) -> float: ...
+
+    class Rankable(Protocol):
+        """The fields ranking reads (a :class:`Row` or a fetch ``Candidate``)."""
+
+        @property
+        def scope(self) -> str: ...
+        @property
+        def layout(self) -> str: ...
+        @property
+        def pinned(self) -> bool: ...
+        @property
+        def created(self) -> int | None: ...
+        @property
+        def updated(self) -> int | None: ...
+        @property
+        def mtime_ns(self) -> int: ...
+
+
+DAY_MS = 86_400_000
+BOOST_HALF = 3  # hits at which the recall boost is half its maximum
+
+
+def rank(
+    settings: Settings,
+    found: Sequence[Found],
+    hits: Mapping[str, Callable[[str], int]],
+    now_ms: int,
+    limit: int,
+) -> list[tuple[float, Found, dict[str, float]]]:
+    """The ``limit`` best of ``found`` as ``(score, found, parts)``, ranked and cut at the
+    score floor. ``hits``: each root's hit count lookup, by root path."""
+    parts = {
+        f.candidate.rowid: score_parts(
+            settings, f.relevance, f.candidate, hits[f.candidate.root](f.candidate.id), now_ms
+        )
+        for f in found
+    }
+    scored = [(math.prod(parts[f.candidate.rowid].values()), f) for f in found]
+    kept = cut(ranked(scored), settings.score_floor, limit)
+    return [(total, f, parts[f.candidate.rowid]) for total, f in kept]
+
+
+def score(settings: Settings, relevance: float, row: Rankable, hits: int, now_ms: int) -> float:
+    """bm25 relevance × scope prior × time decay × recall boost (pure)."""
+    return math.prod(score_parts(settings, relevance, row, hits, now_ms).values())
+
+
+def score_parts(
+    settings: Settings, relevance: float, row: Rankable, hits: int, now_ms: int
+) -> dict[str, float]:
+    """The factors a score is the product of, by name (``memoryd ui`` shows them as they are).
+
+    ``relevance`` (bm25), ``scope`` (the prior), ``age`` (the decay) and ``hits`` (the boost).
+    Rows of the layered and claude layouts rank by bm25 and scope prior only, as the
+    layered memory's own search does (no decay, and memoryd keeps no hit counts there).
+    """
+    prior = settings.project_prior if row.scope == "project" else settings.global_prior
+    if row.layout != "plugin":
+        return {"relevance": relevance, "scope": prior}
+    return {
+        "relevance": relevance,
+        "scope": prior,
+        "age": decay(settings, row, now_ms),
+        "hits": boost(settings, hits),
+    }
+
+
+def decay(settings: Settings, row: Rankable, now_ms: int) -> float:
+    """Halves every ``half_life_days`` since ``updated``, never below ``decay_floor``;
+    pinned memories never decay."""
+    if row.pinned or settings.half_life_days <= 0:
+        return 1.0
+    stamp = row.updated or row.created or row.mtime_ns // 1_000_000
+    age_days = max(0, now_ms - stamp) / DAY_MS
+    return max(min(1.0, settings.decay_floor), float(0.5 ** (age_days / settings.half_life_days)))
+
+
+def boost(settings: Settings, hits: int) -> float:
+    """Grows with the hit count towards ``1 + recall_boost_max``."""
+    hits = max(0, hits)
+    return 1.0 + settings.recall_boost_max * hits / (hits + BOOST_HALF)
+
+
+def ranked(scored: list[tuple[float, Found]]) -> list[tuple[float, Found]]:
+    """Memories holding every query term first, then the others; by score within each."""
+    return sorted(scored, key=lambda s: (not s[1].full, -s[0]))
+
+
+def cut(scored: list[tuple[float, Found]], floor: float, limit: int) -> list[tuple[float, Found]]:
+    """The first ``limit`` of ``scored`` (ranked), without the partial matches whose bm25 is
+    under ``floor`` × the best bm25: relevance alone, so age never removes a result, and a
+    memory holding every term is never removed."""
+    if not scored:
+        return []
+    best = max(f.relevance for _, f in scored)
+    kept = [s for s in scored if s[1].full or s[1].relevance >= floor * best]
+    return (kept or scored[:1])[:limit]

@@ -1,0 +1,365 @@
+"""The lean ``memoryd recall``: the common case answered with almost no imports.
+
+An agent runs ``memoryd recall`` many times a session, and most of what the full CLI
+imports (argparse, logging, pathlib, dataclasses, PyYAML, the config's classes, the
+reconcile) is not needed to answer it: a bare Python that opens the index and runs
+the query costs a fifth of what the full path did. This path parses the usual command
+lines itself, reads config.yaml's snapshot (:mod:`memoryd.config_snapshot`), checks
+that the index is fresh (a daemon holds its lock, or every file's fingerprint matches
+its row), and then fetches, ranks, explains and counts hits with the same functions
+as the full path (:mod:`memoryd.index.fetch`, :mod:`~memoryd.index.ranking`,
+:mod:`~memoryd.index.snippet`, :mod:`~memoryd.index.hits`, :mod:`~memoryd.index.hitview`).
+
+Whenever anything is not the common case, :func:`run` returns None before it has
+written or changed anything, and the full CLI answers instead: an option it does not
+parse, help, a usage error, no snapshot (config.yaml new, changed or broken), no
+``MEMORYD_HOME``, a root that is missing or of another layout, an index that is not
+checked or of another version, a file changed since it was indexed, a hit that is a
+conflict copy or may cite code, an unreadable ``.state.json``, any exception. So every
+error text and every rare option stays the full CLI's, and tests/test_lean_recall.py
+holds both paths to the same bytes.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+
+from memoryd import config_snapshot
+from memoryd.fingerprint import settled
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Any, TextIO
+
+    from memoryd.index.fetch import Found
+
+VALUE_OPTIONS = ("--limit", "--kind", "--scope", "--markers", "--project")
+SCOPES = ("global", "project")
+MARKS = ("plugin", "layered")
+MAX_FETCH = 50  # memoryd.index.search's
+BUSY_TIMEOUT_MS = 10_000
+
+
+class Fallback(Exception):
+    """Not the common case: the full CLI answers."""
+
+
+class _Root:
+    __slots__ = ("given", "layout", "listed", "path", "scope")
+
+    def __init__(self, path: str, layout: str, scope: str, listed: bool, given: str) -> None:
+        self.path, self.layout, self.scope, self.listed, self.given = (
+            path, layout, scope, listed, given
+        )  # fmt: skip
+
+
+class _Settings:
+    """The ``search`` settings, as the snapshot holds them (ranking reads attributes)."""
+
+    def __init__(self, values: Mapping[str, Any]) -> None:
+        self.limit: int = values["limit"]
+        self.score_floor: float = values["score_floor"]
+        self.half_life_days: float = values["half_life_days"]
+        self.decay_floor: float = values["decay_floor"]
+        self.project_prior: float = values["project_prior"]
+        self.global_prior: float = values["global_prior"]
+        self.recall_boost_max: float = values["recall_boost_max"]
+
+
+class _Hit:
+    """A recalled memory, with what :mod:`memoryd.index.hitview` shows (a plugin row)."""
+
+    __slots__ = (
+        "body", "id", "kind", "load_when", "parts", "path", "root", "scope", "score",
+        "snippet", "summary", "terms",
+    )  # fmt: skip
+    row = None  # plugin rows only: no layout, type or scope id to show
+
+    def __init__(self, values: Sequence[Any]) -> None:
+        (self.path, self.root, self.scope, self.id, self.kind, self.summary,
+         load_when, self.body) = values  # fmt: skip
+        self.load_when = tuple(load_when.split("\n")) if load_when else ()
+        self.score = 0.0
+        self.parts: dict[str, float] = {}
+        self.terms: dict[str, int] = {}
+        self.snippet = ""
+
+    def conflict(self) -> dict[str, str]:
+        return {}  # a conflict copy goes down the full path
+
+
+class _Index:
+    __slots__ = ("conn",)
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+
+def run(argv: Sequence[str], env: Mapping[str, str], out: TextIO, err: TextIO) -> int | None:
+    """Answer ``memoryd recall ARGV...`` (the words after ``recall``), or return None
+    having done nothing, for the full CLI to answer."""
+    try:
+        args = _parse(argv)
+        answer = _answer(args, env)
+    except Exception:  # Fallback, or anything unforeseen: the full path knows what to say
+        return None
+    except KeyboardInterrupt:  # as memoryd.cli reports it
+        err.write("memoryd: interrupted\n")
+        if "--json" in argv:
+            import json
+
+            out.write(json.dumps({"error": "interrupted", "hint": None, "exit": 130}) + "\n")
+        return 130
+    hits, text, note = answer
+    _bump(hits, err)
+    if text:
+        out.write(text if text.endswith("\n") else text + "\n")
+    if note:
+        err.write(note)
+    return 0
+
+
+def _parse(argv: Sequence[str]) -> dict[str, Any]:
+    """The command line, when it is one this path parses exactly as argparse would."""
+    args: dict[str, Any] = {"json": False, "words": []}
+    words: list[str] = args["words"]
+    ended = False  # the words are one run: argparse takes only the first run of them
+    items = iter(argv)
+    for item in items:
+        if not item.startswith("-"):
+            if ended:
+                raise Fallback
+            words.append(item)
+            continue
+        if words:
+            ended = True
+        if item == "--json":
+            args["json"] = True
+            continue
+        if item not in VALUE_OPTIONS:
+            raise Fallback  # help, --, abbreviations, the other layouts' options, ...
+        value = next(items, None)
+        if value is None or value.startswith("-"):
+            raise Fallback
+        args[item[2:]] = value
+    if not words:
+        raise Fallback
+    if "limit" in args:
+        limit = int(args["limit"])
+        if limit < 1:
+            raise Fallback
+        args["limit"] = limit
+    if args.get("scope", "global") not in SCOPES or args.get("markers", "plugin") not in MARKS:
+        raise Fallback
+    return args
+
+
+def _answer(args: Mapping[str, Any], env: Mapping[str, str]) -> tuple[list[_Hit], str, str]:
+    from memoryd.index.tokenizer import query_words
+
+    query = " ".join(args["words"])
+    forms = query_words(query)
+    if not forms:
+        raise Fallback  # the usage error is the full path's
+    from memoryd.rootfs import clean
+
+    home = env.get("MEMORYD_HOME", "")
+    base = clean(os.path.expanduser(home))
+    if not home or not os.path.isabs(base):
+        raise Fallback
+    cache_dir, state_dir = os.path.join(base, "cache"), os.path.join(base, "state")
+    snapshot = config_snapshot.read(cache_dir, os.path.join(base, "config.yaml"))
+    if snapshot is None:
+        raise Fallback
+    cwd = os.getcwd()
+    project = os.path.join(cwd, args["project"]) if "project" in args else None
+    roots = _search_roots(snapshot, cwd, project)
+    if any(r.layout != "plugin" or not os.path.isdir(r.path) for r in roots):
+        raise Fallback
+    conn = _open(os.path.join(cache_dir, "index.sqlite3"), snapshot)
+    try:
+        _fresh(conn, roots, [r for r in roots if r.listed], os.path.join(state_dir, "daemon.lock"))
+        hits = _recall(conn, snapshot, forms, roots, args)
+    finally:
+        conn.close()
+    if args["json"]:
+        import json
+
+        from memoryd.index.hitview import to_json
+
+        text = json.dumps([to_json(h) for h in hits], ensure_ascii=False, indent=2, default=str)
+    else:
+        from memoryd.index.hitview import text as as_text
+
+        text = as_text(hits, {h.path: [] for h in hits})
+    note = ""
+    if not hits:
+        where = ", ".join(r.path for r in roots) or "no roots"
+        note = (
+            f"no memory matches {query!r} (searched {where}); "
+            "try fewer or rarer words, or another language\n"
+        )
+    return hits, text, note
+
+
+def _search_roots(snapshot: Mapping[str, Any], cwd: str, project: str | None) -> list[_Root]:
+    """memoryd.freshness.search_roots on the snapshot's roots."""
+    from memoryd.rootfs import project_root_for
+
+    listed = []
+    for given, resolved, layout, scope in snapshot["roots"]:
+        if os.path.realpath(given) != resolved:
+            raise Fallback  # a link on the way moved: the full path resolves it again
+        listed.append(_Root(resolved, layout, scope, True, given))
+    if len({r.path for r in listed}) != len(listed):
+        raise Fallback
+    roots = [r for r in listed if r.scope == "global"]
+    own = project_root_for(project or cwd, [r.path for r in roots])
+    if own is None:
+        if project is not None:
+            raise Fallback  # "not inside a git repository": the full path's error
+        return roots
+    for root in listed:
+        if root.path == own or os.path.realpath(root.path) == os.path.realpath(own):
+            return roots if root in roots else [*roots, root]
+    if os.path.isdir(own):
+        roots.append(_Root(own, "plugin", "project", False, own))
+    return roots
+
+
+def _open(file: str, snapshot: Mapping[str, Any]) -> sqlite3.Connection:
+    """The index, when it is one the full path would open as it is (checked, current)."""
+    try:
+        st = os.stat(file)
+        with open(file + ".checked", encoding="ascii") as handle:
+            checked = handle.read()
+    except (OSError, ValueError) as exc:
+        raise Fallback from exc
+    if checked != f"{st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino}\n":
+        raise Fallback  # not the file that last passed quick_check
+    conn = sqlite3.connect(file, isolation_level=None)
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        (app_id,), (version,), (journal,) = (
+            conn.execute(f"PRAGMA {name}").fetchone()
+            for name in ("application_id", "user_version", "journal_mode")
+        )
+        expected = (snapshot["application_id"], snapshot["user_version"], "wal")
+        if (app_id, version, journal) != expected:
+            raise Fallback
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _fresh(conn: sqlite3.Connection, roots: list[_Root], listed: list[_Root], lock: str) -> None:
+    """Fall back unless a reconcile of ``roots`` would change nothing.
+
+    With a daemon running, only the roots config.yaml does not list (a project root
+    found from the folder) need a look, as memoryd.freshness.ensure_fresh says.
+    """
+    from memoryd.daemon.lock import running_pid
+
+    wanted = [r for r in roots if not r.listed] if running_pid(lock) is not None else roots
+    if not wanted:
+        return
+    for root in wanted:
+        _unchanged(conn, root)
+    keep = {r.path for r in [*listed, *wanted]}  # reconcile's foreign-root sweep
+    foreign = "SELECT 1 FROM memories WHERE root = ? AND layout != 'plugin' LIMIT 1"
+    for (root_path,) in conn.execute("SELECT DISTINCT root FROM memories").fetchall():
+        if root_path not in keep and conn.execute(foreign, (root_path,)).fetchone():
+            raise Fallback
+
+
+def _unchanged(conn: sqlite3.Connection, root: _Root) -> None:
+    """Fall back unless every file of ``root`` has a settled row with its fingerprint and
+    no row lacks a file (reconcile's no-change case)."""
+    from memoryd.rootfs import walk_files
+
+    unlisted: list[str] = []
+    files = walk_files(root.path, unlisted=unlisted)
+    sql = "SELECT path, size, mtime_ns, checked_ns FROM memories WHERE root = ?"
+    known = {row[0]: row for row in conn.execute(sql, (root.path,))}
+    if unlisted or len(files) != len(known):
+        raise Fallback
+    stat, row_of = os.stat, known.get
+    for path in files:
+        row = row_of(path)
+        if row is None:  # a new file (or a name that is not UTF-8: never indexed, reported)
+            raise Fallback
+        st = stat(path)
+        if row[1] != st.st_size or row[2] != st.st_mtime_ns or not settled(row[2], row[3]):
+            raise Fallback
+
+
+def _recall(
+    conn: sqlite3.Connection,
+    snapshot: Mapping[str, Any],
+    forms: dict[str, str],
+    roots: list[_Root],
+    args: Mapping[str, Any],
+) -> list[_Hit]:
+    """memoryd.index.search.recall for plugin roots, with the same functions."""
+    from memoryd.index.fetch import candidates, json_ints
+    from memoryd.index.hits import hit_lookup
+    from memoryd.index.ranking import rank
+    from memoryd.index.snippet import MARKERS, explain
+
+    settings = _Settings(snapshot["search"])
+    limit: int = args.get("limit") or settings.limit
+    scope = args.get("scope")
+    roots = [r for r in roots if scope is None or r.scope == scope]
+    if not roots:
+        return []
+    fetch = max(limit, min(limit * 3, MAX_FETCH))
+    filters = {"kind": args.get("kind"), "type": None, "scope_id": None}
+    found: Sequence[Found] = candidates(
+        _Index(conn), list(forms), roots, filters, fetch, enough=limit
+    )
+    if any(f.candidate.layout != "plugin" for f in found):
+        raise Fallback  # the full path filters other layouts' rows by project and session
+    counts = {r.path: hit_lookup(r.path, strict=True) for r in roots}
+    kept = rank(settings, found, counts, int(time.time() * 1000), limit)
+    sql = (
+        "SELECT rowid, path, root, scope, id, kind, summary, load_when, body FROM memories "
+        "WHERE rowid IN (SELECT value FROM json_each(?))"
+    )
+    rowids = [f.candidate.rowid for _total, f, _parts in kept]
+    rows = {values[0]: values[1:] for values in conn.execute(sql, (json_ints(rowids),))}
+    marks = MARKERS[args.get("markers", "plugin")]
+    hits = []
+    for total, f, parts in kept:
+        hit = _Hit(rows[f.candidate.rowid])
+        if ".conflict-" in hit.path[len(hit.root) :] or _may_cite(hit.path):
+            raise Fallback  # conflict copies and citations: the full path shows them
+        hit.score, hit.parts = total, parts
+        hit.terms, hit.snippet = explain(forms, hit, marks)
+        hits.append(hit)
+    return hits
+
+
+def _may_cite(path: str) -> bool:
+    from memoryd.cites import may_cite
+
+    return may_cite(path)  # type: ignore[arg-type]
+
+
+def _bump(hits: list[_Hit], err: TextIO) -> None:
+    """Count the hits, root by root (as memoryd.index.search does for plugin rows)."""
+    if not hits:
+        return
+    from memoryd.index.hits import bump_hits
+
+    by_root: dict[str, list[str]] = {}
+    for hit in hits:
+        by_root.setdefault(hit.root, []).append(hit.id)
+    for root, ids in by_root.items():
+        try:
+            bump_hits(root, ids)
+        except OSError as exc:  # a read-only root still answers: the full path's warning
+            err.write(f"memoryd: WARNING: cannot record hits in {root}: {exc}\n")

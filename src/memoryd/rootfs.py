@@ -1,0 +1,169 @@
+"""A root on disk as plain strings: its file names, the walk, the project a folder is in.
+
+The light half of :mod:`memoryd.roots`, which builds on it with ``pathlib``: the lean
+``memoryd recall`` (:mod:`memoryd.lean_recall`) walks roots and finds the project root
+here without importing pathlib, logging or dataclasses, which together cost it more
+than its own work. Paths are ``str``; a resolved path is ``os.path.realpath``'s, which
+is what ``Path.resolve()`` returns.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import logging
+    from collections.abc import Iterable
+
+PROJECT_DIRNAME = ".memory"
+STATE_FILE = ".state.json"
+SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__"})
+
+
+def is_memory_name(name: str) -> bool:
+    """A Markdown file that is not hidden and not an editor's temp file.
+
+    Every temp prefix starts with "." and no temp suffix ends in "md", so a name ending in
+    ".md" that is not hidden is never a temp name: the walk asks two string tests a file,
+    not twenty (tests/test_roots.py checks this against :func:`memoryd.roots.is_temp_name`).
+    """
+    return name.endswith(".md") and not name.startswith(".")
+
+
+def walk_files(
+    root: str, outside: list[str] | None = None, unlisted: list[str] | None = None
+) -> list[str]:
+    """Every memory file under ``root`` as path strings in string order, never leaving it.
+
+    Skips VCS and hidden folders, editor temp files, linked folders, and linked files
+    whose target resolves outside the root. ``outside``: collects the memory-named links
+    skipped because they lead out of the root (for inspect, which says what each points
+    to). A folder that cannot be listed is skipped and logged, or put in ``unlisted``
+    when that is given (the caller decides what "unknown" means for its files).
+    """
+    real_root = os.path.realpath(root)
+    found: list[str] = []
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError as exc:
+            if unlisted is not None:
+                unlisted.append(folder)
+            else:
+                _log().warning("cannot list %s: %s", folder, exc)
+            continue
+        for entry in entries:
+            if entry.is_symlink() and not inside(entry.path, real_root):
+                if outside is not None and is_memory_name(entry.name):
+                    outside.append(entry.path)
+                continue
+            if entry.is_dir():
+                if entry.is_symlink():  # never descend through links: no loops, no escapes
+                    continue
+                if entry.name not in SKIP_DIRS and not entry.name.startswith("."):
+                    stack.append(entry.path)
+            elif is_memory_name(entry.name):
+                found.append(entry.path)
+    found.sort()
+    return found
+
+
+def inside(path: str, real_root: str) -> bool:
+    """Does ``path`` resolve to ``real_root`` or below it?"""
+    try:
+        target = os.path.realpath(path)
+    except (OSError, ValueError):
+        return False
+    return within(target, real_root)
+
+
+def within(path: str, folder: str) -> bool:
+    """``path`` is ``folder`` or below it (both normal, absolute)."""
+    return path == folder or path.startswith(folder if folder.endswith(os.sep) else folder + os.sep)
+
+
+def git_toplevel(start: str) -> str | None:
+    """The work tree that contains ``start`` (found by walking up to a ``.git``)."""
+    folder = os.path.realpath(start)
+    while True:
+        if os.path.exists(os.path.join(folder, ".git")):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def main_git_dir(top: str) -> str:
+    """The common git dir of the work tree ``top`` (``git rev-parse --git-common-dir``).
+
+    Read from the files git keeps rather than by running git: recall and the hooks
+    ask on every call. A linked worktree's ``.git`` file names its own git dir, whose
+    ``commondir`` names the main repository's; a submodule's has no ``commondir``.
+    """
+    dot_git = os.path.join(top, ".git")
+    if os.path.isdir(dot_git):
+        return dot_git
+    text = _read(dot_git)
+    gitdir = clean(os.path.join(top, text.removeprefix("gitdir:").strip()))
+    common = os.path.join(gitdir, "commondir")
+    if os.path.isfile(common):
+        return os.path.realpath(os.path.join(gitdir, _read(common)))
+    return gitdir
+
+
+def canonical_toplevel(start: str) -> str | None:
+    """The project's main work tree: for a linked ``git worktree``, the main one.
+
+    An agent working in ``../wt/feature`` works on the same project as one in the
+    main checkout, so both see one project root. A worktree of a bare repository
+    has no main work tree: it is its own project then.
+    """
+    top = git_toplevel(start)
+    if top is None:
+        return None
+    try:
+        common = main_git_dir(top)
+    except (OSError, UnicodeDecodeError) as exc:
+        _log().debug("cannot read the git dir of %s: %s", top, exc)
+        return top
+    parent = os.path.dirname(common)
+    if os.path.basename(common) == ".git" and os.path.isdir(parent):
+        return os.path.realpath(parent)
+    return top
+
+
+def project_root_for(start: str, memory_roots: Iterable[str] = ()) -> str | None:
+    """``<main work tree>/.memory`` for ``start``, whether or not it exists yet.
+
+    None outside git, and None when the repository is itself (inside) one of
+    ``memory_roots``: a global root is a git repository, not a project.
+    """
+    top = canonical_toplevel(start)
+    if top is None:
+        return None
+    for root in memory_roots:
+        if within(top, os.path.realpath(root)):
+            return None
+    return os.path.join(top, PROJECT_DIRNAME)
+
+
+def _read(file: str) -> str:
+    with open(file, encoding="utf-8") as handle:
+        return handle.read().strip()
+
+
+def clean(path: str) -> str:
+    """``path`` as ``pathlib`` spells it: no empty or ``.`` parts, no trailing slash."""
+    parts = [part for part in path.split(os.sep) if part and part != "."]
+    lead = os.sep if path.startswith(os.sep) else ""
+    return lead + os.sep.join(parts) or "."
+
+
+def _log() -> logging.Logger:
+    import logging  # only on a failure: logging costs the lean recall a third of its time
+
+    return logging.getLogger("memoryd.roots")

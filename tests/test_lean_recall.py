@@ -1,0 +1,327 @@
+"""The lean ``memoryd recall`` (memoryd.lean_recall) prints the full CLI's bytes, or declines.
+
+Every case runs both paths as real processes on the same state: the console script's
+entry point (``memoryd.entry``, lean first) and the full CLI (``memoryd.cli.main``),
+restoring each root's ``.state.json`` in between, and compares exit code, stdout,
+stderr and the hit counts written. A probe records which modules the entry point
+loaded, so each case also asserts which path answered: a case meant for the lean path
+that silently fell back would compare the full path with itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memoryd.daemon.lock import DaemonLock
+from memoryd.paths import resolve_paths
+from tests.helpers import git, run_cli
+from tests.index.conftest import write_memory
+
+OLD = "2023-03-05"  # every memory is years old: the decay sits at its floor, scores are stable
+ENTRY = (
+    "import os, sys\n"
+    "from memoryd.entry import main\n"
+    "try:\n"
+    "    code = main()\n"
+    "finally:\n"
+    "    with open(os.environ['LEAN_PROBE'], 'w') as probe:\n"
+    "        probe.write(' '.join(sorted(sys.modules)))\n"
+    "raise SystemExit(code)\n"
+)
+FULL = "from memoryd.cli import main\nraise SystemExit(main())\n"
+
+
+class Home:
+    """An initialised home: a global root, a project repository with its root, settled."""
+
+    def __init__(self, base: Path, tmp_path: Path) -> None:
+        self.base = base
+        self.global_root = base / "memory"
+        self.repo = tmp_path / "repo"
+        self.project_root = self.repo / ".memory"
+        self.probe = tmp_path / "probe.txt"
+        self.more: list[Path] = []  # other roots a test searches
+
+    def roots(self) -> list[Path]:
+        return [self.global_root, self.project_root, *self.more]
+
+    def settle(self) -> None:
+        past = time.time() - 60
+        for root in self.roots():
+            for file in root.glob("**/*.md"):
+                os.utime(file, (past, past))
+        os.utime(resolve_paths().config_file, (past, past))
+
+    def settled_index(self) -> None:
+        """One more full recall: it checks the index file the last writes left (the lean
+        path trusts only a checked file) and changes nothing."""
+        assert self.run(FULL, ["recall", "pnpm"], self.repo).returncode == 0
+
+    def run(self, script: str, args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "LEAN_PROBE": str(self.probe)}
+        return subprocess.run(
+            [sys.executable, "-c", script, *args],
+            cwd=cwd, env=env, capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+
+    def states(self) -> dict[Path, bytes | None]:
+        found = {}
+        for root in self.roots():
+            file = root / ".state.json"
+            found[file] = file.read_bytes() if file.exists() else None
+        return found
+
+    def restore(self, states: dict[Path, bytes | None]) -> None:
+        for file, data in states.items():
+            if data is None:
+                file.unlink(missing_ok=True)
+            else:
+                file.write_bytes(data)
+
+    def both(self, args: list[str], cwd: Path | None = None) -> tuple[Result, Result]:
+        """(entry point, full CLI) on the same state; the entry point's probe kept."""
+        cwd = cwd or self.repo
+        before = self.states()
+        lean = self.run(ENTRY, args, cwd)
+        lean_states, modules = self.states(), set(self.probe.read_text().split())
+        self.restore(before)
+        full = self.run(FULL, args, cwd)
+        return Result(lean, lean_states, modules), Result(full, self.states(), set())
+
+
+class Result:
+    def __init__(
+        self, done: subprocess.CompletedProcess[str], states: dict[Path, bytes | None],
+        modules: set[str],
+    ) -> None:  # fmt: skip
+        self.code, self.out, self.err = done.returncode, done.stdout, done.stderr
+        self.states, self.modules = states, modules
+
+    @property
+    def lean(self) -> bool:
+        return "memoryd.lean_recall" in self.modules and "memoryd.cli" not in self.modules
+
+    def same_as(self, other: Result) -> None:
+        assert (self.code, self.out, self.err) == (other.code, other.out, other.err)
+        assert self.states == other.states
+
+
+@pytest.fixture
+def home(isolated_home: Path, tmp_path: Path) -> Iterator[Home]:
+    assert run_cli("init").returncode == 0
+    h = Home(isolated_home, tmp_path)
+    h.repo.mkdir()
+    git(h.repo, "init", "-q")
+    g, p = h.global_root, h.project_root
+    write_memory(g, "pitfalls/deploy.md", "部署脚本用 pnpm, never npm.", summary="部署 uses pnpm",
+                 kind="pitfall", updated=OLD)  # fmt: skip
+    write_memory(g, "facts/sqlite.md", "SQLite WAL mode: readers never block the writer.",
+                 summary="sqlite wal", kind="fact", updated=OLD, load_when=["sqlite", "数据库"])  # fmt: skip
+    write_memory(g, "decisions/merge.md", "The merge freeze starts Thursdays; deployments wait.",
+                 summary="merge freeze", kind="decision", updated=OLD, pinned=True)  # fmt: skip
+    write_memory(g, "facts/ｗｉｄｅ.md", "Ｆｕｌｌｗｉｄｔｈ ＳＱＬｉｔｅ text, 配置文件 in 日本語 テスト.",
+                 updated=OLD)  # fmt: skip
+    assert run_cli("init", "--project", cwd=h.repo).returncode == 0
+    write_memory(p, "pitfalls/ci.md", "CI deploys with pnpm; the cache key is the lockfile.",
+                 summary="ci pnpm cache", kind="pitfall", updated=OLD)  # fmt: skip
+    h.settle()
+    assert "pnpm" in h.run(FULL, ["recall", "pnpm"], h.repo).stdout  # indexes, compiles
+    h.settle()  # the compiled files recall just wrote
+    assert h.run(FULL, ["recall", "pnpm"], h.repo).returncode == 0  # their rows, the snapshot
+    h.settled_index()
+    yield h
+
+
+LEAN_CASES = [
+    ["recall", "pnpm"],
+    ["recall", "部署"],
+    ["recall", "部署脚本", "pnpm"],
+    ["recall", "署"],  # one CJK character: a prefix search
+    ["recall", "sqlite"],  # the full-width memory matches too; a load_when term
+    ["recall", "数据库"],
+    ["recall", "テスト"],
+    ["recall", "when", "is", "the", "merge", "freeze"],  # stop words left out
+    ["recall", "the"],  # nothing but stop words: searched as they are
+    ["recall", "deploy"],  # the stem finds "deployments" and "deploys"
+    ["recall", "nosuchwordanywhere"],  # no result: a hint on stderr, exit 0
+    ["recall", "--json", "pnpm"],
+    ["recall", "nosuchwordanywhere", "--json"],
+    ["recall", "pnpm", "--limit", "1"],
+    ["recall", "pnpm", "--scope", "global"],
+    ["recall", "pnpm", "--scope", "project", "--json"],
+    ["recall", "--kind", "pitfall", "pnpm"],
+    ["recall", "pnpm", "--markers", "layered"],
+    ["recall", 'AND NEAR("x" *', "pnpm"],  # FTS5 operators are plain words
+]
+
+
+@pytest.mark.parametrize("args", LEAN_CASES, ids=lambda a: " ".join(a[1:]))
+@pytest.mark.parametrize("daemon", [False, True], ids=["reconciling", "daemon-running"])
+def test_the_lean_path_prints_the_full_paths_bytes(
+    home: Home, args: list[str], daemon: bool
+) -> None:
+    if daemon:
+        with DaemonLock(resolve_paths().lock_file):
+            lean, full = home.both(args)
+    else:
+        lean, full = home.both(args)
+    assert lean.lean, "the entry point fell back to the full CLI"
+    lean.same_as(full)
+    assert (lean.out.strip() in ("", "[]")) == ("nosuchwordanywhere" in args)
+
+
+def test_outside_the_project_and_with_project_option(home: Home, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    lean, full = home.both(["recall", "pnpm"], cwd=elsewhere)
+    assert lean.lean
+    lean.same_as(full)
+    assert "ci.md" not in lean.out  # no project root outside the repository
+    lean, full = home.both(["recall", "pnpm", "--project", str(home.repo)], cwd=elsewhere)
+    assert lean.lean
+    lean.same_as(full)
+    assert "ci.md" in lean.out
+
+
+def test_hit_counts_are_written_alike(home: Home) -> None:
+    lean, full = home.both(["recall", "pnpm"])
+    assert lean.lean
+    counts = json.loads(lean.states[home.global_root / ".state.json"] or b"{}")["hits"]
+    assert counts["pitfalls/deploy"] >= 1
+    lean.same_as(full)
+
+
+FALLBACK_CASES = [
+    (["recall", ""], 2, "memoryd: error: the query '' has no word to search for"),
+    (["recall", "...", "!!"], 2, "memoryd: error: the query '... !!' has no word to search for"),
+    (["recall", "pnpm", "--limit", "0"], 2, "memoryd: error: --limit must be at least 1"),
+    (["recall", "pnpm", "--limit", "x"], 2, "argument --limit: invalid int value: 'x'"),
+    (["recall", "pnpm", "--scope", "nowhere"], 2, "argument --scope: invalid choice: 'nowhere'"),
+    (["recall", "pnpm", "--lim", "1"], 0, "pnpm"),  # argparse's abbreviation: the full path
+    (["recall", "pnpm", "--nosuch"], 2, "unrecognized arguments: --nosuch"),
+    (["recall", "pnpm", "--project", "/"], 1, "/ is not inside a git repository"),
+    (["recall", "-h"], 0, "usage: memoryd recall"),
+    (["recall", "pnpm", "--everywhere"], 0, "pnpm"),
+]
+
+
+@pytest.mark.parametrize(("args", "code", "text"), FALLBACK_CASES, ids=str)
+def test_everything_else_is_the_full_paths(
+    home: Home, args: list[str], code: int, text: str
+) -> None:
+    lean, full = home.both(args)
+    assert not lean.lean, "the lean path answered a case it must leave to the full CLI"
+    lean.same_as(full)
+    assert lean.code == code
+    assert text in lean.out + lean.err
+
+
+def test_a_broken_config_is_reported_not_read_from_the_snapshot(home: Home) -> None:
+    config = resolve_paths().config_file
+    config.write_text("roots: [\n", encoding="utf-8")
+    past = time.time() - 60
+    os.utime(config, (past, past))
+    lean, full = home.both(["recall", "pnpm"])
+    assert not lean.lean
+    lean.same_as(full)
+    assert lean.code == 1
+    assert f"memoryd: error: {config}:2:1: not valid YAML" in lean.err
+
+
+def test_without_a_daemon_a_changed_file_is_reconciled_first(home: Home) -> None:
+    memory = home.global_root / "facts" / "sqlite.md"
+    memory.write_text(memory.read_text(encoding="utf-8") + "Checkpoint starvation: vacuum.\n")
+    past = time.time() - 60  # settled, and the size changed: only a reconcile sees it
+    os.utime(memory, (past, past))
+    done = home.run(ENTRY, ["recall", "starvation"], home.repo)
+    assert "facts/sqlite" in done.stdout, done.stderr
+    modules = set(home.probe.read_text().split())
+    assert "memoryd.cli" in modules  # declined by the lean path, reconciled by the full one
+    home.settle()  # the recompiled ROOT.md and index.md
+    assert home.run(FULL, ["recall", "starvation"], home.repo).returncode == 0
+    home.settled_index()
+    lean, full = home.both(["recall", "starvation"])
+    assert lean.lean
+    lean.same_as(full)
+    assert "facts/sqlite" in lean.out
+
+
+def test_with_a_daemon_a_changed_file_is_left_to_the_daemon(home: Home) -> None:
+    memory = home.global_root / "facts" / "sqlite.md"
+    memory.write_text(memory.read_text(encoding="utf-8") + "Checkpoint starvation: vacuum.\n")
+    with DaemonLock(resolve_paths().lock_file):
+        lean, full = home.both(["recall", "starvation"])
+    assert lean.lean
+    lean.same_as(full)
+    assert lean.out == ""  # not yet indexed: the daemon would have reconciled it
+
+
+def test_an_unlisted_project_root_is_reconciled_even_with_a_daemon(
+    home: Home, tmp_path: Path
+) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q")  # its .memory exists, but config.yaml does not list it
+    write_memory(other / ".memory", "facts/new.md", "zanzibar release train", updated=OLD)
+    home.more.append(other / ".memory")
+    with DaemonLock(resolve_paths().lock_file):
+        done = home.run(ENTRY, ["recall", "zanzibar"], other)
+        assert "facts/new" in done.stdout  # the daemon does not watch this root
+        assert "memoryd.cli" in set(home.probe.read_text().split())  # a new file: full path
+        home.settle()
+        assert home.run(FULL, ["recall", "zanzibar"], other).returncode == 0
+        home.settled_index()
+        lean, full = home.both(["recall", "zanzibar"], cwd=other)
+    assert lean.lean  # nothing changed since: the lean path checked the unlisted root itself
+    lean.same_as(full)
+    assert "facts/new" in lean.out
+
+
+def test_an_unreadable_state_file_is_the_full_paths_warning(home: Home) -> None:
+    (home.global_root / ".state.json").write_text("{not json", encoding="utf-8")
+    lean, full = home.both(["recall", "pnpm"])
+    assert not lean.lean
+    lean.same_as(full)
+    assert "memoryd: WARNING: ignoring unreadable" in lean.err
+
+
+def test_a_changed_config_is_read_again(home: Home) -> None:
+    config = resolve_paths().config_file
+    text = config.read_text(encoding="utf-8")
+    config.write_text(text + "search:\n  limit: 1\n", encoding="utf-8")
+    past = time.time() - 60
+    os.utime(config, (past, past))
+    lean, full = home.both(["recall", "pnpm"])
+    assert not lean.lean  # no snapshot for this config.yaml yet; the full path writes it
+    lean.same_as(full)
+    assert lean.out.count("\n   matched: ") == 1
+    home.settled_index()
+    lean, full = home.both(["recall", "pnpm"])
+    assert lean.lean
+    lean.same_as(full)
+    assert lean.out.count("\n   matched: ") == 1
+
+
+def test_lean_recalls_at_once_lose_no_count(home: Home) -> None:
+    before = json.loads((home.global_root / ".state.json").read_text())["hits"]["pitfalls/deploy"]
+    env = {**os.environ, "LEAN_PROBE": os.devnull}
+    procs = [
+        subprocess.Popen([sys.executable, "-c", ENTRY, "recall", "--scope", "global", "pnpm"],
+                         cwd=home.repo, env=env, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE)
+        for _ in range(4)
+    ]  # fmt: skip
+    for proc in procs:
+        assert proc.wait(timeout=60) == 0, proc.stderr.read() if proc.stderr else ""
+    after = json.loads((home.global_root / ".state.json").read_text())["hits"]["pitfalls/deploy"]
+    assert after == before + 4
+    lean, _full = home.both(["recall", "pnpm"])
+    assert lean.lean  # the four were lean too: nothing they did sends the next one back
