@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from tests.helpers import git
-from tests.sync.world import World, make_world, memory, wait_group_gone
+from tests.sync.world import World, make_world, memory, wait_sync_gone
 
 LINES = "".join(f"line {n}\n" for n in range(1, 6))
 
@@ -44,7 +44,7 @@ def _killed_sync(world: World, delay: float) -> int:
     except subprocess.TimeoutExpired:
         proc.send_signal(signal.SIGKILL)  # only the sync process, as a crash would
         code = proc.wait()
-    wait_group_gone(proc.pid)
+    wait_sync_gone(proc.pid, *(device.root for device in world.devices))
     said = proc.stdout.read().decode() if proc.stdout else ""
     if proc.stdout:
         proc.stdout.close()

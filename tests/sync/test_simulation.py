@@ -45,9 +45,8 @@ from memoryd.paths import Paths, resolve_paths
 from memoryd.roots import init_root
 from memoryd.sync.derived import recompile
 from memoryd.sync.engine import sync_root
-from memoryd.sync.repo import git_running_in
 from tests.helpers import git
-from tests.sync.world import wait_group_gone
+from tests.sync.world import wait_sync_gone
 
 CAP = 4096  # search.max_file_bytes on every device: oversize files stay cheap
 FOLDERS = ("facts", "pitfalls")
@@ -275,10 +274,7 @@ class Sim:
             proc.send_signal(signal.SIGKILL)
             proc.wait()
             self.log.append(f"  killed after {delay:.2f} s")
-        wait_group_gone(proc.pid)
-        deadline = time.monotonic() + 30  # git runs in its own session: let it finish
-        while git_running_in(dev.root) and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_sync_gone(proc.pid, dev.root)
 
     def do_offline(self, dev: Dev) -> None:
         away = self.remote.with_name("away.git")

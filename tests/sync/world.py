@@ -20,6 +20,8 @@ from memoryd.config import Config, RootConfig, SyncPolicy
 from memoryd.paths import Paths, resolve_paths
 from memoryd.roots import init_root
 from memoryd.sync.engine import SyncOutcome, sync_root
+from memoryd.sync.repo import git_running_in
+from tests.daemon.harness import SETTLE_S
 from tests.helpers import git
 
 
@@ -194,8 +196,22 @@ def _device(name: str, home: Path, oracle: Oracle) -> Device:
     return Device(name, paths.default_global_root, paths, oracle)
 
 
+def wait_sync_gone(pid: int, *roots: Path, timeout: float = SETTLE_S) -> None:
+    """Wait until a killed sync's process group and every git working in ``roots`` are gone.
+
+    memoryd starts each git in a session of its own (memoryd.gitcli), so the killed
+    sync's group does not hold them: a git still finishing would be seen as a stale
+    ``index.lock`` a moment later, the more often the more loaded the machine is.
+    """
+    wait_group_gone(pid)
+    deadline = time.monotonic() + timeout
+    while any(git_running_in(root) for root in roots):
+        assert time.monotonic() < deadline, f"a git in {roots} did not finish in {timeout} s"
+        time.sleep(0.02)
+
+
 def wait_group_gone(pgid: int, timeout: float = 20.0) -> None:
-    """Wait until the killed process's orphaned git children have finished."""
+    """Wait until the killed process's own process group has finished."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
