@@ -83,6 +83,7 @@ def _part_re() -> re.Pattern[str]:
 
     Compiled on first use (2 ms: the CJK classes are large): a query in ASCII never needs it.
     """
+    _compiled.append(True)
     return re.compile(f"([{CJK_RANGES}]+)|([^\\W{CJK_RANGES}]+)")
 
 
@@ -149,10 +150,14 @@ def _mixed_run(run: str, tails: bool, word_of: Callable[[str], str]) -> list[str
 
 def _parts(run: str) -> list[tuple[str, str]]:
     """``_part_re().findall(run)``; a short run, until something needed the regex, is
-    split here instead: compiling it costs a ``memoryd recall`` of a CJK word 2 ms."""
-    if len(run) > SHORT_RUN or _part_re.cache_info().currsize:
+    split here instead: compiling it costs a ``memoryd recall`` of a CJK word 2 ms. (The
+    split here is a Python loop per character: indexing compiles the regex at once.)"""
+    if _compiled or len(run) > SHORT_RUN:
         return _part_re().findall(run)
     return split_run(run)
+
+
+_compiled: list[bool] = []  # not empty once _part_re is compiled (a cheaper test than its cache)
 
 
 SHORT_RUN = 32
@@ -225,6 +230,7 @@ def index_text(text: str | None) -> str:
     if text.isascii():
         runs: list[Any] = text.encode("ascii").lower().translate(_ASCII_WORDS).split()
     else:
+        _part_re()  # a cold index meets many CJK runs: the regex, not split_run's loop
         runs = _WORD_RE.findall(normalize(text))
     return " ".join(map(_RUN_TEXT.__getitem__, runs))
 
