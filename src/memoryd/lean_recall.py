@@ -166,9 +166,7 @@ def _answer(args: Mapping[str, Any], env: Mapping[str, str]) -> tuple[list[_Hit]
     forms = query_words(query)
     if not forms:
         raise Fallback  # the usage error is the full path's
-    from memoryd.rootfs import clean
-
-    config_dir, cache_dir, state_dir = _dirs(env, clean)
+    config_dir, cache_dir, state_dir = _dirs(env)
     snapshot = config_snapshot.read(cache_dir, os.path.join(config_dir, "config.yaml"))
     if snapshot is None:
         raise Fallback
@@ -205,7 +203,7 @@ def _answer(args: Mapping[str, Any], env: Mapping[str, str]) -> tuple[list[_Hit]
     return hits, text, note
 
 
-def _dirs(env: Mapping[str, str], clean: Any) -> tuple[str, str, str]:
+def _dirs(env: Mapping[str, str]) -> tuple[str, str, str]:
     """memoryd's config, cache and state folders without importing platformdirs.
 
     ``MEMORYD_HOME`` as memoryd.paths reads it; else, on Linux, the XDG base directory
@@ -214,6 +212,8 @@ def _dirs(env: Mapping[str, str], clean: Any) -> tuple[str, str, str]:
     these folders and this environment (see :func:`memoryd.config_snapshot.located`),
     so a case where platformdirs decides otherwise is a miss, never a wrong folder.
     """
+    from memoryd.rootfs import clean
+
     home = env.get("MEMORYD_HOME", "")
     if home:
         base = clean(os.path.expanduser(home))
@@ -226,7 +226,7 @@ def _dirs(env: Mapping[str, str], clean: Any) -> tuple[str, str, str]:
     def xdg(name: str, default: str) -> str:
         value = env.get(name, "")
         base = value if os.path.isabs(value) else os.path.expanduser(default)
-        return os.path.join(base, "memoryd")
+        return clean(os.path.join(base, "memoryd"))  # as str(Path) spells it
 
     return (
         xdg("XDG_CONFIG_HOME", "~/.config"),
