@@ -77,14 +77,17 @@ _WORD_RE = re.compile(f"[\\w{CJK_NOT_WORD}]+")
 _CJK_BOUNDS = tuple((ord(lo), ord(hi)) for lo, hi in re.findall(r"(.)-(.)", CJK_RANGES, flags=re.S))
 
 
-@functools.cache
+_PART_RE: list[re.Pattern[str]] = []  # _part_re's pattern, once something needed it
+
+
 def _part_re() -> re.Pattern[str]:
     """Within a non-ASCII run, a CJK run or a run of other word characters.
 
     Compiled on first use (2 ms: the CJK classes are large): a query in ASCII never needs it.
     """
-    _compiled.append(True)
-    return re.compile(f"([{CJK_RANGES}]+)|([^\\W{CJK_RANGES}]+)")
+    if not _PART_RE:
+        _PART_RE.append(re.compile(f"([{CJK_RANGES}]+)|([^\\W{CJK_RANGES}]+)"))
+    return _PART_RE[0]
 
 
 def is_cjk(char: str) -> bool:
@@ -152,12 +155,9 @@ def _parts(run: str) -> list[tuple[str, str]]:
     """``_part_re().findall(run)``; a short run, until something needed the regex, is
     split here instead: compiling it costs a ``memoryd recall`` of a CJK word 2 ms. (The
     split here is a Python loop per character: indexing compiles the regex at once.)"""
-    if _compiled or len(run) > SHORT_RUN:
+    if _PART_RE or len(run) > SHORT_RUN:
         return _part_re().findall(run)
     return split_run(run)
-
-
-_compiled: list[bool] = []  # not empty once _part_re is compiled (a cheaper test than its cache)
 
 
 SHORT_RUN = 32
