@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import git, run_cli
-from tests.sync.world import World, make_world, memory, two_conflicts
+from tests.sync.world import World, make_world, memory, three_of_four_deleted, two_conflicts
 
 LINES = "".join(f"line {n}\n" for n in range(1, 6))
 
@@ -72,11 +72,7 @@ def test_sync_command_unknown_root_is_an_error(isolated_home: Path, tmp_path: Pa
 def test_sync_command_mass_delete_exit_code_and_flag(isolated_home: Path) -> None:
     assert run_cli("init").returncode == 0
     root = isolated_home / "memory"
-    for n in range(4):
-        (root / f"facts/m{n}.md").write_text(memory(f"facts/m{n}", "m", f"{n}\n"))
-    assert run_cli("sync").returncode == 0
-    for n in range(3):
-        (root / f"facts/m{n}.md").unlink()
+    three_of_four_deleted(root)
     paused = run_cli("sync")
     assert paused.returncode == 1
     assert "3 of 4 memories deleted in one go: nothing committed" in paused.stdout

@@ -22,7 +22,7 @@ from memoryd.roots import init_root
 from memoryd.sync.engine import SyncOutcome, sync_root
 from memoryd.sync.repo import git_running_in
 from tests.daemon.harness import SETTLE_S
-from tests.helpers import git
+from tests.helpers import git, run_cli
 
 
 def blob_sha(data: bytes) -> str:
@@ -174,6 +174,16 @@ def make_conflict(
     [conflict] = world.b.sync().conflicts
     world.settle()
     return world, conflict["copy"]
+
+
+def three_of_four_deleted(root: Path) -> None:
+    """Four memories synced, then three of them deleted in one go: the next ``memoryd
+    sync`` pauses the root as a mass delete (``run_cli("init")`` made ``root``)."""
+    for n in range(4):
+        (root / f"facts/m{n}.md").write_text(memory(f"facts/m{n}", "m", f"{n}\n"))
+    assert run_cli("sync").returncode == 0
+    for n in range(3):
+        (root / f"facts/m{n}.md").unlink()
 
 
 def two_conflicts(world: World, lines: str) -> list[str]:

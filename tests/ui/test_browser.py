@@ -18,7 +18,7 @@ import pytest
 from tests.daemon.harness import DaemonProcess, wait_until
 from tests.helpers import git, run_cli
 from tests.index.conftest import write_memory
-from tests.sync.world import World, make_conflict, memory
+from tests.sync.world import World, make_conflict, memory, three_of_four_deleted
 from tests.ui.conftest import UI, show
 
 DAY_MS = 86_400_000
@@ -324,11 +324,7 @@ def test_paused_root_shows_the_reason_and_the_confirm_commits(
 ) -> None:
     assert run_cli("init").returncode == 0
     root = isolated_home / "memory"
-    for n in range(4):
-        (root / f"facts/m{n}.md").write_text(memory(f"facts/m{n}", "m", f"{n}\n"))
-    assert run_cli("sync").returncode == 0
-    for n in range(3):
-        (root / f"facts/m{n}.md").unlink()
+    three_of_four_deleted(root)
     assert run_cli("sync").returncode == 1  # paused: 3 of 4 deleted in one go
     ui: UI = ui_factory(tmp_path)
     show(page, ui, "conflicts")
