@@ -46,6 +46,25 @@ def test_add_edit_delete_rename(world: World, db: IndexDB) -> None:
     assert recall(db, world.config, "alpha", world.roots, bump=False)[0].path == c
 
 
+def test_a_report_lists_paths_as_pathlib_sorts_them_and_counts_them(
+    world: World, db: IndexDB
+) -> None:
+    """The report gathers str and sorts by path parts, as PosixPath does: "a/b" before
+    "a-b", where a plain str sort puts "-" (0x2d) before "/" (0x2f)."""
+    root = world.global_root
+    names = ["facts/a-b.md", "facts/a/b.md", "facts/a.md", "facts/a/a-b.md", "facts/a0.md"]
+    written = [world.write(root, name, f"note {i}") for i, name in enumerate(names)]
+    report = reconcile(db, world.config)
+    assert report.added == sorted(written) and report.count("added") == 5
+    assert report.to_json()["added"] == [str(p) for p in sorted(written)]
+    assert report.added != [Path(p) for p in sorted(map(str, written))]  # the order differs
+    for path in written[:2]:
+        path.unlink()
+    report = reconcile(db, world.config)
+    assert report.removed == sorted(written[:2]) and report.count("removed") == 2
+    assert report.modified and (report.added, report.count("changed")) == ([], 0)
+
+
 def test_only_reconciles_the_changed_paths(world: World, db: IndexDB) -> None:
     root = world.global_root
     a = world.write(root, "facts/a.md", "alpha")
