@@ -261,7 +261,7 @@ def test_large_batches_load_in_worker_processes_with_the_same_result(
         serial = reconcile(db, world.config)
         expected = db.rows()
         db.reset()
-        parallel = reconcile(db, world.config, spread=Spread(min_files=5, chunk=7))
+        parallel = reconcile(db, world.config, spread=Spread(min_files=5, min_cpus=1, chunk=7))
         assert sorted(parallel.added) == sorted(serial.added)
         assert [dataclasses.replace(r, mtime_ns=0) for r in db.rows()] == [
             dataclasses.replace(r, mtime_ns=0) for r in expected
@@ -303,7 +303,8 @@ def test_a_failing_worker_only_means_this_process_loads_the_rest(
         serial = reconcile(db, world.config)
         expected = db.rows()
         db.reset()
-        spread = Spread(min_files=5, chunk=4, worker=(sys.executable, "-c", worker))
+        command = (sys.executable, "-c", worker)
+        spread = Spread(min_files=5, min_cpus=1, chunk=4, worker=command)
         parallel = reconcile(db, world.config, spread=spread)
         assert parallel.added == serial.added
         assert [dataclasses.replace(r, mtime_ns=0) for r in db.rows()] == [
@@ -311,6 +312,25 @@ def test_a_failing_worker_only_means_this_process_loads_the_rest(
         ]
         assert fts_count(db, '"部署"') == 30
     assert "worker processes failed" in caplog.text
+
+
+def test_a_machine_with_fewer_cpus_than_the_spread_asks_loads_in_this_process(
+    world: World, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Workers buy wall time with CPU: below ``min_cpus`` none is started, however large
+    the batch (here a worker would fail at once, and say so in the log)."""
+    for i in range(12):
+        world.write(world.global_root, f"facts/f{i:02}.md", f"部署 note {i}")
+    failing = (sys.executable, "-c", "import sys; sys.exit(3)")
+    with open_index(world.paths) as db:
+        spread = Spread(min_files=5, min_cpus=(os.cpu_count() or 1) + 1, worker=failing)
+        assert reconcile(db, world.config, spread=spread).count("added") == 12
+        assert fts_count(db, '"部署"') == 12
+        assert "worker processes failed" not in caplog.text
+        db.reset()
+        reconcile(db, world.config, spread=dataclasses.replace(spread, min_cpus=1))
+        assert fts_count(db, '"部署"') == 12
+    assert "worker processes failed" in caplog.text  # the same spread with workers
 
 
 def test_a_schema_1_index_migrates_and_stays_consistent(world: World) -> None:

@@ -32,6 +32,10 @@ class Spread:
     # index takes well under two seconds in this process alone, and CPU is what a shared
     # machine runs out of (a cold index of 10k: about 15% less CPU without them).
     min_files: int = 20_000
+    # CPUs the machine must have. Workers only buy wall time, with CPU: on two cores the one
+    # worker competes with this process (which writes SQLite) and whatever else runs, and a
+    # cold index of 100k took 13% more CPU for no less wall time at load 3 (docs/search.md).
+    min_cpus: int = 3
     chunk: int = 64  # files per request at most
     worker: tuple[str, ...] = ()  # the worker's command line (default: memoryd.index.worker)
 

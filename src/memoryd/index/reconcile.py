@@ -190,10 +190,11 @@ class _Pass:
         """``(path, load result)`` for each path; large batches in worker processes, in the
         order they finish (:mod:`memoryd.index.pool`), small ones here, in order."""
         items = list(zip(paths, old_hashes, strict=True))
-        if len(items) >= self.spread.min_files:
+        cpus = os.cpu_count() or 1
+        if len(items) >= self.spread.min_files and cpus >= self.spread.min_cpus:
             from memoryd.index.pool import load_parallel  # subprocess stays off small batches
 
-            workers = max(1, min(3, (os.cpu_count() or 1) - 1))
+            workers = max(1, min(3, cpus - 1))
             yield from load_parallel(self.root, items, self.cap, workers, self.spread)
             return
         for path, old in items:
