@@ -450,6 +450,31 @@ def test_a_file_two_roots_list_has_one_row_with_the_last_roots_tokens(
     assert (fts_count(db, '"alpha"'), fts_count(db, '"部署"'), fts_count(db, '"beta"')) == (0, 0, 1)
 
 
+def test_rows_written_in_bulk_get_their_own_tokens_around_a_path_that_had_a_row(
+    world: World, db: IndexDB
+) -> None:
+    """A batch is inserted with one executemany and its rowids read back by path: a path
+    that already had a row (another root's) in the middle of the batch takes the update
+    branch, and every other row's tokens go in under that row's own rowid."""
+    from memoryd.index.tokenizer import index_text
+
+    outer = world.global_root
+    inner = dataclasses.replace(outer, path=outer.path / "team", scope="project")
+    world.write(inner, "m.md", "middle 部署")
+    reconcile(db, world.config, [outer])  # team/m.md now has outer's row
+    words = {"a": "alpha", "b": "bravo", "m": "mike", "x": "xray", "y": "yankee"}
+    for name, word in words.items():
+        world.write(inner, f"{name}.md", f"{word} note")
+    report = reconcile(db, world.config, [inner])
+    assert (report.count("added"), report.count("changed")) == (5, 0)
+    rowid_of = dict(db.conn.execute("SELECT id, rowid FROM memories"))
+    assert sorted(rowid_of) == sorted(words)  # one row per file, with inner's ids
+    sql = "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?"
+    found = {n: [r for (r,) in db.conn.execute(sql, (f'"{index_text(w)}"',))] for n, w in words.items()}
+    assert found == {name: [rowid] for name, rowid in rowid_of.items()}
+    assert fts_count(db, '"middle"') == 0 and fts_count(db, '"note"') == 5
+
+
 def test_a_new_or_reset_index_gathers_large_batches_in_memory(world: World) -> None:
     """FTS5's hashsize is raised on a new index and on reset (reindex --full), so a large
     write batch becomes one segment of the full-text index, not one per megabyte."""

@@ -160,6 +160,7 @@ class _Pass:
         self.cap = config.search.max_file_bytes
         self.report = report
         self.ops: list[Callable[[sqlite3.Connection], object]] = []  # pending writes
+        self.puts: list[tuple[tuple[Any, ...], dict[str, str]]] = []  # pending rows, in bulk
         self.pending_bytes = 0  # the text the pending writes hold
 
     def run(self, only: Collection[Path] | None) -> None:
@@ -278,10 +279,9 @@ class _Pass:
             self.ops.append(lambda conn: store.touch(conn, path, *fingerprint))
         else:
             self.report.names["changed" if known else "added"].append(path)
-            row, tokens = result.row, result.tokens
-            self.ops.append(lambda conn: store.put(conn, row, tokens))
+            self.puts.append((result.row, result.tokens))
             self.pending_bytes += min(result.size, HEAD_BYTES) if result.oversized else result.size
-        if len(self.ops) >= BATCH or self.pending_bytes >= BATCH_BYTES:
+        if len(self.ops) + len(self.puts) >= BATCH or self.pending_bytes >= BATCH_BYTES:
             self.flush()
 
     def vanished(self, path: str) -> None:
@@ -296,14 +296,15 @@ class _Pass:
         self.ops.append(lambda conn: store.delete(conn, path))
 
     def flush(self) -> None:
-        if not self.ops:
+        if not self.ops and not self.puts:
             return
         try:
             with self.db.write() as conn:
-                for op in self.ops:
+                for op in self.ops:  # touches and removes: a pass never puts their paths
                     op(conn)
+                store.put_many(conn, self.puts)
         finally:
-            self.ops, self.pending_bytes = [], 0
+            self.ops, self.puts, self.pending_bytes = [], [], 0
 
 
 def _drop_unlisted_foreign_roots(

@@ -70,6 +70,31 @@ def put(conn: sqlite3.Connection, row: Sequence[Any], tokens: Mapping[str, str])
     conn.execute(_FTS_INSERT, (rowid, *new))
 
 
+def put_many(
+    conn: sqlite3.Connection, items: Sequence[tuple[Sequence[Any], Mapping[str, str]]]
+) -> None:
+    """:func:`put` for many ``(row, tokens)`` at once, in one ``executemany`` per table.
+
+    The rows are inserted first; the new rowids are read back by path (``AUTOINCREMENT``
+    gives every new row a rowid above all earlier ones), and a path that already had a row
+    (another root lists it) takes :func:`put`'s update branch. A cold index of 10k files
+    spent a seventh of its writes issuing two statements per file from Python.
+    """
+    if not items:
+        return
+    (top,) = conn.execute("SELECT coalesce(max(rowid), 0) FROM memories").fetchone()
+    conn.executemany(_INSERT, [row for row, _ in items])
+    rowids = dict(conn.execute("SELECT path, rowid FROM memories WHERE rowid > ?", (top,)))
+    fts = []
+    for row, tokens in items:
+        rowid = rowids.get(row[0])
+        if rowid is None:
+            put(conn, row, tokens)  # the insert found a row: update it
+        else:
+            fts.append((rowid, *[_tokens(text, tokens) for text in texts(row)]))
+    conn.executemany(_FTS_INSERT, fts)
+
+
 def delete(conn: sqlite3.Connection, path: str) -> bool:
     """Remove the row of ``path`` (False when there was none)."""
     old = conn.execute(_OLD, (path,)).fetchone()
