@@ -45,6 +45,7 @@ LEAN_NEVER = (
     "memoryd.cli", "argparse", "logging", "pathlib", "typing", "dataclasses", "inspect",
     "tempfile", "contextlib", "platformdirs", "yaml", "memoryd.config", "memoryd.app",
     "memoryd.index.db", "memoryd.index.search", "memoryd.index.reconcile", "memoryd.roots",
+    "_socket",  # no socket file, no daemon to ask: memoryd.recall_client does not import it
 )  # fmt: skip
 ENTRY_PROBE = PROBE.replace("from memoryd.cli import main", "from memoryd.entry import main")
 

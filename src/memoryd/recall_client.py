@@ -9,8 +9,9 @@ The daemon's side is :mod:`memoryd.daemon.recall_server`, and its answer is the 
 path's (:func:`memoryd.lean_recall.answer`, run with this process's argv, cwd and
 environment), or "fall back" wherever the lean path would decline.
 
-It imports only ``_socket`` (the ``socket`` module imports enum, selectors and more) and
-:mod:`memoryd.homedirs`; ``os``, ``sys`` and ``time`` are loaded before any script runs.
+It imports only :mod:`memoryd.homedirs`, and ``_socket`` once a socket file is there (the
+``socket`` module imports enum, selectors and more); ``os``, ``sys`` and ``time`` are loaded
+before any script runs.
 Any failure before the first byte is written (no socket, a dead daemon's socket, a daemon
 that does not answer within :data:`TIMEOUT_S`, a short or garbled reply, "fall back")
 returns None having written nothing, and the entry point goes on as without a daemon.
@@ -27,7 +28,6 @@ The wire format, version 1 (lengths are 4-byte big-endian):
 
 from __future__ import annotations
 
-import _socket
 import os
 import sys
 import time
@@ -36,6 +36,7 @@ from memoryd.homedirs import folders
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import _socket
     from collections.abc import Mapping, Sequence
     from typing import TextIO
 
@@ -72,6 +73,8 @@ def ask(argv: Sequence[str]) -> int | None:
             return None
         if sys.getfilesystemencoding() != "utf-8":
             return None  # the daemon reads the fields as UTF-8
+        if os.stat(path).st_mode & 0o170000 != 0o140000:  # S_ISSOCK
+            return None
         fields = [out_errors, err_errors, os.getcwd(), str(len(argv)), *argv]
         request = b"\0".join([*(os.fsencode(f) for f in fields), *_environment()])
         if len(request) > MAX_REQUEST:
@@ -112,6 +115,8 @@ def _environment() -> list[bytes]:
 
 def _exchange(path: str, request: bytes) -> bytes:
     """The reply's body, after its tag and length."""
+    import _socket  # only once a socket is there: no daemon, no import
+
     deadline = time.monotonic() + TIMEOUT_S
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
