@@ -265,7 +265,7 @@ def test_a_daemon_that_never_answers_is_given_up_on(home: Home, fake: FakeDaemon
     assert "pitfalls/deploy" in lean.out
     assert_request(fake.requests[0], home.repo, ["pnpm"])
     started = time.monotonic()
-    with pytest.raises(TimeoutError, match="^timed out$"):  # the socket's own
+    with pytest.raises(TimeoutError, match=r"^timed out$"):  # the socket's own
         _exchange(str(resolve_paths().state_dir / SOCKET_NAME), REQUEST + bytes(4))
     assert TIMEOUT_S <= time.monotonic() - started < TIMEOUT_S + 5
 
