@@ -63,7 +63,7 @@ class Loaded(NamedTuple):
     hash: str
     oversized: bool
     row: tuple[Any, ...] | None  # the memories row (None: same hash as before)
-    tokens: dict[str, str]  # column text -> its index text, for the full-text table
+    tokens: tuple[str, ...]  # the index text of each full-text column (store.TEXT_COLUMNS)
 
 
 class Failed(NamedTuple):
@@ -124,16 +124,16 @@ def load(root: RootConfig, path: str, cap: int, old_hash: str | None) -> Loaded 
         return Failed(gone=False, reason=reason(exc))
     checked = time.time_ns()
     if read.hash == old_hash:
-        return Loaded(read.size, read.mtime_ns, checked, read.hash, read.oversized, None, {})
+        return Loaded(read.size, read.mtime_ns, checked, read.hash, read.oversized, None, ())
     row = record(root, path, read, checked)
-    tokens = {t: index_text(t) for t in store.texts(row) if t}
+    tokens = tuple(map(index_text, store.texts(row)))
     return Loaded(read.size, read.mtime_ns, checked, read.hash, read.oversized, row, tokens)
 
 
 def record(root: RootConfig, path: str, read: Read, checked_ns: int) -> tuple[Any, ...]:
     """The memories row for a file (pure: a function of its bytes and place)."""
     relative = path[len(str(root.path)) + 1 :].replace(os.sep, "/")
-    memory = parse(read.data)
+    memory = parse(read.data, keep_source=False)
     ident = identify(root, relative, memory)
     problems = validate(
         memory, expected_id=id_for_path(relative) if root.layout == "plugin" else None

@@ -160,7 +160,7 @@ class _Pass:
         self.cap = config.search.max_file_bytes
         self.report = report
         self.ops: list[Callable[[sqlite3.Connection], object]] = []  # pending writes
-        self.puts: list[tuple[tuple[Any, ...], dict[str, str]]] = []  # pending rows, in bulk
+        self.puts: list[tuple[tuple[Any, ...], tuple[str, ...]]] = []  # pending rows, in bulk
         self.pending_bytes = 0  # the text the pending writes hold
 
     def run(self, only: Collection[Path] | None) -> None:
