@@ -5,7 +5,7 @@ and hits built by setting their ``__dict__`` at once (every dataclass field, the
 values), the ranking loop with ``score_parts`` inlined (the same factors, the same
 product), the snippet's white space collapsed by ``str.split`` (the regex's ``\\s``),
 and the body folded through ``unicodedata.is_normalized`` (each character as it folds
-alone).
+alone), and the fetch's first k (FTS5's top k, a prefix of any larger top k).
 """
 
 from __future__ import annotations
@@ -16,12 +16,13 @@ import re
 import sys
 from collections import namedtuple
 
+import pytest
 from hypothesis import given, seed, settings
 from hypothesis import strategies as st
 
-from memoryd.index import IndexDB, Row, recall, reconcile
+from memoryd.index import IndexDB, Row, fetch, recall, reconcile
 from memoryd.index.db import ROW_COLUMNS
-from memoryd.index.fetch import Candidate, Found
+from memoryd.index.fetch import Candidate, Found, candidates
 from memoryd.index.ranking import cut, rank, ranked, score_parts
 from memoryd.index.search import Hit
 from memoryd.index.snippet import _fold, _fold_exact, _render
@@ -133,3 +134,37 @@ def test_an_already_normalized_text_folds_by_its_case_folding() -> None:
     assert not exact and len(origin) == len(folded)
     folded, origin, exact = _fold_exact("Deploy 部署脚本 ΣΑΣ")
     assert (folded, exact, origin) == ("deploy 部署脚本 σασ", True, range(15))
+
+
+def test_the_fetch_returns_the_same_rows_whatever_its_first_k(
+    world: World, db: IndexDB, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """FTS5's top k is a prefix of its top k' > k, ties (equal bm25) in rowid order: so
+    the margin of rows read beyond ``fetch`` (fetch.MARGIN) changes how many rows are
+    looked up, never which come back or their order."""
+    for n in range(70):  # equal texts: equal bm25, a tie the sort must keep in rowid order
+        meta = {"superseded_by": "facts/new"} if n % 7 == 3 else {}
+        world.write(world.global_root, f"facts/t{n:02}.md", "zeta omega", **meta)
+    world.write(world.global_root, "facts/new.md", "successor")
+    for n in range(20):
+        world.write(world.global_root, f"facts/w{n:02}.md", "zeta " + "filler " * n)
+    reconcile(db, world.config, world.roots)
+    expected = _spec_top(db, '"zeta"', 30)
+    got = {}
+    for margin in (0, 1, 5, 16, 60, 500):
+        monkeypatch.setattr(fetch, "MARGIN", margin)
+        got[margin] = [(f.relevance, f.candidate.id) for f in
+                       candidates(db, ["zeta"], world.roots, {}, 30)]  # fmt: skip
+        assert got[margin] == expected, margin
+
+
+def _spec_top(db: IndexDB, expression: str, fetch: int) -> list[tuple[float, str]]:
+    """Every match that recall may return, by bm25 then rowid: the first ``fetch``."""
+    sql = (
+        "SELECT -bm25(memories_fts, 3.0, 4.0, 4.0, 1.0), m.id, m.rowid FROM memories_fts "
+        "JOIN memories AS m ON m.rowid = memories_fts.rowid WHERE memories_fts MATCH ? "
+        "AND m.superseded_by IS NULL AND m.path NOT GLOB '*ROOT.md' "
+        "AND m.path NOT GLOB '*index.md'"
+    )
+    rows = sorted(db.conn.execute(sql, (expression,)), key=lambda r: (-r[0], r[2]))
+    return [(rel, memory_id) for rel, memory_id, _rowid in rows[:fetch]]

@@ -4,9 +4,9 @@ bm25 is computed by FTS5 for every document that matches, so the work grows
 with the number of matches. Two things keep it small:
 
 * FTS5 ranks on its own table first (``ORDER BY bm25 LIMIT k``), and only those
-  ``k`` rowids are looked up in the memories table and filtered (root, kind,
-  superseded...). When too few pass, ``k`` grows until enough do or the matches
-  run out.
+  ``k`` rowids (``fetch`` plus a margin) are looked up in the memories table and
+  filtered (root, kind, superseded...). When too few pass, ``k`` grows until enough
+  do or the matches run out.
 * With several query terms, documents matching *all* of them are asked for
   first (``strategy="and-or"``, the default), and OR runs only when they are too
   few. ``strategy="levels"`` goes on level by level: all terms, then all but one,
@@ -88,6 +88,11 @@ else:
 # bm25 column weights: id, summary, load_when, body.
 COLUMN_WEIGHTS = (3.0, 4.0, 4.0, 1.0)
 GROWTH = 8
+# Rows FTS5's top k holds beyond ``fetch`` for the filters to refuse: a root's ROOT.md and
+# index.md files (12 in the 10k benchmark corpus) rank high for many queries, and about 1%
+# of memories are superseded. Each row of the top k is looked up in the memories table
+# (most of a needle query's statement at 10k): 2 × fetch read a third more rows than this.
+MARGIN = 16
 MAX_LEVEL_TERMS = 6  # beyond this many terms: all terms, then any term (the groups multiply)
 STRATEGIES = ("and-or", "levels", "or")
 
@@ -192,7 +197,7 @@ def _top(
     if sql is None:
         sql = _TOP_SQL[condition] = _top_sql(condition)
     make = tuple.__new__  # a Candidate of the row's last fields, without Candidate's __new__
-    k = fetch * 2
+    k = fetch + MARGIN
     while True:
         ranked = db.conn.execute(sql, (*params, expression, k)).fetchall()
         found = [(-row[0], make(Candidate, row[2:])) for row in ranked if row[1]]
