@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from memoryd.app import App
 from memoryd.cli import build_parser, command_word
 from memoryd.daemon.lock import DaemonLock
 from memoryd.paths import resolve_paths
+from tests.daemon.harness import DaemonProcess
 from tests.helpers import run_cli
 from tests.index.conftest import write_memory
 
@@ -43,8 +45,18 @@ LEAN_NEVER = (
     "memoryd.cli", "argparse", "logging", "pathlib", "typing", "dataclasses", "inspect",
     "tempfile", "contextlib", "platformdirs", "yaml", "memoryd.config", "memoryd.app",
     "memoryd.index.db", "memoryd.index.search", "memoryd.index.reconcile", "memoryd.roots",
+    "_socket",  # no socket file, no daemon to ask: memoryd.recall_client does not import it
 )  # fmt: skip
 ENTRY_PROBE = PROBE.replace("from memoryd.cli import main", "from memoryd.entry import main")
+
+# Everything a recall answered by the daemon (memoryd.recall_client) imports beyond what a
+# bare interpreter has loaded before its script runs: the socket module's C half (the
+# socket module itself imports enum, selectors and more) and four small modules.
+SOCKET_CLIENT = (
+    "__future__", "_socket", "memoryd", "memoryd.entry", "memoryd.homedirs",
+    "memoryd.recall_client", "memoryd.rootfs",
+)  # fmt: skip
+BARE_PROBE = "import sys\nsys.stderr.write('modules: ' + ' '.join(sorted(sys.modules)) + '\\n')\n"
 
 
 def imported_modules(*args: str, cwd: Path, probe: str = PROBE) -> set[str]:
@@ -113,6 +125,21 @@ def test_the_console_scripts_recall_takes_the_lean_path(
     assert sorted(modules.intersection(LEAN_NEVER)) == []
     heavy = {m for m in modules if m.split(".")[0] in HEAVY}
     assert heavy == set()
+
+
+def test_a_recall_the_daemon_answers_imports_only_the_socket_client(
+    settled_home: Path, tmp_path: Path
+) -> None:
+    assert run_cli("recall", "pnpm", cwd=tmp_path).returncode == 0  # checks the index file
+    bare = imported_modules(cwd=tmp_path, probe=BARE_PROBE)
+    daemon = DaemonProcess(tmp_path)
+    try:
+        daemon.wait_serving(App(), tmp_path / "scratch")
+        modules = imported_modules("recall", "pnpm", cwd=tmp_path, probe=ENTRY_PROBE)
+        assert daemon.terminate() == 0
+    finally:
+        daemon.kill()
+    assert sorted(modules - bare) == sorted(SOCKET_CLIENT)
 
 
 def test_the_console_script_and_python_m_use_the_entry_point() -> None:

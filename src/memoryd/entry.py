@@ -2,8 +2,9 @@
 
 ``memoryd recall`` is what agents run most, and what they wait for. This entry point
 imports nothing but this module before it knows the command: ``recall`` is answered by
-:mod:`memoryd.lean_recall` when that can (most of the time), and everything else,
-and every recall it declines, by the full CLI (:func:`memoryd.cli.main`).
+the running daemon over its socket (:mod:`memoryd.recall_client`) when there is one, else
+by :mod:`memoryd.lean_recall` when that can (most of the time), and everything else,
+and every recall both decline, by the full CLI (:func:`memoryd.cli.main`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,11 @@ import sys
 def main() -> int:
     argv = sys.argv[1:]
     if argv[:1] == ["recall"]:
+        from memoryd.recall_client import ask
+
+        code = ask(argv[1:])
+        if code is not None:
+            return code
         from memoryd.lean_recall import run
 
         code = run(argv[1:], os.environ, sys.stdout, sys.stderr)

@@ -10,8 +10,11 @@ its row), and then fetches, ranks, explains and counts hits with the same functi
 as the full path (:mod:`memoryd.index.fetch`, :mod:`~memoryd.index.ranking`,
 :mod:`~memoryd.index.snippet`, :mod:`~memoryd.index.hits`, :mod:`~memoryd.index.hitview`).
 
-Whenever anything is not the common case, :func:`run` returns None before it has
-written or changed anything, and the full CLI answers instead: an option it does not
+:func:`answer` takes the command line, the environment and the working folder and returns
+the exit code and the texts, so the daemon can give a client exactly this answer over its
+socket (:mod:`memoryd.daemon.recall_server`); :func:`run` prints them. Whenever anything
+is not the common case, both return None before they have written or changed anything,
+and the full CLI answers instead: an option it does not
 parse, help, a usage error, no snapshot (config.yaml new, changed or broken, or written
 for other folders), no ``MEMORYD_HOME`` on a system other than Linux (platformdirs
 decides there), a root that is missing or of another layout, an index that is not
@@ -25,15 +28,15 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import sys
 import time
 
 from memoryd import config_snapshot
 from memoryd.fingerprint import settled
+from memoryd.homedirs import folders
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
     from typing import Any, TextIO
 
     from memoryd.index.fetch import Found
@@ -101,13 +104,14 @@ class _Index:
 
 
 def run(argv: Sequence[str], env: Mapping[str, str], out: TextIO, err: TextIO) -> int | None:
-    """Answer ``memoryd recall ARGV...`` (the words after ``recall``), or return None
-    having done nothing, for the full CLI to answer."""
+    """Answer ``memoryd recall ARGV...`` (the words after ``recall``) on ``out`` and
+    ``err``, or return None having done nothing, for the full CLI to answer."""
     try:
-        args = _parse(argv)
-        answer = _answer(args, env)
-    except Exception:  # Fallback, or anything unforeseen: the full path knows what to say
+        cwd = os.getcwd()
+    except OSError:  # a folder deleted under the shell: the full path's error
         return None
+    try:
+        answered = answer(argv, env, cwd)
     except KeyboardInterrupt:  # as memoryd.cli reports it
         err.write("memoryd: interrupted\n")
         if "--json" in argv:
@@ -115,13 +119,38 @@ def run(argv: Sequence[str], env: Mapping[str, str], out: TextIO, err: TextIO) -
 
             out.write(json.dumps({"error": "interrupted", "hint": None, "exit": 130}) + "\n")
         return 130
-    hits, text, note = answer
-    _bump(hits, err)
+    if answered is None:
+        return None
+    code, text, note = answered
     if text:
-        out.write(text if text.endswith("\n") else text + "\n")
+        out.write(text)
     if note:
         err.write(note)
-    return 0
+    return code
+
+
+def answer(
+    argv: Sequence[str], env: Mapping[str, str], cwd: str,
+    check: Callable[[str, str], bool] | None = None,
+) -> tuple[int, str, str] | None:  # fmt: skip
+    """(exit code, stdout, stderr) of ``memoryd recall ARGV...`` run in ``cwd`` with the
+    environment ``env``, hits counted; or None having done nothing (the full CLI answers).
+
+    The recall socket's server (:mod:`memoryd.daemon.recall_server`) calls this with a
+    client's command line, folder and environment, and ``check``: asked with stdout and
+    the note before any hit is counted, False declines (a text the client's streams
+    could not write).
+    """
+    try:
+        args = _parse(argv)
+        hits, text, note = _answer(args, env, cwd)
+        if text and not text.endswith("\n"):
+            text += "\n"
+        if check is not None and not check(text, note):
+            return None
+    except Exception:  # Fallback, or anything unforeseen: the full path knows what to say
+        return None
+    return 0, text, _bump(hits) + note
 
 
 def _parse(argv: Sequence[str]) -> dict[str, Any]:
@@ -159,20 +188,24 @@ def _parse(argv: Sequence[str]) -> dict[str, Any]:
     return args
 
 
-def _answer(args: Mapping[str, Any], env: Mapping[str, str]) -> tuple[list[_Hit], str, str]:
+def _answer(
+    args: Mapping[str, Any], env: Mapping[str, str], cwd: str
+) -> tuple[list[_Hit], str, str]:
     from memoryd.index.tokenizer import query_words
 
     query = " ".join(args["words"])
     forms = query_words(query)
     if not forms:
         raise Fallback  # the usage error is the full path's
-    config_dir, cache_dir, state_dir = _dirs(env)
+    dirs = folders(env)
+    if dirs is None:
+        raise Fallback  # platformdirs decides, or the full path's error
+    config_dir, cache_dir, state_dir = dirs
     snapshot = config_snapshot.read(cache_dir, os.path.join(config_dir, "config.yaml"))
     if snapshot is None:
         raise Fallback
     if snapshot.get("located") != config_snapshot.located(env, config_dir, cache_dir, state_dir):
         raise Fallback  # written for other folders or another environment
-    cwd = os.getcwd()
     project = os.path.join(cwd, args["project"]) if "project" in args else None
     roots = _search_roots(snapshot, cwd, project)
     if any(r.layout != "plugin" or not os.path.isdir(r.path) for r in roots):
@@ -201,38 +234,6 @@ def _answer(args: Mapping[str, Any], env: Mapping[str, str]) -> tuple[list[_Hit]
             "try fewer or rarer words, or another language\n"
         )
     return hits, text, note
-
-
-def _dirs(env: Mapping[str, str]) -> tuple[str, str, str]:
-    """memoryd's config, cache and state folders without importing platformdirs.
-
-    ``MEMORYD_HOME`` as memoryd.paths reads it; else, on Linux, the XDG base directory
-    rule platformdirs follows there (an absolute ``$XDG_*_HOME``, else the folder under
-    ``~``). Only a shortcut: the snapshot found there must say it was written for exactly
-    these folders and this environment (see :func:`memoryd.config_snapshot.located`),
-    so a case where platformdirs decides otherwise is a miss, never a wrong folder.
-    """
-    from memoryd.rootfs import clean
-
-    home = env.get("MEMORYD_HOME", "")
-    if home:
-        base = clean(os.path.expanduser(home))
-        if not os.path.isabs(base):
-            raise Fallback  # the full path's error
-        return base, os.path.join(base, "cache"), os.path.join(base, "state")
-    if sys.platform != "linux":
-        raise Fallback
-
-    def xdg(name: str, default: str) -> str:
-        value = env.get(name, "")
-        base = value if os.path.isabs(value) else os.path.expanduser(default)
-        return clean(os.path.join(base, "memoryd"))  # as str(Path) spells it
-
-    return (
-        xdg("XDG_CONFIG_HOME", "~/.config"),
-        xdg("XDG_CACHE_HOME", "~/.cache"),
-        xdg("XDG_STATE_HOME", "~/.local/state"),
-    )
 
 
 def _search_roots(snapshot: Mapping[str, Any], cwd: str, project: str | None) -> list[_Root]:
@@ -379,17 +380,20 @@ def _may_cite(path: str) -> bool:
     return may_cite(path)  # type: ignore[arg-type]
 
 
-def _bump(hits: list[_Hit], err: TextIO) -> None:
-    """Count the hits, root by root (as memoryd.index.search does for plugin rows)."""
+def _bump(hits: list[_Hit]) -> str:
+    """Count the hits, root by root (as memoryd.index.search does for plugin rows); the
+    full path's warnings for the roots where that failed."""
     if not hits:
-        return
+        return ""
     from memoryd.index.hits import bump_hits
 
     by_root: dict[str, list[str]] = {}
     for hit in hits:
         by_root.setdefault(hit.root, []).append(hit.id)
+    warnings = ""
     for root, ids in by_root.items():
         try:
             bump_hits(root, ids)
         except OSError as exc:  # a read-only root still answers: the full path's warning
-            err.write(f"memoryd: WARNING: cannot record hits in {root}: {exc}\n")
+            warnings += f"memoryd: WARNING: cannot record hits in {root}: {exc}\n"
+    return warnings

@@ -22,6 +22,7 @@ from memoryd.config import load_config
 from memoryd.daemon.status import read_status
 from memoryd.index import open_index, reconcile
 from memoryd.paths import resolve_paths
+from memoryd.recall_client import SOCKET_NAME
 
 # How long a condition may take to come true. Generous on purpose: a passing condition
 # returns at once, and CI's two cores may be shared with a whole suite's processes.
@@ -102,6 +103,16 @@ class DaemonProcess:
     def wait_ready(self, app: App, timeout: float = SETTLE_S) -> None:
         ok = wait_until(lambda: daemon_ready(app, self.proc.pid), timeout)
         assert ok, f"daemon not ready:\n{self.output()}"
+
+    def wait_serving(self, app: App, scratch: Path, timeout: float = SETTLE_S) -> None:
+        """Ready, its recall socket listening, and settled (its start-up compile and
+        reindex done, so no write of its own changes a recall's answer afterwards)."""
+        socket = app.paths.state_dir / SOCKET_NAME
+        ok = wait_until(
+            lambda: daemon_ready(app, self.proc.pid) and socket.exists() and settled(app, scratch),
+            timeout,
+        )
+        assert ok, f"daemon not serving recall:\n{self.output()}"
 
     def output(self) -> str:
         return self.log.read_text()

@@ -2,7 +2,8 @@
 
 Threads: watchdog's observers (queue only), the batch worker (all index and
 compile work, owns the database), APScheduler (periodic reconcile, sync, the
-roots check). The main thread only waits for signals.
+roots check), the recall socket's server (reads only). The main thread only waits
+for signals.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from memoryd.daemon.extracting import Extraction
 from memoryd.daemon.indexing import Engine
 from memoryd.daemon.lock import DaemonLock
 from memoryd.daemon.logs import OverflowTrap, daemon_logging
+from memoryd.daemon.recall_server import RecallServer
 from memoryd.daemon.rootguard import RootGuard
 from memoryd.daemon.scheduler import Scheduler
 from memoryd.daemon.status import StatusBoard, now_iso
@@ -43,6 +45,7 @@ class Daemon:
         settings = self.config.daemon
         self.lock = DaemonLock(self.paths.lock_file)
         self.status = StatusBoard(self.paths.status_file)
+        self.recall = RecallServer(self.paths.state_dir)
         self.engine = Engine(self.paths)
         self.worker = Worker(
             self._settle, self._command, self._root_paths,
@@ -70,6 +73,7 @@ class Daemon:
         began = time.time()  # before the status says we run: extraction counts changes since
         self.lock.acquire()
         self.status.update()
+        self.recall.start()  # before the other threads: it binds under a umask of its own
         self.worker.start()
         self.compiler.start()
         self.watcher.start()
@@ -83,7 +87,9 @@ class Daemon:
         log.info("memoryd %d serving %d roots", self.status.status.pid, len(self.config.roots))
 
     def stop(self) -> None:
-        """Flush the batch, finish the running job, stop scheduler, observer, compiler, database."""
+        """Stop answering recall, flush the batch, finish the running job, stop scheduler,
+        observer, compiler, database."""
+        self.recall.stop()  # from here on the lean path answers, and sees the lock held
         self.worker.send(Cmd.FLUSH, wait=True)
         self.extraction.stop()
         self.scheduler.shutdown()
