@@ -103,15 +103,21 @@ def _read_exactly(fd: int, size: int) -> bytes:
 
 
 def _read_to_end(fd: int, size: int) -> bytes:
-    """The rest of ``fd``, which fstat said holds ``size`` bytes (a file being written may
-    hold more or less by now; and a read may return less than it could, so read to the end)."""
+    """The rest of ``fd``, which fstat said holds ``size`` bytes.
+
+    One read of ``size + 1`` bytes: fewer than that is the end of a regular file, with no
+    second read to confirm it (a syscall a file). A file being written may hold more by
+    now, and then it is read to its end; a read cut short, or a file cut short meanwhile,
+    gives fewer bytes than its size, a row whose size then differs from the file's, and the
+    next reconcile reads it again.
+    """
     data = os.read(fd, size + 1)
-    if not data:
+    if len(data) <= size:
         return data
     parts = [data]
     while part := os.read(fd, max(1 << 16, size - len(data) + 1)):
         parts.append(part)
-    return parts[0] if len(parts) == 1 else b"".join(parts)
+    return b"".join(parts)
 
 
 def load(root: RootConfig, path: str, cap: int, old_hash: str | None) -> Loaded | Failed:
