@@ -16,6 +16,7 @@ from tests.index.conftest import World, write_memory
 
 # the package's `reconcile` attribute is the function; the test patches the module
 loader_module = importlib.import_module("memoryd.index.loader")
+reconcile_module = importlib.import_module("memoryd.index.reconcile")
 
 
 def indexed(db: IndexDB) -> dict[str, str]:
@@ -508,3 +509,50 @@ def test_read_file_reads_the_whole_file_or_the_head_and_hashes_all_of_it(
         assert (head.data, head.size, head.hash, head.oversized) == (
             data[: loader_module.HEAD_BYTES], size, digest, True
         )
+
+
+def test_a_large_pass_writes_with_a_larger_page_cache_and_gives_it_back(
+    world: World, db: IndexDB, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memoryd.index import store
+
+    monkeypatch.setattr(reconcile_module, "BULK_FILES", 3)
+    seen: list[int] = []
+    put_many = store.put_many
+
+    def spy(conn: sqlite3.Connection, items: list[tuple[object, ...]]) -> None:
+        seen.append(conn.execute("PRAGMA cache_size").fetchone()[0])
+        put_many(conn, items)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store, "put_many", spy)
+    (before,) = db.conn.execute("PRAGMA cache_size").fetchone()
+    for name in ("a", "b", "c"):
+        world.write(world.global_root, f"facts/{name}.md", f"note {name}")
+    assert reconcile(db, world.config).count("added") == 3
+    assert seen == [-reconcile_module.BULK_CACHE_KIB]
+    assert db.conn.execute("PRAGMA cache_size").fetchone() == (before,)
+    changed = world.write(world.global_root, "facts/a.md", "note a, again")
+    assert reconcile(db, world.config, only=[changed]).count("changed") == 1  # a small pass
+    assert seen[1:] == [before]
+
+
+def test_a_file_is_read_with_one_read_and_a_short_read_is_read_again_later(
+    world: World, db: IndexDB, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No second read to confirm the end of a file; a read cut short (as a network file
+    system may) leaves a row whose size differs from the file's, so the next reconcile
+    reads the file again instead of trusting the short text."""
+    path = world.write(world.global_root, "facts/a.md", "alpha beta gamma " * 10)
+    reads: list[int] = []
+    real_read = os.read
+
+    def short_read(fd: int, size: int) -> bytes:
+        reads.append(size)
+        return real_read(fd, size)[: 20 if len(reads) == 1 else None]
+
+    monkeypatch.setattr(loader_module.os, "read", short_read)
+    reconcile(db, world.config)
+    assert len(reads) == 1 and db.rows()[0].size == 20 != path.stat().st_size
+    monkeypatch.setattr(loader_module.os, "read", real_read)
+    reconcile(db, world.config)
+    assert db.rows()[0].body.strip() == ("alpha beta gamma " * 10).strip()
