@@ -77,33 +77,45 @@ def _root_path(root: str) -> Path:
     return Path(root)
 
 
+_new = object.__new__
+_set = object.__setattr__
+
+
 def row_from_sql(values: tuple[object, ...]) -> Row:
+    """The :class:`Row` of one ``SELECT {ROW_COLUMNS}`` result.
+
+    Its fields go into the instance's ``__dict__`` at once, as a frozen dataclass's
+    ``__init__`` would have set them one by one (21 ``object.__setattr__`` calls, half
+    the cost of a row): recall reads its hits' rows this way, reconcile every row.
+    """
     (path, root, scope, layout, type_, scope_id, id_, kind, summary, load_when, pinned,
      supersedes, superseded_by, created, updated, size, mtime_ns, hash_, problems, body,
      oversized) = values  # fmt: skip
-    return Row(
-        path=Path(str(path)),
-        root=_root_path(str(root)),
-        scope=str(scope),
-        layout=str(layout),
-        type=type_ if isinstance(type_, str) else None,
-        scope_id=scope_id if isinstance(scope_id, str) else None,
-        id=str(id_),
-        kind=kind if isinstance(kind, str) else None,
-        summary=summary if isinstance(summary, str) else None,
-        load_when=split_lines(load_when if isinstance(load_when, str) else None),
-        pinned=bool(pinned),
-        supersedes=split_lines(supersedes if isinstance(supersedes, str) else None),
-        superseded_by=superseded_by if isinstance(superseded_by, str) else None,
-        created=created if isinstance(created, int) else None,
-        updated=updated if isinstance(updated, int) else None,
-        size=int(size),  # type: ignore[call-overload]
-        mtime_ns=int(mtime_ns),  # type: ignore[call-overload]
-        hash=str(hash_),
-        problems=load_problems(str(problems)),
-        body=str(body),
-        oversized=bool(oversized),
-    )
+    row = _new(Row)
+    _set(row, "__dict__", {
+        "path": Path(str(path)),
+        "root": _root_path(str(root)),
+        "scope": str(scope),
+        "layout": str(layout),
+        "type": type_ if isinstance(type_, str) else None,
+        "scope_id": scope_id if isinstance(scope_id, str) else None,
+        "id": str(id_),
+        "kind": kind if isinstance(kind, str) else None,
+        "summary": summary if isinstance(summary, str) else None,
+        "load_when": split_lines(load_when if isinstance(load_when, str) else None),
+        "pinned": bool(pinned),
+        "supersedes": split_lines(supersedes if isinstance(supersedes, str) else None),
+        "superseded_by": superseded_by if isinstance(superseded_by, str) else None,
+        "created": created if isinstance(created, int) else None,
+        "updated": updated if isinstance(updated, int) else None,
+        "size": int(size),  # type: ignore[call-overload]
+        "mtime_ns": int(mtime_ns),  # type: ignore[call-overload]
+        "hash": str(hash_),
+        "problems": load_problems(str(problems)),
+        "body": str(body),
+        "oversized": bool(oversized),
+    })  # fmt: skip
+    return row
 
 
 class IndexDB:

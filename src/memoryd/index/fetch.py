@@ -4,9 +4,9 @@ bm25 is computed by FTS5 for every document that matches, so the work grows
 with the number of matches. Two things keep it small:
 
 * FTS5 ranks on its own table first (``ORDER BY bm25 LIMIT k``), and only those
-  ``k`` rowids are looked up in the memories table and filtered (root, kind,
-  superseded...). When too few pass, ``k`` grows until enough do or the matches
-  run out.
+  ``k`` rowids (``fetch`` plus a margin) are looked up in the memories table and
+  filtered (root, kind, superseded...). When too few pass, ``k`` grows until enough
+  do or the matches run out.
 * With several query terms, documents matching *all* of them are asked for
   first (``strategy="and-or"``, the default), and OR runs only when they are too
   few. ``strategy="levels"`` goes on level by level: all terms, then all but one,
@@ -30,6 +30,7 @@ top-k: a memory holding every term is never lost to many that hold one.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections import namedtuple
 from collections.abc import Mapping, Sequence
@@ -87,6 +88,11 @@ else:
 # bm25 column weights: id, summary, load_when, body.
 COLUMN_WEIGHTS = (3.0, 4.0, 4.0, 1.0)
 GROWTH = 8
+# Rows FTS5's top k holds beyond ``fetch`` for the filters to refuse: a root's ROOT.md and
+# index.md files (12 in the 10k benchmark corpus) rank high for many queries, and about 1%
+# of memories are superseded. Each row of the top k is looked up in the memories table
+# (most of a needle query's statement at 10k): 2 × fetch read a third more rows than this.
+MARGIN = 16
 MAX_LEVEL_TERMS = 6  # beyond this many terms: all terms, then any term (the groups multiply)
 STRATEGIES = ("and-or", "levels", "or")
 
@@ -187,20 +193,32 @@ def _top(
     if expression is None:
         return []
     condition, params = _passes(roots, filters, visible)
-    weights = ", ".join(str(w) for w in COLUMN_WEIGHTS)
-    sql = (
-        f"SELECT top.rowid, top.rel, {condition}, {_CANDIDATE_FIELDS} FROM "
-        f"(SELECT rowid, bm25(memories_fts, {weights}) AS rel FROM memories_fts "
-        "WHERE memories_fts MATCH ? ORDER BY rel LIMIT ?) AS top "
-        "LEFT JOIN memories ON memories.rowid = top.rowid"
-    )  # a LEFT JOIN keeps the subquery's (bm25) order: it is the outer loop
-    k = fetch * 2
+    sql = _TOP_SQL.get(condition)
+    if sql is None:
+        sql = _TOP_SQL[condition] = _top_sql(condition)
+    make = tuple.__new__  # a Candidate of the row's last fields, without Candidate's __new__
+    k = fetch + MARGIN
     while True:
         ranked = db.conn.execute(sql, (*params, expression, k)).fetchall()
-        found = [(-row[1], Candidate(row[0], *row[3:])) for row in ranked if row[2]]
+        found = [(-row[0], make(Candidate, row[2:])) for row in ranked if row[1]]
         if len(found) >= fetch or len(ranked) < k:
             return found[:fetch]
         k *= GROWTH
+
+
+_TOP_SQL: dict[str, str] = {}  # _top's statement by its condition: a few, made once each
+_WEIGHTS = ", ".join(str(w) for w in COLUMN_WEIGHTS)
+
+
+def _top_sql(condition: str) -> str:
+    """FTS5's top ``k`` by bm25 and their rows: ``rel``, whether the row passes
+    ``condition``, then the :data:`Candidate` fields (``rowid`` first)."""
+    return (
+        f"SELECT top.rel, {condition}, top.rowid, {_CANDIDATE_FIELDS} FROM "
+        f"(SELECT rowid, bm25(memories_fts, {_WEIGHTS}) AS rel FROM memories_fts "
+        "WHERE memories_fts MATCH ? ORDER BY rel LIMIT ?) AS top "
+        "LEFT JOIN memories ON memories.rowid = top.rowid"
+    )  # a LEFT JOIN keeps the subquery's (bm25) order: it is the outer loop
 
 
 def _unskew(
@@ -265,15 +283,25 @@ def _passes(
     roots: Sequence[_Root], filters: Mapping[str, str | None], visible: _Visible | None
 ) -> tuple[str, list[Any]]:
     """The condition on a ``memories`` row that recall may return it, and its parameters."""
-    # "+root": look the few rowids up, never scan a root's rows through an index on root
-    sql = f"(+memories.root IN ({', '.join('?' for _ in roots)}) AND {_CURRENT} AND NOT {_COMPILED}"
     params: list[Any] = [str(r.path) for r in roots]
+    columns = []
     for column, value in filters.items():  # column names are ours, never the user's
         if value is not None:
-            sql += f" AND memories.{column} = ?"
+            columns.append(column)
             params.append(value)
+    sql = _condition(len(roots), tuple(columns))
     if visible is not None:
         condition, extra = visible.sql()
         sql += f" AND {condition}"
         params += extra
     return sql + ")", params
+
+
+@functools.lru_cache(maxsize=64)
+def _condition(roots: int, columns: tuple[str, ...]) -> str:
+    """:func:`_passes`' condition for this many roots and these filtered columns, without
+    its closing parenthesis."""
+    # "+root": look the few rowids up, never scan a root's rows through an index on root
+    marks = ", ".join("?" for _ in range(roots))
+    sql = f"(+memories.root IN ({marks}) AND {_CURRENT} AND NOT {_COMPILED}"
+    return sql + "".join(f" AND memories.{column} = ?" for column in columns)

@@ -126,22 +126,29 @@ def _hit(
     *,
     parts: dict[str, float],
 ) -> Hit:
+    """The :class:`Hit` of a kept row, its fields set at once (see :func:`row_from_sql`)."""
     terms, snippet = explain(forms, row, marks)
-    return Hit(
-        id=row.id,
-        path=row.path,
-        root=row.root,
-        scope=row.scope,
-        kind=row.kind,
-        summary=row.summary,
-        score=total,
-        terms=terms,
-        snippet=snippet,
-        body=row.body,
-        relevance=relevance,
-        parts=parts,
-        row=row,
-    )
+    hit = _new(Hit)
+    _set(hit, "__dict__", {
+        "id": row.id,
+        "path": row.path,
+        "root": row.root,
+        "scope": row.scope,
+        "kind": row.kind,
+        "summary": row.summary,
+        "score": total,
+        "terms": terms,
+        "snippet": snippet,
+        "body": row.body,
+        "relevance": relevance,
+        "parts": parts,
+        "row": row,
+    })  # fmt: skip
+    return hit
+
+
+_new = object.__new__
+_set = object.__setattr__
 
 
 def _bump(hits: Sequence[Hit]) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
+import unicodedata
 from collections.abc import Sequence
 
 from memoryd.index.tokenizer import is_cjk, is_cjk_char, normalize, stem
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
 OPEN, CLOSE = "«", "»"
 MARKERS = {"plugin": (OPEN, CLOSE), "layered": ("<<", ">>")}  # `recall --markers`
 WIDTH = 160  # characters of original text in a snippet
-_SPACE_RE = re.compile(r"\s+")
 
 
 def explain(
@@ -42,31 +42,68 @@ def explain(
     """A hit's reasons: each matched query word as written (``forms``: term -> word) with
     its count, and the snippet around the matches.
 
-    The same as :func:`hit_counts` and :func:`make_snippet` on the row, with the body
-    searched once for both when folding it character by character gives what the
-    tokenizer's :func:`normalize` gives (always for ASCII, nearly always otherwise): a
-    term never spans the newline between the fields, so the counts add up field by field.
+    The same as :func:`hit_counts` and :func:`make_snippet` on the row, with one search
+    of the normalized head (id, summary, load_when) and body, joined by a newline, for
+    both, when folding the body character by character gives what the tokenizer's
+    :func:`normalize` gives (always for ASCII, nearly always otherwise): a term never
+    spans a newline, so the counts add up field by field, and the matches past the head
+    are the body's. What depends on the query alone is worked out once per query
+    (:func:`_plan`), not once per hit.
     """
-    terms = list(forms)
     body = row.body
     if body:
-        folded, origin = _fold(body)
-        if isinstance(origin, range) and folded == normalize(body):
+        folded, _origin, exact = _fold_exact(body)
+        if exact:
+            query, words, heads = _plan(tuple(forms))
             head = normalize("\n".join([row.id, row.summary or "", " ".join(row.load_when)]))
-            words, heads = _Words(folded, terms), _Words(head, terms)
+            skip = len(head) + 1  # where the body starts in the joined text
+            text = head + "\n" + folded
+            stems = _stems(text, words, heads) if words else {}
             counts: dict[str, int] = {}
             spans: list[tuple[int, int]] = []
-            for term in terms:
-                found = words.occurrences(term)
-                extra = head.count(term) if is_cjk_char(term) else len(heads.occurrences(term))
-                if found or extra:
-                    counts[forms[term]] = len(found) + extra
-                spans += found  # origin is the identity here
+            for term in query:
+                found = stems.get(term, []) if term in words else _finds(text, term)
+                if found:
+                    counts[forms[term]] = len(found)
+                    spans += [(a - skip, b - skip) for a, b in found if a >= skip]
             if spans:
                 return counts, _render(body, _merge(spans), marks)
             return counts, _render(body if body.strip() else "", [], marks)
-    counts = {forms[t]: n for t, n in hit_counts(terms, row).items()}
-    return counts, make_snippet(terms, body or row.summary or "", marks=marks)
+    every = list(forms)
+    counts = {forms[t]: n for t, n in hit_counts(every, row).items()}
+    return counts, make_snippet(every, body or row.summary or "", marks=marks)
+
+
+@functools.lru_cache(maxsize=256)
+def _plan(terms: tuple[str, ...]) -> tuple[tuple[str, ...], frozenset[str], tuple[str, ...]]:
+    """What explaining a query's hits needs of its terms, once per query: the terms, the
+    word (not CJK) terms, and the heads their words begin with (see
+    :func:`_words_starting_with`)."""
+    words = _word_terms(terms)
+    return terms, frozenset(words), _heads(words)
+
+
+def _finds(text: str, term: str) -> list[tuple[int, int]]:
+    """Every (overlapping) occurrence of a CJK term."""
+    found: list[tuple[int, int]] = []
+    size = len(term)
+    start = text.find(term)
+    while start >= 0:
+        found.append((start, start + size))
+        start = text.find(term, start + 1)
+    return found
+
+
+def _stems(
+    text: str, words: frozenset[str], heads: tuple[str, ...]
+) -> dict[str, list[tuple[int, int]]]:
+    """Where each of the word terms ``words`` occurs in ``text`` as a word's stem."""
+    stems: dict[str, list[tuple[int, int]]] = {}
+    for start, end in _word_spans(text, heads):
+        word = stem(text[start:end])
+        if word in words:
+            stems.setdefault(word, []).append((start, end))
+    return stems
 
 
 def hit_counts(terms: Sequence[str], row: _Text) -> dict[str, int]:
@@ -117,9 +154,9 @@ class _Words:
     """Where terms occur in a normalized text: a CJK term anywhere, a word term as a whole
     word whose stem it is (``npm`` not in ``pnpm``; ``deploy`` in ``deployment``).
 
-    Only the words that begin like a term's stem are stemmed (found by one regex for
-    all the terms), not every word of the text: a stem is the word's beginning, bar a
-    last ``y``/``i``.
+    Only the words that begin like a term's stem are stemmed (found by ``str.find``
+    for all the terms), not every word of the text: a stem is the word's beginning,
+    bar a last ``y``/``i``.
     """
 
     def __init__(self, text: str, terms: Sequence[str]) -> None:
@@ -129,23 +166,16 @@ class _Words:
 
     def occurrences(self, term: str) -> list[tuple[int, int]]:
         if term in self.words:
-            return self._stemmed().get(term, [])
-        found: list[tuple[int, int]] = []
-        start = self.text.find(term)
-        while start >= 0:
-            found.append((start, start + len(term)))
-            start = self.text.find(term, start + 1)
-        return found
+            if self._stems is None:
+                self._stems = _stems(self.text, frozenset(self.words), _heads(self.words))
+            return self._stems.get(term, [])
+        return _finds(self.text, term)
 
-    def _stemmed(self) -> dict[str, list[tuple[int, int]]]:
-        if self._stems is None:
-            self._stems = {}
-            wanted = set(self.words)
-            for start, end in _words_starting_with(self.text, self.words):
-                word = stem(self.text[start:end])
-                if word in wanted:
-                    self._stems.setdefault(word, []).append((start, end))
-        return self._stems
+
+def _heads(terms: Sequence[str]) -> tuple[str, ...]:
+    """What a word whose stem is one of ``terms`` begins with (a stem may change a last
+    ``y`` to ``i``: ``happi`` is the stem of ``happy``)."""
+    return tuple(sorted({t[: max(1, len(t) - 1)] for t in terms}))
 
 
 def _words_starting_with(text: str, terms: Sequence[str]) -> list[tuple[int, int]]:
@@ -156,7 +186,12 @@ def _words_starting_with(text: str, terms: Sequence[str]) -> list[tuple[int, int
     with ``str.find`` and a character test rather than a regex compiled for the terms:
     compiling that character class cost 0.2 ms, more than a hit's reasons and snippet.
     """
-    heads = {t[: max(1, len(t) - 1)] for t in terms}
+    return _word_spans(text, _heads(terms))
+
+
+def _word_spans(text: str, heads: Sequence[str]) -> list[tuple[int, int]]:
+    """:func:`_words_starting_with`, given the heads. A word's ASCII letters, digits and
+    ``_`` are skipped by one small regex, the rest of a word character by character."""
     starts: set[int] = set()
     for head in heads:
         at = text.find(head)
@@ -165,14 +200,24 @@ def _words_starting_with(text: str, terms: Sequence[str]) -> list[tuple[int, int
             at = text.find(head, at + 1)
     spans: list[tuple[int, int]] = []
     end, size = 0, len(text)
+    ascii_run = _ASCII_RUN.match
     for start in sorted(starts):
         if start < end or (start and _is_word(text[start - 1])):
             continue
         end = start + 1
-        while end < size and _is_word(text[end]):
-            end += 1
+        while True:
+            end = ascii_run(text, end).end()  # type: ignore[union-attr]  # * matches always
+            if end < size and not text[end].isascii() and _is_word(text[end]):
+                end += 1
+                continue
+            break
         spans.append((start, end))
     return spans
+
+
+# The ASCII characters of a word (what _is_word holds for ASCII): the regex compiles in
+# microseconds, unlike one with the CJK classes.
+_ASCII_RUN = re.compile("[0-9A-Za-z_]*")
 
 
 def _is_word(char: str) -> bool:
@@ -190,21 +235,40 @@ def _fold(text: str) -> tuple[str, Sequence[int]]:
     """The normalized text and, for each of its characters, the original index.
 
     Characters are normalized one by one. When each becomes exactly one character
-    (nearly always) the text is folded by ``str.translate`` and the map is the
-    identity: a compiled ROOT.md of 10k memories is a megabyte of text.
+    (nearly always) the map is the identity: a compiled ROOT.md of 10k memories is a
+    megabyte of text.
+    """
+    folded, origin, _exact = _fold_exact(text)
+    return folded, origin
+
+
+def _fold_exact(text: str) -> tuple[str, Sequence[int], bool]:
+    """:func:`_fold`, and whether the map is the identity and the folded text is what
+    :func:`normalize` makes of the whole text (what :func:`explain`'s shortcut needs).
+
+    A text already in NFKC (``unicodedata.is_normalized``, a quick check in C) holds no
+    character that NFKC changes: such a character has a decomposition and is no primary
+    composite, so NFKC never outputs it, in any context. Each character then folds to its
+    case folding alone, and the whole text to ``text.casefold()``: no table to build.
+    Otherwise each distinct character is folded on its own and the text translated.
     """
     if text.isascii():
-        return text.lower(), range(len(text))
+        return text.lower(), range(len(text)), True
+    if unicodedata.is_normalized("NFKC", text):
+        folded = text.casefold()
+        if len(folded) == len(text):  # no folding is empty: each character stayed one
+            return folded, range(len(text)), True
     table = {ord(c): f for c in set(text) if (f := _fold_char(c)) != c}
     if all(len(f) == 1 for f in table.values()):
-        return text.translate(table), range(len(text))
+        folded = text.translate(table)
+        return folded, range(len(text)), folded == normalize(text)
     pieces: list[str] = []
     origin: list[int] = []
     for index, char in enumerate(text):
         folded = _fold_char(char)
         pieces.append(folded)
         origin.extend([index] * len(folded))
-    return "".join(pieces), origin
+    return "".join(pieces), origin, False
 
 
 @functools.lru_cache(maxsize=8192)
@@ -237,7 +301,7 @@ def _render(text: str, spans: list[tuple[int, int]], marks: tuple[str, str] = (O
     out.append(text[cursor:end])
     if end < len(text):
         out.append("…")
-    return _SPACE_RE.sub(" ", "".join(out)).strip()
+    return " ".join("".join(out).split())  # every run of white space one space, none at the ends
 
 
 def _best_window(spans: list[tuple[int, int]]) -> int:

@@ -1,0 +1,170 @@
+"""The shortcuts recall takes for speed give what the plain code gives.
+
+Each test holds one shortcut of the query path to the slower code it replaced: the rows
+and hits built by setting their ``__dict__`` at once (every dataclass field, the same
+values), the ranking loop with ``score_parts`` inlined (the same factors, the same
+product), the snippet's white space collapsed by ``str.split`` (the regex's ``\\s``),
+and the body folded through ``unicodedata.is_normalized`` (each character as it folds
+alone), and the fetch's first k (FTS5's top k, a prefix of any larger top k).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+import sys
+from collections import namedtuple
+
+import pytest
+from hypothesis import given, seed, settings
+from hypothesis import strategies as st
+
+from memoryd.index import IndexDB, Row, fetch, recall, reconcile
+from memoryd.index.db import ROW_COLUMNS
+from memoryd.index.fetch import Candidate, Found, candidates
+from memoryd.index.ranking import cut, rank, ranked, score_parts
+from memoryd.index.search import Hit
+from memoryd.index.snippet import _fold, _fold_exact, _render
+from memoryd.index.tokenizer import normalize
+from tests.index.conftest import DAY_MS, NOW_MS, World
+
+
+def test_rows_and_hits_hold_every_field_as_their_classes_build_them(
+    world: World, db: IndexDB
+) -> None:
+    world.write(world.global_root, "facts/a.md", "kafka lag 部署", summary="kafka",
+                load_when=["ops", "on call"], supersedes=["facts/old"], pinned=True)  # fmt: skip
+    reconcile(db, world.config, world.roots)
+    [row] = db.rows()
+    assert set(vars(row)) == {f.name for f in dataclasses.fields(Row)}
+    assert row == Row(**{f.name: getattr(row, f.name) for f in dataclasses.fields(Row)})
+    assert row.load_when == ("ops", "on call") and row.supersedes == ("facts/old",)
+    rowid = db.conn.execute("SELECT rowid FROM memories").fetchone()[0]
+    assert db.rows_by_rowid([rowid]) == {rowid: row}
+    assert len(ROW_COLUMNS.split(", ")) == len(dataclasses.fields(Row))
+    [hit] = recall(db, world.config, "kafka", world.roots, bump=False)
+    assert set(vars(hit)) == {f.name for f in dataclasses.fields(Hit)}
+    assert hit == Hit(**{f.name: getattr(hit, f.name) for f in dataclasses.fields(Hit)})
+    assert hit.row == row and hit.path == row.path and hit.body == row.body
+
+
+_Settings = namedtuple(
+    "_Settings",
+    "score_floor half_life_days decay_floor project_prior global_prior recall_boost_max",
+)
+CANDIDATE = st.tuples(
+    st.floats(0.01, 40),  # bm25 relevance
+    st.sampled_from(["global", "project"]),
+    st.sampled_from(["plugin", "plugin", "layered", "claude"]),
+    st.booleans(),  # pinned
+    st.one_of(st.none(), st.integers(NOW_MS - 4000 * DAY_MS, NOW_MS + DAY_MS)),  # created
+    st.one_of(st.none(), st.integers(NOW_MS - 4000 * DAY_MS, NOW_MS + DAY_MS)),  # updated
+    st.integers(0, 2**62),  # mtime_ns
+    st.integers(-3, 10**6),  # hits
+    st.booleans(),  # holds every term
+)
+
+
+@seed(21_2026_12_01)
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(CANDIDATE, max_size=40),
+    st.sampled_from([0.0, 0.5, 14.0, 365.0]),
+    st.sampled_from([0.0, 0.65, 1.0, 1.5]),
+    st.integers(1, 12),
+)
+def test_ranking_multiplies_the_parts_score_parts_gives(
+    rows: list[tuple], half_life: float, decay_floor: float, limit: int  # type: ignore[type-arg]
+) -> None:
+    """Seed recorded above: 200 candidate lists of every layout, pins, ages, hit counts."""
+    conf = _Settings(0.15, half_life, decay_floor, 1.0, 0.5, 0.5)
+    found, counts = [], {}
+    for n, (rel, scope, layout, pinned, created, updated, mtime, hits, full) in enumerate(rows):
+        root = f"/r{n % 2}"
+        counts[(root, f"m{n}")] = hits
+        found.append(Found(rel, Candidate(n, root, scope, layout, f"m{n}", pinned, created,
+                                          updated, mtime), full))  # fmt: skip
+    lookups = {root: (lambda memory_id, root=root: counts[(root, memory_id)]) for root in ("/r0", "/r1")}
+    got = rank(conf, found, lookups, NOW_MS, limit)
+    parts = {f.candidate.rowid: score_parts(conf, f.relevance, f.candidate,
+                                            counts[(f.candidate.root, f.candidate.id)], NOW_MS)
+             for f in found}  # fmt: skip
+    scored = [(math.prod(parts[f.candidate.rowid].values()), f) for f in found]
+    expected = [(t, f, parts[f.candidate.rowid]) for t, f in cut(ranked(scored), 0.15, limit)]
+    assert got == expected
+    assert [repr(t) for t, _f, _p in got] == [repr(t) for t, _f, _p in expected]
+
+
+def test_snippet_white_space_is_what_the_regex_collapsed() -> None:
+    """Every code point: str.split's white space is the regex's \\s (and str.strip's)."""
+    space = re.compile(r"\s+")
+    for code in range(sys.maxunicode + 1):
+        text = f" a{chr(code)}{chr(code)}b "
+        assert " ".join(text.split()) == space.sub(" ", text).strip(), hex(code)
+
+
+@given(st.text(max_size=300))
+def test_rendering_collapses_white_space_as_the_regex_did(text: str) -> None:
+    rendered = _render(text, [])
+    assert rendered == re.sub(r"\s+", " ", rendered).strip()
+
+
+def test_every_character_folds_as_it_does_alone_through_the_nfkc_check() -> None:
+    """_fold_exact's NFKC shortcut, on every code point: the folded character is what
+    normalizing the character alone gives, and "exact" only when that is one character
+    and what normalize gives."""
+    for code in range(sys.maxunicode + 1):
+        char = chr(code)
+        if 0xD800 <= code <= 0xDFFF:
+            continue  # surrogates: no text holds them alone
+        text = f"部{char}x"
+        folded, origin, exact = _fold_exact(text)
+        alone = char.lower() if char.isascii() else normalize(char)
+        assert folded == f"部{alone}x", hex(code)
+        assert list(origin) == [0] + [1] * len(alone) + [2], hex(code)
+        assert exact == (len(alone) == 1 and folded == normalize(text)), hex(code)
+        assert _fold(text) == (folded, origin)
+
+
+def test_an_already_normalized_text_folds_by_its_case_folding() -> None:
+    text = "Deploy 部署脚本 ΣΑΣ İstanbul ß straße"  # NFKC already; ß and İ fold to two
+    folded, origin, exact = _fold_exact(text)
+    assert folded == "".join(c.lower() if c.isascii() else normalize(c) for c in text)
+    assert not exact and len(origin) == len(folded)
+    folded, origin, exact = _fold_exact("Deploy 部署脚本 ΣΑΣ")
+    assert (folded, exact, origin) == ("deploy 部署脚本 σασ", True, range(15))
+
+
+def test_the_fetch_returns_the_same_rows_whatever_its_first_k(
+    world: World, db: IndexDB, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """FTS5's top k is a prefix of its top k' > k, ties (equal bm25) in rowid order: so
+    the margin of rows read beyond ``fetch`` (fetch.MARGIN) changes how many rows are
+    looked up, never which come back or their order."""
+    for n in range(70):  # equal texts: equal bm25, a tie the sort must keep in rowid order
+        meta = {"superseded_by": "facts/new"} if n % 7 == 3 else {}
+        world.write(world.global_root, f"facts/t{n:02}.md", "zeta omega", **meta)
+    world.write(world.global_root, "facts/new.md", "successor")
+    for n in range(20):
+        world.write(world.global_root, f"facts/w{n:02}.md", "zeta " + "filler " * n)
+    reconcile(db, world.config, world.roots)
+    expected = _spec_top(db, '"zeta"', 30)
+    got = {}
+    for margin in (0, 1, 5, 16, 60, 500):
+        monkeypatch.setattr(fetch, "MARGIN", margin)
+        got[margin] = [(f.relevance, f.candidate.id) for f in
+                       candidates(db, ["zeta"], world.roots, {}, 30)]  # fmt: skip
+        assert got[margin] == expected, margin
+
+
+def _spec_top(db: IndexDB, expression: str, fetch: int) -> list[tuple[float, str]]:
+    """Every match that recall may return, by bm25 then rowid: the first ``fetch``."""
+    sql = (
+        "SELECT -bm25(memories_fts, 3.0, 4.0, 4.0, 1.0), m.id, m.rowid FROM memories_fts "
+        "JOIN memories AS m ON m.rowid = memories_fts.rowid WHERE memories_fts MATCH ? "
+        "AND m.superseded_by IS NULL AND m.path NOT GLOB '*ROOT.md' "
+        "AND m.path NOT GLOB '*index.md'"
+    )
+    rows = sorted(db.conn.execute(sql, (expression,)), key=lambda r: (-r[0], r[2]))
+    return [(rel, memory_id) for rel, memory_id, _rowid in rows[:fetch]]
