@@ -476,6 +476,26 @@ def test_rows_written_in_bulk_get_their_own_tokens_around_a_path_that_had_a_row(
     assert fts_count(db, '"middle"') == 0 and fts_count(db, '"note"') == 5
 
 
+@pytest.mark.parametrize("setting", [1, 0])
+def test_reset_drops_the_old_pages_without_zeroing_them_and_keeps_the_setting(
+    world: World, setting: int
+) -> None:
+    """secure_delete (on in Debian's SQLite) zeroes every page a drop frees: a reset leaves
+    the freed pages as they are for the rebuild to overwrite, and sets it back after."""
+    world.write(world.global_root, "facts/a.md", "alpha " * 3000)  # pages to free
+    seen: list[str] = []
+    with open_index(world.paths) as db:
+        reconcile(db, world.config)
+        db.conn.execute(f"PRAGMA secure_delete = {setting}")
+        db.conn.set_trace_callback(seen.append)
+        db.reset()
+        db.conn.set_trace_callback(None)
+        assert db.conn.execute("PRAGMA secure_delete").fetchone() == (setting,)
+        assert db.count() == 0
+    first_drop = next(i for i, sql in enumerate(seen) if sql.startswith("DROP TABLE"))
+    assert "PRAGMA secure_delete = FAST" in seen[:first_drop]
+
+
 def test_a_new_or_reset_index_gathers_large_batches_in_memory(world: World) -> None:
     """FTS5's hashsize is raised on a new index and on reset (reindex --full), so a large
     write batch becomes one segment of the full-text index, not one per megabyte."""

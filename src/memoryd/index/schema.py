@@ -247,7 +247,22 @@ def _statements(script: str) -> Iterator[str]:
 
 
 def reset(conn: sqlite3.Connection) -> None:
-    """Drop everything and create the current schema (``reindex --full``)."""
+    """Drop everything and create the current schema (``reindex --full``).
+
+    The old tables' pages go to the free list as they are (``secure_delete = FAST`` for the
+    drop; SQLite built with SECURE_DELETE, as Debian's is, writes zeros over every page it frees:
+    dropping an index of 100k files cost 0.66 s of CPU that way, 0.05 s without), and the
+    rebuild that follows writes over them.
+    """
+    (before,) = conn.execute("PRAGMA secure_delete").fetchone()
+    conn.execute("PRAGMA secure_delete = FAST")
+    try:
+        _recreate(conn)
+    finally:
+        conn.execute(f"PRAGMA secure_delete = {'FAST' if before == 2 else int(before)}")
+
+
+def _recreate(conn: sqlite3.Connection) -> None:
     with write(conn):
         tables = conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'memories'"
