@@ -7,8 +7,6 @@ by :mod:`memoryd.lean_recall` when that can (most of the time), and everything e
 and every recall both decline, by the full CLI (:func:`memoryd.cli.main`).
 """
 
-from __future__ import annotations
-
 import os
 import sys
 

@@ -9,19 +9,26 @@ these folders, so a case where platformdirs would decide otherwise is a miss, ne
 wrong folder.
 """
 
-from __future__ import annotations
-
 import os
 import sys
-
-from memoryd.rootfs import clean
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+# No ``from __future__ import annotations`` here or in the other modules the recall
+# socket's client loads (importing __future__ costs it 2%): annotations of names only
+# imported for type checking are strings.
 
-def expand_user(path: str, env: Mapping[str, str]) -> str | None:
+
+def clean(path: str) -> str:
+    """``path`` as ``pathlib`` spells it: no empty or ``.`` parts, no trailing slash."""
+    parts = [part for part in path.split(os.sep) if part and part != "."]
+    lead = os.sep if path.startswith(os.sep) else ""
+    return lead + os.sep.join(parts) or "."
+
+
+def expand_user(path: str, env: "Mapping[str, str]") -> str | None:
     """``os.path.expanduser`` with ``env``'s ``HOME``; None where that would ask the
     password database (no ``HOME``, or ``~user``)."""
     if not path.startswith("~"):
@@ -35,7 +42,7 @@ def expand_user(path: str, env: Mapping[str, str]) -> str | None:
     return (home.rstrip("/") + path[end:]) or "/"
 
 
-def folders(env: Mapping[str, str]) -> tuple[str, str, str] | None:
+def folders(env: "Mapping[str, str]") -> tuple[str, str, str] | None:
     """(config, cache, state) folders as memoryd.paths finds them, or None when only
     the full path can tell (a relative ``MEMORYD_HOME``, a system other than Linux).
 

@@ -26,8 +26,6 @@ The wire format, version 1 (lengths are 4-byte big-endian):
              process's streams would have encoded the lean path's texts)
 """
 
-from __future__ import annotations
-
 import os
 import sys
 import time
@@ -52,7 +50,7 @@ MAX_REPLY = 1 << 26
 ERRORS = ("strict", "surrogateescape", "backslashreplace")
 
 
-def socket_path(env: Mapping[str, str]) -> str | None:
+def socket_path(env: "Mapping[str, str]") -> str | None:
     """The recall socket of the daemon of the folders ``env`` gives, or None when those
     are the full path's to find or the path is too long for AF_UNIX (then there is none)."""
     dirs = folders(env)
@@ -62,7 +60,7 @@ def socket_path(env: Mapping[str, str]) -> str | None:
     return path if len(os.fsencode(path)) <= MAX_SOCKET_PATH else None
 
 
-def ask(argv: Sequence[str]) -> int | None:
+def ask(argv: "Sequence[str]") -> int | None:
     """Answer ``memoryd recall ARGV...`` through the daemon: the exit code, or None
     having written nothing."""
     out, err = sys.stdout, sys.stderr
@@ -99,7 +97,7 @@ def ask(argv: Sequence[str]) -> int | None:
     return reply[1]
 
 
-def _errors(stream: TextIO | None, own: TextIO | None) -> str | None:
+def _errors(stream: "TextIO | None", own: "TextIO | None") -> str | None:
     """The stream's error handler, when it is the interpreter's own UTF-8 stream with one
     the daemon can encode with (so the bytes it sends are the ones printing would give)."""
     if stream is None or stream is not own:
@@ -132,7 +130,7 @@ def _exchange(path: str, request: bytes) -> bytes:
         sock.close()
 
 
-def receive(sock: _socket.socket, size: int, deadline: float) -> bytes:
+def receive(sock: "_socket.socket", size: int, deadline: float) -> bytes:
     """Exactly ``size`` bytes from ``sock`` by ``deadline`` (``time.monotonic``), or an
     OSError (the daemon's side reads requests with it too)."""
     chunks, got = [], 0
@@ -149,7 +147,7 @@ def receive(sock: _socket.socket, size: int, deadline: float) -> bytes:
     return b"".join(chunks)
 
 
-def _interrupted(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
+def _interrupted(argv: "Sequence[str]", out: "TextIO", err: "TextIO") -> int:
     """Ctrl-C while the daemon answers: what memoryd.cli (and the lean path) print."""
     err.write("memoryd: interrupted\n")
     if "--json" in argv:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 
+from memoryd.homedirs import clean
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import logging
@@ -154,13 +156,6 @@ def project_root_for(start: str, memory_roots: Iterable[str] = ()) -> str | None
 def _read(file: str) -> str:
     with open(file, encoding="utf-8") as handle:
         return handle.read().strip()
-
-
-def clean(path: str) -> str:
-    """``path`` as ``pathlib`` spells it: no empty or ``.`` parts, no trailing slash."""
-    parts = [part for part in path.split(os.sep) if part and part != "."]
-    lead = os.sep if path.startswith(os.sep) else ""
-    return lead + os.sep.join(parts) or "."
 
 
 def _log() -> logging.Logger:
