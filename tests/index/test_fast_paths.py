@@ -15,13 +15,14 @@ import math
 import re
 import sys
 from collections import namedtuple
+from pathlib import Path
 
 import pytest
 from hypothesis import given, seed, settings
 from hypothesis import strategies as st
 
 from memoryd.index import IndexDB, Row, fetch, recall, reconcile
-from memoryd.index.db import ROW_COLUMNS
+from memoryd.index.db import ROW_COLUMNS, file_path
 from memoryd.index.fetch import Candidate, Found, candidates
 from memoryd.index.ranking import cut, rank, ranked, score_parts
 from memoryd.index.search import Hit
@@ -180,3 +181,15 @@ def test_a_cjk_character_is_one_of_the_cjk_ranges() -> None:
     cjk = re.compile(f"[{CJK_RANGES}]")
     differ = [hex(c) for c in range(sys.maxunicode + 1) if is_cjk(chr(c)) != bool(cjk.match(chr(c)))]
     assert differ == []
+
+
+_PART = st.sampled_from(["", ".", "..", "a", "部署", "x.md", "b c", " ", "\udcff"])
+
+
+@given(st.lists(_PART, max_size=6), st.booleans())
+def test_a_file_path_is_what_path_makes_of_it(parts: list[str], absolute: bool) -> None:
+    """file_path (a remembered folder joined with the name) against Path, on every
+    shape: relative, absolute, "//", empty parts, "." and ".." as the name."""
+    text = ("/" if absolute else "") + "/".join(parts)
+    made = file_path(text)
+    assert made == Path(text) and str(made) == str(Path(text)) and type(made) is type(Path(text))
