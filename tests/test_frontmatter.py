@@ -38,6 +38,8 @@ def judge(text: str) -> Any:
         ("x: a # comment\n# a whole line\nw: 'b'  # another\n", {"x": "a", "w": "b"}),
         ("tags:\n  # a comment inside the list\n  - \"a b\"\n  - c # why\n", {"tags": ["a b", "c"]}),
         ("x: # nothing\nlang: C#\n", {"x": None, "lang": "C#"}),
+        ('load_when: ["a, b", c, "d"]\n', {"load_when": ["a, b", "c", "d"]}),
+        ('a: ["x"]\nb: []\nc:\nd: [1, true]\n', {"a": ["x"], "b": [], "c": None, "d": [1, True]}),
     ],
 )  # fmt: skip
 def test_reads_the_shape_memoryd_writes(text: str, expected: dict[str, Any]) -> None:
@@ -92,3 +94,18 @@ _LINES = st.one_of(
 @given(st.lists(_LINES, max_size=8).map("\n".join))
 def test_agrees_with_pyyaml_on_lines_shaped_like_frontmatter(text: str) -> None:
     test_agrees_with_pyyaml_whenever_it_answers.hypothesis.inner_test(text)  # type: ignore[attr-defined]
+
+
+_ITEMS = st.lists(
+    st.sampled_from(["a", "b c", "部署", "1", "007", "true", "", " ", ",", '"', "'", "#", "[", "]"]),
+    max_size=4,
+).map("".join)
+
+
+@given(st.lists(_ITEMS.map(lambda v: f'"{v}"') | _ITEMS, max_size=5), st.sampled_from([",", ", ", " , "]))
+def test_flow_lists_agree_with_pyyaml(items: list[str], comma: str) -> None:
+    """A flow list is first cut at every comma and, where that leaves a part that is no
+    value (a quoted item held a comma), split again minding the quotes."""
+    test_agrees_with_pyyaml_whenever_it_answers.hypothesis.inner_test(  # type: ignore[attr-defined]
+        f"load_when: [{comma.join(items)}]\nkind: x\n"
+    )

@@ -217,3 +217,20 @@ def test_the_split_without_a_line_list_agrees_with_splitlines(text: str, fenced:
 
     text = "---\n" + text if fenced else text
     assert _split(text) == _split_lines(text)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"---\nid: a\nload_when: [x, y]\n---\nbody\n",
+        b"\xef\xbb\xbf---\r\nkind: fact\r\n---\r\nbody\r\n",
+        b"---\nx: [\n---\nbroken\n",
+        b"no frontmatter \xff\n",
+    ],
+)
+def test_a_parse_for_the_index_reads_the_same_and_keeps_no_source(raw: bytes) -> None:
+    """The index never renders what it reads: it keeps neither the bytes nor the copy of
+    the frontmatter that render compares against, and reads everything else the same."""
+    kept, lean = parse(raw), parse(raw, keep_source=False)
+    assert lean == kept and lean.source is None and kept.source is not None
+    assert (lean.meta, lean.body, lean.problems) == (kept.meta, kept.body, kept.problems)

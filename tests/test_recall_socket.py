@@ -329,3 +329,57 @@ def test_a_socket_path_too_long_for_af_unix_means_no_socket(
         assert daemon.terminate() == 0
     finally:
         daemon.kill()
+
+
+def connect_as_nobody(path: str) -> str:
+    """What a client of uid 65534 meets at ``path``: a forked child (exec would need an
+    interpreter that user may run) drops to that user, connects and waits for a word."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: system calls only, then _exit
+        outcome = b"?"
+        try:
+            os.setgroups([])
+            os.setgid(65534)
+            os.setuid(65534)
+            client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            client.settimeout(30)
+            client.connect(path)
+            outcome = b"closed" if client.recv(1) == b"" else b"answered"
+        except OSError as exc:
+            outcome = type(exc).__name__.encode()
+        finally:
+            os.write(write, outcome)
+            os._exit(0)
+    os.close(write)
+    try:
+        return os.read(read, 100).decode()
+    finally:
+        os.close(read)
+        os.waitpid(pid, 0)
+
+
+@pytest.mark.skipif(
+    not hasattr(socket, "SO_PEERCRED") or os.geteuid() != 0,
+    reason="connecting as another user takes root; SO_PEERCRED is Linux's",
+)
+def test_another_users_client_is_refused(home: Home) -> None:
+    from memoryd.daemon.recall_server import RecallServer
+
+    state = resolve_paths().state_dir
+    server = RecallServer(state)
+    assert server.start()
+    folder = os.open(state, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        # Through /proc's link to the folder, so the folders above tmp_path need not be
+        # opened to the other user; the state folder must be searchable by it.
+        os.chmod(state, 0o711)
+        path = f"/proc/self/fd/{folder}/{SOCKET_NAME}"
+
+        assert connect_as_nobody(path) == "PermissionError"  # the socket's mode: 0600
+        os.chmod(server.path, 0o666)  # and were it open to all, its peer check
+        assert connect_as_nobody(path) == "closed"
+    finally:
+        os.close(folder)
+        server.stop()
+    assert server.counts == {"answered": 0, "fell back": 0, "refused": 1, "dropped": 0}

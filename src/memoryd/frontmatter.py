@@ -46,7 +46,7 @@ def load_simple(text: str) -> dict[str, Any] | None:
     meta: dict[str, Any] = {}
     items: list[Any] | None = None  # the block list being read
     indent = ""  # its items' indentation: none or two spaces, as its first item sets
-    lists = False  # whether a value is a list (which _nulls must look at)
+    lists: list[str] = []  # the keys whose value is a list (which _nulls must look at)
     for line in text.split("\n"):
         if not line or (line[0] in " #" and line.lstrip(" ").startswith("#")):
             continue  # a blank or comment line, at any indentation
@@ -66,12 +66,14 @@ def load_simple(text: str) -> dict[str, Any] | None:
         if value is _NO:
             return None
         if type(value) is list or type(value) is _Flow:
-            lists = True
+            lists.append(key)
             items = value if type(value) is list else None  # "key:" may start a block list
         else:
             items = None
         meta[key] = value
-    return _nulls(meta) if lists else meta
+    if lists:
+        _nulls(meta, lists)
+    return meta
 
 
 @functools.lru_cache(maxsize=256)
@@ -89,9 +91,14 @@ def _entry_value(rest: str) -> Any:
         rest = _uncomment(rest)
     if not rest:
         return []  # a block list follows, or the value is null (see _nulls)
-    if rest[0] == "[":
+    first = rest[0]
+    if first == "[":
         values = _flow(rest)
         return _NO if values is None else _Flow(values)
+    if first == '"':
+        return _double(rest)
+    if rest.isdigit() and rest.isascii():  # what _plain reads as a decimal integer, or _NO
+        return int(rest) if len(rest) < 19 and (first != "0" or len(rest) == 1) else _NO
     return _value(rest, commented=False)
 
 
@@ -127,7 +134,14 @@ def _flow(text: str) -> list[Any] | None:
     """The values of a ``[a, "b", true]`` list of simple values (None: not that)."""
     if not text.endswith("]"):
         return None
-    parts = _flow_parts(text[1:-1])
+    inner = text[1:-1]
+    if "'" not in inner and inner.strip(" "):
+        # Cut at every comma: where a comma stood inside double quotes, a part that opens
+        # a quote does not close it, is no value, and the careful split below decides.
+        values = [_value(part.strip(" "), flow=True) for part in inner.split(",")]
+        if _NO not in values:
+            return values
+    parts = _flow_parts(inner)
     if parts is None:
         return None
     values = [_value(part, flow=True) for part in parts]
@@ -208,14 +222,12 @@ def _plain(text: str, flow: bool) -> str | int | object:
     return text
 
 
-def _nulls(meta: dict[str, Any]) -> dict[str, Any]:
-    """Empty values with no block list under them are null; inline lists become lists."""
-    out: dict[str, Any] = {}
-    for key, value in meta.items():
-        if isinstance(value, _Flow):
-            out[key] = list(value)
-        elif isinstance(value, list) and not value:
-            out[key] = None
-        else:
-            out[key] = value
-    return out
+def _nulls(meta: dict[str, Any], keys: list[str]) -> None:
+    """Empty values with no block list under them are null; inline lists become lists
+    (in place, at the list-valued ``keys``: the mapping keeps its order)."""
+    for key in keys:
+        value = meta[key]
+        if type(value) is _Flow:
+            meta[key] = list(value)
+        elif not value:
+            meta[key] = None

@@ -137,8 +137,12 @@ class Memory:
         return replace(self, body=body)
 
 
-def parse(raw: bytes) -> Memory:
-    """Parse a memory file. Never raises; problems are recorded on the result."""
+def parse(raw: bytes, *, keep_source: bool = True) -> Memory:
+    """Parse a memory file. Never raises; problems are recorded on the result.
+
+    ``keep_source=False`` (the index, which never renders what it reads) keeps neither the
+    bytes nor a copy of the frontmatter for :func:`render` to compare against.
+    """
     problems: list[Problem] = []
     bom = raw.startswith(BOM)
     payload = raw[len(BOM) :] if bom else raw
@@ -152,7 +156,7 @@ def parse(raw: bytes) -> Memory:
     newline = "\r\n" if first_line.endswith("\r") else "\n"
     meta, body, fm_problems = _split(text)
     problems.extend(fm_problems)
-    source = _Source(raw, _copy(meta), body, newline, bom)
+    source = _Source(raw, _copy(meta), body, newline, bom) if keep_source else None
     return Memory(meta, body, tuple(problems), newline, bom, source)
 
 

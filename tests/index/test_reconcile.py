@@ -16,6 +16,7 @@ from tests.index.conftest import World, write_memory
 
 # the package's `reconcile` attribute is the function; the test patches the module
 loader_module = importlib.import_module("memoryd.index.loader")
+reconcile_module = importlib.import_module("memoryd.index.reconcile")
 
 
 def indexed(db: IndexDB) -> dict[str, str]:
@@ -44,6 +45,25 @@ def test_add_edit_delete_rename(world: World, db: IndexDB) -> None:
     assert (report.added, report.removed) == ([c], [a])
     assert indexed(db) == {"facts/c": "alpha two"}
     assert recall(db, world.config, "alpha", world.roots, bump=False)[0].path == c
+
+
+def test_a_report_lists_paths_as_pathlib_sorts_them_and_counts_them(
+    world: World, db: IndexDB
+) -> None:
+    """The report gathers str and sorts by path parts, as PosixPath does: "a/b" before
+    "a-b", where a plain str sort puts "-" (0x2d) before "/" (0x2f)."""
+    root = world.global_root
+    names = ["facts/a-b.md", "facts/a/b.md", "facts/a.md", "facts/a/a-b.md", "facts/a0.md"]
+    written = [world.write(root, name, f"note {i}") for i, name in enumerate(names)]
+    report = reconcile(db, world.config)
+    assert report.added == sorted(written) and report.count("added") == 5
+    assert report.to_json()["added"] == [str(p) for p in sorted(written)]
+    assert report.added != [Path(p) for p in sorted(map(str, written))]  # the order differs
+    for path in written[:2]:
+        path.unlink()
+    report = reconcile(db, world.config)
+    assert report.removed == sorted(written[:2]) and report.count("removed") == 2
+    assert report.modified and (report.added, report.count("changed")) == ([], 0)
 
 
 def test_only_reconciles_the_changed_paths(world: World, db: IndexDB) -> None:
@@ -242,7 +262,7 @@ def test_large_batches_load_in_worker_processes_with_the_same_result(
         serial = reconcile(db, world.config)
         expected = db.rows()
         db.reset()
-        parallel = reconcile(db, world.config, spread=Spread(min_files=5, chunk=7))
+        parallel = reconcile(db, world.config, spread=Spread(min_files=5, min_cpus=1, chunk=7))
         assert sorted(parallel.added) == sorted(serial.added)
         assert [dataclasses.replace(r, mtime_ns=0) for r in db.rows()] == [
             dataclasses.replace(r, mtime_ns=0) for r in expected
@@ -284,7 +304,8 @@ def test_a_failing_worker_only_means_this_process_loads_the_rest(
         serial = reconcile(db, world.config)
         expected = db.rows()
         db.reset()
-        spread = Spread(min_files=5, chunk=4, worker=(sys.executable, "-c", worker))
+        command = (sys.executable, "-c", worker)
+        spread = Spread(min_files=5, min_cpus=1, chunk=4, worker=command)
         parallel = reconcile(db, world.config, spread=spread)
         assert parallel.added == serial.added
         assert [dataclasses.replace(r, mtime_ns=0) for r in db.rows()] == [
@@ -292,6 +313,25 @@ def test_a_failing_worker_only_means_this_process_loads_the_rest(
         ]
         assert fts_count(db, '"部署"') == 30
     assert "worker processes failed" in caplog.text
+
+
+def test_a_machine_with_fewer_cpus_than_the_spread_asks_loads_in_this_process(
+    world: World, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Workers buy wall time with CPU: below ``min_cpus`` none is started, however large
+    the batch (here a worker would fail at once, and say so in the log)."""
+    for i in range(12):
+        world.write(world.global_root, f"facts/f{i:02}.md", f"部署 note {i}")
+    failing = (sys.executable, "-c", "import sys; sys.exit(3)")
+    with open_index(world.paths) as db:
+        spread = Spread(min_files=5, min_cpus=(os.cpu_count() or 1) + 1, worker=failing)
+        assert reconcile(db, world.config, spread=spread).count("added") == 12
+        assert fts_count(db, '"部署"') == 12
+        assert "worker processes failed" not in caplog.text
+        db.reset()
+        reconcile(db, world.config, spread=dataclasses.replace(spread, min_cpus=1))
+        assert fts_count(db, '"部署"') == 12
+    assert "worker processes failed" in caplog.text  # the same spread with workers
 
 
 def test_a_schema_1_index_migrates_and_stays_consistent(world: World) -> None:
@@ -411,6 +451,31 @@ def test_a_file_two_roots_list_has_one_row_with_the_last_roots_tokens(
     assert (fts_count(db, '"alpha"'), fts_count(db, '"部署"'), fts_count(db, '"beta"')) == (0, 0, 1)
 
 
+def test_rows_written_in_bulk_get_their_own_tokens_around_a_path_that_had_a_row(
+    world: World, db: IndexDB
+) -> None:
+    """A batch is inserted with one executemany and its rowids read back by path: a path
+    that already had a row (another root's) in the middle of the batch takes the update
+    branch, and every other row's tokens go in under that row's own rowid."""
+    from memoryd.index.tokenizer import index_text
+
+    outer = world.global_root
+    inner = dataclasses.replace(outer, path=outer.path / "team", scope="project")
+    world.write(inner, "m.md", "middle 部署")
+    reconcile(db, world.config, [outer])  # team/m.md now has outer's row
+    words = {"a": "alpha", "b": "bravo", "m": "mike", "x": "xray", "y": "yankee"}
+    for name, word in words.items():
+        world.write(inner, f"{name}.md", f"{word} note")
+    report = reconcile(db, world.config, [inner])
+    assert (report.count("added"), report.count("changed")) == (5, 0)
+    rowid_of = dict(db.conn.execute("SELECT id, rowid FROM memories"))
+    assert sorted(rowid_of) == sorted(words)  # one row per file, with inner's ids
+    sql = "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?"
+    found = {n: [r for (r,) in db.conn.execute(sql, (f'"{index_text(w)}"',))] for n, w in words.items()}
+    assert found == {name: [rowid] for name, rowid in rowid_of.items()}
+    assert fts_count(db, '"middle"') == 0 and fts_count(db, '"note"') == 5
+
+
 def test_a_new_or_reset_index_gathers_large_batches_in_memory(world: World) -> None:
     """FTS5's hashsize is raised on a new index and on reset (reindex --full), so a large
     write batch becomes one segment of the full-text index, not one per megabyte."""
@@ -444,3 +509,50 @@ def test_read_file_reads_the_whole_file_or_the_head_and_hashes_all_of_it(
         assert (head.data, head.size, head.hash, head.oversized) == (
             data[: loader_module.HEAD_BYTES], size, digest, True
         )
+
+
+def test_a_large_pass_writes_with_a_larger_page_cache_and_gives_it_back(
+    world: World, db: IndexDB, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memoryd.index import store
+
+    monkeypatch.setattr(reconcile_module, "BULK_FILES", 3)
+    seen: list[int] = []
+    put_many = store.put_many
+
+    def spy(conn: sqlite3.Connection, items: list[tuple[object, ...]]) -> None:
+        seen.append(conn.execute("PRAGMA cache_size").fetchone()[0])
+        put_many(conn, items)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store, "put_many", spy)
+    (before,) = db.conn.execute("PRAGMA cache_size").fetchone()
+    for name in ("a", "b", "c"):
+        world.write(world.global_root, f"facts/{name}.md", f"note {name}")
+    assert reconcile(db, world.config).count("added") == 3
+    assert seen == [-reconcile_module.BULK_CACHE_KIB]
+    assert db.conn.execute("PRAGMA cache_size").fetchone() == (before,)
+    changed = world.write(world.global_root, "facts/a.md", "note a, again")
+    assert reconcile(db, world.config, only=[changed]).count("changed") == 1  # a small pass
+    assert seen[1:] == [before]
+
+
+def test_a_file_is_read_with_one_read_and_a_short_read_is_read_again_later(
+    world: World, db: IndexDB, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No second read to confirm the end of a file; a read cut short (as a network file
+    system may) leaves a row whose size differs from the file's, so the next reconcile
+    reads the file again instead of trusting the short text."""
+    path = world.write(world.global_root, "facts/a.md", "alpha beta gamma " * 10)
+    reads: list[int] = []
+    real_read = os.read
+
+    def short_read(fd: int, size: int) -> bytes:
+        reads.append(size)
+        return real_read(fd, size)[: 20 if len(reads) == 1 else None]
+
+    monkeypatch.setattr(loader_module.os, "read", short_read)
+    reconcile(db, world.config)
+    assert len(reads) == 1 and db.rows()[0].size == 20 != path.stat().st_size
+    monkeypatch.setattr(loader_module.os, "read", real_read)
+    reconcile(db, world.config)
+    assert db.rows()[0].body.strip() == ("alpha beta gamma " * 10).strip()

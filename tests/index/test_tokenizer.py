@@ -106,15 +106,17 @@ def test_tokens_match_the_specification(text: str) -> None:
 
 
 def test_index_text_keeps_a_bounded_memo_of_words_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The memo keeps words (not an id's numbers, not CJK clauses) and is emptied when
-    full, so a daemon that indexes ever-new words never grows it past its size."""
+    """The memo keeps words and short runs (``42``, 部署), not an id's long number or a CJK
+    clause, and is emptied when full, so a daemon that indexes ever-new words never grows
+    it past its size."""
     memo = tokenizer._RunText()
     monkeypatch.setattr(tokenizer, "_RUN_TEXT", memo)
     monkeypatch.setattr(tokenizer, "RUN_MEMO_SIZE", 50)
     assert index_text("Deploying 000123 部署脚本用 pnpm") == "deploy 000123 部署 署脚 脚本 本用 用 pnpm"
     assert index_text("部署脚本用 deploys") == "部署 署脚 脚本 本用 用 deploy"
     assert index_text("Deploy #42") == "deploy 42"  # an ASCII text's words are bytes
-    assert set(memo) == {"deploying", "pnpm", "deploys", b"deploy"}
+    assert index_text("部署 café 部") == "部署 署 café 部"
+    assert set(memo) == {"deploying", "pnpm", "deploys", b"deploy", b"42", "部署", "café", "部"}
     words = [f"word{chr(97 + i % 26)}{chr(97 + i // 26 % 26)}{chr(97 + i // 676)}" for i in range(400)]
     for word in words:
         assert index_text(f"the {word}") == f"the {stem(word)}"
@@ -146,11 +148,13 @@ def test_a_query_compiles_no_cjk_classes_but_a_long_run_does() -> None:
 
 def test_indexing_compiles_the_cjk_classes_for_short_runs_too() -> None:
     """split_run walks a run in Python, character by character: fine for a query's few
-    words, a fifth of a cold index's CPU when every Chinese note goes through it."""
+    words, a fifth of a cold index's CPU when every Chinese note goes through it. Indexing
+    cuts the whole text with its own compiled regex instead (and never calls split_run)."""
     probe = (
         "from memoryd.index import tokenizer as t\n"
+        "t.split_run = None\n"
         "print(t.index_text('部署脚本 uses pnpm'))\n"
-        "print(len(t._PART_RE))\n"
+        "print(len(t._INDEX_RE))\n"
     )
     command = [sys.executable, "-c", probe]
     done = subprocess.run(command, check=False, capture_output=True, text=True, timeout=60)

@@ -33,8 +33,8 @@ def run(app: App, args: argparse.Namespace) -> int:
 
     def text() -> str:
         lines = [
-            f"indexed {total} memories in {report.seconds:.2f}s: {len(report.added)} added, "
-            f"{len(report.changed)} changed, {len(report.removed)} removed"
+            f"indexed {total} memories in {report.seconds:.2f}s: {report.count('added')} added, "
+            f"{report.count('changed')} changed, {report.count('removed')} removed"
         ]
         lines += [f"  unknown: {path} ({reason})" for path, reason in report.unknown]
         lines += [f"  oversized, frontmatter only: {path}" for path in report.oversized]

@@ -30,7 +30,7 @@ def identify(root: RootConfig, relative: str, memory: Memory) -> Identity:
     entry = layouts.entry_for(root.layout, relative, memory.meta)
     if entry is not None:
         return Identity(id=entry.id, type=entry.type, scope_id=entry.scope_id)
-    if is_conflict_copy(relative):  # the exact bytes of another version: its own id
+    if ".conflict-" in relative and is_conflict_copy(relative):  # another version's bytes
         return Identity(id=id_for_path(relative))
     return Identity(id=memory.id or id_for_path(relative))
 

@@ -32,6 +32,10 @@ class Spread:
     # index takes well under two seconds in this process alone, and CPU is what a shared
     # machine runs out of (a cold index of 10k: about 15% less CPU without them).
     min_files: int = 20_000
+    # CPUs the machine must have. Workers only buy wall time, with CPU: on two cores the one
+    # worker competes with this process (which writes SQLite) and whatever else runs, and a
+    # cold index of 100k took 13% more CPU for no less wall time at load 3 (docs/search.md).
+    min_cpus: int = 3
     chunk: int = 64  # files per request at most
     worker: tuple[str, ...] = ()  # the worker's command line (default: memoryd.index.worker)
 
@@ -59,7 +63,7 @@ class Loaded(NamedTuple):
     hash: str
     oversized: bool
     row: tuple[Any, ...] | None  # the memories row (None: same hash as before)
-    tokens: dict[str, str]  # column text -> its index text, for the full-text table
+    tokens: tuple[str, ...]  # the index text of each full-text column (store.TEXT_COLUMNS)
 
 
 class Failed(NamedTuple):
@@ -99,15 +103,21 @@ def _read_exactly(fd: int, size: int) -> bytes:
 
 
 def _read_to_end(fd: int, size: int) -> bytes:
-    """The rest of ``fd``, which fstat said holds ``size`` bytes (a file being written may
-    hold more or less by now; and a read may return less than it could, so read to the end)."""
+    """The rest of ``fd``, which fstat said holds ``size`` bytes.
+
+    One read of ``size + 1`` bytes: fewer than that is the end of a regular file, with no
+    second read to confirm it (a syscall a file). A file being written may hold more by
+    now, and then it is read to its end; a read cut short, or a file cut short meanwhile,
+    gives fewer bytes than its size, a row whose size then differs from the file's, and the
+    next reconcile reads it again.
+    """
     data = os.read(fd, size + 1)
-    if not data:
+    if len(data) <= size:
         return data
     parts = [data]
     while part := os.read(fd, max(1 << 16, size - len(data) + 1)):
         parts.append(part)
-    return parts[0] if len(parts) == 1 else b"".join(parts)
+    return b"".join(parts)
 
 
 def load(root: RootConfig, path: str, cap: int, old_hash: str | None) -> Loaded | Failed:
@@ -120,16 +130,16 @@ def load(root: RootConfig, path: str, cap: int, old_hash: str | None) -> Loaded 
         return Failed(gone=False, reason=reason(exc))
     checked = time.time_ns()
     if read.hash == old_hash:
-        return Loaded(read.size, read.mtime_ns, checked, read.hash, read.oversized, None, {})
+        return Loaded(read.size, read.mtime_ns, checked, read.hash, read.oversized, None, ())
     row = record(root, path, read, checked)
-    tokens = {t: index_text(t) for t in store.texts(row) if t}
+    tokens = tuple(map(index_text, store.texts(row)))
     return Loaded(read.size, read.mtime_ns, checked, read.hash, read.oversized, row, tokens)
 
 
 def record(root: RootConfig, path: str, read: Read, checked_ns: int) -> tuple[Any, ...]:
     """The memories row for a file (pure: a function of its bytes and place)."""
     relative = path[len(str(root.path)) + 1 :].replace(os.sep, "/")
-    memory = parse(read.data)
+    memory = parse(read.data, keep_source=False)
     ident = identify(root, relative, memory)
     problems = validate(
         memory, expected_id=id_for_path(relative) if root.layout == "plugin" else None

@@ -18,7 +18,7 @@ the same transaction, and a rolled-back transaction rolls back both.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from memoryd.index.tokenizer import index_text
@@ -52,13 +52,9 @@ def texts(row: Sequence[Any]) -> tuple[str | None, ...]:
     return tuple(row[i] for i in _TEXT_AT)
 
 
-def put(conn: sqlite3.Connection, row: Sequence[Any], tokens: Mapping[str, str]) -> None:
-    """Insert or replace the row for ``row[0]`` (its path).
-
-    ``tokens`` maps a text column's value to its :func:`index_text` when a loader
-    already computed it; anything missing is tokenized here.
-    """
-    new = [_tokens(text, tokens) for text in texts(row)]
+def put(conn: sqlite3.Connection, row: Sequence[Any], tokens: Sequence[str]) -> None:
+    """Insert or replace the row for ``row[0]`` (its path); ``tokens`` is the
+    :func:`index_text` of each of its :data:`TEXT_COLUMNS`, in order."""
     inserted = conn.execute(_INSERT, tuple(row))
     if inserted.rowcount == 1:
         rowid = inserted.lastrowid
@@ -67,7 +63,32 @@ def put(conn: sqlite3.Connection, row: Sequence[Any], tokens: Mapping[str, str])
         rowid = old[0]
         _forget_text(conn, old)
         conn.execute(_UPDATE, (*row[1:], rowid))
-    conn.execute(_FTS_INSERT, (rowid, *new))
+    conn.execute(_FTS_INSERT, (rowid, *tokens))
+
+
+def put_many(
+    conn: sqlite3.Connection, items: Sequence[tuple[Sequence[Any], Sequence[str]]]
+) -> None:
+    """:func:`put` for many ``(row, tokens)`` at once, in one ``executemany`` per table.
+
+    The rows are inserted first; the new rowids are read back by path (``AUTOINCREMENT``
+    gives every new row a rowid above all earlier ones), and a path that already had a row
+    (another root lists it) takes :func:`put`'s update branch. A cold index of 10k files
+    spent a seventh of its writes issuing two statements per file from Python.
+    """
+    if not items:
+        return
+    (top,) = conn.execute("SELECT coalesce(max(rowid), 0) FROM memories").fetchone()
+    conn.executemany(_INSERT, [row for row, _ in items])
+    rowids = dict(conn.execute("SELECT path, rowid FROM memories WHERE rowid > ?", (top,)))
+    fts = []
+    for row, tokens in items:
+        rowid = rowids.get(row[0])
+        if rowid is None:
+            put(conn, row, tokens)  # the insert found a row: update it
+        else:
+            fts.append((rowid, *tokens))
+    conn.executemany(_FTS_INSERT, fts)
 
 
 def delete(conn: sqlite3.Connection, path: str) -> bool:
@@ -88,10 +109,3 @@ def touch(conn: sqlite3.Connection, path: str, size: int, mtime_ns: int, checked
 def _forget_text(conn: sqlite3.Connection, old: Sequence[Any]) -> None:
     """Take a row's tokens out of the full-text table (the exact ones it was given)."""
     conn.execute(_FTS_DELETE, (old[0], *(index_text(t) for t in old[1:])))
-
-
-def _tokens(text: str | None, known: Mapping[str, str]) -> str:
-    if not text:
-        return ""
-    hit = known.get(text)
-    return index_text(text) if hit is None else hit

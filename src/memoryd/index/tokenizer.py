@@ -177,27 +177,50 @@ def split_run(run: str) -> list[tuple[str, str]]:
 
 
 RUN_MEMO_SIZE = 1 << 16  # runs remembered by index_text (a few MB at most)
+MEMO_RUN = 32  # longer runs are not remembered
+_INDEX_RE: list[re.Pattern[str]] = []  # _index_re's pattern, once something indexed CJK
+
+
+def _index_re() -> re.Pattern[str]:
+    """A CJK run or a run of other word characters (no groups: findall gives strings).
+
+    The same parts as :func:`_part_re` finds inside each :data:`_WORD_RE` run, found in
+    the whole text at once: a part never spans a character outside a run.
+    """
+    if not _INDEX_RE:
+        _INDEX_RE.append(re.compile(f"[{CJK_RANGES}]+|[^\\W{CJK_RANGES}]+"))
+    return _INDEX_RE[0]
+
+
+def _cjk_text(run: str) -> str:
+    """A CJK run's index text: its overlapping bigrams, then its last character."""
+    if len(run) == 1:
+        return run
+    return " ".join(map(operator.add, run, run[1:])) + " " + run[-1]
 
 
 class _RunText(dict[str | bytes, str]):
-    """Each word's index text, computed once: natural text repeats a few thousand words
+    """Each run's index text, computed once: natural text repeats a few thousand words
     millions of times, so a cold index looks most of them up instead of stemming them again.
 
-    An ASCII column's words come as bytes (see :func:`index_text`). Only words are kept:
-    a run with a digit (an id's number) or a CJK run longer than a word (most are whole
-    clauses) is seldom seen twice and would only push the words out. Emptied when full,
-    so a daemon reading ever-new words keeps a bounded memo.
+    A run is a word (of an ASCII column, as bytes: see :func:`index_text`) or a CJK run.
+    Long CJK runs (most are whole clauses) and long numbers (ids) are seldom seen twice and
+    are not kept, so they do not push the words out; short ones (``000``, ``utf8``, 部署)
+    recur and are. Emptied when full, so a daemon reading ever-new words keeps a bounded memo.
     """
 
     def __missing__(self, run: str | bytes) -> str:
         if isinstance(run, bytes):
-            text, keep = _stemmer()(run.decode("ascii")), run.isalpha()
+            text = _stemmer()(run.decode("ascii"))
         elif run.isascii():
-            text, keep = _stemmer()(run), run.isalpha()
+            text = _stemmer()(run)
+        elif "\u4e00" <= run[0] <= "\u9fff" or is_cjk(run[0]):  # all CJK, or none of it
+            text = _cjk_text(run)
+            if len(run) > 4:
+                return text  # a clause
         else:
-            text = " ".join(_mixed_run(run, True, stem))
-            keep = len(run) <= 4 or " " not in text  # a CJK word, or one Latin word
-        if keep and len(run) <= 32:
+            text = stem(run)
+        if len(run) <= 4 or (len(run) <= MEMO_RUN and run.isalpha()):
             if len(self) >= RUN_MEMO_SIZE:
                 self.clear()
             self[run] = text
@@ -225,17 +248,17 @@ def index_tokens(text: str) -> list[str]:
 def index_text(text: str | None) -> str:
     """What FTS5 stores for one column: the index tokens joined by spaces.
 
-    The same as joining :func:`index_tokens`, but each run is looked up in a memo
-    (:class:`_RunText`) by C code (``map``) instead of walked in a Python loop: a
-    third of a cold index's CPU before.
+    The same as joining :func:`index_tokens`, but the text is cut into its words and CJK
+    runs by one regex (or, in ASCII, ``bytes.split``) and each is looked up in a memo
+    (:class:`_RunText`) by C code (``map``) instead of walked in a Python loop: a third
+    of a cold index's CPU before. A CJK clause, seen once, is still made in one call.
     """
     if not text:
         return ""
     if text.isascii():
         runs: list[Any] = text.encode("ascii").lower().translate(_ASCII_WORDS).split()
     else:
-        _part_re()  # a cold index meets many CJK runs: the regex, not split_run's loop
-        runs = _WORD_RE.findall(normalize(text))
+        runs = _index_re().findall(normalize(text))
     return " ".join(map(_RUN_TEXT.__getitem__, runs))
 
 
