@@ -15,18 +15,19 @@ import math
 import re
 import sys
 from collections import namedtuple
+from pathlib import Path
 
 import pytest
 from hypothesis import given, seed, settings
 from hypothesis import strategies as st
 
 from memoryd.index import IndexDB, Row, fetch, recall, reconcile
-from memoryd.index.db import ROW_COLUMNS
+from memoryd.index.db import ROW_COLUMNS, file_path
 from memoryd.index.fetch import Candidate, Found, candidates
 from memoryd.index.ranking import cut, rank, ranked, score_parts
 from memoryd.index.search import Hit
 from memoryd.index.snippet import _fold, _fold_exact, _render
-from memoryd.index.tokenizer import normalize
+from memoryd.index.tokenizer import CJK_RANGES, is_cjk, normalize
 from tests.index.conftest import DAY_MS, NOW_MS, World
 
 
@@ -73,12 +74,17 @@ CANDIDATE = st.tuples(
     st.sampled_from([0.0, 0.5, 14.0, 365.0]),
     st.sampled_from([0.0, 0.65, 1.0, 1.5]),
     st.integers(1, 12),
+    st.sampled_from([(1.0, 0.5, 0.5), (1, 0.3, 0), (2.5, 1, 1.5)]),  # ints as YAML gives them
 )
 def test_ranking_multiplies_the_parts_score_parts_gives(
-    rows: list[tuple], half_life: float, decay_floor: float, limit: int  # type: ignore[type-arg]
+    rows: list[tuple],  # type: ignore[type-arg]
+    half_life: float,
+    decay_floor: float,
+    limit: int,
+    priors: tuple[float, float, float],
 ) -> None:
     """Seed recorded above: 200 candidate lists of every layout, pins, ages, hit counts."""
-    conf = _Settings(0.15, half_life, decay_floor, 1.0, 0.5, 0.5)
+    conf = _Settings(0.15, half_life, decay_floor, *priors)
     found, counts = [], {}
     for n, (rel, scope, layout, pinned, created, updated, mtime, hits, full) in enumerate(rows):
         root = f"/r{n % 2}"
@@ -168,3 +174,22 @@ def _spec_top(db: IndexDB, expression: str, fetch: int) -> list[tuple[float, str
     )
     rows = sorted(db.conn.execute(sql, (expression,)), key=lambda r: (-r[0], r[2]))
     return [(rel, memory_id) for rel, memory_id, _rowid in rows[:fetch]]
+
+
+def test_a_cjk_character_is_one_of_the_cjk_ranges() -> None:
+    """is_cjk on every code point against the regex class (is_cjk bisects the ranges. edges)."""
+    cjk = re.compile(f"[{CJK_RANGES}]")
+    differ = [hex(c) for c in range(sys.maxunicode + 1) if is_cjk(chr(c)) != bool(cjk.match(chr(c)))]
+    assert differ == []
+
+
+_PART = st.sampled_from(["", ".", "..", "a", "部署", "x.md", "b c", " ", "\udcff"])
+
+
+@given(st.lists(_PART, max_size=6), st.booleans())
+def test_a_file_path_is_what_path_makes_of_it(parts: list[str], absolute: bool) -> None:
+    """file_path (a remembered folder joined with the name) against Path, on every
+    shape: relative, absolute, "//", empty parts, "." and ".." as the name."""
+    text = ("/" if absolute else "") + "/".join(parts)
+    made = file_path(text)
+    assert made == Path(text) and str(made) == str(Path(text)) and type(made) is type(Path(text))

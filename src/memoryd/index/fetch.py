@@ -135,9 +135,8 @@ def candidates(
     top = partial(_top, visible=visible)
     whole = len(terms)
     if whole == 1:
-        return [
-            Found(r, c, True) for r, c in top(db, fts_expression(terms), roots, filters, fetch)
-        ]
+        only = top(db, fts_expression(terms), roots, filters, fetch)
+        return [_found(Found, (r, c, True)) for r, c in only]
     full: list[tuple[float, Candidate]] = []
     if strategy != "or":
         for need in _levels(whole, strategy):
@@ -160,8 +159,11 @@ def _merged(
 ) -> list[Found]:
     """Every row holding all terms, then the others of ``more``."""
     ids = {c.rowid for _, c in full}
-    rest = [Found(r, c, False) for r, c in more if c.rowid not in ids]
-    return [Found(r, c, True) for r, c in full] + rest
+    rest = [_found(Found, (r, c, False)) for r, c in more if c.rowid not in ids]
+    return [_found(Found, (r, c, True)) for r, c in full] + rest
+
+
+_found = tuple.__new__  # a Found without its Python-level __new__ (a query makes up to 80)
 
 
 def _levels(count: int, strategy: str) -> list[int]:

@@ -73,27 +73,30 @@ def rank(
     with the settings read once (a query has up to 50 candidates); only the few kept
     get their ``parts`` as a dict. The score is the same product, in the same order.
     """
-    prod = math.prod
     project, other = settings.project_prior, settings.global_prior
     half_life, boost_max = settings.half_life_days, settings.recall_boost_max
     floor = min(1.0, settings.decay_floor)
     factors: dict[int, tuple[float, ...]] = {}
     scored: list[tuple[float, Found]] = []
     for f in found:
-        row = f.candidate
-        prior = project if row.scope == "project" else other
-        if row.layout != "plugin":
-            parts: tuple[float, ...] = (f.relevance, prior)
-        else:
-            if row.pinned or half_life <= 0:
-                age = 1.0
-            else:  # decay(), inlined
-                stamp = row.updated or row.created or row.mtime_ns // 1_000_000
-                age = max(floor, float(0.5 ** (max(0, now_ms - stamp) / DAY_MS / half_life)))
-            count = max(0, hits[row.root](row.id))  # boost(), inlined
-            parts = (f.relevance, prior, age, 1.0 + boost_max * count / (count + BOOST_HALF))
-        factors[row.rowid] = parts
-        scored.append((prod(parts), f))
+        relevance, row, _full = f
+        rowid, root, scope, layout, memory_id, pinned, created, updated, mtime_ns = row
+        prior = project if scope == "project" else other
+        if layout != "plugin":
+            factors[rowid] = (relevance, prior)
+            scored.append((relevance * prior, f))  # math.prod's product, in the same order
+            continue
+        if pinned or half_life <= 0:
+            age = 1.0
+        else:  # decay(), inlined; "a if a > b else b" is max(b, a), without the call
+            since = now_ms - (updated or created or mtime_ns // 1_000_000)
+            curve = 0.5 ** ((since if since > 0 else 0) / DAY_MS / half_life)
+            age = curve if curve > floor else floor
+        count = hits[root](memory_id)  # boost(), inlined
+        count = count if count > 0 else 0
+        boosted = 1.0 + boost_max * count / (count + BOOST_HALF)
+        factors[rowid] = (relevance, prior, age, boosted)
+        scored.append((relevance * prior * age * boosted, f))
     kept = cut(ranked(scored), settings.score_floor, limit)
     # strict=False: a row of another layout has two factors, named by PARTS' first two
     named = [(total, f, factors[f.candidate.rowid]) for total, f in kept]

@@ -31,6 +31,7 @@ import itertools
 import operator
 import re
 import unicodedata
+from bisect import bisect_right
 from collections.abc import Callable, Iterable
 
 TYPE_CHECKING = False  # typing stays off the lean recall's imports (tests/test_startup.py)
@@ -75,6 +76,9 @@ CJK_NOT_WORD = (
 # A run of word or CJK characters.
 _WORD_RE = re.compile(f"[\\w{CJK_NOT_WORD}]+")
 _CJK_BOUNDS = tuple((ord(lo), ord(hi)) for lo, hi in re.findall(r"(.)-(.)", CJK_RANGES, flags=re.S))
+# Each range's first code point and the one after its last, in order (the ranges are sorted
+# and apart): a code point is CJK when an odd number of these are at or below it.
+_CJK_EDGES = tuple(code for lo, hi in _CJK_BOUNDS for code in (lo, hi + 1))
 
 
 _PART_RE: list[re.Pattern[str]] = []  # _part_re's pattern, once something needed it
@@ -93,7 +97,7 @@ def _part_re() -> re.Pattern[str]:
 def is_cjk(char: str) -> bool:
     """Whether a character is Han, Kana, Hangul (a range check: no regex to compile)."""
     code = ord(char)
-    return code >= 0x1100 and any(lo <= code <= hi for lo, hi in _CJK_BOUNDS)
+    return code >= 0x1100 and bisect_right(_CJK_EDGES, code) & 1 == 1
 
 
 @functools.cache
