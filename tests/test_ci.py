@@ -41,6 +41,7 @@ def test_ci_run_without_arguments_is_exactly_the_readmes_test_command(tmp_path: 
     assert "./dev test    # create .venv with the test extras" in (REPO / "README.md").read_text()
     readme = run(tmp_path, "sh", str(REPO / "dev"), "test")
     assert readme == [
+        "python -m pip install --quiet --disable-pip-version-check --upgrade pip>=25.2",
         "python -m pip install --quiet --disable-pip-version-check -e .[test]",
         "ruff check src tests bench",
         "mypy ",
@@ -52,7 +53,7 @@ def test_ci_run_without_arguments_is_exactly_the_readmes_test_command(tmp_path: 
 
 def test_ci_run_passes_its_arguments_to_pytest(tmp_path: Path) -> None:
     calls = run(tmp_path, "bash", str(REPO / ".ci" / "run"), "-k", "recall", "-x")
-    assert calls[1:3] == ["ruff check src tests bench", "mypy "]  # the checks still run first
+    assert calls[2:4] == ["ruff check src tests bench", "mypy "]  # the checks still run first
     assert calls[-1] == "python -m pytest -k recall -x"
 
 
@@ -101,6 +102,7 @@ def test_dev_run_skips_the_install_the_second_time(tmp_path: Path) -> None:
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
     assert log.read_text().splitlines() == [
+        "python -m pip install --quiet --disable-pip-version-check --upgrade pip>=25.2",
         "python -m pip install --quiet --disable-pip-version-check -e .",
         "memoryd init", "memoryd run",
         "memoryd init", "memoryd run",

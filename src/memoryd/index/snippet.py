@@ -287,25 +287,28 @@ def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 
 def _render(text: str, spans: list[tuple[int, int]], marks: tuple[str, str] = (OPEN, CLOSE)) -> str:
-    begin = _best_window(spans) if spans else 0
-    begin = max(0, min(begin, len(text) - WIDTH))
-    end = min(len(text), begin + WIDTH)
+    size = len(text)
+    begin = max(0, min(_best_window(spans) if spans else 0, size - WIDTH))
+    end = min(size, begin + WIDTH)
     out: list[str] = ["…"] if begin > 0 else []
     cursor = begin
     for start, stop in spans:
         if stop <= begin or start >= end:
             continue
-        left, right = max(start, begin), min(stop, end)
+        left = start if start > begin else begin  # max(start, begin), without the call
+        right = stop if stop < end else end  # min(stop, end)
         out += [text[cursor:left], marks[0], text[left:right], marks[1]]
         cursor = right
     out.append(text[cursor:end])
-    if end < len(text):
+    if end < size:
         out.append("…")
     return " ".join("".join(out).split())  # every run of white space one space, none at the ends
 
 
 def _best_window(spans: list[tuple[int, int]]) -> int:
     """Where a window of WIDTH characters covering the most matches starts."""
+    if len(spans) == 1:  # what the loop below finds for one span
+        return max(0, spans[0][0] - WIDTH // 4)
     starts = [start for start, _ in spans]  # sorted: spans are merged
     best, best_count = starts[0], 0
     for i, start in enumerate(starts):
