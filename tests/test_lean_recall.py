@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import time
@@ -372,3 +373,76 @@ def test_lean_recalls_at_once_lose_no_count(home: Home) -> None:
     assert after == before + 4
     lean, _full = home.both(["recall", "pnpm"])
     assert lean.lean  # the four were lean too: nothing they did sends the next one back
+
+
+def _index_files() -> list[Path]:
+    db = resolve_paths().index_db
+    return [db, *(db.with_name(db.name + end) for end in ("-wal", "-shm", ".checked"))]
+
+
+def test_a_kept_connection_answers_again_as_a_new_one_would(home: Home) -> None:
+    """The daemon keeps its index connection between answers (lean_recall.Kept): the same
+    connection answers the next recall, in the bytes a connection of its own gives."""
+    from memoryd.lean_recall import Kept, answer
+
+    kept, cwd = Kept(), str(home.repo)
+    with DaemonLock(resolve_paths().lock_file):
+        before = home.states()
+        first = answer(["pnpm"], os.environ, cwd, kept=kept)
+        (identity, conn), = kept.held.values()
+        home.restore(before)
+        again = answer(["pnpm"], os.environ, cwd, kept=kept)
+        assert kept.held[str(resolve_paths().index_db)] == (identity, conn)  # used again
+        again_states = home.states()
+        home.restore(before)
+        alone = answer(["pnpm"], os.environ, cwd)
+        assert home.states() == again_states
+    assert first is not None and "pitfalls/deploy" in first[1]
+    assert first == again == alone
+    kept.close()
+    assert kept.held == {}
+    with pytest.raises(sqlite3.ProgrammingError, match="closed database"):
+        conn.execute("SELECT 1")
+
+
+def test_a_new_index_file_gets_a_new_connection_and_the_old_one_is_closed(home: Home) -> None:
+    from memoryd.lean_recall import Kept, answer
+
+    kept, cwd = Kept(), str(home.repo)
+    with DaemonLock(resolve_paths().lock_file):
+        assert answer(["pnpm"], os.environ, cwd, kept=kept) is not None
+        (old_identity, old), = kept.held.values()
+        for file in _index_files():  # the index moved aside: the next full recall builds anew
+            file.unlink(missing_ok=True)
+        assert answer(["pnpm"], os.environ, cwd, kept=kept) is None  # no checked index: declined
+        assert kept.held == {str(resolve_paths().index_db): (old_identity, old)}
+    for _ in range(2):  # a new file: indexed and compiled, then the compiled files' rows
+        home.settle()
+        assert home.run(FULL, ["recall", "pnpm"], home.repo).returncode == 0
+    home.settled_index()
+    with DaemonLock(resolve_paths().lock_file):
+        answered = answer(["pnpm"], os.environ, cwd, kept=kept)
+        (identity, conn), = kept.held.values()
+    assert answered is not None and "pitfalls/deploy" in answered[1]
+    assert identity != old_identity and conn is not old
+    with pytest.raises(sqlite3.ProgrammingError, match="closed database"):
+        old.execute("SELECT 1")
+    kept.close()
+
+
+def test_a_kept_connection_holds_no_read_transaction(home: Home) -> None:
+    """Between answers the kept connection reads nothing: the daemon's writer can still
+    truncate the WAL (an open read would keep the WAL growing)."""
+    from memoryd.lean_recall import Kept, answer
+
+    kept = Kept()
+    with DaemonLock(resolve_paths().lock_file):
+        for words in (["pnpm"], ["部署"], ["nosuchwordanywhere"], ["sqlite", "--json"]):
+            assert answer(words, os.environ, str(home.repo), kept=kept) is not None
+    writer = sqlite3.connect(resolve_paths().index_db)
+    try:
+        busy, _log, _done = writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    finally:
+        writer.close()
+    assert busy == 0
+    kept.close()

@@ -129,21 +129,40 @@ def run(argv: Sequence[str], env: Mapping[str, str], out: TextIO, err: TextIO) -
     return code
 
 
+class Kept:
+    """Index connections kept open between answers, one per index file (the daemon's).
+
+    A new connection parses the schema and starts with an empty page cache, which at 100k
+    memories costs more than the query. A kept one is used again only while the file is
+    the one that passed ``quick_check`` when it was opened (the ``.checked`` identity);
+    the schema checks of :func:`_open` still run for every answer, since a reset can land
+    in the WAL without touching the main file. Use it from one thread; :meth:`close` ends it.
+    """
+
+    def __init__(self) -> None:
+        self.held: dict[str, tuple[str, sqlite3.Connection]] = {}
+
+    def close(self) -> None:
+        for _identity, conn in self.held.values():
+            conn.close()
+        self.held.clear()
+
+
 def answer(
     argv: Sequence[str], env: Mapping[str, str], cwd: str,
-    check: Callable[[str, str], bool] | None = None,
+    check: Callable[[str, str], bool] | None = None, kept: Kept | None = None,
 ) -> tuple[int, str, str] | None:  # fmt: skip
     """(exit code, stdout, stderr) of ``memoryd recall ARGV...`` run in ``cwd`` with the
     environment ``env``, hits counted; or None having done nothing (the full CLI answers).
 
     The recall socket's server (:mod:`memoryd.daemon.recall_server`) calls this with a
-    client's command line, folder and environment, and ``check``: asked with stdout and
+    client's command line, folder and environment, ``check``: asked with stdout and
     the note before any hit is counted, False declines (a text the client's streams
-    could not write).
+    could not write), and ``kept``: its open connections (:class:`Kept`).
     """
     try:
         args = _parse(argv)
-        hits, text, note = _answer(args, env, cwd)
+        hits, text, note = _answer(args, env, cwd, kept)
         if text and not text.endswith("\n"):
             text += "\n"
         if check is not None and not check(text, note):
@@ -189,7 +208,7 @@ def _parse(argv: Sequence[str]) -> dict[str, Any]:
 
 
 def _answer(
-    args: Mapping[str, Any], env: Mapping[str, str], cwd: str
+    args: Mapping[str, Any], env: Mapping[str, str], cwd: str, kept: Kept | None = None
 ) -> tuple[list[_Hit], str, str]:
     from memoryd.index.tokenizer import query_words
 
@@ -210,12 +229,14 @@ def _answer(
     roots = _search_roots(snapshot, cwd, project)
     if any(r.layout != "plugin" or not os.path.isdir(r.path) for r in roots):
         raise Fallback
-    conn = _open(os.path.join(cache_dir, "index.sqlite3"), snapshot)
+    file = os.path.join(cache_dir, "index.sqlite3")
+    conn = _open(file, snapshot) if kept is None else _kept(kept, file, snapshot)
     try:
         _fresh(conn, roots, [r for r in roots if r.listed], os.path.join(state_dir, "daemon.lock"))
         hits = _recall(conn, snapshot, forms, roots, args)
     finally:
-        conn.close()
+        if kept is None:
+            conn.close()
     if args["json"]:
         import json
 
@@ -263,6 +284,33 @@ def _search_roots(snapshot: Mapping[str, Any], cwd: str, project: str | None) ->
 
 def _open(file: str, snapshot: Mapping[str, Any]) -> sqlite3.Connection:
     """The index, when it is one the full path would open as it is (checked, current)."""
+    _checked(file)
+    conn = sqlite3.connect(file, isolation_level=None)
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        _current(conn, snapshot)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _kept(kept: Kept, file: str, snapshot: Mapping[str, Any]) -> sqlite3.Connection:
+    """:func:`_open`'s answer, from ``kept`` while the file is the one it was opened on."""
+    identity = _checked(file)
+    held = kept.held.get(file)
+    if held is not None and held[0] == identity:
+        _current(held[1], snapshot)
+        return held[1]
+    conn = _open(file, snapshot)
+    if held is not None:
+        held[1].close()
+    kept.held[file] = (identity, conn)
+    return conn
+
+
+def _checked(file: str) -> str:
+    """The identity of ``file`` when it is the file that last passed ``quick_check``."""
     try:
         st = os.stat(file)
         with open(file + ".checked", encoding="ascii") as handle:
@@ -271,20 +319,18 @@ def _open(file: str, snapshot: Mapping[str, Any]) -> sqlite3.Connection:
         raise Fallback from exc
     if checked != f"{st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino}\n":
         raise Fallback  # not the file that last passed quick_check
-    conn = sqlite3.connect(file, isolation_level=None)
-    try:
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        (app_id,), (version,), (journal,) = (
-            conn.execute(f"PRAGMA {name}").fetchone()
-            for name in ("application_id", "user_version", "journal_mode")
-        )
-        expected = (snapshot["application_id"], snapshot["user_version"], "wal")
-        if (app_id, version, journal) != expected:
-            raise Fallback
-    except BaseException:
-        conn.close()
-        raise
-    return conn
+    return checked
+
+
+def _current(conn: sqlite3.Connection, snapshot: Mapping[str, Any]) -> None:
+    """Fall back unless the index is memoryd's, of the snapshot's version, in WAL mode."""
+    (app_id,), (version,), (journal,) = (
+        conn.execute(f"PRAGMA {name}").fetchone()
+        for name in ("application_id", "user_version", "journal_mode")
+    )
+    expected = (snapshot["application_id"], snapshot["user_version"], "wal")
+    if (app_id, version, journal) != expected:
+        raise Fallback
 
 
 def _fresh(conn: sqlite3.Connection, roots: list[_Root], listed: list[_Root], lock: str) -> None:

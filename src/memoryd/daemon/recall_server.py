@@ -9,7 +9,9 @@ answer, hits counted here, or "fall back" wherever the lean path would decline (
 client then answers as without a daemon). The wire format is
 :mod:`memoryd.recall_client`'s.
 
-One thread serves one client at a time (an answer takes a few milliseconds); a client
+One thread serves one client at a time (an answer takes a few milliseconds) and keeps its
+index connection open between answers (:class:`memoryd.lean_recall.Kept`: at 100k memories a
+new connection's schema read and empty page cache cost more than the query); a client
 that sends garbage, vanishes or dawdles costs it at most :data:`CONNECTION_TIMEOUT_S`,
 never the daemon. The daemon holds the single-instance lock, so a socket file found at
 start is a dead daemon's and is replaced; a state folder whose socket path is longer than
@@ -60,6 +62,7 @@ class RecallServer:
         self._listener: socket.socket | None = None
         self._wake: tuple[int, int] | None = None
         self._thread: threading.Thread | None = None
+        self._kept = lean_recall.Kept()  # index connections, open between answers
 
     def start(self) -> bool:
         """Listen on the socket (True), or log why there is none (False).
@@ -115,6 +118,12 @@ class RecallServer:
         poll = select.poll()  # not select(): a daemon's descriptors may pass 1024
         poll.register(listener, select.POLLIN)
         poll.register(wake, select.POLLIN)
+        try:
+            self._loop(listener, wake, poll)
+        finally:
+            self._kept.close()  # the connections are this thread's to close
+
+    def _loop(self, listener: socket.socket, wake: int, poll: select.poll) -> None:
         while True:
             if any(fd == wake for fd, _event in poll.poll()):
                 return
@@ -143,13 +152,16 @@ class RecallServer:
         if head[:4] != REQUEST or size > MAX_REQUEST:
             raise BadRequest("not a recall request")
         argv, env, cwd, errors = parse_request(receive(conn, size, deadline))
-        reply = _answer(argv, env, cwd, errors)
+        reply = _answer(argv, env, cwd, errors, self._kept)
         conn.settimeout(max(deadline - time.monotonic(), 0.01))
         conn.sendall(REPLY + len(reply).to_bytes(4, "big") + reply)
         self.counts["fell back" if reply == FALL_BACK else "answered"] += 1
 
 
-def _answer(argv: list[str], env: dict[str, str], cwd: str, errors: tuple[str, str]) -> bytes:
+def _answer(
+    argv: list[str], env: dict[str, str], cwd: str, errors: tuple[str, str],
+    kept: lean_recall.Kept | None = None,
+) -> bytes:  # fmt: skip
     """The reply's body: the lean path's answer encoded as the client's streams would."""
 
     def encodable(out: str, note: str) -> bool:
@@ -160,7 +172,7 @@ def _answer(argv: list[str], env: dict[str, str], cwd: str, errors: tuple[str, s
             return False
         return True
 
-    answered = lean_recall.answer(argv, env, cwd, encodable)
+    answered = lean_recall.answer(argv, env, cwd, encodable, kept)
     if answered is None:
         return FALL_BACK
     code, out, err = answered
