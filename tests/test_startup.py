@@ -189,3 +189,22 @@ def test_help_and_unknown_commands_still_list_every_command() -> None:
     assert unknown.returncode == 2
     assert "invalid choice: 'nosuchcommand'" in unknown.stderr
     assert "recall" in unknown.stderr and "sync" in unknown.stderr
+
+
+# What `memoryd status` never needs: telling sync's problems reads the conflict list and the
+# sync state files; only `memoryd sync` runs the engine (and the git plumbing under it).
+STATUS_NEVER = ("memoryd.sync.engine", "memoryd.sync.commit", "memoryd.sync.backups")
+
+
+def test_status_reports_sync_problems_without_the_sync_engine(
+    settled_home: Path, tmp_path: Path
+) -> None:
+    daemon = DaemonProcess(tmp_path)
+    try:
+        daemon.wait_serving(App(), tmp_path / "scratch")
+        modules = imported_modules("status", cwd=tmp_path)
+        assert daemon.terminate() == 0
+    finally:
+        daemon.kill()
+    assert {"memoryd.commands.status", "memoryd.sync.report"} <= modules
+    assert sorted(modules.intersection(STATUS_NEVER)) == []

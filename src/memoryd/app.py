@@ -22,6 +22,8 @@ if TYPE_CHECKING:  # config (and YAML) load when a command first asks for it
 
 @dataclass
 class App:
+    """The process's environment, working directory and streams; config and paths on first use."""
+
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     cwd: Path = field(default_factory=Path.cwd)
     out: TextIO = field(default_factory=lambda: sys.stdout)

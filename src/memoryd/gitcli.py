@@ -38,6 +38,8 @@ NOT_OURS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_LITERAL_PATHSPECS
 
 @dataclass(frozen=True)
 class Done:
+    """A finished git command: exit code, stdout bytes, stderr text."""
+
     code: int
     out: bytes
     err: str

@@ -26,6 +26,8 @@ PLUGIN = "plugin"
 
 @dataclass(frozen=True)
 class Found:
+    """A memory located by its id: its root, file and parsed content."""
+
     root: RootConfig
     path: Path
     id: str

@@ -67,6 +67,8 @@ class RootBlocks:
 
 @dataclass(frozen=True)
 class Shown:
+    """One memory as the context block shows it."""
+
     id: str
     scope: str
     kind: str | None
@@ -77,6 +79,8 @@ class Shown:
 
 @dataclass(frozen=True)
 class Block:
+    """The context block's text and what went into it (and what was cut)."""
+
     text: str
     rules: list[str] = field(default_factory=list)
     entries: list[dict[str, Any]] = field(default_factory=list)

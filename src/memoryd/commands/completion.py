@@ -37,6 +37,8 @@ def run(app: App, args: argparse.Namespace) -> int:
 
 @dataclass(frozen=True)
 class Option:
+    """One option of a parser, as shell completion offers it."""
+
     flags: tuple[str, ...]
     help: str
     takes_value: bool
@@ -45,6 +47,8 @@ class Option:
 
 @dataclass(frozen=True)
 class Command:
+    """One command, its options and its positional choices, for shell completion."""
+
     name: str
     help: str
     options: tuple[Option, ...]

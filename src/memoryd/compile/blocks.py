@@ -64,6 +64,8 @@ class Entry:
 
 @dataclass(frozen=True)
 class Compiled:
+    """What compiling a root produced: ROOT.md's bytes and every folder's index.md."""
+
     root_md: bytes | None  # None: ROOT.md must be left alone (see ``problem``)
     indexes: dict[str, bytes]  # folder ("" is the root itself) -> bytes of its index.md
     problem: str | None = None

@@ -30,6 +30,8 @@ class DamagedMarkers(ValueError):
 
 @dataclass(frozen=True)
 class Span:
+    """A generated block's begin and end lines in a file."""
+
     name: str
     start: int  # index of the begin line
     end: int  # index of the end line (inclusive)

@@ -31,6 +31,8 @@ def now_iso() -> str:
 
 @dataclass
 class RootState:
+    """One watched root, as the daemon's status file records it."""
+
     mode: str = "none"  # events | polling | none (not watched)
     state: str = "starting"  # starting | watching | paused
     last_sync: dict[str, Any] | None = None  # {at, outcome, message}
@@ -38,6 +40,8 @@ class RootState:
 
 @dataclass
 class Status:
+    """The daemon's status file: its pid, roots and last reconcile, batch and problems."""
+
     pid: int
     started_at: str
     updated_at: str = ""

@@ -35,6 +35,8 @@ NO_COMMAND = "no extract.command is configured, so nothing is extracted"
 
 @dataclass
 class Attempt:
+    """One extraction attempt on a session and its outcome."""
+
     at: str  # ISO 8601, UTC
     outcome: str
     reason: str
@@ -46,6 +48,8 @@ class Attempt:
 
 @dataclass
 class SessionEntry:
+    """One agent session in the extraction ledger: how far it has been extracted."""
+
     agent: str
     session: str
     transcript: str

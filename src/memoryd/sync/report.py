@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memoryd.config import Config, RootConfig
 from memoryd.errors import PathError
 from memoryd.paths import Paths
 from memoryd.sync.conflicts import printable
-from memoryd.sync.engine import SyncOutcome
 from memoryd.sync.resolve import all_conflicts
 from memoryd.sync.state import all_states
+
+if TYPE_CHECKING:  # only `memoryd sync` tells an outcome: status and inspect skip the engine
+    from memoryd.sync.engine import SyncOutcome
 
 
 @dataclass(frozen=True)
