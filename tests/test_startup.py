@@ -28,6 +28,7 @@ HEAVY = ("git", "watchdog", "apscheduler", "yaml", "hashlib", "_hashlib", "mcp")
 WRITE_ONLY = (
     "memoryd.config_edit", "memoryd.compile.writer", "memoryd.agent.remember",
     "memoryd.agent.citing", "memoryd.cites.check", "memoryd.cites.citation",
+    "memoryd.compile.blocks",  # the compiler: a settled read (every prompt's hook) never compiles
 )  # fmt: skip
 
 PROBE = (

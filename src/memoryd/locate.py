@@ -14,7 +14,6 @@ from pathlib import Path
 
 from memoryd import safepath
 from memoryd.app import App
-from memoryd.compile.blocks import is_generated
 from memoryd.config import Config, RootConfig
 from memoryd.errors import MemorydError, Refused, UsageError
 from memoryd.memory import Memory, id_for_path, parse
@@ -113,6 +112,8 @@ def find(roots: list[RootConfig], raw_id: str, scope: str | None = None) -> Foun
 
 def find_in(root: RootConfig, memory_id: str) -> Found | None:
     """The memory at ``<root>/<id>.md``, else one whose frontmatter id is ``memory_id``."""
+    from memoryd.compile.blocks import is_generated  # the compiler: kept off the hooks' reads
+
     path = safepath.inside(root.path, memory_id, ".md")
     if is_generated(relative_id(root.path, path)):
         raise Refused(
@@ -136,6 +137,8 @@ def path_id(root: RootConfig, path: Path) -> str:
 
 def all_memories(root: RootConfig) -> list[tuple[Path, Memory]]:
     """Every memory file of ``root`` parsed (for link upkeep; not the search path)."""
+    from memoryd.compile.blocks import is_generated
+
     out: list[tuple[Path, Memory]] = []
     for path in walk_root(root.path):
         if is_generated(relative_id(root.path, path)):
