@@ -285,6 +285,11 @@ def _search_roots(snapshot: Mapping[str, Any], cwd: str, project: str | None) ->
 def _open(file: str, snapshot: Mapping[str, Any]) -> sqlite3.Connection:
     """The index, when it is one the full path would open as it is (checked, current)."""
     _checked(file)
+    return _connect(file, snapshot)
+
+
+def _connect(file: str, snapshot: Mapping[str, Any]) -> sqlite3.Connection:
+    """A connection to ``file`` (already :func:`_checked`), when its schema is current."""
     conn = sqlite3.connect(file, isolation_level=None)
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -302,7 +307,7 @@ def _kept(kept: Kept, file: str, snapshot: Mapping[str, Any]) -> sqlite3.Connect
     if held is not None and held[0] == identity:
         _current(held[1], snapshot)
         return held[1]
-    conn = _open(file, snapshot)
+    conn = _connect(file, snapshot)
     if held is not None:
         held[1].close()
     kept.held[file] = (identity, conn)

@@ -160,7 +160,7 @@ class RecallServer:
 
 def _answer(
     argv: list[str], env: dict[str, str], cwd: str, errors: tuple[str, str],
-    kept: lean_recall.Kept | None = None,
+    kept: lean_recall.Kept,
 ) -> bytes:  # fmt: skip
     """The reply's body: the lean path's answer encoded as the client's streams would."""
 
