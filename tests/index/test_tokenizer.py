@@ -131,6 +131,12 @@ def test_the_run_class_is_word_characters_plus_every_cjk_range() -> None:
     assert differ == []
 
 
+def _fresh_python(probe: str) -> subprocess.CompletedProcess[str]:
+    """``probe`` run by a new interpreter: the tokenizer's lazy patterns not yet compiled."""
+    command = [sys.executable, "-c", probe]
+    return subprocess.run(command, check=False, capture_output=True, text=True, timeout=60)
+
+
 def test_a_query_compiles_no_cjk_classes_but_a_long_run_does() -> None:
     probe = (
         "from memoryd.index import tokenizer as t\n"
@@ -141,8 +147,7 @@ def test_a_query_compiles_no_cjk_classes_but_a_long_run_does() -> None:
         "t.index_tokens('部署' * 40)\n"
         "print(len(t._PART_RE))\n"
     )
-    command = [sys.executable, "-c", probe]
-    done = subprocess.run(command, check=False, capture_output=True, text=True, timeout=60)
+    done = _fresh_python(probe)
     assert done.stdout.split() == ["0", "0", "1"], done.stderr
 
 
@@ -156,8 +161,7 @@ def test_indexing_compiles_the_cjk_classes_for_short_runs_too() -> None:
         "print(t.index_text('部署脚本 uses pnpm'))\n"
         "print(len(t._INDEX_RE))\n"
     )
-    command = [sys.executable, "-c", probe]
-    done = subprocess.run(command, check=False, capture_output=True, text=True, timeout=60)
+    done = _fresh_python(probe)
     assert done.stdout.splitlines() == ["部署 署脚 脚本 本 use pnpm", "1"], done.stderr
 
 
