@@ -24,9 +24,7 @@ def run(app: App, args: argparse.Namespace) -> int:
 
     roots = list(app.config.roots)
     roots += [r for r in search_roots(app.config, app.cwd) if r not in roots]
-    with open_index(app.paths) as db:
-        if args.full:
-            db.reset()
+    with open_index(app.paths, discard=args.full) as db:  # --full: emptied, then checked
         report = reconcile(db, app.config, roots)
         total = db.count()
     data = {**report.to_json(), "full": args.full, "memories": total}
