@@ -133,6 +133,41 @@ def test_unreadable_file_is_unknown_and_keeps_its_row(
     assert indexed(db) == {"facts/a": "alpha"}
 
 
+def test_a_file_without_a_row_is_read_without_a_stat_and_its_failures_still_reported(
+    world: World, db: IndexDB, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cold index reads each new file without an ``os.stat`` first (the read's ``fstat``
+    gives the fingerprint); a file that then cannot be read is unknown with its reason,
+    one gone since the walk leaves no row, and a file with a row is still checked by stat."""
+    root = world.global_root
+    a = world.write(root, "facts/a.md", "alpha")
+    denied = world.write(root, "facts/denied.md", "beta")
+    gone = world.write(root, "facts/gone.md", "gamma")
+    statted: list[str] = []
+    real_stat, real_read = os.stat, loader_module.read_file
+
+    def stat(path, *args, **kwargs):  # type: ignore[no-untyped-def]
+        statted.append(os.fspath(path))
+        return real_stat(path, *args, **kwargs)
+
+    def read(path: str, cap: int):  # type: ignore[no-untyped-def]
+        if path == str(denied):
+            raise PermissionError(13, "Permission denied")
+        if path == str(gone):
+            raise FileNotFoundError(2, "No such file or directory")
+        return real_read(path, cap)
+
+    monkeypatch.setattr(os, "stat", stat)
+    monkeypatch.setattr(loader_module, "read_file", read)
+    report = reconcile(db, world.config)
+    assert not {str(a), str(denied), str(gone)} & set(statted)
+    assert report.added == [a] and report.unknown == [(denied, "Permission denied")]
+    assert indexed(db) == {"facts/a": "alpha"}
+    statted.clear()
+    assert not reconcile(db, world.config).modified
+    assert str(a) in statted  # a row's fingerprint is checked against the file's
+
+
 def test_unlistable_folder_keeps_its_rows(
     world: World, db: IndexDB, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import re
+import sqlite3
 import subprocess
 import sys
 import unicodedata
@@ -97,12 +98,33 @@ _ALPHABET = st.sampled_from(
 )  # fmt: skip
 
 
+_FTS = sqlite3.connect(":memory:")
+_FTS.execute("CREATE VIRTUAL TABLE t USING fts5(c, content='', tokenize=\"ascii tokenchars '_'\")")
+_FTS.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
+
+
+def fts_reads(stored: str) -> list[str]:
+    """The tokens FTS5 (as the index creates it) reads from ``stored``, in order."""
+    with _FTS:
+        _FTS.execute("INSERT INTO t(rowid, c) VALUES (1, ?)", (stored,))
+        tokens = [term for (term,) in _FTS.execute("SELECT term FROM v ORDER BY offset")]
+        _FTS.execute("INSERT INTO t(t, rowid, c) VALUES ('delete', 1, ?)", (stored,))
+    return tokens
+
+
 @given(st.text(_ALPHABET, max_size=40) | st.text(max_size=40))
 def test_tokens_match_the_specification(text: str) -> None:
     assert index_tokens(text) == spec_tokens(text, tails=True)
     assert tokenize(text) == spec_tokens(text, tails=False)
     for _ in range(2):  # the second time from index_text's memo
-        assert index_text(text) == " ".join(spec_tokens(text, tails=True))
+        stored = index_text(text)
+        assert stored.split() == spec_tokens(text, tails=True)
+        assert fts_reads(stored) == spec_tokens(text, tails=True)  # spaces in a row add none
+
+
+def test_a_piece_without_tokens_leaves_two_spaces_that_fts5_reads_past() -> None:
+    assert index_text("部署 。 pnpm → lockfile —") == "部署 署  pnpm  lockfil "
+    assert fts_reads(index_text("部署 。 pnpm → lockfile —")) == ["部署", "署", "pnpm", "lockfil"]
 
 
 def test_index_text_keeps_a_bounded_memo_of_words_only(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -114,13 +136,33 @@ def test_index_text_keeps_a_bounded_memo_of_words_only(monkeypatch: pytest.Monke
     monkeypatch.setattr(tokenizer, "RUN_MEMO_SIZE", 50)
     assert index_text("Deploying 000123 部署脚本用 pnpm") == "deploy 000123 部署 署脚 脚本 本用 用 pnpm"
     assert index_text("部署脚本用 deploys") == "部署 署脚 脚本 本用 用 deploy"
-    assert index_text("Deploy #42") == "deploy 42"  # an ASCII text's words are bytes
-    assert index_text("部署 café 部") == "部署 署 café 部"
-    assert set(memo) == {"deploying", "pnpm", "deploys", b"deploy", b"42", "部署", "café", "部"}
+    assert index_text("Deploy #42") == "deploy 42"
+    assert index_text("部署 café 部。 lock部署") == "部署 署 café 部 lock 部署 署"
+    # the pieces between ASCII non-word characters, as UTF-8: words, short runs, a short
+    # run with a mark (部。); not a long number, a CJK clause or a word run into CJK (lock部署)
+    keys = {"deploying", "pnpm", "deploys", "deploy", "42", "部署", "café", "部。"}
+    assert set(memo) == {key.encode() for key in keys}
     words = [f"word{chr(97 + i % 26)}{chr(97 + i // 26 % 26)}{chr(97 + i // 676)}" for i in range(400)]
     for word in words:
         assert index_text(f"the {word}") == f"the {stem(word)}"
         assert len(memo) <= 50
+
+
+def test_a_cjk_run_is_made_of_doubled_characters_from_a_bounded_memo(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``ab bc cd d`` is ``a`` + ``b b`` + ``c c`` + ``d d`` less its first two characters;
+    each character's doubled form is made once, and that memo is emptied when full too."""
+    doubled = tokenizer._Doubled()
+    monkeypatch.setattr(tokenizer, "_RUN_TEXT", tokenizer._RunText())
+    monkeypatch.setattr(tokenizer, "_DOUBLED", doubled)
+    monkeypatch.setattr(tokenizer, "RUN_MEMO_SIZE", 50)
+    assert index_text("部署脚本用 部") == "部署 署脚 脚本 本用 用 部"
+    assert doubled == {c: f"{c} {c}" for c in "部署脚本用"}
+    for code in range(0x4E00, 0x4E00 + 400, 2):
+        run = chr(code) + chr(code + 1) + "测试"
+        assert index_text(run) == f"{run[:2]} {run[1:3]} 测试 试"
+        assert len(doubled) <= 50
 
 
 def test_the_run_class_is_word_characters_plus_every_cjk_range() -> None:
