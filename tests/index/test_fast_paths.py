@@ -15,7 +15,7 @@ import math
 import re
 import sys
 from collections import namedtuple
-from pathlib import Path
+from pathlib import Path, PurePath
 
 import pytest
 from hypothesis import given, seed, settings
@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from memoryd.index import IndexDB, Row, fetch, recall, reconcile
 from memoryd.index.db import ROW_COLUMNS, file_path
-from memoryd.index.fetch import Candidate, Found, candidates
+from memoryd.index.fetch import Candidate, Found, candidates, json_ints
 from memoryd.index.ranking import cut, rank, ranked, score_parts
 from memoryd.index.search import Hit
 from memoryd.index.snippet import _fold, _fold_exact, _render
@@ -193,3 +193,72 @@ def test_a_file_path_is_what_path_makes_of_it(parts: list[str], absolute: bool) 
     text = ("/" if absolute else "") + "/".join(parts)
     made = file_path(text)
     assert made == Path(text) and str(made) == str(Path(text)) and type(made) is type(Path(text))
+
+
+@pytest.mark.skipif(not hasattr(PurePath, "_parse_args"), reason="Python 3.11's pathlib parser")
+def test_a_file_in_a_known_folder_is_made_without_parsing_its_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """file_path adds the name to the remembered folder's Path as one more part: pathlib's
+    parser (``_parse_args``, which ``Path(text)`` and ``folder / name`` both run) never runs."""
+    expected = Path("/srv/memories/部署/b.md")
+    file_path("/srv/memories/部署/a.md")  # the folder is remembered
+    parsed: list[object] = []
+    parse = PurePath._parse_args.__func__  # type: ignore[attr-defined]
+
+    def counted(cls: type, args: object) -> object:
+        parsed.append(args)
+        return parse(cls, args)
+
+    monkeypatch.setattr(PurePath, "_parse_args", classmethod(counted))
+    made = file_path("/srv/memories/部署/b.md")
+    assert parsed == []
+    assert made == expected and str(made) == str(expected) and made.parts == expected.parts
+    assert made.parent == expected.parent and made.name == "b.md" and type(made) is type(expected)
+
+
+def test_rows_are_read_by_bound_rowids_and_many_through_json(world: World, db: IndexDB) -> None:
+    """A recall's few rowids are bound one by one (no JSON array to write and parse); more
+    than _BOUND_IDS go through json_each; both give the same rows."""
+    for n in range(70):
+        world.write(world.global_root, f"facts/m{n:02}.md", f"body {n}", summary=f"s{n}")
+    reconcile(db, world.config, world.roots)
+    rowids = [r[0] for r in db.conn.execute("SELECT rowid FROM memories ORDER BY path")]
+    statements: list[str] = []
+    db.conn.set_trace_callback(statements.append)
+    few = db.rows_by_rowid(rowids[:3])
+    many = db.rows_by_rowid(rowids)
+    db.conn.set_trace_callback(None)
+    assert [s.rsplit(" IN ", 1)[1] for s in statements] == [
+        f"({rowids[0]},{rowids[1]},{rowids[2]})",
+        "(SELECT value FROM json_each('" + json_ints(rowids) + "'))",
+    ]
+    assert few == {r: many[r] for r in rowids[:3]}
+    assert [many[r].summary for r in rowids] == [f"s{n}" for n in range(70)]
+    assert list(many.values()) == [row for row in db.rows() if row.path.stem.startswith("m")]
+
+
+def test_the_fetch_looks_up_no_row_past_the_last_it_needs(world: World, db: IndexDB) -> None:
+    """FTS5's top k holds fetch + MARGIN rows, but the rows are stepped (and looked up in
+    memories) only up to the fetch-th that passes the filters: a refused row (here a
+    superseded one) costs one more, and the rest of the top k are never looked up but
+    for one (the sqlite3 module steps a row ahead of the one it hands over)."""
+    for n in range(60):
+        meta = {"superseded_by": "facts/new"} if n in (1, 4) else {}
+        world.write(world.global_root, f"facts/z{n:02}.md", "zeta omega", **meta)
+    world.write(world.global_root, "facts/new.md", "successor")
+    reconcile(db, world.config, world.roots)
+    looked_up: list[int] = []
+    db.conn.create_function("seen_row", 1, lambda rowid: looked_up.append(rowid) or 1)
+
+    class Counted:  # a Visible whose condition records every row it is asked about
+        def sql(self) -> tuple[str, list[object]]:
+            return "seen_row(memories.rowid)", []
+
+    found = candidates(db, ["zeta"], world.roots, {}, 5, visible=Counted())  # type: ignore[arg-type]
+    ids = ["facts/z00", "facts/z02", "facts/z03", "facts/z05", "facts/z06"]
+    assert [f.candidate.id for f in found] == ids
+    rowid = dict(db.conn.execute("SELECT id, rowid FROM memories"))
+    # equal texts, equal bm25: the top k in rowid order, z00 to z06 needed, z07 stepped to
+    assert looked_up == [rowid[f"facts/z{n:02}"] for n in range(8)]
+    assert fetch.MARGIN + 5 > 8  # FTS5's top k held more rows than were looked up

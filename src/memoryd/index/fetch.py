@@ -99,6 +99,8 @@ STRATEGIES = ("and-or", "levels", "or")
 
 _CANDIDATE_COLUMNS = "rowid, root, scope, layout, id, pinned, created, updated, mtime_ns"
 _CANDIDATE_FIELDS = ", ".join(f"memories.{c}" for c in _CANDIDATE_COLUMNS.split(", ")[1:])
+
+
 def json_ints(values: list[int]) -> str:
     """A JSON array of integers, for ``rowid IN (SELECT value FROM json_each(?))``."""
     return "[" + ",".join(str(int(v)) for v in values) + "]"
@@ -135,32 +137,29 @@ def candidates(
     top = partial(_top, visible=visible)
     whole = len(terms)
     if whole == 1:
-        only = top(db, fts_expression(terms), roots, filters, fetch)
-        return [_found(Found, (r, c, True)) for r, c in only]
-    full: list[tuple[float, Candidate]] = []
+        return top(db, fts_expression(terms), roots, filters, fetch, full=True)
+    full: list[Found] = []
     if strategy != "or":
         for need in _levels(whole, strategy):
-            found = top(db, at_least(terms, need), roots, filters, fetch)
+            found = top(db, at_least(terms, need), roots, filters, fetch, full=need == whole)
             if need == whole:
                 full = found
             elif need > 1:
                 found = _unskew(db, found, terms, need)
             if len(found) >= fetch or (need == whole and len(found) >= (enough or fetch)):
-                return _merged(full, [] if need == whole else found)
-    found = top(db, fts_expression(terms), roots, filters, fetch)
+                return full if need == whole else _merged(full, found)
+    found = top(db, fts_expression(terms), roots, filters, fetch, full=False)
     if strategy == "or":
         held = _held(db, found, terms)
-        return [Found(r, c, held[c.rowid] == whole) for r, c in found]
-    return _merged(full, found)
+        return [Found(r, c, held[c.rowid] == whole) for r, c, _full in found]
+    return _merged(full, found) if full else found
 
 
-def _merged(
-    full: list[tuple[float, Candidate]], more: list[tuple[float, Candidate]]
-) -> list[Found]:
-    """Every row holding all terms, then the others of ``more``."""
-    ids = {c.rowid for _, c in full}
-    rest = [_found(Found, (r, c, False)) for r, c in more if c.rowid not in ids]
-    return [_found(Found, (r, c, True)) for r, c in full] + rest
+def _merged(full: list[Found], more: list[Found]) -> list[Found]:
+    """Every row holding all terms, then the others of ``more`` (marked as not full)."""
+    ids = {f.candidate.rowid for f in full}
+    rest = [_found(Found, (r, c, False)) for r, c, _full in more if c.rowid not in ids]
+    return full + rest
 
 
 _found = tuple.__new__  # a Found without its Python-level __new__ (a query makes up to 80)
@@ -187,24 +186,44 @@ def _top(
     filters: Mapping[str, str | None],
     fetch: int,
     *,
+    full: bool,
     visible: _Visible | None = None,
-) -> list[tuple[float, Candidate]]:
-    """The ``fetch`` best by bm25 that pass the filters: FTS5's top ``k`` and their rows in
-    one statement (the rows looked up by rowid, in bm25 order, each marked whether it
-    passes), ``k`` growing while too few pass and more match."""
+) -> list[Found]:
+    """The ``fetch`` best by bm25 that pass the filters, each a :data:`Found` marked
+    ``full``: FTS5's top ``k`` and their rows in one statement (the rows looked up by
+    rowid, in bm25 order, each marked whether it passes), ``k`` growing while too few pass
+    and more match. Each row becomes its Found at once (the statement negates bm25).
+
+    The statement's rows are taken no further than the ``fetch``-th that passes: SQLite
+    looks a row up in ``memories`` only when it is stepped to, so the margin's rows (most
+    of them pass) cost nothing unless they are needed (at 10k memories a looked-up row
+    cost more than its share of FTS5's bm25).
+    """
     if expression is None:
         return []
     condition, params = _passes(roots, filters, visible)
     sql = _TOP_SQL.get(condition)
     if sql is None:
         sql = _TOP_SQL[condition] = _top_sql(condition)
-    make = tuple.__new__  # a Candidate of the row's last fields, without Candidate's __new__
+    make = tuple.__new__  # a Found and a Candidate without their Python-level __new__
     k = fetch + MARGIN
     while True:
-        ranked = db.conn.execute(sql, (*params, expression, k)).fetchall()
-        found = [(-row[0], make(Candidate, row[2:])) for row in ranked if row[1]]
-        if len(found) >= fetch or len(ranked) < k:
-            return found[:fetch]
+        cursor = db.conn.execute(sql, (*params, expression, k))
+        found: list[Found] = []
+        seen = 0
+        want = fetch  # rows still to step through: each may be the fetch-th that passes
+        while want > 0:
+            ranked = cursor.fetchmany(want)
+            seen += len(ranked)
+            found += [
+                make(Found, (row[0], make(Candidate, row[2:]), full)) for row in ranked if row[1]
+            ]
+            if len(ranked) < want:
+                break  # the statement's rows ran out
+            want = fetch - len(found)
+        cursor.close()  # resets the statement: its read of the index ends here
+        if len(found) >= fetch or seen < k:
+            return found
         k *= GROWTH
 
 
@@ -213,39 +232,35 @@ _WEIGHTS = ", ".join(str(w) for w in COLUMN_WEIGHTS)
 
 
 def _top_sql(condition: str) -> str:
-    """FTS5's top ``k`` by bm25 and their rows: ``rel``, whether the row passes
-    ``condition``, then the :data:`Candidate` fields (``rowid`` first)."""
+    """FTS5's top ``k`` by bm25 and their rows: the relevance (``-bm25``), whether the row
+    passes ``condition``, then the :data:`Candidate` fields (``rowid`` first)."""
     return (
-        f"SELECT top.rel, {condition}, top.rowid, {_CANDIDATE_FIELDS} FROM "
+        f"SELECT -top.rel, {condition}, top.rowid, {_CANDIDATE_FIELDS} FROM "
         f"(SELECT rowid, bm25(memories_fts, {_WEIGHTS}) AS rel FROM memories_fts "
         "WHERE memories_fts MATCH ? ORDER BY rel LIMIT ?) AS top "
         "LEFT JOIN memories ON memories.rowid = top.rowid"
     )  # a LEFT JOIN keeps the subquery's (bm25) order: it is the outer loop
 
 
-def _unskew(
-    db: _Index, found: list[tuple[float, Candidate]], terms: Sequence[str], need: int
-) -> list[tuple[float, Candidate]]:
+def _unskew(db: _Index, found: list[Found], terms: Sequence[str], need: int) -> list[Found]:
     """A level's bm25 back to the OR query's: divide by comb(m-1, need-1), re-sort."""
     held = _held(db, found, terms)
     fixed = []
-    for rel, cand in found:
+    for rel, cand, full in found:
         have = max(need, held[cand.rowid])
-        fixed.append((rel / comb(have - 1, need - 1), cand))
-    return sorted(fixed, key=lambda pair: -pair[0])
+        fixed.append(Found(rel / comb(have - 1, need - 1), cand, full))
+    return sorted(fixed, key=lambda f: -f[0])
 
 
-def _held(
-    db: _Index, found: list[tuple[float, Candidate]], terms: Sequence[str]
-) -> dict[int, int]:
+def _held(db: _Index, found: list[Found], terms: Sequence[str]) -> dict[int, int]:
     """How many of ``terms`` each candidate's text holds (as the index sees it)."""
     sql = (
         "SELECT rowid, id, summary, load_when, body FROM memories "
         "WHERE rowid IN (SELECT value FROM json_each(?))"
     )
-    ids = json_ints([c.rowid for _, c in found])
+    ids = json_ints([f.candidate.rowid for f in found])
     texts = {r[0]: [t for t in r[1:] if t] for r in db.conn.execute(sql, (ids,))}
-    return {c.rowid: _matched(terms, texts.get(c.rowid, [])) for _, c in found}
+    return {c.rowid: _matched(terms, texts.get(c.rowid, [])) for _, c, _full in found}
 
 
 def _matched(terms: Sequence[str], texts: list[str]) -> int:
