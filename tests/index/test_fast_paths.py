@@ -55,7 +55,7 @@ _Settings = namedtuple(
     "score_floor half_life_days decay_floor project_prior global_prior recall_boost_max",
 )
 CANDIDATE = st.tuples(
-    st.floats(0.01, 40),  # bm25 relevance
+    st.one_of(st.floats(0.01, 40), st.sampled_from([0.5, 2.0, 7.25])),  # bm25; ties too
     st.sampled_from(["global", "project"]),
     st.sampled_from(["plugin", "plugin", "layered", "claude"]),
     st.booleans(),  # pinned
@@ -83,7 +83,9 @@ def test_ranking_multiplies_the_parts_score_parts_gives(
     limit: int,
     priors: tuple[float, float, float],
 ) -> None:
-    """Seed recorded above: 200 candidate lists of every layout, pins, ages, hit counts."""
+    """Seed recorded above: 200 candidate lists of every layout, pins, ages, hit counts,
+    with equal relevances among them (rank's one sort must keep ties in their order, as
+    the stable sort of ranked() does)."""
     conf = _Settings(0.15, half_life, decay_floor, *priors)
     found, counts = [], {}
     for n, (rel, scope, layout, pinned, created, updated, mtime, hits, full) in enumerate(rows):
