@@ -7,6 +7,7 @@ import yaml
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from memoryd import frontmatter
 from memoryd.frontmatter import load_simple
 
 LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # memory.py's
@@ -109,3 +110,20 @@ def test_flow_lists_agree_with_pyyaml(items: list[str], comma: str) -> None:
     test_agrees_with_pyyaml_whenever_it_answers.hypothesis.inner_test(  # type: ignore[attr-defined]
         f"load_when: [{comma.join(items)}]\nkind: x\n"
     )
+
+
+def test_a_value_that_starts_with_a_letter_is_never_tried_as_an_integer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A decimal integer starts with a digit or "-": a word (most values) skips the integer
+    pattern, and only a short value is lowered to look for yes/no/null."""
+
+    class Refused:
+        def match(self, text: str) -> None:
+            raise AssertionError(f"tried {text!r} as an integer")
+
+    monkeypatch.setattr(frontmatter, "_INT_RE", Refused())
+    text = "kind: fact\nload_when: [deploy, 部署]\nsummary: Deploy with pnpm\nx: No\n"
+    assert load_simple(text) == {
+        "kind": "fact", "load_when": ["deploy", "部署"], "summary": "Deploy with pnpm", "x": False
+    }  # fmt: skip

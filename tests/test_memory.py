@@ -219,6 +219,25 @@ def test_the_split_without_a_line_list_agrees_with_splitlines(text: str, fenced:
     assert _split(text) == _split_lines(text)
 
 
+def test_line_breaks_other_than_newline_in_the_body_alone_keep_the_split_by_find(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Only the frontmatter and its closing fence are searched for \\r, \\f, \\x85, \\u2028...;
+    a body holding them is still split with str.find, and a file without a first "---"
+    line is no frontmatter at once, without a look at its text."""
+    from memoryd import memory
+
+    def refused(text: str) -> None:
+        raise AssertionError("split line by line")
+
+    monkeypatch.setattr(memory, "_split_lines", refused)
+    text = "---\nkind: fact\n---\npage\x0cbreak\r\nline\u2028sep\x85\n"
+    assert memory._split(text) == ({"kind": "fact"}, "page\x0cbreak\r\nline\u2028sep\x85\n", [])
+    assert memory._split("# notes\r\nbody\x85\n") == ({}, "# notes\r\nbody\x85\n", [])
+    monkeypatch.undo()
+    assert memory._split("---\r\nkind: fact\r\n---\r\nbody\r\n")[:2] == ({"kind": "fact"}, "body\r\n")
+
+
 @pytest.mark.parametrize(
     "raw",
     [

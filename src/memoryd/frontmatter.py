@@ -35,6 +35,7 @@ _WORDS: dict[str, Any] = {
 }
 # Other words YAML may read as something else in some casing: left to PyYAML.
 _SPECIAL = frozenset({"yes", "no", "true", "false", "on", "off", "y", "n", "null"})
+_LONGEST_SPECIAL = max(map(len, _SPECIAL))
 _FLOW_BREAKERS = frozenset("[]{},\"':#")
 _NO = object()  # "not a shape read here" (None is a value: null)
 
@@ -209,9 +210,9 @@ def _plain(text: str, flow: bool) -> str | int | object:
     """A plain word or decimal integer, or _NO when YAML might read it otherwise."""
     if not text:
         return _NO
-    if len(text) < 19 and _INT_RE.match(text):
-        return int(text)
-    if not text[0].isalpha() or text.lower() in _SPECIAL or not text.isprintable():
+    if not text[0].isalpha():  # a decimal integer starts with a digit or "-", not a letter
+        return int(text) if len(text) < 19 and _INT_RE.match(text) else _NO
+    if (len(text) <= _LONGEST_SPECIAL and text.lower() in _SPECIAL) or not text.isprintable():
         return _NO
     if ": " in text or text.endswith(":") or " #" in text:
         return _NO

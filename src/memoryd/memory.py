@@ -166,13 +166,21 @@ _OTHER_BREAKS = ("\r", "\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u
 
 
 def _split(text: str) -> tuple[dict[Any, Any], str, list[Problem]]:
-    """The frontmatter mapping, the body and the frontmatter's problems."""
-    if any(mark in text for mark in _OTHER_BREAKS):
+    """The frontmatter mapping, the body and the frontmatter's problems.
+
+    Only the text up to the closing fence that ``str.find`` sees is searched for the
+    other line breaks: beyond it they change nothing (the body is the rest of the text,
+    line by line or not), and a body is most of a file.
+    """
+    if not text.startswith(FENCE):
+        return {}, text, []  # no first line of "---", however lines end
+    end = _closing_fence(text) if text.startswith(FENCE + "\n") else -1
+    head = text if end < 0 else text[: end + 5]
+    if any(mark in head for mark in _OTHER_BREAKS):
         return _split_lines(text)
-    if not text.startswith(FENCE + "\n"):
-        return {}, text, []
-    end = _closing_fence(text)
     if end < 0:
+        if not text.startswith(FENCE + "\n"):
+            return {}, text, []
         return {}, text, [Problem("frontmatter.unclosed", "frontmatter has no closing '---' line")]
     meta, problems = _load_yaml(text[4 : end + 1])
     return meta, text[end + 5 :], problems

@@ -106,6 +106,27 @@ def test_reindex_and_full_rebuild(home: Path, tmp_path: Path) -> None:
     assert "2 added, 0 changed, 0 removed" in full.stdout
 
 
+def test_reindex_sorts_its_paths_only_for_json(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The text names only the counts: the sorted lists of every path are made for --json."""
+    from memoryd.index.reconcile import ReconcileReport
+
+    write_memory(home, "facts/a.md", "alpha")
+    real = ReconcileReport.to_json
+
+    def refused(self: ReconcileReport) -> dict[str, object]:
+        raise AssertionError("the paths were sorted for the text")
+
+    monkeypatch.setattr(ReconcileReport, "to_json", refused)
+    done = run_cli("reindex", "--full", cwd=tmp_path)
+    assert done.returncode == 0 and "2 added, 0 changed, 0 removed" in done.stdout, done.stderr
+    monkeypatch.setattr(ReconcileReport, "to_json", real)
+    data = json.loads(run_cli("reindex", "--full", "--json", cwd=tmp_path).stdout)
+    assert data["full"] is True and data["memories"] == 2
+    assert data["added"] == [str(home / "ROOT.md"), str(home / "facts/a.md")]
+
+
 BUMPER = """
 import sys
 from pathlib import Path

@@ -239,8 +239,11 @@ def test_deleted_database_is_rebuilt_from_the_files(world: World) -> None:
         assert indexed(db) == {"facts/a": "alpha"}
 
 
+@pytest.mark.parametrize("discard", [False, True], ids=["open", "discard"])
 @pytest.mark.parametrize("damage", ["garbage", "foreign", "future"])
-def test_corrupt_or_unknown_database_is_moved_aside(world: World, damage: str) -> None:
+def test_corrupt_or_unknown_database_is_moved_aside(
+    world: World, damage: str, discard: bool
+) -> None:
     world.write(world.global_root, "facts/a.md", "alpha")
     file = world.paths.index_db
     file.parent.mkdir(parents=True, exist_ok=True)
@@ -254,7 +257,7 @@ def test_corrupt_or_unknown_database_is_moved_aside(world: World, damage: str) -
             conn.execute("PRAGMA user_version = 99999")
         conn.commit()
         conn.close()
-    with open_index(world.paths) as db:
+    with open_index(world.paths, discard=discard) as db:
         reconcile(db, world.config)
         assert indexed(db) == {"facts/a": "alpha"}
     aside = [p.name for p in file.parent.iterdir() if ".bad-" in p.name]
@@ -276,6 +279,59 @@ def test_corrupted_pages_are_detected(world: World) -> None:
         reconcile(db, world.config)
         assert len(db.rows()) == 300
     assert any(".bad-" in p.name for p in file.parent.iterdir())
+
+
+def test_a_discarded_index_is_checked_once_emptied_not_page_by_page_before(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``reindex --full`` (``discard``) drops the old tables first and then runs
+    quick_check on what is left (the new schema and the free list), where a checked open
+    reads every page of an index it is about to throw away."""
+    from memoryd.index import schema
+
+    for i in range(200):
+        world.write(world.global_root, f"facts/a{i}.md", f"alpha {i} " * 100)
+    with open_index(world.paths) as db:
+        reconcile(db, world.config)
+        db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the file now differs from the checked
+    live: list[int] = []  # the pages in use when quick_check ran
+    real_check = schema.quick_check
+
+    def counted(conn: sqlite3.Connection) -> str:
+        pages = conn.execute("PRAGMA page_count").fetchone()[0]
+        live.append(pages - conn.execute("PRAGMA freelist_count").fetchone()[0])
+        return real_check(conn)
+
+    monkeypatch.setattr(schema, "quick_check", counted)
+    with open_index(world.paths, discard=True) as db:
+        assert db.rows() == [] and live and max(live) < 20  # the empty schema's ten pages
+        assert len(reconcile(db, world.config).added) == 200
+        db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    live.clear()
+    with open_index(world.paths) as db:  # a checked open of the rebuilt file
+        assert len(db.rows()) == 200 and live and min(live) > 100
+
+
+def test_a_discarded_index_with_damaged_pages_is_rebuilt_sound(world: World) -> None:
+    """Damage the drop does not read goes with the dropped pages; damage it reads, or
+    that the check finds afterwards, moves the file aside: either way the rebuilt index
+    is whole and passes quick_check."""
+    from memoryd.index import schema
+
+    for i in range(300):
+        world.write(world.global_root, f"facts/a{i}.md", f"alpha {i} " * 50)
+    with open_index(world.paths) as db:
+        reconcile(db, world.config)
+        db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    file = world.paths.index_db
+    data = bytearray(file.read_bytes())
+    for offset in range(4096 * 3, len(data) - 4096, 4096 * 2):
+        data[offset + 100 : offset + 400] = os.urandom(300)
+    file.write_bytes(bytes(data))
+    with open_index(world.paths, discard=True) as db:
+        reconcile(db, world.config)
+        assert len(db.rows()) == 300 and fts_count(db, '"alpha"') == 300
+        assert schema.quick_check(db.conn) == "ok"
 
 
 def test_reset_rebuilds_from_nothing(world: World, db: IndexDB) -> None:

@@ -210,8 +210,12 @@ class IndexDB:
         self.close()
 
 
-def open_index(paths: Paths, *, check_same_thread: bool = True) -> IndexDB:
-    """Open (creating, migrating or rebuilding as needed) the index in memoryd's cache."""
+def open_index(
+    paths: Paths, *, check_same_thread: bool = True, discard: bool = False
+) -> IndexDB:
+    """Open (creating, migrating or rebuilding as needed) the index in memoryd's cache;
+    ``discard``: emptied, to be rebuilt from the files (``reindex --full``, see
+    :func:`memoryd.index.schema.connect`)."""
     file = paths.index_db
-    conn = schema.connect(file, check_same_thread=check_same_thread)
+    conn = schema.connect(file, check_same_thread=check_same_thread, discard=discard)
     return IndexDB(conn, file)
