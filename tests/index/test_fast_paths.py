@@ -26,7 +26,7 @@ from memoryd.index.db import ROW_COLUMNS, file_path
 from memoryd.index.fetch import Candidate, Found, candidates, json_ints
 from memoryd.index.ranking import cut, rank, ranked, score_parts
 from memoryd.index.search import Hit
-from memoryd.index.snippet import _fold, _fold_exact, _render
+from memoryd.index.snippet import WIDTH, _best_window, _fold, _fold_exact, _merge, _render
 from memoryd.index.tokenizer import CJK_RANGES, is_cjk, normalize
 from tests.index.conftest import DAY_MS, NOW_MS, World
 
@@ -55,7 +55,7 @@ _Settings = namedtuple(
     "score_floor half_life_days decay_floor project_prior global_prior recall_boost_max",
 )
 CANDIDATE = st.tuples(
-    st.floats(0.01, 40),  # bm25 relevance
+    st.one_of(st.floats(0.01, 40), st.sampled_from([0.5, 2.0, 7.25])),  # bm25; ties too
     st.sampled_from(["global", "project"]),
     st.sampled_from(["plugin", "plugin", "layered", "claude"]),
     st.booleans(),  # pinned
@@ -83,7 +83,9 @@ def test_ranking_multiplies_the_parts_score_parts_gives(
     limit: int,
     priors: tuple[float, float, float],
 ) -> None:
-    """Seed recorded above: 200 candidate lists of every layout, pins, ages, hit counts."""
+    """Seed recorded above: 200 candidate lists of every layout, pins, ages, hit counts,
+    with equal relevances among them (rank's one sort must keep ties in their order, as
+    the stable sort of ranked() does)."""
     conf = _Settings(0.15, half_life, decay_floor, *priors)
     found, counts = [], {}
     for n, (rel, scope, layout, pinned, created, updated, mtime, hits, full) in enumerate(rows):
@@ -262,3 +264,37 @@ def test_the_fetch_looks_up_no_row_past_the_last_it_needs(world: World, db: Inde
     # equal texts, equal bm25: the top k in rowid order, z00 to z06 needed, z07 stepped to
     assert looked_up == [rowid[f"facts/z{n:02}"] for n in range(8)]
     assert fetch.MARGIN + 5 > 8  # FTS5's top k held more rows than were looked up
+
+
+def _render_as_it_was(text: str, spans: list[tuple[int, int]], marks: tuple[str, str]) -> str:
+    """_render before its shortcuts: the window around the spans, every span in it
+    marked, white space collapsed by the regex."""
+    size = len(text)
+    begin = max(0, min(_best_window(spans) if spans else 0, size - WIDTH))
+    end = min(size, begin + WIDTH)
+    out = ["…"] if begin > 0 else []
+    cursor = begin
+    for start, stop in spans:
+        if stop <= begin or start >= end:
+            continue
+        left, right = max(start, begin), min(stop, end)
+        out += [text[cursor:left], marks[0], text[left:right], marks[1]]
+        cursor = right
+    out.append(text[cursor:end])
+    if end < size:
+        out.append("…")
+    return re.sub(r"\s+", " ", "".join(out)).strip()
+
+
+@seed(21_2026_12_01)
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_a_snippet_is_what_rendering_made_of_it_before(data: st.DataObject) -> None:
+    """Seed recorded above: texts around and past WIDTH, with and without spans (the
+    shortcut for none), spans anywhere (merged, as explain gives them)."""
+    size = data.draw(st.sampled_from([0, 3, WIDTH - 1, WIDTH, WIDTH + 1, 400]) | st.integers(0, 500))
+    text = data.draw(st.text(st.sampled_from("ab 部\n\t\u3000…«"), min_size=size, max_size=size))
+    cuts = sorted(set(data.draw(st.lists(st.integers(0, len(text)), max_size=12))))
+    spans = _merge([(a, b) for a, b in zip(cuts[::2], cuts[1::2], strict=False) if a < b])
+    marks = data.draw(st.sampled_from([("«", "»"), ("<<", ">>")]))
+    assert _render(text, spans, marks) == _render_as_it_was(text, spans, marks)

@@ -8,7 +8,8 @@ import re
 import pytest
 
 from memoryd.config import Config, SearchConfig
-from memoryd.index import IndexDB, recall, reconcile
+from memoryd.index import IndexDB, open_index, recall, reconcile
+from memoryd.index import search as search_module
 from memoryd.index.fetch import at_least, candidates
 from memoryd.index.hits import read_hits
 from tests.index.conftest import DAY_MS, NOW_MS, World
@@ -356,3 +357,41 @@ def test_rows_the_filters_refuse_among_the_best_make_the_fetch_look_further(
     hits = search(db, world, "zeta", kind="pitfall")
     assert sorted(ids(hits)) == ["pitfalls/p0", "pitfalls/p1", "pitfalls/p2"]
     assert not {"facts/s0", "facts/s1", "facts/s2"} & set(ids(search(db, world, "zeta", limit=50)))
+
+
+def test_a_reconcile_between_the_candidates_and_their_rows_changes_neither(
+    world: World, db: IndexDB, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """recall reads its candidates and then the kept rows: both in one read transaction,
+    so a reconcile committed in between (another connection: the daemon's) neither
+    removes a kept row from under it nor mixes two versions of the index."""
+    doomed = world.write(world.global_root, "facts/kafka.md", "kafka lag on the broker")
+    world.write(world.global_root, "facts/other.md", "kafka consumer groups")
+    reconcile(db, world.config, world.roots)
+    real_rank = search_module.rank
+
+    def rank_after_a_reconcile(*args: object, **kwargs: object) -> object:
+        doomed.unlink()
+        with open_index(world.paths) as other:
+            reconcile(other, world.config, world.roots)  # deletes the row, commits
+        return real_rank(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(search_module, "rank", rank_after_a_reconcile)
+    hits = recall(db, world.config, "kafka lag", world.roots, bump=False, now_ms=NOW_MS)
+    assert [h.id for h in hits] == ["facts/kafka", "facts/other"]
+    assert hits[0].row is not None and hits[0].body == "kafka lag on the broker\n"
+    assert not db.conn.in_transaction
+    monkeypatch.setattr(search_module, "rank", real_rank)
+    after = recall(db, world.config, "kafka lag", world.roots, bump=False, now_ms=NOW_MS)
+    assert [h.id for h in after] == ["facts/other"]
+
+
+def test_recall_inside_a_callers_transaction_leaves_it_open(world: World, db: IndexDB) -> None:
+    world.write(world.global_root, "facts/kafka.md", "kafka lag")
+    reconcile(db, world.config, world.roots)
+    db.conn.execute("BEGIN")
+    assert [h.id for h in recall(db, world.config, "kafka", world.roots, bump=False)] == [
+        "facts/kafka"
+    ]
+    assert db.conn.in_transaction
+    db.conn.execute("COMMIT")

@@ -72,35 +72,45 @@ def rank(
     Each candidate's factors are worked out as :func:`score_parts` does, in one loop
     with the settings read once (a query has up to 50 candidates); only the few kept
     get their ``parts`` as a dict. The score is the same product, in the same order.
+    :func:`ranked` and :func:`cut` are done here as one sort of plain tuples,
+    ``(not full, -score, position, ...)``: the position breaks ties as the stable sort
+    by ``(not full, -score)`` does, with no key function called per candidate.
     """
     project, other = settings.project_prior, settings.global_prior
     half_life, boost_max = settings.half_life_days, settings.recall_boost_max
     floor = min(1.0, settings.decay_floor)
-    factors: dict[int, tuple[float, ...]] = {}
-    scored: list[tuple[float, Found]] = []
+    decays = not half_life <= 0  # (not "> 0": a NaN half-life decays, as decay() has it)
+    unboosted = 1.0 + boost_max * 0 / (0 + BOOST_HALF)  # boost() of no hits, as it computes it
+    day = DAY_MS
+    scored: list[tuple[bool, float, int, Found, tuple[float, ...]]] = []
+    keep = scored.append
+    best = None  # the best relevance, as cut's max() finds it
     for f in found:
-        relevance, row, _full = f
-        rowid, root, scope, layout, memory_id, pinned, created, updated, mtime_ns = row
+        relevance, row, full = f
+        _rowid, root, scope, layout, memory_id, pinned, created, updated, mtime_ns = row
+        if best is None or relevance > best:
+            best = relevance
         prior = project if scope == "project" else other
-        if layout != "plugin":
-            factors[rowid] = (relevance, prior)
-            scored.append((relevance * prior, f))  # math.prod's product, in the same order
+        if layout != "plugin":  # math.prod's product, in the same order
+            keep((not full, -(relevance * prior), len(scored), f, (relevance, prior)))
             continue
-        if pinned or half_life <= 0:
+        if pinned or not decays:
             age = 1.0
         else:  # decay(), inlined; "a if a > b else b" is max(b, a), without the call
             since = now_ms - (updated or created or mtime_ns // 1_000_000)
-            curve = 0.5 ** ((since if since > 0 else 0) / DAY_MS / half_life)
+            curve = 0.5 ** ((since if since > 0 else 0) / day / half_life)
             age = curve if curve > floor else floor
-        count = hits[root](memory_id)  # boost(), inlined
-        count = count if count > 0 else 0
-        boosted = 1.0 + boost_max * count / (count + BOOST_HALF)
-        factors[rowid] = (relevance, prior, age, boosted)
-        scored.append((relevance * prior * age * boosted, f))
-    kept = cut(ranked(scored), settings.score_floor, limit)
+        count = hits[root](memory_id)  # boost(), inlined; most memories have no hits
+        boosted = 1.0 + boost_max * count / (count + BOOST_HALF) if count > 0 else unboosted
+        score = relevance * prior * age * boosted
+        keep((not full, -score, len(scored), f, (relevance, prior, age, boosted)))
+    if best is None:
+        return []
+    scored.sort()  # = ranked(): every full match first, then by score, ties in their order
+    bar = settings.score_floor * best  # = cut()
+    kept = [s for s in scored if not s[0] or s[3][0] >= bar] or scored[:1]
     # strict=False: a row of another layout has two factors, named by PARTS' first two
-    named = [(total, f, factors[f.candidate.rowid]) for total, f in kept]
-    return [(total, f, dict(zip(PARTS, parts, strict=False))) for total, f, parts in named]
+    return [(-s[1], s[3], dict(zip(PARTS, s[4], strict=False))) for s in kept[:limit]]
 
 
 PARTS = ("relevance", "scope", "age", "hits")  # score_parts' names, in its order

@@ -100,13 +100,21 @@ def recall(
         return []
     fetch = max(limit, min(limit * 3, MAX_FETCH))
     filters = {"kind": kind, "type": type, "scope_id": scope_id}
-    found = candidates(
-        db, terms, roots, filters, fetch, strategy=strategy, enough=limit, visible=visible
-    )
-    now = int(time.time() * 1000) if now_ms is None else now_ms
-    counts = {str(r.path): hit_lookup(r.path) for r in roots}
-    kept = rank(settings, found, counts, now, limit)
-    rows = db.rows_by_rowid([f.candidate.rowid for _total, f, _parts in kept])
+    conn = db.conn
+    snapshot = not conn.in_transaction  # (a caller's own transaction is its snapshot)
+    if snapshot:  # the candidates and the kept rows read in one read transaction: the
+        conn.execute("BEGIN")  # rows are the candidates' even if a reconcile commits between
+    try:
+        found = candidates(
+            db, terms, roots, filters, fetch, strategy=strategy, enough=limit, visible=visible
+        )
+        now = int(time.time() * 1000) if now_ms is None else now_ms
+        counts = {str(r.path): hit_lookup(r.path) for r in roots}
+        kept = rank(settings, found, counts, now, limit)
+        rows = db.rows_by_rowid([f.candidate.rowid for _total, f, _parts in kept])
+    finally:
+        if snapshot:
+            conn.execute("COMMIT")
     marks = MARKERS[markers]
     hits = [
         _hit(rows[f.candidate.rowid], total, f.relevance, forms, marks, parts=parts)

@@ -52,7 +52,10 @@ def explain(
     """
     body = row.body
     if body:
-        folded, _origin, exact = _fold_exact(body)
+        if body.isascii():  # _fold_exact's first case, without the call
+            folded, exact = body.lower(), True
+        else:
+            folded, _origin, exact = _fold_exact(body)
         if exact:
             query, words, heads = _plan(tuple(forms))
             head = normalize("\n".join([row.id, row.summary or "", " ".join(row.load_when)]))
@@ -200,10 +203,14 @@ def _word_spans(text: str, heads: Sequence[str]) -> list[tuple[int, int]]:
             at = text.find(head, at + 1)
     spans: list[tuple[int, int]] = []
     end, size = 0, len(text)
-    ascii_run = _ASCII_RUN.match
+    ascii_run, ascii_word = _ASCII_RUN.match, _ASCII_WORD
     for start in sorted(starts):
-        if start < end or (start and _is_word(text[start - 1])):
+        if start < end:
             continue
+        if start:  # a word starts here only after a character of no word
+            before = text[start - 1]
+            if before in ascii_word or (not before.isascii() and _is_word(before)):
+                continue
         end = start + 1
         while True:
             end = ascii_run(text, end).end()  # type: ignore[union-attr]  # * matches always
@@ -218,6 +225,7 @@ def _word_spans(text: str, heads: Sequence[str]) -> list[tuple[int, int]]:
 # The ASCII characters of a word (what _is_word holds for ASCII): the regex compiles in
 # microseconds, unlike one with the CJK classes.
 _ASCII_RUN = re.compile("[0-9A-Za-z_]*")
+_ASCII_WORD = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 
 
 def _is_word(char: str) -> bool:
@@ -288,6 +296,8 @@ def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 def _render(text: str, spans: list[tuple[int, int]], marks: tuple[str, str] = (OPEN, CLOSE)) -> str:
     size = len(text)
+    if not spans:  # what the loop below makes of no spans: the first WIDTH characters
+        return " ".join((text[:WIDTH] + "…" if size > WIDTH else text).split())
     begin = max(0, min(_best_window(spans) if spans else 0, size - WIDTH))
     end = min(size, begin + WIDTH)
     out: list[str] = ["…"] if begin > 0 else []
