@@ -264,23 +264,6 @@ def test_corrupt_or_unknown_database_is_moved_aside(
     assert len(aside) == 1
 
 
-def test_corrupted_pages_are_detected(world: World) -> None:
-    for i in range(300):
-        world.write(world.global_root, f"facts/a{i}.md", f"alpha {i} " * 50)
-    with open_index(world.paths) as db:
-        reconcile(db, world.config)
-        db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    file = world.paths.index_db
-    data = bytearray(file.read_bytes())
-    for offset in range(4096 * 3, len(data) - 4096, 4096 * 2):
-        data[offset + 100 : offset + 400] = os.urandom(300)
-    file.write_bytes(bytes(data))
-    with open_index(world.paths) as db:
-        reconcile(db, world.config)
-        assert len(db.rows()) == 300
-    assert any(".bad-" in p.name for p in file.parent.iterdir())
-
-
 def test_a_discarded_index_is_checked_once_emptied_not_page_by_page_before(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -312,10 +295,12 @@ def test_a_discarded_index_is_checked_once_emptied_not_page_by_page_before(
         assert len(db.rows()) == 200 and live and min(live) > 100
 
 
-def test_a_discarded_index_with_damaged_pages_is_rebuilt_sound(world: World) -> None:
-    """Damage the drop does not read goes with the dropped pages; damage it reads, or
-    that the check finds afterwards, moves the file aside: either way the rebuilt index
-    is whole and passes quick_check."""
+@pytest.mark.parametrize("discard", [False, True], ids=["open", "discard"])
+def test_corrupted_pages_are_detected(world: World, discard: bool) -> None:
+    """A checked open finds the damage and moves the file aside. A discarded index
+    (``reindex --full``) is dropped first: damage the drop does not read goes with the
+    dropped pages, and damage it reads, or that the check finds afterwards, moves the file
+    aside. Either way the rebuilt index is whole and passes quick_check."""
     from memoryd.index import schema
 
     for i in range(300):
@@ -328,10 +313,11 @@ def test_a_discarded_index_with_damaged_pages_is_rebuilt_sound(world: World) -> 
     for offset in range(4096 * 3, len(data) - 4096, 4096 * 2):
         data[offset + 100 : offset + 400] = os.urandom(300)
     file.write_bytes(bytes(data))
-    with open_index(world.paths, discard=True) as db:
+    with open_index(world.paths, discard=discard) as db:
         reconcile(db, world.config)
         assert len(db.rows()) == 300 and fts_count(db, '"alpha"') == 300
         assert schema.quick_check(db.conn) == "ok"
+    assert discard or any(".bad-" in p.name for p in file.parent.iterdir())
 
 
 def test_reset_rebuilds_from_nothing(world: World, db: IndexDB) -> None:
