@@ -5,6 +5,7 @@ import importlib
 import os
 import sqlite3
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -166,6 +167,57 @@ def test_a_file_without_a_row_is_read_without_a_stat_and_its_failures_still_repo
     statted.clear()
     assert not reconcile(db, world.config).modified
     assert str(a) in statted  # a row's fingerprint is checked against the file's
+
+
+def test_a_chunk_is_loaded_phase_by_phase_with_what_load_gives_file_by_file(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """load_many reads every file of a chunk before it parses any, and answers as load
+    does for each: a row and its tokens, the same hash (no row), gone, unreadable,
+    oversized, broken frontmatter; each file's checked_ns taken right after its read."""
+    root = world.global_root
+    paths = [
+        world.write(root, "facts/a.md", "部署脚本 alpha", summary="第一"),
+        world.write(root, "facts/same.md", "unchanged"),
+        root.path / "facts/gone.md",
+        world.write(root, "facts/denied.md", "beta"),
+        world.write(root, "facts/big.md", "needle " * 400, summary="haystack"),
+    ]
+    (root.path / "facts/broken.md").write_text("---\nx: [\n---\nbroken\n")
+    paths.append(root.path / "facts/broken.md")
+    same = loader_module.read_file(str(paths[1]), 1 << 20).hash
+    items = [(str(p), same if p == paths[1] else None) for p in paths]
+    order: list[str] = []
+    real_read, real_record = loader_module.read_file, loader_module.record
+
+    def read(path: str, cap: int):  # type: ignore[no-untyped-def]
+        order.append("read")
+        if path == str(paths[3]):
+            raise PermissionError(13, "Permission denied")
+        return real_read(path, cap)
+
+    def record(*args: object) -> object:
+        order.append("record")
+        return real_record(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(loader_module, "read_file", read)
+    monkeypatch.setattr(loader_module, "record", record)
+    before = time.time_ns()
+    many = loader_module.load_many(root, items, 1000)
+    assert order == ["read"] * 6 + ["record"] * 3
+    one = [loader_module.load(root, path, 1000, old) for path, old in items]
+
+    def unstamped(result: object) -> object:  # checked_ns is the clock's: compared apart
+        if isinstance(result, loader_module.Loaded):
+            row = None if result.row is None else tuple(v for i, v in enumerate(result.row) if i != 17)
+            return result._replace(checked_ns=0, row=row)
+        return result
+
+    assert [unstamped(r) for r in many] == [unstamped(r) for r in one]
+    assert [type(r).__name__ for r in many] == ["Loaded"] * 2 + ["Failed"] * 2 + ["Loaded"] * 2
+    assert many[1].row is None and many[2].gone and not many[3].gone and many[4].oversized
+    stamps = [r.checked_ns for r in many if isinstance(r, loader_module.Loaded)]
+    assert before <= min(stamps) and stamps == sorted(stamps)
 
 
 def test_unlistable_folder_keeps_its_rows(

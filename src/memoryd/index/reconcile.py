@@ -28,7 +28,7 @@ from memoryd.fingerprint import settled
 from memoryd.index import store
 from memoryd.index.db import IndexDB
 from memoryd.index.layout import member
-from memoryd.index.loader import HEAD_BYTES, Failed, Loaded, Spread, load, reason
+from memoryd.index.loader import HEAD_BYTES, LOAD_CHUNK, Failed, Loaded, Spread, load_many, reason
 from memoryd.layouts import every_file_belongs
 from memoryd.roots import listed, walk_files, walk_root
 
@@ -196,7 +196,8 @@ class _Pass:
         self, paths: Sequence[str], old_hashes: Sequence[str | None]
     ) -> Iterator[tuple[str, Loaded | Failed]]:
         """``(path, load result)`` for each path; large batches in worker processes, in the
-        order they finish (:mod:`memoryd.index.pool`), small ones here, in order."""
+        order they finish (:mod:`memoryd.index.pool`), small ones here, in order (a chunk
+        at a time, phase by phase: :func:`memoryd.index.loader.load_many`)."""
         items = list(zip(paths, old_hashes, strict=True))
         cpus = os.cpu_count() or 1
         if len(items) >= self.spread.min_files and cpus >= self.spread.min_cpus:
@@ -205,8 +206,10 @@ class _Pass:
             workers = max(1, min(3, cpus - 1))
             yield from load_parallel(self.root, items, self.cap, workers, self.spread)
             return
-        for path, old in items:
-            yield path, load(self.root, path, self.cap, old)
+        for start in range(0, len(items), LOAD_CHUNK):
+            chunk = items[start : start + LOAD_CHUNK]
+            loaded = load_many(self.root, chunk, self.cap)
+            yield from zip((path for path, _ in chunk), loaded, strict=True)
 
     def known(self, prefixes: Iterable[str] | None) -> dict[str, _Known]:
         sql = "SELECT path, size, mtime_ns, checked_ns, hash FROM memories WHERE root = ?"
