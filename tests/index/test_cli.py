@@ -127,6 +127,31 @@ def test_reindex_sorts_its_paths_only_for_json(
     assert data["added"] == [str(home / "ROOT.md"), str(home / "facts/a.md")]
 
 
+def test_reindex_collects_garbage_rarely_while_it_works_and_as_before_after(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gc
+
+    from memoryd.commands import reindex
+
+    write_memory(home, "facts/a.md", "alpha")
+    seen: list[tuple[int, int, int]] = []  # the collector's thresholds as the index opens
+    from memoryd import index
+
+    opened = index.open_index
+
+    def spy(*args: object, **kwargs: object) -> object:
+        seen.append(gc.get_threshold())
+        return opened(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(index, "open_index", spy)
+    before = gc.get_threshold()
+    done = run_cli("reindex", "--full", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert seen == [(reindex.REINDEX_GC_THRESHOLD, *before[1:])]
+    assert gc.get_threshold() == before
+
+
 BUMPER = """
 import sys
 from pathlib import Path

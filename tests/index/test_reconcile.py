@@ -567,6 +567,33 @@ def test_rows_written_in_bulk_get_their_own_tokens_around_a_path_that_had_a_row(
     assert fts_count(db, '"middle"') == 0 and fts_count(db, '"note"') == 5
 
 
+def test_a_batch_of_new_rows_takes_its_rowids_in_order_without_reading_them_back(
+    world: World, db: IndexDB
+) -> None:
+    """Rows that are all new get consecutive rowids (AUTOINCREMENT, after a gap a deleted
+    row left): their tokens go in under them with no look-up of the rowids by path."""
+    from memoryd.index.tokenizer import index_text
+
+    root = world.global_root
+    world.write(root, "facts/gone.md", "gone")
+    reconcile(db, world.config)
+    (root.path / "facts/gone.md").unlink()
+    reconcile(db, world.config)  # the highest rowid so far is free again, and not reused
+    words = {f"n{i}": word for i, word in enumerate(["alpha", "bravo", "部署", "delta", "echo"])}
+    for name, word in words.items():
+        world.write(root, f"facts/{name}.md", f"{word} note")
+    seen: list[str] = []
+    db.conn.set_trace_callback(seen.append)
+    assert reconcile(db, world.config).count("added") == 5
+    db.conn.set_trace_callback(None)
+    assert not [sql for sql in seen if sql.startswith("SELECT path, rowid")]
+    rowid_of = {i.removeprefix("facts/"): r for i, r in db.conn.execute("SELECT id, rowid FROM memories")}
+    assert sorted(rowid_of) == sorted(words) and min(rowid_of.values()) == 2
+    sql = "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?"
+    found = {n: [r for (r,) in db.conn.execute(sql, (f'"{index_text(w).split()[0]}"',))] for n, w in words.items()}
+    assert found == {name: [rowid] for name, rowid in rowid_of.items()}
+
+
 @pytest.mark.parametrize("setting", [1, 0])
 def test_reset_drops_the_old_pages_without_zeroing_them_and_keeps_the_setting(
     world: World, setting: int
