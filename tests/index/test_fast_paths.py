@@ -298,3 +298,39 @@ def test_a_snippet_is_what_rendering_made_of_it_before(data: st.DataObject) -> N
     spans = _merge([(a, b) for a, b in zip(cuts[::2], cuts[1::2], strict=False) if a < b])
     marks = data.draw(st.sampled_from([("«", "»"), ("<<", ">>")]))
     assert _render(text, spans, marks) == _render_as_it_was(text, spans, marks)
+
+
+def test_a_hits_row_takes_its_candidates_fields_and_reads_the_rest(
+    world: World, db: IndexDB
+) -> None:
+    """recall reads a kept row's other fields only (hit_rows, in the candidates' read
+    transaction): the Row is the one rows_by_rowid reads whole, every field, for rows of
+    every shape (pinned, dates, lists, problems, kinds, both scopes), 70 of them too."""
+    world.write(world.global_root, "facts/a.md", "kafka lag 部署", summary="kafka",
+                load_when=["ops", "on call"], supersedes=["facts/old"], pinned=True,
+                created="2024-01-02", updated="2025-03-04", kind="fact")  # fmt: skip
+    world.write(world.project_root, "rules/b.md", "kafka rule", kind="rule", summary="规则")
+    world.write(world.global_root, "facts/bad.md", "kafka", pinned="maybe")  # a problem
+    for n in range(70):
+        world.write(world.global_root, f"facts/m{n:02}.md", f"kafka {n}", summary=f"s{n}")
+    reconcile(db, world.config, world.roots)
+    found = candidates(db, ["kafka"], world.roots, {}, 100)
+    kept = [f.candidate for f in found]
+    assert len(kept) == 73
+    whole = db.rows_by_rowid([c.rowid for c in kept])
+    for few in (kept[:3], kept):  # bound one by one, and through json_each
+        got = db.hit_rows(few)
+        assert got == {c.rowid: whole[c.rowid] for c in few}
+        for c in few:
+            assert vars(got[c.rowid]) == vars(whole[c.rowid])
+            assert [type(v) for v in vars(got[c.rowid]).values()] == [
+                type(v) for v in vars(whole[c.rowid]).values()
+            ]
+    assert any(r.problems for r in whole.values()) and any(r.pinned for r in whole.values())
+    statements: list[str] = []
+    db.conn.set_trace_callback(statements.append)
+    [hit] = recall(db, world.config, "部署", world.roots, bump=False)
+    db.conn.set_trace_callback(None)
+    assert hit.row == next(row for row in whole.values() if row.id == "facts/a")
+    read = [s for s in statements if "body" in s and " IN (" in s]
+    assert len(read) == 1 and "root" not in read[0].split(" FROM ")[0]

@@ -111,7 +111,7 @@ def recall(
         now = int(time.time() * 1000) if now_ms is None else now_ms
         counts = {str(r.path): hit_lookup(r.path) for r in roots}
         kept = rank(settings, found, counts, now, limit)
-        rows = db.rows_by_rowid([f.candidate.rowid for _total, f, _parts in kept])
+        rows = db.hit_rows([f.candidate for _total, f, _parts in kept])
     finally:
         if snapshot:
             conn.execute("COMMIT")
