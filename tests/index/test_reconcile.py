@@ -732,3 +732,25 @@ def test_a_file_is_read_with_one_read_and_a_short_read_is_read_again_later(
     monkeypatch.setattr(loader_module.os, "read", real_read)
     reconcile(db, world.config)
     assert db.rows()[0].body.strip() == ("alpha beta gamma " * 10).strip()
+
+
+def test_a_cold_index_of_small_memories_is_one_transaction_and_one_fts5_segment(
+    world: World, db: IndexDB
+) -> None:
+    """Batches end at BATCH_BYTES of text, not at a file count a root of small memories
+    reaches first: 6000 files of 100 bytes go in with one commit, and FTS5 holds them in
+    one segment, which every query reads once (two would each be read apart)."""
+    folder = world.global_root.path / "facts"
+    folder.mkdir(parents=True)
+    past = time.time() - 86_400
+    for i in range(6000):
+        path = folder / f"n{i}.md"
+        path.write_text(f"note {i} about deploy 部署 number {i * 7}\n" + "x" * 40 + "\n")
+        os.utime(path, (past, past))
+    commits: list[str] = []
+    db.conn.set_trace_callback(lambda sql: commits.append(sql) if sql == "COMMIT" else None)
+    assert reconcile(db, world.config).count("added") == 6000
+    db.conn.set_trace_callback(None)
+    assert commits == ["COMMIT"]
+    (segments,) = db.conn.execute("SELECT count(DISTINCT segid) FROM memories_fts_idx").fetchone()
+    assert segments == 1
