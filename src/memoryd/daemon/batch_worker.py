@@ -89,7 +89,7 @@ class Worker(threading.Thread):
             item = self.queue.get()
             later = self._collect(item) if isinstance(item, Change) else [item]
             for command in later:
-                if not self._handle(command):
+                if not self._carry_out(command):
                     return
 
     def _collect(self, first: Change) -> list[Command]:
@@ -117,7 +117,7 @@ class Worker(threading.Thread):
         self._run(lambda: self.settle(batch), "batch")
         return held
 
-    def _handle(self, command: Command) -> bool:
+    def _carry_out(self, command: Command) -> bool:
         """Run one command; False when the worker must end."""
         try:
             if command.cmd is Cmd.STOP:
