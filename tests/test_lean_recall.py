@@ -446,3 +446,33 @@ def test_a_kept_connection_holds_no_read_transaction(home: Home) -> None:
         writer.close()
     assert busy == 0
     kept.close()
+
+
+def test_a_commit_between_the_candidates_and_their_rows_changes_neither(
+    home: Home, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lean path reads its candidates and then the kept rows in one read transaction,
+    as the full path does: the daemon's commit in between (here: a row deleted on another
+    connection after ranking began) neither removes a kept row from under the answer
+    (which then declined) nor mixes two versions of the index."""
+    from memoryd.index import ranking
+    from memoryd.lean_recall import answer
+
+    real_rank = ranking.rank
+
+    def rank_after_a_commit(*args: object, **kwargs: object) -> object:
+        other = sqlite3.connect(resolve_paths().index_db)
+        with other:
+            other.execute("DELETE FROM memories WHERE id = 'pitfalls/deploy'")
+        other.close()
+        return real_rank(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ranking, "rank", rank_after_a_commit)
+    with DaemonLock(resolve_paths().lock_file):  # no reconcile first: the daemon's job
+        answered = answer(["pnpm"], os.environ, str(home.repo))
+    assert answered is not None and "pitfalls/deploy" in answered[1]
+    check = sqlite3.connect(resolve_paths().index_db)
+    try:  # the commit did land: the answer read the version before it
+        assert check.execute("SELECT count(*) FROM memories WHERE id = 'pitfalls/deploy'").fetchone() == (0,)
+    finally:
+        check.close()

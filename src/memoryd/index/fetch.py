@@ -101,6 +101,28 @@ _CANDIDATE_COLUMNS = "rowid, root, scope, layout, id, pinned, created, updated, 
 _CANDIDATE_FIELDS = ", ".join(f"memories.{c}" for c in _CANDIDATE_COLUMNS.split(", ")[1:])
 
 
+class Snapshot:
+    """``with Snapshot(conn):`` the reads inside see one version of the index: a read
+    transaction, or the caller's own when it has one (left open). A recall reads its
+    candidates and then the kept rows; in two transactions a reconcile committing in
+    between (the daemon's, on its own connection) could remove a kept row from under it
+    or join a candidate to a newer row. (A class, not contextlib: the lean recall's
+    imports stay few, see tests/test_startup.py.)
+    """
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn, self.began = conn, False
+
+    def __enter__(self) -> None:
+        self.began = not self.conn.in_transaction
+        if self.began:
+            self.conn.execute("BEGIN")
+
+    def __exit__(self, *exc: object) -> None:
+        if self.began:
+            self.conn.execute("COMMIT")
+
+
 def json_ints(values: list[int]) -> str:
     """A JSON array of integers, for ``rowid IN (SELECT value FROM json_each(?))``."""
     return "[" + ",".join(str(int(v)) for v in values) + "]"

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from memoryd.config import Config, RootConfig
 from memoryd.index import hitview
 from memoryd.index.db import IndexDB, Row
-from memoryd.index.fetch import candidates
+from memoryd.index.fetch import Snapshot, candidates
 from memoryd.index.hits import bump_hits, hit_lookup
 from memoryd.index.ranking import rank
 from memoryd.index.snippet import MARKERS, explain
@@ -100,11 +100,7 @@ def recall(
         return []
     fetch = max(limit, min(limit * 3, MAX_FETCH))
     filters = {"kind": kind, "type": type, "scope_id": scope_id}
-    conn = db.conn
-    snapshot = not conn.in_transaction  # (a caller's own transaction is its snapshot)
-    if snapshot:  # the candidates and the kept rows read in one read transaction: the
-        conn.execute("BEGIN")  # rows are the candidates' even if a reconcile commits between
-    try:
+    with Snapshot(db.conn):  # the kept rows are the candidates' (a reconcile may commit)
         found = candidates(
             db, terms, roots, filters, fetch, strategy=strategy, enough=limit, visible=visible
         )
@@ -112,9 +108,6 @@ def recall(
         counts = {str(r.path): hit_lookup(r.path) for r in roots}
         kept = rank(settings, found, counts, now, limit)
         rows = db.hit_rows([f.candidate for _total, f, _parts in kept])
-    finally:
-        if snapshot:
-            conn.execute("COMMIT")
     marks = MARKERS[markers]
     hits = [
         _hit(rows[f.candidate.rowid], total, f.relevance, forms, marks, parts=parts)
