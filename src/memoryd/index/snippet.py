@@ -298,7 +298,7 @@ def _render(text: str, spans: list[tuple[int, int]], marks: tuple[str, str] = (O
     size = len(text)
     if not spans:  # what the loop below makes of no spans: the first WIDTH characters
         return " ".join((text[:WIDTH] + "…" if size > WIDTH else text).split())
-    begin = max(0, min(_best_window(spans) if spans else 0, size - WIDTH))
+    begin = max(0, min(_best_window(spans), size - WIDTH))
     end = min(size, begin + WIDTH)
     out: list[str] = ["…"] if begin > 0 else []
     cursor = begin
