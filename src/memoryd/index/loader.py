@@ -123,18 +123,7 @@ def _read_to_end(fd: int, size: int) -> bytes:
 
 def load(root: RootConfig, path: str, cap: int, old_hash: str | None) -> Loaded | Failed:
     """Read ``path``; parse it into a row unless its hash equals ``old_hash``."""
-    try:
-        read = read_file(path, cap)
-    except (FileNotFoundError, NotADirectoryError) as exc:
-        return Failed(gone=True, reason=reason(exc))
-    except OSError as exc:
-        return Failed(gone=False, reason=reason(exc))
-    checked = time.time_ns()
-    if read.hash == old_hash:
-        return Loaded(read.size, read.mtime_ns, checked, read.hash, read.oversized, None, ())
-    row = record(root, path, read, checked)
-    tokens = tuple(map(index_text, store.texts(row)))
-    return Loaded(read.size, read.mtime_ns, checked, read.hash, read.oversized, row, tokens)
+    return load_many(root, [(path, old_hash)], cap)[0]
 
 
 LOAD_CHUNK = 64  # files loaded phase by phase at a time (load_many)
@@ -143,11 +132,13 @@ LOAD_CHUNK = 64  # files loaded phase by phase at a time (load_many)
 def load_many(
     root: RootConfig, items: Sequence[tuple[str, str | None]], cap: int
 ) -> list[Loaded | Failed]:
-    """:func:`load` of each ``(path, old_hash)``, in order, done phase by phase: every
-    file read, then every row made, then each full-text column of every row tokenized.
+    """Each ``(path, old_hash)`` read, and parsed into a row unless its hash equals
+    ``old_hash``, in order, done phase by phase: every file read, then every row made,
+    then each full-text column of every row tokenized (this process's batches, and each
+    worker's chunk, :mod:`memoryd.index.pool`; :func:`load` is a chunk of one).
 
-    The same results as :func:`load` one file at a time, each file's ``checked_ns`` taken
-    right after its own read. Only the order of the work differs: a phase runs the same
+    A file's result is the same whatever chunk holds it, its ``checked_ns`` taken right
+    after its own read. Only the order of the work differs: a phase runs the same
     code many times in a row, where a file at a time cycled through the system calls, the
     frontmatter reader, the tokenizer and the stemmer, each pushing the others' code out
     of the CPU's instruction cache: a cold index of 10k took 3-5% less CPU in chunks of

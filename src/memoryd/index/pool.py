@@ -30,7 +30,7 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 
 from memoryd.config import RootConfig
-from memoryd.index.loader import Failed, Loaded, Spread, load
+from memoryd.index.loader import Failed, Loaded, Spread, load_many
 
 log = logging.getLogger(__name__)
 CHUNK_BYTES = 8 * 1024  # encoded paths per request at most (pipes hold 16-64 KiB)
@@ -80,7 +80,7 @@ def load_parallel(
 
 
 def _load_here(root: RootConfig, cap: int, chunk: list[Item]) -> Iterator[tuple[str, Result]]:
-    return ((path, load(root, path, cap, old)) for path, old in chunk)
+    return zip((path for path, _old in chunk), load_many(root, chunk, cap), strict=True)
 
 
 class _Pool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pickle
 import sys
 
-from memoryd.index.loader import load
+from memoryd.index.loader import load_many
 from memoryd.index.pool import HEADER
 
 
@@ -23,7 +23,7 @@ def main() -> None:
             batch = pickle.load(stdin)
         except EOFError:
             return
-        results = [load(root, path, cap, old) for path, old in batch]
+        results = load_many(root, batch, cap)  # phase by phase, as this process would
         data = pickle.dumps(results, protocol=pickle.HIGHEST_PROTOCOL)
         stdout.write(HEADER.pack(len(data)))
         stdout.write(data)
