@@ -153,7 +153,7 @@ def test_the_flat_reader_reads_what_the_line_reader_reads(lines: list[str]) -> N
     reader (held to PyYAML above) answers the same, types included, and it leaves every
     other text to that reader."""
     text = "".join(f"{line}\n" for line in lines)
-    flat = frontmatter._load_flat(text)
+    flat = frontmatter.load_flat(text)
     if flat is not None:
         slow = frontmatter._load_lines(text)
         assert slow is not None
@@ -179,7 +179,7 @@ def test_the_flat_reader_reads_what_the_line_reader_reads(lines: list[str]) -> N
 def test_the_flat_reader_takes_the_commonest_shapes_and_leaves_the_rest(
     text: str, flat: bool
 ) -> None:
-    assert (frontmatter._load_flat(text) is not None) is flat
+    assert (frontmatter.load_flat(text) is not None) is flat
     read = load_simple(text)
     assert read == frontmatter._load_lines(text)
     assert read is None or read == (judge(text) or {})  # None: PyYAML reads it (\u00a0)

@@ -42,11 +42,11 @@ _NO = object()  # "not a shape read here" (None is a value: null)
 
 def load_simple(text: str) -> dict[str, Any] | None:
     """The mapping in ``text`` when it is a flat mapping of simple values, else None."""
-    flat = _load_flat(text)
+    flat = load_flat(text)
     return flat if flat is not None else _load_lines(text)
 
 
-def _load_flat(text: str) -> dict[str, Any] | None:
+def load_flat(text: str) -> dict[str, Any] | None:
     """:func:`_load_lines` for the commonest frontmatter, in one loop, or None: one ``key:
     value`` a line, whose value is a double-quoted string without escapes, a plain word or
     words, a decimal integer, a boolean or null, or a flow list of double-quoted strings
@@ -80,7 +80,7 @@ def _load_flat(text: str) -> dict[str, Any] | None:
 
 
 def _flat_scalar(text: str, block: bool) -> Any:
-    """A value :func:`_load_flat` reads, not a list (``block``: not inside one), or _NO."""
+    """A value :func:`load_flat` reads, not a list (``block``: not inside one), or _NO."""
     if not text:
         return _NO
     first = text[0]
