@@ -31,7 +31,6 @@ top-k: a memory holding every term is never lost to many that hold one.
 from __future__ import annotations
 
 import functools
-import os
 from collections import namedtuple
 from collections.abc import Mapping, Sequence
 from functools import partial
@@ -88,10 +87,10 @@ else:
 # bm25 column weights: id, summary, load_when, body.
 COLUMN_WEIGHTS = (3.0, 4.0, 4.0, 1.0)
 GROWTH = 8
-# Rows FTS5's top k holds beyond ``fetch`` for the filters to refuse: a root's ROOT.md and
-# index.md files (12 in the 10k benchmark corpus) rank high for many queries, and about 1%
-# of memories are superseded. Each row of the top k is looked up in the memories table
-# (most of a needle query's statement at 10k): 2 × fetch read a third more rows than this.
+# Rows FTS5's top k holds beyond ``fetch`` for the filters to refuse: superseded memories
+# (about 1%), other roots' rows, other kinds. (A root's ROOT.md and index.md files never
+# match: they give FTS5 no text, see memoryd.index.store.compiled.) Only the rows stepped
+# to are looked up in the memories table (_top), so the margin costs FTS5's sort alone.
 MARGIN = 16
 MAX_LEVEL_TERMS = 6  # beyond this many terms: all terms, then any term (the groups multiply)
 STRATEGIES = ("and-or", "levels", "or")
@@ -126,13 +125,6 @@ class Snapshot:
 def json_ints(values: list[int]) -> str:
     """A JSON array of integers, for ``rowid IN (SELECT value FROM json_each(?))``."""
     return "[" + ",".join(str(int(v)) for v in values) + "]"
-
-
-# ROOT.md and index.md of a plugin root: indexed, but never a result (they only repeat the
-# memories' summaries, and at 10k memories ROOT.md matches nearly every query).
-_COMPILED = (
-    f"(layout = 'plugin' AND (path = root || '{os.sep}ROOT.md' OR path GLOB '*{os.sep}index.md'))"
-)
 
 
 def candidates(
@@ -306,7 +298,8 @@ def candidate_rows(
     visible: _Visible | None = None,
 ) -> dict[int, Candidate]:
     """The rows among ``rowids`` that recall may return: in ``roots``, current (not
-    superseded), not a compiled file, passing ``filters`` (and ``visible``)."""
+    superseded), passing ``filters`` (and ``visible``). (A compiled file is never among
+    FTS5's rowids: it gives FTS5 no text, :func:`memoryd.index.store.compiled`.)"""
     if not rowids or not roots:
         return {}
     condition, params = _passes(roots, filters, visible)
@@ -342,5 +335,5 @@ def _condition(roots: int, columns: tuple[str, ...]) -> str:
     its closing parenthesis."""
     # "+root": look the few rowids up, never scan a root's rows through an index on root
     marks = ", ".join("?" for _ in range(roots))
-    sql = f"(+memories.root IN ({marks}) AND {_CURRENT} AND NOT {_COMPILED}"
+    sql = f"(+memories.root IN ({marks}) AND {_CURRENT}"
     return sql + "".join(f" AND memories.{column} = ?" for column in columns)

@@ -17,6 +17,7 @@ the same transaction, and a rolled-back transaction rolls back both.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
@@ -38,7 +39,7 @@ _INSERT = (
     "ON CONFLICT (path) DO NOTHING"
 )
 _UPDATE = f"UPDATE memories SET {', '.join(f'{c} = ?' for c in COLUMNS[1:])} WHERE rowid = ?"
-_OLD = f"SELECT rowid, {', '.join(TEXT_COLUMNS)} FROM memories WHERE path = ?"
+_OLD = f"SELECT rowid, path, root, layout, {', '.join(TEXT_COLUMNS)} FROM memories WHERE path = ?"
 _FTS_INSERT = f"INSERT INTO memories_fts(rowid, {', '.join(TEXT_COLUMNS)}) VALUES (?, ?, ?, ?, ?)"
 _FTS_DELETE = (
     f"INSERT INTO memories_fts(memories_fts, rowid, {', '.join(TEXT_COLUMNS)}) "
@@ -48,8 +49,28 @@ _TOUCH = "UPDATE memories SET size = ?, mtime_ns = ?, checked_ns = ? WHERE path 
 
 
 def texts(row: Sequence[Any]) -> tuple[str | None, ...]:
-    """The FTS columns' original text of a memories row (in :data:`COLUMNS` order)."""
+    """The text a memories row (in :data:`COLUMNS` order) gives each FTS column: its own,
+    or none for a compiled file (:func:`compiled`)."""
+    if compiled(row[0], row[1], row[3]):
+        return _NO_TEXT
     return tuple(row[i] for i in _TEXT_AT)
+
+
+_NO_TEXT = ("",) * len(TEXT_COLUMNS)
+
+
+def compiled(path: str, root: str, layout: str) -> bool:
+    """A plugin root's ROOT.md or a folder's index.md: memoryd writes them from the
+    memories' frontmatter, so they only repeat the memories' summaries and triggers, and
+    recall never returns them. They keep their row (fingerprint, text, problems) but give
+    FTS5 no text: ROOT.md and the index.md files hold more than a quarter of a root's
+    text (1.5 of 5.3 MB at 10k memories), a cold index tokenized and inserted all of it,
+    and so did every reindex of them after a ``remember``; and at 10k memories they match
+    nearly every query, so FTS5 scored them (and their long position lists) for nothing.
+    """
+    return layout == "plugin" and (
+        path == root + os.sep + "ROOT.md" or path.endswith(os.sep + "index.md")
+    )
 
 
 def put(conn: sqlite3.Connection, row: Sequence[Any], tokens: Sequence[str]) -> None:
@@ -116,5 +137,8 @@ def touch(conn: sqlite3.Connection, path: str, size: int, mtime_ns: int, checked
 
 
 def _forget_text(conn: sqlite3.Connection, old: Sequence[Any]) -> None:
-    """Take a row's tokens out of the full-text table (the exact ones it was given)."""
-    conn.execute(_FTS_DELETE, (old[0], *(index_text(t) for t in old[1:])))
+    """Take a row's tokens out of the full-text table (the exact ones it was given):
+    ``old`` is an :data:`_OLD` row, and its text goes to FTS5 as :func:`texts` gave it."""
+    rowid, path, root, layout, *text = old
+    tokens = _NO_TEXT if compiled(path, root, layout) else tuple(map(index_text, text))
+    conn.execute(_FTS_DELETE, (rowid, *tokens))
