@@ -1,11 +1,11 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from memoryd.errors import MemorydError
-from memoryd.memory import Memory, id_for_path, new_memory, parse, render, validate
+from memoryd.memory import Memory, epoch_ms, id_for_path, new_memory, parse, render, validate
 
 PLUGIN_EXAMPLE = """\
 ---
@@ -253,3 +253,67 @@ def test_a_parse_for_the_index_reads_the_same_and_keeps_no_source(raw: bytes) ->
     kept, lean = parse(raw), parse(raw, keep_source=False)
     assert lean == kept and lean.source is None and kept.source is not None
     assert (lean.meta, lean.body, lean.problems) == (kept.meta, kept.body, kept.problems)
+
+
+class _Text(str):
+    """A str subclass: validate takes it as a string, as isinstance does."""
+
+
+class _Items(list):  # type: ignore[type-arg]
+    """A list subclass, as a caller's own mapping might hold."""
+
+
+_FIELD_VALUES = st.one_of(
+    st.none(), st.booleans(), st.integers(-5, 10**13), st.floats(allow_nan=False),
+    st.sampled_from(["a", "a\nb", " a \n", "2024-03-05", "next tuesday", _Text("t"), ""]),
+    st.lists(st.one_of(st.text(max_size=3), st.integers(), st.none()), max_size=3),
+    st.lists(st.text(max_size=3), max_size=3).map(_Items),
+    st.sampled_from([1700000000, 1700000000000, True, 0, [], {"k": 1}]),
+)  # fmt: skip
+_FIELDS = ("id", "kind", "summary", "highlight", "superseded_by", "created", "updated",
+           "pinned", "sync", "load_when", "supersedes", "other")  # fmt: skip
+
+
+def _specified_problems(meta: dict[str, object], expected_id: str | None) -> list[str]:
+    """The field problems a memory has, by the rules written plainly, field by field."""
+    out = []
+    for name in ("id", "kind", "summary", "highlight", "superseded_by"):
+        if name in meta and not isinstance(meta[name], str):
+            out.append(f"field.{name}")
+    summary = meta.get("summary")
+    if isinstance(summary, str) and "\n" in summary.strip():
+        out.append("field.summary")
+    for name in ("created", "updated"):
+        value = meta.get(name, ...)
+        if value is ...:
+            continue
+        if isinstance(value, int) and not isinstance(value, bool):
+            wrong = 0 < value < 100_000_000_000  # epoch seconds
+        else:
+            wrong = epoch_ms(value) is None  # an ISO date reads, anything else does not
+        if wrong:
+            out.append(f"field.{name}")
+    out += [f"field.{n}" for n in ("pinned", "sync") if n in meta and not isinstance(meta[n], bool)]
+    for name in ("load_when", "supersedes"):
+        value = meta.get(name, ...)
+        strings = isinstance(value, list) and all(isinstance(v, str) for v in value)
+        if value is not ... and not strings and not (name == "supersedes" and isinstance(value, str)):
+            out.append(f"field.{name}")
+    own = meta.get("id")
+    if expected_id is not None and isinstance(own, str) and own != expected_id:
+        out.append("field.id")
+    return out
+
+
+@given(st.dictionaries(st.sampled_from(_FIELDS), _FIELD_VALUES, max_size=8), st.sampled_from([None, "a", "b"]))
+@example({"load_when": [1, "a"], "supersedes": _Items(["a"]), "pinned": 0}, None)
+@example({"created": True, "updated": 1700000000, "summary": 5, "id": "b"}, "a")
+@example({"supersedes": "a", "load_when": "a", "sync": None, "kind": _Text("k")}, None)
+def test_validate_reports_each_field_as_specified(meta: dict[str, object], expected_id: str | None) -> None:
+    """validate looks each field up once and passes a value of the usual type at once; a
+    value of any other type (a bool for a date, an int subclass, a list with a number in
+    it, a list subclass) gets the same problem as ever, in the same order."""
+    memory = Memory(meta=dict(meta))
+    assert [p.code for p in validate(memory, expected_id=expected_id)] == _specified_problems(
+        meta, expected_id
+    )

@@ -10,6 +10,7 @@ an edited one is re-serialised with the original newline style and BOM.
 from __future__ import annotations
 
 import copy
+import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -327,30 +328,46 @@ def id_for_path(relative: str) -> str:
 
 
 def validate(memory: Memory, expected_id: str | None = None) -> list[Problem]:
-    """Every problem of this memory: parse problems, then field problems."""
+    """Every problem of this memory: parse problems, then field problems.
+
+    Each field is looked up once, and a value of the usual type (an int, a bool, a list
+    of strings) is passed without a closer look: every file of a cold index is validated.
+    """
     problems = list(memory.problems)
     meta = memory.meta
+    get = meta.get
     for name in ("id", "kind", "summary", "highlight", "superseded_by"):
-        if name in meta and not isinstance(meta[name], str):
-            problems.append(_type_problem(name, "a string", meta[name]))
-    if isinstance(meta.get("summary"), str) and "\n" in meta["summary"].strip():
+        value = get(name, _ABSENT)
+        if value is not _ABSENT and not isinstance(value, str):
+            problems.append(_type_problem(name, "a string", value))
+    summary = get("summary")
+    if isinstance(summary, str) and "\n" in summary.strip():
         problems.append(Problem("field.summary", "summary should be one line"))
     for name in ("created", "updated"):
-        problems.extend(_check_epoch_ms(name, meta))
+        value = get(name, _ABSENT)
+        if value is not _ABSENT and (type(value) is not int or 0 < value < MIN_EPOCH_MS):
+            problems.extend(_check_epoch_ms(name, meta))
     for name in ("pinned", "sync"):
-        if name in meta and not isinstance(meta[name], bool):
-            problems.append(_type_problem(name, "true or false", meta[name]))
+        value = get(name, _ABSENT)
+        if value is not _ABSENT and type(value) is not bool:  # bool has no subclasses
+            problems.append(_type_problem(name, "true or false", value))
     for name in ("load_when", "supersedes"):
-        value = meta.get(name)
+        value = get(name, _ABSENT)
+        if value is _ABSENT or (type(value) is list and all(map(isinstance, value, _STR))):
+            continue
         ok_list = isinstance(value, list) and all(isinstance(v, str) for v in value)
-        if name in meta and not ok_list and not (name == "supersedes" and isinstance(value, str)):
+        if not ok_list and not (name == "supersedes" and isinstance(value, str)):
             problems.append(_type_problem(name, "a list of strings", value))
-    own_id = memory.id
-    if expected_id is not None and own_id is not None and own_id != expected_id:
+    own_id = get("id")
+    if expected_id is not None and isinstance(own_id, str) and own_id != expected_id:
         problems.append(
             Problem("field.id", f"id {own_id!r} does not match its path (expected {expected_id!r})")
         )
     return problems
+
+
+_ABSENT = object()  # a field the frontmatter does not have (None is a value: null)
+_STR = itertools.repeat(str)  # isinstance's second argument, for map()
 
 
 def epoch_ms(value: Any) -> int | None:
