@@ -127,3 +127,59 @@ def test_a_value_that_starts_with_a_letter_is_never_tried_as_an_integer(
     assert load_simple(text) == {
         "kind": "fact", "load_when": ["deploy", "部署"], "summary": "Deploy with pnpm", "x": False
     }  # fmt: skip
+
+
+# Values in the shapes the flat reader takes (and a few beside them), to build whole lines.
+_FLAT_VALUES = st.sampled_from(
+    ['"a b"', '"部署: x, [y]"', '""', '"a # b"', '"esc\\n"', '"a"b"', "fact", "a b", "a  b",
+     "a: b", "a:", "部署", "Ünï", "12", "0", "007", "-3", "1778757443477", "1" * 19, "true",
+     "No", "NULL", "nuLL", "y", "~", "[a, \"b c\", 部署]", '["x"]', "[]", "[ ]", "[a,]",
+     "[a, [b]]", "[a, 'b']", "[1, true]", "[on, y]", "[a  b]", "['q']", "'q'", "C#", "a#b",
+     "", " ", "\u00a0x", "x\u3000y", "[\"a, b\"]"]
+)  # fmt: skip
+_FLAT_LINES = st.tuples(
+    st.sampled_from(["id", "kind", "summary", "load_when", "x_1", "On", "a-b", "k"]),
+    st.sampled_from([": ", ":  ", ":", " : "]),
+    _FLAT_VALUES,
+    st.sampled_from(["", " ", "  # why", " #x", "#x", " # 'q'"]),
+).map("".join)
+
+
+@given(st.lists(_FLAT_LINES | st.sampled_from(["", "# c", "- a", "  - b", "tags:"]), max_size=8))
+@example(["id: a", 'summary: "部署 x"', "updated: 1778757443477", "load_when: [k8s, \"b\"]"])
+@example(["pinned: false  # hand-written files say so", "kind: fact", ""])
+def test_the_flat_reader_reads_what_the_line_reader_reads(lines: list[str]) -> None:
+    """The commonest frontmatter is read in one loop; whatever it answers, the line by line
+    reader (held to PyYAML above) answers the same, types included, and it leaves every
+    other text to that reader."""
+    text = "".join(f"{line}\n" for line in lines)
+    flat = frontmatter.load_flat(text)
+    if flat is not None:
+        slow = frontmatter._load_lines(text)
+        assert slow is not None
+        assert flat == slow
+        assert [type(v) for v in flat.values()] == [type(v) for v in slow.values()]
+        assert flat == (judge(text) or {})
+    assert load_simple(text) == frontmatter._load_lines(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "flat"),
+    [
+        ('id: a/b-1\nkind: fact\nsummary: "部署 x"\nupdated: 17\nload_when: [k8s, "b c"]\n', True),
+        ("pinned: false  # hand-written files say so\nsummary: Deploy with pnpm\n\n", True),
+        ('summary: "a # b"\n', False),  # a quoted value with a "#": the line reader's
+        ("lang: C#\n", False),
+        ("tags:\n  - a\n", False),
+        ("x: 'q'\n", False),
+        ("load_when: []\n", False),
+        ("x: \u00a0y\n", False),
+    ],
+)  # fmt: skip
+def test_the_flat_reader_takes_the_commonest_shapes_and_leaves_the_rest(
+    text: str, flat: bool
+) -> None:
+    assert (frontmatter.load_flat(text) is not None) is flat
+    read = load_simple(text)
+    assert read == frontmatter._load_lines(text)
+    assert read is None or read == (judge(text) or {})  # None: PyYAML reads it (\u00a0)

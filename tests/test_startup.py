@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -161,6 +162,23 @@ def test_a_new_file_is_read_with_what_reading_needs(settled_home: Path, tmp_path
     assert "git" not in modules
     found = run_cli("recall", "yarn", cwd=tmp_path)
     assert "yarn trouble" in found.stdout
+
+
+def test_a_reindex_imports_no_sync_code(settled_home: Path, tmp_path: Path) -> None:
+    """Indexing asks memoryd.sync.conflicts which memory a file belongs to only for a file
+    named like a conflict copy (3 ms of imports for every other reindex)."""
+    root = settled_home / "memory"
+    write_memory(root, "pitfalls/yarn.md", "yarn berry breaks pnp", summary="yarn trouble")
+    modules = imported_modules("reindex", "--full", cwd=tmp_path)
+    assert not {m for m in modules if m.startswith(("memoryd.sync", "git"))}
+    copy = root / "pitfalls/yarn.conflict-laptop-20261129T233000Z.md"
+    copy.write_bytes((root / "pitfalls/yarn.md").read_bytes())
+    modules = imported_modules("reindex", "--full", cwd=tmp_path)
+    assert "memoryd.sync.conflicts" in modules
+    found = run_cli("recall", "yarn", "--json", cwd=tmp_path)
+    assert sorted(hit["id"] for hit in json.loads(found.stdout)) == [
+        "pitfalls/yarn", "pitfalls/yarn.conflict-laptop-20261129T233000Z",
+    ]  # fmt: skip
 
 
 def test_command_word_skips_options_but_not_help() -> None:

@@ -24,6 +24,13 @@ def main() -> int:
         code = run(argv[1:], os.environ, sys.stdout, sys.stderr)
         if code is not None:
             return code
-    from memoryd.cli import main as full
+    import gc
 
+    collecting = gc.isenabled()
+    gc.disable()  # importing the CLI makes only long-lived objects: no garbage to look for
+    try:
+        from memoryd.cli import main as full
+    finally:
+        if collecting:
+            gc.enable()  # memoryd.cli.main decides from here
     return full()

@@ -42,6 +42,80 @@ _NO = object()  # "not a shape read here" (None is a value: null)
 
 def load_simple(text: str) -> dict[str, Any] | None:
     """The mapping in ``text`` when it is a flat mapping of simple values, else None."""
+    flat = load_flat(text)
+    return flat if flat is not None else _load_lines(text)
+
+
+def load_flat(text: str) -> dict[str, Any] | None:
+    """:func:`_load_lines` for the commonest frontmatter, in one loop, or None: one ``key:
+    value`` a line, whose value is a double-quoted string without escapes, a plain word or
+    words, a decimal integer, a boolean or null, or a flow list of double-quoted strings
+    and plain words, and a comment only after a value that is not quoted. Anything else (a
+    blank value, a block list, a quote in a comment...) is left to :func:`_load_lines`:
+    this only reads faster what that reads (a cold index spent a tenth of its CPU reading
+    frontmatter; this takes a third less).
+    """
+    if not text.replace("\n", "").isprintable():  # every value printable, no \r or \t
+        return None
+    meta: dict[str, Any] = {}
+    for line in text.split("\n"):
+        key, sep, rest = line.partition(": ")
+        if not sep:
+            if line:
+                return None
+            continue  # a blank line
+        if key in meta or not _plain_key(key):
+            return None
+        if "#" in rest:
+            cut = rest.find(" #")
+            if cut < 0 or rest[0] in "\"'#":
+                return None
+            rest = rest[:cut]
+        rest = rest.strip(" ")
+        value = _flat_list(rest) if rest[:1] == "[" else _flat_scalar(rest, block=True)
+        if value is _NO:
+            return None
+        meta[key] = value
+    return meta
+
+
+def _flat_scalar(text: str, block: bool) -> Any:
+    """A value :func:`load_flat` reads, not a list (``block``: not inside one), or _NO."""
+    if not text:
+        return _NO
+    first = text[0]
+    if first == '"':
+        inner = text[1:-1]
+        if len(text) < 2 or text[-1] != '"' or '"' in inner or "\\" in inner:
+            return _NO
+        return inner
+    if first <= "9" and first.isdigit():  # a decimal integer, in a block only
+        if not block or not text.isdigit() or not text.isascii() or len(text) >= 19:
+            return _NO
+        return int(text) if first != "0" or len(text) == 1 else _NO
+    if text in _WORDS:
+        return _WORDS[text]
+    if (
+        not first.isalpha()
+        or (len(text) <= _LONGEST_SPECIAL and text.lower() in _SPECIAL)
+        or "  " in text
+    ):
+        return _NO
+    if block:
+        return _NO if ": " in text or text[-1] == ":" else text
+    return text if _FLOW_BREAKERS.isdisjoint(text) else _NO
+
+
+def _flat_list(text: str) -> list[Any] | object:
+    """A flow list of what :func:`_flat_scalar` reads, or _NO."""
+    if text[-1] != "]" or "'" in text:
+        return _NO
+    values = [_flat_scalar(item.strip(" "), block=False) for item in text[1:-1].split(",")]
+    return _NO if _NO in values else values
+
+
+def _load_lines(text: str) -> dict[str, Any] | None:
+    """:func:`load_simple`, line by line: every shape it reads."""
     if "\r" in text or "\t" in text:
         return None
     meta: dict[str, Any] = {}

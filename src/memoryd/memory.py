@@ -15,10 +15,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memoryd.errors import MemorydError
-from memoryd.frontmatter import load_simple
+from memoryd.frontmatter import load_flat, load_simple
 
 BOM = b"\xef\xbb\xbf"
 FENCE = "---"
+_OPENING = FENCE + "\n"  # the first line of a frontmatter
 # Anything below this many "epoch milliseconds" is before March 1973: seconds.
 MIN_EPOCH_MS = 100_000_000_000
 
@@ -170,32 +171,44 @@ def _split(text: str) -> tuple[dict[Any, Any], str, list[Problem]]:
 
     Only the text up to the closing fence that ``str.find`` sees is searched for the
     other line breaks: beyond it they change nothing (the body is the rest of the text,
-    line by line or not), and a body is most of a file.
+    line by line or not), and a body is most of a file. A frontmatter that
+    :func:`~memoryd.frontmatter.load_flat` reads has none (they are not printable), and
+    the fences around it are plain: it needs no search.
     """
     if not text.startswith(FENCE):
         return {}, text, []  # no first line of "---", however lines end
-    end = _closing_fence(text) if text.startswith(FENCE + "\n") else -1
+    end = _closing_fence(text) if text.startswith(_OPENING) else -1
+    if end >= 0:
+        flat = load_flat(text[4 : end + 1])
+        if flat is not None:
+            return flat, text[end + 5 :], []
     head = text if end < 0 else text[: end + 5]
     if any(mark in head for mark in _OTHER_BREAKS):
         return _split_lines(text)
     if end < 0:
-        if not text.startswith(FENCE + "\n"):
+        if not text.startswith(_OPENING):
             return {}, text, []
         return {}, text, [Problem("frontmatter.unclosed", "frontmatter has no closing '---' line")]
     meta, problems = _load_yaml(text[4 : end + 1])
     return meta, text[end + 5 :], problems
 
 
+
 def _closing_fence(text: str) -> int:
-    """Where the line break before the first ``---`` or ``...`` line after the first is."""
-    found = -1
-    for fence in ("\n---", "\n..."):
-        at = text.find(fence, 3)
-        while at >= 0 and at + 4 < len(text) and text[at + 4] != "\n":
-            at = text.find(fence, at + 1)
-        if at >= 0 and (found < 0 or at < found):
-            found = at
-    return found
+    """Where the line break before the first ``---`` or ``...`` line after the first is
+    (a ``...`` line is looked for only before the ``---`` one: not through the body)."""
+    dashes = _fence_line(text, "\n---", len(text))
+    dots = _fence_line(text, "\n...", dashes + 3 if dashes >= 0 else len(text))
+    return dots if dots >= 0 else dashes
+
+
+def _fence_line(text: str, fence: str, limit: int) -> int:
+    """The first ``fence`` (a line break and three marks) that is a whole line, wholly
+    before ``limit``, or -1."""
+    at = text.find(fence, 3, limit)
+    while at >= 0 and at + 4 < len(text) and text[at + 4] != "\n":
+        at = text.find(fence, at + 1, limit)
+    return at
 
 
 def _split_lines(text: str) -> tuple[dict[Any, Any], str, list[Problem]]:

@@ -220,6 +220,39 @@ def test_a_chunk_is_loaded_phase_by_phase_with_what_load_gives_file_by_file(
     assert before <= min(stamps) and stamps == sorted(stamps)
 
 
+def test_a_chunk_holds_a_bounded_size_of_files_in_memory_before_their_rows(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reconcile hands load_many a thousand files at a time, and load_many reads them
+    until LOAD_BYTES are held, makes those rows, then reads on: a chunk of files near the
+    size cap never sits in memory all at once, and every file comes out as in one window."""
+    root = world.global_root
+    paths = [world.write(root, f"facts/n{i}.md", f"note {i} " + "x" * 300) for i in range(5)]
+    items = [(str(p), None) for p in paths]
+    whole = loader_module.load_many(root, items, 1 << 20)
+    size = paths[0].stat().st_size
+    order: list[str] = []
+    real_read, real_record = loader_module.read_file, loader_module.record
+
+    def read(path: str, cap: int):  # type: ignore[no-untyped-def]
+        order.append("read")
+        return real_read(path, cap)
+
+    def record(*args: object) -> object:
+        order.append("record")
+        return real_record(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(loader_module, "read_file", read)
+    monkeypatch.setattr(loader_module, "record", record)
+    monkeypatch.setattr(loader_module, "LOAD_BYTES", 2 * size)  # two files a window
+    windows = loader_module.load_many(root, items, 1 << 20)
+    assert order == ["read", "read", "record", "record"] * 2 + ["read", "record"]
+    assert [r._replace(checked_ns=0, row=r.row[:17]) for r in windows] == [  # type: ignore[union-attr]
+        r._replace(checked_ns=0, row=r.row[:17]) for r in whole  # type: ignore[union-attr]
+    ]
+    assert loader_module.LOAD_CHUNK == 1024
+
+
 def test_unlistable_folder_keeps_its_rows(
     world: World, db: IndexDB, monkeypatch: pytest.MonkeyPatch
 ) -> None:

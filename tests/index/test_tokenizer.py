@@ -93,7 +93,7 @@ def spec_tokens(text: str, tails: bool) -> list[str]:
 
 
 _ALPHABET = st.sampled_from(
-    list("aZz09_ -.,/:'\"\t\nßİﬁ") + list("部署脚本兼容々〇カタかな한국ㄱ")
+    list("aZz09_ -.,/:'\"\t\nßİﬁ") + list("部署脚本兼容々〇カタかな한국ㄱ。、")
     + ["\u2f00", "\u2e80", "\uff21", "\uff10", "\u0301", "\u00a0", "\U00020000", "é", "Ω"]
 )  # fmt: skip
 
@@ -152,13 +152,14 @@ def test_a_cjk_run_is_made_of_doubled_characters_from_a_bounded_memo(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """``ab bc cd d`` is ``a`` + ``b b`` + ``c c`` + ``d d`` less its first two characters;
-    each character's doubled form is made once, and that memo is emptied when full too."""
+    each character's doubled form is made once (by code point: str.translate asks for it),
+    and that memo is emptied when full too."""
     doubled = tokenizer._Doubled()
     monkeypatch.setattr(tokenizer, "_RUN_TEXT", tokenizer._RunText())
     monkeypatch.setattr(tokenizer, "_DOUBLED", doubled)
     monkeypatch.setattr(tokenizer, "RUN_MEMO_SIZE", 50)
     assert index_text("部署脚本用 部") == "部署 署脚 脚本 本用 用 部"
-    assert doubled == {c: f"{c} {c}" for c in "部署脚本用"}
+    assert doubled == {ord(c): f"{c} {c}" for c in "部署脚本用"}
     for code in range(0x4E00, 0x4E00 + 400, 2):
         run = chr(code) + chr(code + 1) + "测试"
         assert index_text(run) == f"{run[:2]} {run[1:3]} 测试 试"
@@ -196,15 +197,53 @@ def test_a_query_compiles_no_cjk_classes_but_a_long_run_does() -> None:
 def test_indexing_compiles_the_cjk_classes_for_short_runs_too() -> None:
     """split_run walks a run in Python, character by character: fine for a query's few
     words, a fifth of a cold index's CPU when every Chinese note goes through it. Indexing
-    cuts the whole text with its own compiled regex instead (and never calls split_run)."""
+    cuts a piece with its own compiled regexes instead (and never calls split_run): a run
+    of common Han alone with one, any other piece with the CJK classes."""
     probe = (
         "from memoryd.index import tokenizer as t\n"
         "t.split_run = None\n"
         "print(t.index_text('部署脚本 uses pnpm'))\n"
-        "print(len(t._INDEX_RE))\n"
+        "print(len(t._HAN_RE), len(t._INDEX_RE))\n"
+        "print(t.index_text('lock部署 カタ'))\n"
+        "print(len(t._HAN_RE), len(t._INDEX_RE))\n"
     )
     done = _fresh_python(probe)
-    assert done.stdout.splitlines() == ["部署 署脚 脚本 本 use pnpm", "1"], done.stderr
+    expected = ["部署 署脚 脚本 本 use pnpm", "1 0", "lock 部署 署 カタ タ", "1 1"]
+    assert done.stdout.splitlines() == expected, done.stderr
+
+
+def test_a_han_clause_is_cut_without_the_cjk_classes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A piece of common Han, alone or ending in 。 (most of the text of a Chinese note, and
+    none of it in the memo), gets its bigrams without the CJK classes cutting it first;
+    anything else in a piece still goes through them."""
+    cut: list[str] = []
+
+    class Counting:
+        def __init__(self, pattern: re.Pattern[str]) -> None:
+            self.pattern = pattern
+
+        def findall(self, text: str) -> list[str]:
+            cut.append(text)
+            return self.pattern.findall(text)
+
+    monkeypatch.setattr(tokenizer, "_RUN_TEXT", tokenizer._RunText())
+    monkeypatch.setattr(tokenizer, "_INDEX_RE", [Counting(tokenizer._index_re())])
+    assert index_text("部署脚本用。 配置 依赖。") == "部署 署脚 脚本 本用 用 配置 置 依赖 赖"
+    assert cut == []
+    assert index_text("部署。配置 是、 々部 カ。") == "部署 署 配置 置 是 々部 部 カ"
+    assert cut == ["部署。配置", "是、", "々部", "カ。"]
+
+
+@given(st.text(st.sampled_from([*"0123456789"]), min_size=1, max_size=30))
+def test_a_number_is_indexed_as_it_is_without_the_stemmer(number: str) -> None:
+    """Snowball's rules take letters: a number is its own stem, and a cold index, whose ids
+    put a new six-digit number in nearly every file, no longer asks the stemmer for it."""
+    assert Stemmer.Stemmer("english").stemWord(number) == number
+    memo = tokenizer._RunText()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tokenizer, "_RUN_TEXT", memo)
+        patch.setattr(tokenizer, "_stemmer", lambda: pytest.fail("the stemmer was asked"))
+        assert index_text(f"{number} {number}") == f"{number} {number}"
 
 
 _RUN_CHARS = st.sampled_from([*"aZ_9 部署ＬｏｃｋßİΩé\u0301\u3000カ한ー々", "\U00020000", "\u2e80"])

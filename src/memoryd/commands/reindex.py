@@ -22,14 +22,15 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(app: App, args: argparse.Namespace) -> int:
-    from memoryd.freshness import search_roots
-    from memoryd.index import open_index, reconcile
+    with _rare_collections():  # from the imports on: they make no garbage either
+        from memoryd.freshness import search_roots
+        from memoryd.index import open_index, reconcile
 
-    roots = list(app.config.roots)
-    roots += [r for r in search_roots(app.config, app.cwd) if r not in roots]
-    with _rare_collections(), open_index(app.paths, discard=args.full) as db:
-        report = reconcile(db, app.config, roots)  # --full: emptied first, then checked
-        total = db.count()
+        roots = list(app.config.roots)
+        roots += [r for r in search_roots(app.config, app.cwd) if r not in roots]
+        with open_index(app.paths, discard=args.full) as db:
+            report = reconcile(db, app.config, roots)  # --full: emptied first, then checked
+            total = db.count()
     # The JSON lists every path, sorted (a tenth of a second at 100k): only --json asks for it.
     data = {**report.to_json(), "full": args.full, "memories": total} if args.json else None
 

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from memoryd import layouts
 from memoryd.config import RootConfig
 from memoryd.memory import Memory, id_for_path
-from memoryd.sync.conflicts import is_conflict_copy
 
 
 @dataclass(frozen=True)
@@ -30,8 +29,11 @@ def identify(root: RootConfig, relative: str, memory: Memory) -> Identity:
     entry = layouts.entry_for(root.layout, relative, memory.meta)
     if entry is not None:
         return Identity(id=entry.id, type=entry.type, scope_id=entry.scope_id)
-    if ".conflict-" in relative and is_conflict_copy(relative):  # another version's bytes
-        return Identity(id=id_for_path(relative))
+    if ".conflict-" in relative:
+        from memoryd.sync.conflicts import is_conflict_copy  # sync's code: only for such a name
+
+        if is_conflict_copy(relative):  # another version's bytes
+            return Identity(id=id_for_path(relative))
     return Identity(id=memory.id or id_for_path(relative))
 
 
