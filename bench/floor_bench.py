@@ -20,7 +20,10 @@ average the run saw. Rows:
   opens memoryd's index and runs the same FTS5 query, wall ms p50; "lean (lock only)": the
   lock held by this process and no socket, so the lean path answers in the client (no
   reconcile); "no daemon": neither, so memoryd checks every file's fingerprint first (the
-  bare query does not).
+  bare query does not). "no daemon, against a fresh bare" is the same memoryd run against
+  the least a process without a daemon must do to answer from an index it knows is fresh:
+  the bare query after a stat of every file of the root, compared with the index's rows
+  (bench/floor.py's rescan).
 
 The CLI is the installed ``memoryd`` console script of this interpreter's environment
 (``<venv>/bin/memoryd``, whose wrapper imports ``re`` before memoryd: an editable install
@@ -62,15 +65,36 @@ from bench.index_bench import (  # noqa: E402
 )
 
 CLI_CASES = ("", ", lean (lock only)", ", no daemon")  # with a daemon, the lock, nothing
+FRESH = ", no daemon, against a fresh bare"  # the no-daemon runs against BARE_FRESH
 TARGETS = {
     "cold": 1.3, "no-change": 1.2, "needle p50": 2.0,
     **{f"recall CLI{case}": 1.3 for case in CLI_CASES},
     **{f"recall CLI instructions{case}": 1.3 for case in CLI_CASES},
+    f"recall CLI{FRESH}": 1.3, f"recall CLI instructions{FRESH}": 1.3,
 }  # fmt: skip
 DAEMON_READY_S = 300.0
 BARE = """
 import sqlite3, sys
 conn = sqlite3.connect(sys.argv[1])
+sql = ("SELECT m.path, m.summary FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid "
+       "WHERE memories_fts MATCH ? ORDER BY bm25(memories_fts) LIMIT 10")
+for row in conn.execute(sql, (sys.argv[2],)):
+    print(*row)
+"""
+# BARE after making sure the index is fresh: every file of the root (argv[3]) stat'ed and
+# compared with its row, as bench/floor.py's rescan does (it stops if one differs).
+BARE_FRESH = """
+import os, sqlite3, sys
+conn = sqlite3.connect(sys.argv[1])
+known = {p: (s, m) for p, s, m in conn.execute("SELECT path, size, mtime_ns FROM memories")}
+for folder, dirs, names in os.walk(sys.argv[3]):
+    dirs[:] = [d for d in dirs if not d.startswith(".")]
+    for name in names:
+        if name.endswith(".md"):
+            path = os.path.join(folder, name)
+            st = os.stat(path)
+            if known.get(path) != (st.st_size, st.st_mtime_ns):
+                sys.exit(f"not fresh: {path}")
 sql = ("SELECT m.path, m.summary FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid "
        "WHERE memories_fts MATCH ? ORDER BY bm25(memories_fts) LIMIT 10")
 for row in conn.execute(sql, (sys.argv[2],)):
@@ -143,51 +167,69 @@ def _measure(  # noqa: PLR0917 - the measurement's settings, passed through
             theirs.append(1000 * _clock(lambda q=q: floor.query(conn, q))[0][0])  # type: ignore[misc]
         rows.append(_row("needle p50", "ms", percentile(mine, 0.5), percentile(theirs, 0.5)))
     conn.close()
-    rows += _cli(memoryd, env, paths, qs[: max(10, n // 5)], instructions)
+    rows += _cli(memoryd, env, paths, qs[: max(10, n // 5)], instructions, root)
     for row in rows:
         row["size"] = size
     return rows
 
 
-def _cli(
-    memoryd: list[str], env: dict[str, str], paths: Any, qs: list[str], instructions: int
+def _cli(  # noqa: PLR0917 - the measurement's settings, passed through
+    memoryd: list[str], env: dict[str, str], paths: Any, qs: list[str], instructions: int,
+    root: Path,
 ) -> list[dict[str, Any]]:
     from memoryd.index.tokenizer import fts_expression, query_terms
 
     bare = [sys.executable, "-c", BARE, str(paths.index_db)]
+    fresh = [sys.executable, "-c", BARE_FRESH, str(paths.index_db)]
     expressions = [fts_expression(query_terms(q)) or '""' for q in qs]
     for _ in range(2):  # the full path once: it checks the index file, leaves the snapshot
         subprocess.run([*memoryd, "recall", "warm-up"], env=env, capture_output=True, check=True)
 
-    def run() -> tuple[list[float], list[float]]:
-        mine, theirs = [], []
+    def floors(case: str) -> list[tuple[str, list[str], list[str]]]:
+        """Each floor the case is measured against: its row's name and command line
+        (before and after the query's expression)."""
+        found = [(case, bare, [])]
+        if case == ", no daemon":
+            found.append((FRESH, fresh, [str(root)]))
+        return found
+
+    def run(case: str) -> tuple[list[float], list[list[float]]]:
+        mine: list[float] = []
+        theirs: list[list[float]] = [[] for _ in floors(case)]
         for q, expression in zip(qs, expressions, strict=True):
             mine.append(1000 * _clock(lambda q=q: _run([*memoryd, "recall", q], env))[0][0])  # type: ignore[misc]
-            theirs.append(1000 * _clock(lambda e=expression: _run([*bare, e], env))[0][0])  # type: ignore[misc]
+            for times, (_, command, after) in zip(theirs, floors(case), strict=True):
+                line = [*command, expression, *after]
+                times.append(1000 * _clock(lambda line=line: _run(line, env))[0][0])  # type: ignore[misc]
         return mine, theirs
 
-    def counted() -> tuple[list[float], list[float]]:
+    def counted(case: str) -> tuple[list[float], list[list[float]]]:
         pairs = list(zip(qs, expressions, strict=True))[:instructions]
         mine = [_instructions([*memoryd, "recall", q], env) for q, _ in pairs]
-        return mine, [_instructions([*bare, e], env) for _, e in pairs]
+        return mine, [
+            [_instructions([*command, e, *after], env) for _, e in pairs]
+            for _, command, after in floors(case)
+        ]
 
-    def within(case: str, action: Callable[[], Any]) -> Any:
+    def within(case: str, action: Callable[[str], Any]) -> Any:
         if case == ", no daemon":
-            return action()
+            return action(case)
         if case:
-            return _with_lock(paths.lock_file, action)
+            return _with_lock(paths.lock_file, lambda: action(case))
         with _daemon(memoryd, env, paths):
-            return action()
+            return action(case)
 
     rows = []
     for case in CLI_CASES:
         mine, theirs = within(case, run)
-        p50s = percentile(mine, 0.5), percentile(theirs, 0.5)
-        rows.append(_row(f"recall CLI{case}", "ms", *p50s))
+        for (name, _, _), times in zip(floors(case), theirs, strict=True):
+            p50s = percentile(mine, 0.5), percentile(times, 0.5)
+            rows.append(_row(f"recall CLI{name}", "ms", *p50s))
         if instructions:
             mine, theirs = within(case, counted)
-            name = f"recall CLI instructions{case}"
-            rows.append(_row(name, "M", percentile(mine, 0.5), percentile(theirs, 0.5)))
+            for (name, _, _), counts in zip(floors(case), theirs, strict=True):
+                p50s = percentile(mine, 0.5), percentile(counts, 0.5)
+                rows.append(_row(f"recall CLI instructions{name}", "M", *p50s))
     return rows
 
 

@@ -65,7 +65,7 @@ def search(
     session folders of those layouts are searched (:func:`memoryd.layouts.visible.visible_for`).
     ``db``: the index the caller has just freshened (see :func:`freshen`); it stays
     open, so the index is opened and checked once. Compiled files
-    (ROOT.md, index.md) are indexed too, but recall never returns them.
+    (ROOT.md, index.md) give the full-text index no text: recall never returns them.
     """
     from memoryd.freshness import ensure_fresh
     from memoryd.index import recall
