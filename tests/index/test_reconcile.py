@@ -169,6 +169,27 @@ def test_a_file_without_a_row_is_read_without_a_stat_and_its_failures_still_repo
     assert str(a) in statted  # a row's fingerprint is checked against the file's
 
 
+def _phases_seen(monkeypatch: pytest.MonkeyPatch, denied: str | None = None) -> list[str]:
+    """The loader's reads and records, in the order they happen ("read", "record"); a read
+    of ``denied`` fails as a file without permission does."""
+    order: list[str] = []
+    real_read, real_record = loader_module.read_file, loader_module.record
+
+    def read(path: str, cap: int):  # type: ignore[no-untyped-def]
+        order.append("read")
+        if path == denied:
+            raise PermissionError(13, "Permission denied")
+        return real_read(path, cap)
+
+    def record(*args: object) -> object:
+        order.append("record")
+        return real_record(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(loader_module, "read_file", read)
+    monkeypatch.setattr(loader_module, "record", record)
+    return order
+
+
 def test_a_chunk_is_loaded_phase_by_phase_with_what_load_gives_file_by_file(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -187,21 +208,7 @@ def test_a_chunk_is_loaded_phase_by_phase_with_what_load_gives_file_by_file(
     paths.append(root.path / "facts/broken.md")
     same = loader_module.read_file(str(paths[1]), 1 << 20).hash
     items = [(str(p), same if p == paths[1] else None) for p in paths]
-    order: list[str] = []
-    real_read, real_record = loader_module.read_file, loader_module.record
-
-    def read(path: str, cap: int):  # type: ignore[no-untyped-def]
-        order.append("read")
-        if path == str(paths[3]):
-            raise PermissionError(13, "Permission denied")
-        return real_read(path, cap)
-
-    def record(*args: object) -> object:
-        order.append("record")
-        return real_record(*args)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(loader_module, "read_file", read)
-    monkeypatch.setattr(loader_module, "record", record)
+    order = _phases_seen(monkeypatch, denied=str(paths[3]))
     before = time.time_ns()
     many = loader_module.load_many(root, items, 1000)
     assert order == ["read"] * 6 + ["record"] * 3
@@ -231,19 +238,7 @@ def test_a_chunk_holds_a_bounded_size_of_files_in_memory_before_their_rows(
     items = [(str(p), None) for p in paths]
     whole = loader_module.load_many(root, items, 1 << 20)
     size = paths[0].stat().st_size
-    order: list[str] = []
-    real_read, real_record = loader_module.read_file, loader_module.record
-
-    def read(path: str, cap: int):  # type: ignore[no-untyped-def]
-        order.append("read")
-        return real_read(path, cap)
-
-    def record(*args: object) -> object:
-        order.append("record")
-        return real_record(*args)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(loader_module, "read_file", read)
-    monkeypatch.setattr(loader_module, "record", record)
+    order = _phases_seen(monkeypatch)
     monkeypatch.setattr(loader_module, "LOAD_BYTES", 2 * size)  # two files a window
     windows = loader_module.load_many(root, items, 1 << 20)
     assert order == ["read", "read", "record", "record"] * 2 + ["read", "record"]
