@@ -8,7 +8,9 @@ something a test can own).
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -112,3 +114,64 @@ def test_dev_run_skips_the_install_the_second_time(tmp_path: Path) -> None:
         "dev: memoryd init (creates the default roots; changes nothing when they exist)\n"
         "dev: memoryd run (the daemon, in the foreground; Ctrl-C stops it)\n"
     )
+
+
+SHELLS_MISSING = "dev: WARNING: no {0}, so its completion test is SKIPPED; install it with: sudo apt-get install {0}\n"
+
+
+def system_world(tmp_path: Path, uid: int) -> tuple[dict[str, str], Path]:
+    """A PATH with python3 and cat but neither zsh nor fish, an ``id`` that says ``uid``, and an
+    ``apt-get`` that logs its arguments and "installs" each package as a stand-in command."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python3").symlink_to(os.path.realpath(sys.executable))  # no shim's bash
+    for name in ("cat", "basename", "dirname", "chmod"):
+        (bin_dir / name).symlink_to(shutil.which(name) or name)
+    apt = tmp_path / "apt.log"
+    stand_ins = {
+        "id": f"#!/bin/sh\necho {uid}\n",
+        "apt-get": (
+            f'#!/bin/sh\nprintf "%s\\n" "$*" >> {apt}\n'
+            f'[ "$1" = install ] || exit 0\nfor p in "$@"; do case "$p" in -*|install) ;; '
+            f'*) printf "#!/bin/sh\\n" > {bin_dir}/"$p"; chmod +x {bin_dir}/"$p";; esac; done\n'
+        ),
+    }
+    for name, text in stand_ins.items():
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(0o755)
+    venv = stand_in_venv(tmp_path)
+    (venv / ".dev-installed-test").unlink(missing_ok=True)
+    env = {**os.environ, "PATH": str(bin_dir), "MEMORYD_VENV": str(venv), "TOOL_LOG": "/dev/null"}
+    return env, apt
+
+
+def dev_test_stderr(tmp_path: Path, env: dict[str, str]) -> str:
+    done = subprocess.run(
+        ["/bin/sh", str(REPO / "dev"), "test", "-q"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done.stderr
+
+
+def test_dev_test_installs_the_shells_the_completion_tests_drive_in_one_apt_get_run(
+    tmp_path: Path,
+) -> None:
+    env, apt = system_world(tmp_path, uid=0)
+    chromium = "" if Path("/usr/bin/chromium").exists() else " chromium"
+    stderr = dev_test_stderr(tmp_path, env)
+    assert f"dev: installing what the tests drive:{chromium} zsh fish (apt-get install)\n" in stderr
+    assert apt.read_text().splitlines() == ["update -qq", f"install -y -qq{chromium} zsh fish"]
+    assert "completion test is SKIPPED" not in stderr
+    apt.unlink()
+    if not chromium:  # all there now: no apt-get run, nothing said
+        assert "apt-get" not in dev_test_stderr(tmp_path, env)
+        assert not apt.exists()
+
+
+def test_dev_test_says_which_tests_are_skipped_where_it_may_not_install(tmp_path: Path) -> None:
+    env, apt = system_world(tmp_path, uid=1000)
+    stderr = dev_test_stderr(tmp_path, env)
+    assert SHELLS_MISSING.format("zsh") + SHELLS_MISSING.format("fish") in stderr
+    assert "installing what the tests drive" not in stderr
+    assert not apt.exists()
