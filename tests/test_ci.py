@@ -39,6 +39,16 @@ def run(tmp_path: Path, *command: str) -> list[str]:
     return log.read_text().splitlines()
 
 
+def dev_test_stderr(tmp_path: Path, env: dict[str, str], script: Path = REPO / "dev") -> str:
+    """What ``./dev test -q`` says on stderr (it must succeed)."""
+    done = subprocess.run(
+        ["/bin/sh", str(script), "test", "-q"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done.stderr
+
+
 def test_ci_run_without_arguments_is_exactly_the_readmes_test_command(tmp_path: Path) -> None:
     assert "./dev test    # create .venv with the test extras" in (REPO / "README.md").read_text()
     readme = run(tmp_path, "sh", str(REPO / "dev"), "test")
@@ -67,12 +77,7 @@ def test_dev_says_what_it_does_and_installs_only_when_pyproject_changes(tmp_path
     env = {**os.environ, "MEMORYD_VENV": str(stand_in_venv(tmp_path)), "TOOL_LOG": "/dev/null"}
 
     def dev_test() -> str:
-        done = subprocess.run(
-            ["sh", str(project / "dev"), "test", "-q"],
-            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=False,
-        )  # fmt: skip
-        assert done.returncode == 0, done.stderr
-        return done.stderr
+        return dev_test_stderr(tmp_path, env, project / "dev")
 
     venv = tmp_path / "venv"
     installing = f"dev: installing .[test] into {venv} (pip install -e; first run or pyproject.toml changed)\n"
@@ -143,15 +148,6 @@ def system_world(tmp_path: Path, uid: int) -> tuple[dict[str, str], Path]:
     (venv / ".dev-installed-test").unlink(missing_ok=True)
     env = {**os.environ, "PATH": str(bin_dir), "MEMORYD_VENV": str(venv), "TOOL_LOG": "/dev/null"}
     return env, apt
-
-
-def dev_test_stderr(tmp_path: Path, env: dict[str, str]) -> str:
-    done = subprocess.run(
-        ["/bin/sh", str(REPO / "dev"), "test", "-q"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    return done.stderr
 
 
 def test_dev_test_installs_the_shells_the_completion_tests_drive_in_one_apt_get_run(
