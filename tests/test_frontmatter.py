@@ -155,12 +155,12 @@ def test_the_flat_reader_reads_what_the_line_reader_reads(lines: list[str]) -> N
     text = "".join(f"{line}\n" for line in lines)
     flat = frontmatter.load_flat(text)
     if flat is not None:
-        slow = frontmatter._load_lines(text)
+        slow = frontmatter.load_lines(text)
         assert slow is not None
         assert flat == slow
         assert [type(v) for v in flat.values()] == [type(v) for v in slow.values()]
         assert flat == (judge(text) or {})
-    assert load_simple(text) == frontmatter._load_lines(text)
+    assert load_simple(text) == frontmatter.load_lines(text)
 
 
 @pytest.mark.parametrize(
@@ -181,5 +181,5 @@ def test_the_flat_reader_takes_the_commonest_shapes_and_leaves_the_rest(
 ) -> None:
     assert (frontmatter.load_flat(text) is not None) is flat
     read = load_simple(text)
-    assert read == frontmatter._load_lines(text)
+    assert read == frontmatter.load_lines(text)
     assert read is None or read == (judge(text) or {})  # None: PyYAML reads it (\u00a0)

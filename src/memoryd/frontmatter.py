@@ -43,15 +43,15 @@ _NO = object()  # "not a shape read here" (None is a value: null)
 def load_simple(text: str) -> dict[str, Any] | None:
     """The mapping in ``text`` when it is a flat mapping of simple values, else None."""
     flat = load_flat(text)
-    return flat if flat is not None else _load_lines(text)
+    return flat if flat is not None else load_lines(text)
 
 
 def load_flat(text: str) -> dict[str, Any] | None:
-    """:func:`_load_lines` for the commonest frontmatter, in one loop, or None: one ``key:
+    """:func:`load_lines` for the commonest frontmatter, in one loop, or None: one ``key:
     value`` a line, whose value is a double-quoted string without escapes, a plain word or
     words, a decimal integer, a boolean or null, or a flow list of double-quoted strings
     and plain words, and a comment only after a value that is not quoted. Anything else (a
-    blank value, a block list, a quote in a comment...) is left to :func:`_load_lines`:
+    blank value, a block list, a quote in a comment...) is left to :func:`load_lines`:
     this only reads faster what that reads (a cold index spent a tenth of its CPU reading
     frontmatter; this takes a third less).
     """
@@ -114,8 +114,9 @@ def _flat_list(text: str) -> list[Any] | object:
     return _NO if _NO in values else values
 
 
-def _load_lines(text: str) -> dict[str, Any] | None:
-    """:func:`load_simple`, line by line: every shape it reads."""
+def load_lines(text: str) -> dict[str, Any] | None:
+    """:func:`load_simple`, line by line: every shape it reads (for a caller that has
+    already tried :func:`load_flat` on ``text``)."""
     if "\r" in text or "\t" in text:
         return None
     meta: dict[str, Any] = {}

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import copy
 import itertools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memoryd.errors import MemorydError
-from memoryd.frontmatter import load_flat, load_simple
+from memoryd.frontmatter import load_flat, load_lines, load_simple
 
 BOM = b"\xef\xbb\xbf"
 FENCE = "---"
@@ -190,9 +190,8 @@ def _split(text: str) -> tuple[dict[Any, Any], str, list[Problem]]:
         if not text.startswith(_OPENING):
             return {}, text, []
         return {}, text, [Problem("frontmatter.unclosed", "frontmatter has no closing '---' line")]
-    meta, problems = _load_yaml(text[4 : end + 1])
+    meta, problems = _load_yaml(text[4 : end + 1], load_lines)  # load_flat said no above
     return meta, text[end + 5 :], problems
-
 
 
 def _closing_fence(text: str) -> int:
@@ -240,8 +239,12 @@ def _atoms(values: list[Any]) -> bool:
     return all(type(v) in _ATOMS for v in values)
 
 
-def _load_yaml(yaml_text: str) -> tuple[dict[Any, Any], list[Problem]]:
-    simple = load_simple(yaml_text)  # the usual shape, read without PyYAML's constructors
+def _load_yaml(
+    yaml_text: str, simple_reader: Callable[[str], dict[str, Any] | None] = load_simple
+) -> tuple[dict[Any, Any], list[Problem]]:
+    """The frontmatter's mapping and problems: ``simple_reader`` (the usual shapes, read
+    without PyYAML's constructors) first, PyYAML for the rest."""
+    simple = simple_reader(yaml_text)
     if simple is not None:
         return simple, []
     import yaml
