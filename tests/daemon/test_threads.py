@@ -46,4 +46,3 @@ def test_the_list_holds_what_this_python_thread_uses() -> None:
 def test_a_daemon_thread_class_defines_no_name_thread_uses(cls: type) -> None:
     assert issubclass(cls, threading.Thread)
     assert sorted(_own_names(cls) & THREAD_NAMES) == []
-
