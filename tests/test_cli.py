@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.helpers import git
@@ -31,6 +32,30 @@ def test_init_creates_the_global_root_once(isolated_home: Path) -> None:
     again = run_cli("init")
     assert again.returncode == 0
     assert again.stdout == f"{isolated_home / 'memory'}: already set up, nothing changed\n"
+
+
+def test_init_warns_when_git_could_not_commit_the_root(
+    tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fresh machine where git knows no one: init says so (on stderr, the JSON untouched)
+    before the first sync fails; with a name and email it says nothing more."""
+    nobody = tmp_path / "nobody.gitconfig"
+    nobody.write_text("[user]\n\tuseConfigOnly = true\n\tname = Only A Name\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(nobody))
+    monkeypatch.delenv("EMAIL", raising=False)
+    done = run_cli("init", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["root"] == str(isolated_home / "memory")
+    assert done.stderr == (
+        "memoryd: WARNING: git does not know who commits on this machine: no email was given "
+        f"and auto-detection is disabled; memoryd cannot commit {isolated_home / 'memory'} "
+        "until it does\n"
+        '  hint: tell git who commits on this machine: git config --global user.name "Your Name" '
+        '&& git config --global user.email "you@example.com"\n'
+    )
+    git(tmp_path, "config", "--file", str(nobody), "user.email", "me@example.invalid")
+    again = run_cli("init")
+    assert (again.returncode, again.stderr) == (0, "")
 
 
 def test_init_project_registers_the_root(tmp_path: Path, isolated_home: Path) -> None:

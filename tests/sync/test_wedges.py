@@ -2,7 +2,8 @@
 
 Each of these failed on every cycle with "memoryd retries on the next cycle": a
 root reached through a symlink, a file name that is not UTF-8, a stale ref or
-HEAD lock left by a killed git, and a full disk while saving the sync state.
+HEAD lock left by a killed git, a full disk while saving the sync state, and a
+machine where git knows no name or email to commit with.
 """
 
 from __future__ import annotations
@@ -148,3 +149,36 @@ def test_a_conflict_on_a_non_utf8_name_is_committed_and_reported(world: World) -
     assert "conflict: facts/caf\\xe9.md" in git(world.remote, "log", "--format=%B", "main")
     status = _cli(world.b.paths.home, "status", "--json")
     assert "Traceback" not in status.stderr
+
+
+def test_a_machine_where_git_knows_no_one_is_told_how_to_fix_it(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fresh machine: no user.name or user.email (useConfigOnly: git's guess from the host
+    name succeeds on some machines). One line says why, the hint gives the two commands
+    (not "retries on the next cycle": retrying never helps), and once they are run the next
+    sync commits and pushes what was waiting."""
+    nobody = tmp_path / "nobody.gitconfig"
+    nobody.write_text("[user]\n\tuseConfigOnly = true\n[init]\n\tdefaultBranch = main\n")
+    for key in ("EMAIL", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME",
+                "GIT_COMMITTER_EMAIL"):  # fmt: skip
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(nobody))
+    world.a.write("facts/first.md", memory("facts/first", "first", "written before git knew\n"))
+    done = _cli(world.a.paths.home, "sync")
+    assert done.returncode == 1
+    assert done.stdout == (
+        f"{world.a.root}: error\n"
+        "  error: git does not know who commits on this machine: "
+        "no email was given and auto-detection is disabled\n"
+        '  hint: tell git who commits on this machine: git config --global user.name "Your Name" '
+        '&& git config --global user.email "you@example.com"\n'
+    )
+    git(tmp_path, "config", "--file", str(nobody), "user.name", "Fresh Machine")
+    git(tmp_path, "config", "--file", str(nobody), "user.email", "fresh@example.invalid")
+    again = _cli(world.a.paths.home, "sync")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert git(world.remote, "log", "-1", "--format=%an <%ae>", "main").strip() == (
+        "Fresh Machine <fresh@example.invalid>"
+    )
+    assert world.b.sync().ok and "written before git knew" in world.b.read("facts/first.md")

@@ -76,7 +76,23 @@ def run(app: App, args: argparse.Namespace) -> int:
         return "\n".join(lines)
 
     app.emit(args.json, data, text)
+    _identity_note(app, result.root)
     return 0
+
+
+def _identity_note(app: App, root: Path) -> None:
+    """Warn now, not at the first sync, when git could not commit ``root`` for want of a
+    name and email (and the root commits)."""
+    from memoryd.sync.identity import IDENTITY_HINT, missing_identity
+
+    if not any(r.path == root and r.sync.commit for r in app.reload_config().roots):
+        return
+    problem = missing_identity(root)
+    if problem is not None:
+        app.note(
+            f"memoryd: WARNING: {problem}; memoryd cannot commit {root} until it does\n"
+            f"  hint: {IDENTITY_HINT}"
+        )
 
 
 def _layered(app: App, args: argparse.Namespace) -> int:
@@ -103,6 +119,7 @@ def _layered(app: App, args: argparse.Namespace) -> int:
         return "\n".join(lines)
 
     app.emit(args.json, data, text)
+    _identity_note(app, result.root)
     return 0
 
 

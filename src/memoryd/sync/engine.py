@@ -35,6 +35,7 @@ from memoryd.sync.conflicts import (
 )
 from memoryd.sync.derived import Quarantined, recompile
 from memoryd.sync.git import GitError
+from memoryd.sync.identity import IDENTITY_HINT, identity_error, is_identity_error
 from memoryd.sync.replay import OutsideRoot, replay
 from memoryd.sync.repo import Blocked, Repo, open_repo, preflight
 from memoryd.sync.resolve import write_conflicts_file
@@ -148,11 +149,13 @@ def sync_root(
     except RepoBusy as exc:
         outcome.status, outcome.error, outcome.hint = "busy", exc.message, exc.hint
     except GitError as exc:
-        log.warning("sync of %s failed: %s", root.path, exc)
         outcome.status, outcome.error = "error", str(exc)
         outcome.hint = "memoryd retries on the next cycle; the files on disk are untouched"
         if "No space left on device" in exc.stderr:
             outcome.hint = FULL_DISK_HINT
+        elif is_identity_error(exc.stderr):  # retrying never helps: the user must tell git
+            outcome.error, outcome.hint = identity_error(exc.stderr), IDENTITY_HINT
+        log.warning("sync of %s failed: %s", root.path, outcome.error)
     except OSError as exc:  # a full disk, a read-only folder: the user's to fix
         log.warning("sync of %s failed: %s", root.path, exc)
         outcome.status = "error"
