@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
@@ -125,7 +127,8 @@ def test_body_without_frontmatter_is_a_memory_without_fields() -> None:
         ),
         (
             {"created": "yesterday"},
-            "created should be epoch milliseconds or an ISO 8601 date (2024-03-05), got str",
+            "created 'yesterday' is not a date: write epoch milliseconds or an ISO 8601 date "
+            "(2024-03-05)",
         ),
         ({"pinned": "yes"}, "pinned should be true or false, got str"),
         ({"sync": 1}, "sync should be true or false, got int"),
@@ -200,7 +203,34 @@ def test_seconds_are_still_reported_and_nonsense_is_not_a_date() -> None:
     assert parse(b"---\ncreated: next tuesday\n---\n").created is None
     impossible = parse(b"---\ncreated: 2024-13-45\n---\nbody\n")  # YAML's date, not a date
     assert impossible.created is None and impossible.body == "body\n"
-    assert [p.message for p in impossible.problems] == ["malformed YAML: month must be in 1..12"]
+    assert impossible.meta == {"created": "2024-13-45"} and not impossible.malformed
+    assert [p.message for p in validate(impossible)] == [
+        "created '2024-13-45' is not a date: write epoch milliseconds or an ISO 8601 date "
+        "(2024-03-05)"
+    ]
+
+
+def test_a_date_that_does_not_exist_costs_only_its_own_field() -> None:
+    """Hand-written: a comment, a flow list, yes for true, and February the 30th. The date
+    stays the text it is; the id, kind, summary, load_when and pin are all read."""
+    text = (
+        "---\n# written by hand\nid: facts/hand\nkind: fact   # a fact\n"
+        'summary: "Kafka 消费延迟: check lag first"\nload_when: [kafka, "消费者 lag"]\n'
+        "pinned: yes\ncreated: 2023-02-30\nupdated: 2024-03-05 10:00:00\n---\nbody\n"
+    )
+    memory = parse(text.encode())
+    assert memory.meta == {
+        "id": "facts/hand", "kind": "fact", "summary": "Kafka 消费延迟: check lag first",
+        "load_when": ["kafka", "消费者 lag"], "pinned": True, "created": "2023-02-30",
+        "updated": dt.datetime(2024, 3, 5, 10, 0),
+    }  # fmt: skip
+    assert (memory.created, memory.problems) == (None, ())
+    assert memory.updated == int(dt.datetime(2024, 3, 5, 10, tzinfo=dt.UTC).timestamp() * 1000)
+    assert [(p.code, p.message) for p in validate(memory)] == [
+        ("field.created", "created '2023-02-30' is not a date: write epoch milliseconds or an "
+         "ISO 8601 date (2024-03-05)"),
+    ]  # fmt: skip
+    assert render(memory) == text.encode()  # untouched: byte for byte
 
 
 _SPLIT_PIECES = st.sampled_from(

@@ -12,6 +12,11 @@ holds it to that): every scalar that YAML 1.1 could read as anything but a
 string, a decimal integer, a boolean or null (``y``, ``0o17``, ``1:20``,
 ``2024-01-01``, ``.5``), every escape in a double-quoted string, every anchor,
 tag, key in quotes or continuation line is left to PyYAML.
+
+PyYAML is asked through :func:`pyyaml_load`: ``yaml.safe_load`` but for a date or
+time that does not exist (``created: 2023-02-30``, ``2024-13-45``), which stays the
+text it is instead of failing the whole frontmatter: one mistyped date must not
+cost a memory its id, kind, summary and pin (validation reports the field).
 """
 
 from __future__ import annotations
@@ -38,6 +43,34 @@ _SPECIAL = frozenset({"yes", "no", "true", "false", "on", "off", "y", "n", "null
 _LONGEST_SPECIAL = max(map(len, _SPECIAL))
 _FLOW_BREAKERS = frozenset("[]{},\"':#")
 _NO = object()  # "not a shape read here" (None is a value: null)
+
+
+def pyyaml_load(text: str) -> Any:
+    """``yaml.safe_load(text)`` (the C loader when PyYAML has it), an impossible date or
+    time kept as its text. Raises what PyYAML raises for text that is not YAML."""
+    import yaml
+
+    return yaml.load(text, Loader=_lenient_loader())  # a safe loader: SafeLoader's classes
+
+
+@functools.cache
+def _lenient_loader() -> type[Any]:
+    import yaml
+
+    base: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    timestamp = yaml.constructor.SafeConstructor.construct_yaml_timestamp
+
+    def timestamp_or_text(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
+        try:
+            return timestamp(loader, node)
+        except ValueError:  # YAML's shape of a date, not a date: 2023-02-30
+            return loader.construct_scalar(node)
+
+    class LenientSafeLoader(base):  # type: ignore[valid-type,misc]  # base: either loader
+        pass
+
+    LenientSafeLoader.add_constructor("tag:yaml.org,2002:timestamp", timestamp_or_text)
+    return LenientSafeLoader
 
 
 def load_simple(text: str) -> dict[str, Any] | None:

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from memoryd.frontmatter import pyyaml_load
 from memoryd.memory import BOM, FENCE, Memory, parse, render
 
 _KEY_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]|$)")
@@ -170,7 +171,7 @@ def _item_value(text: str) -> Any:
     import yaml
 
     try:
-        return yaml.safe_load(text)
+        return pyyaml_load(text)  # as memory.parse read the item (a bad date stays text)
     except yaml.YAMLError:
         return _NOTHING
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memoryd.errors import MemorydError
-from memoryd.frontmatter import load_flat, load_lines, load_simple
+from memoryd.frontmatter import load_flat, load_lines, load_simple, pyyaml_load
 
 BOM = b"\xef\xbb\xbf"
 FENCE = "---"
@@ -249,15 +249,14 @@ def _load_yaml(
         return simple, []
     import yaml
 
-    loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        loaded = yaml.load(yaml_text, Loader=loader)  # a safe loader (C if available)
+        loaded = pyyaml_load(yaml_text)  # safe; an impossible date stays text
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (frontmatter line {mark.line + 1})" if mark is not None else ""
         reason = getattr(exc, "problem", None) or type(exc).__name__
         return {}, [Problem("frontmatter.yaml", f"malformed YAML{where}: {reason}")]
-    except ValueError as exc:  # a value YAML recognises but cannot build: 2024-13-45
+    except ValueError as exc:  # a value YAML recognises but cannot build (a date cannot)
         return {}, [Problem("frontmatter.yaml", f"malformed YAML: {exc}")]
     if loaded is None:
         return {}, []
@@ -405,6 +404,14 @@ def _check_epoch_ms(name: str, meta: Mapping[Any, Any]) -> list[Problem]:
     if not isinstance(value, int) or isinstance(value, bool):
         if epoch_ms(value) is not None:
             return []
+        if isinstance(value, str):  # "yesterday", or a date that does not exist: 2023-02-30
+            return [
+                Problem(
+                    f"field.{name}",
+                    f"{name} {value!r} is not a date: write epoch milliseconds or an ISO 8601 "
+                    "date (2024-03-05)",
+                )
+            ]
         return [_type_problem(name, "epoch milliseconds or an ISO 8601 date (2024-03-05)", value)]
     if 0 < value < MIN_EPOCH_MS:
         return [
