@@ -4,6 +4,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from memoryd.agent.upkeep import search
 from memoryd.app import App
 from memoryd.locate import active_roots
@@ -258,6 +260,29 @@ def test_bad_input_is_a_usage_error(setup: Setup) -> None:
     summary = run_cli("remember", "--kind", "fact", "--summary", "two\nlines", cwd=setup.repo)
     assert summary.returncode == 2
     assert "the summary must be one non-empty line" in summary.stderr
+
+
+@pytest.mark.parametrize(
+    ("folder", "kind"),
+    [("rules", "rule"), ("facts", "fact"), ("pitfalls", "pitfall"), ("proposals", "rule-proposal")],
+)
+def test_a_folders_name_given_as_the_kind_is_refused_with_the_kind(
+    setup: Setup, folder: str, kind: str
+) -> None:
+    """--kind rules wrote into rules/ a memory that was never an iron rule (the iron rules
+    are kind rule): nothing is written, and the error names the kind."""
+    before = setup.snapshot()
+    done = run_cli("remember", "--kind", folder, "--summary", "never force-push main",
+                   cwd=setup.repo)  # fmt: skip
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"memoryd: error: kind '{folder}' is the name of a folder, not a kind\n"
+        f"  hint: use kind '{kind}': memories of kind {kind} are kept in {folder}/\n"
+    )
+    assert setup.snapshot() == before
+    custom = run_cli("remember", "--kind", "runbook", "--summary", "restart the queue",
+                     cwd=setup.repo)  # fmt: skip
+    assert custom.returncode == 0, custom.stderr  # a kind of one's own is still a kind
 
 
 def run_as_agent(setup: Setup, marker: str, *args: str) -> Any:

@@ -36,6 +36,7 @@ CATEGORY = {
     "fact": "facts",
 }
 RULE, PROPOSAL = "rule", "rule-proposal"
+_KIND_OF_FOLDER = {folder: kind for kind, folder in CATEGORY.items()}
 SLUG_MAX = 60
 _KIND_RE = re.compile(r"[a-z][a-z0-9-]{0,39}")
 
@@ -123,6 +124,12 @@ def check_request(request: Request) -> None:
         raise UsageError(
             f"kind {request.kind!r} is not a lowercase word",
             hint="use rule, preference, decision, pitfall or fact (or another lowercase word)",
+        )
+    kind = _KIND_OF_FOLDER.get(request.kind)
+    if kind is not None:  # "rules" would land in rules/ and yet never be an iron rule
+        raise UsageError(
+            f"kind {request.kind!r} is the name of a folder, not a kind",
+            hint=f"use kind {kind!r}: memories of kind {kind} are kept in {request.kind}/",
         )
     summary = request.summary.strip()
     if not summary or "\n" in summary:
