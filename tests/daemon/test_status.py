@@ -76,3 +76,48 @@ def test_status_after_a_clean_stop(isolated_home: Path) -> None:
         f"no memoryd daemon is running (the last one, pid {board.status.pid}, stopped at 2026-01-01T00:00:00Z)"
         in done.stderr
     )
+
+
+_KNOWN = (
+    "decay_floor, duplicate_coverage, global_prior, half_life_days, limit, max_file_bytes, "
+    "project_prior, recall_boost_max, score_floor"
+)
+
+
+def test_a_broken_config_does_not_hide_the_running_daemon(isolated_home: Path) -> None:
+    """The daemon runs on its last good config: status shows it, with the config's error
+    among the problems once (the daemon's own line, when it tried to reload, is enough)."""
+    paths = resolve_paths()
+    paths.config_file.parent.mkdir(parents=True, exist_ok=True)
+    paths.config_file.write_text("search:\n  limt: 3\n")
+    error = f"{paths.config_file}: search.limt: unknown key (known keys here: {_KNOWN})"
+    board = StatusBoard(paths.status_file)
+    board.root(Path("/r"), mode="events", state="watching")
+    with DaemonLock(paths.lock_file):
+        done = run_cli("status")
+        assert (done.returncode, done.stderr) == (0, "")
+        assert done.stdout.splitlines()[1:] == [
+            "  /r: watching, events",
+            f"  problem: config.yaml: {error} (the daemon runs on the last good one)",
+        ]
+        data = json.loads(run_cli("status", "--json").stdout)
+        assert (data["running"], data["config_error"], data["extraction"]) == (True, error, None)
+        board.problem(f"config.yaml not reloaded: {error}")
+        again = run_cli("status")
+        assert again.stdout.splitlines()[1:] == [
+            "  /r: watching, events",
+            f"  problem: config.yaml not reloaded: {error}",
+        ]
+    stopped = run_cli("status")
+    assert stopped.returncode == 1
+    assert stopped.stderr.startswith(
+        f"memoryd: error: the daemon status is stale: pid {board.status.pid} is gone"
+    )
+    board.update(stopped_at="2026-01-01T00:00:00Z")
+    gone = run_cli("status")
+    assert gone.returncode == 1
+    assert gone.stderr == (
+        f"memoryd: error: no memoryd daemon is running (the last one, pid {board.status.pid}, "
+        f"stopped at 2026-01-01T00:00:00Z), and {error}\n"
+        f"  hint: edit {paths.config_file} (see docs/config.md)\n"
+    )

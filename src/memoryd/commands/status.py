@@ -1,4 +1,9 @@
-"""``memoryd status``: what the running daemon is doing (read from its status file)."""
+"""``memoryd status``: what the running daemon is doing (read from its status file).
+
+A broken config.yaml does not hide the daemon: it keeps running on the last good
+config, so its status is shown with the config's error among the problems (the
+sync and extraction parts, which read the config, are left out until it is fixed).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ from typing import Any
 
 from memoryd.app import App
 from memoryd.commands import add_json
-from memoryd.errors import MemorydError
+from memoryd.errors import ConfigError, MemorydError
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -24,16 +29,23 @@ def run(app: App, args: argparse.Namespace) -> int:
 
     view = read_status(app.paths)
     status = view.status
-    sync = sync_problems(app.config, app.paths)  # conflicts, pauses, quarantine, not pushed
+    try:
+        sync = sync_problems(app.config, app.paths)  # conflicts, pauses, quarantine, not pushed
+        extracting: dict[str, Any] | None = report(app)
+        broken = None
+    except ConfigError as exc:  # the daemon runs on: show what it says, and this
+        sync, extracting, broken = [], None, exc
     if args.json:
-        data = {
+        data: dict[str, Any] = {
             "running": view.running and not view.stale,
             "stale": view.stale,
             "pid": view.running_pid,
             "status": status.to_json() if status else None,
             "sync": [p.__dict__ for p in sync],
-            "extraction": report(app),
+            "extraction": extracting,
         }
+        if broken is not None:
+            data["config_error"] = broken.message
         app.emit(True, data, "")
         return 0 if data["running"] else 1
     if view.stale:
@@ -47,16 +59,29 @@ def run(app: App, args: argparse.Namespace) -> int:
         last = ""
         if status is not None and status.stopped_at:
             last = f" (the last one, pid {status.pid}, stopped at {status.stopped_at})"
+        if broken is not None:  # 'memoryd run' would stop on it: fixing it comes first
+            raise ConfigError(
+                f"no memoryd daemon is running{last}, and {broken.message}", hint=broken.hint
+            )
         raise MemorydError(
             f"no memoryd daemon is running{last}",
             hint="start it with 'memoryd run' or 'memoryd service install'",
         )
-    extraction = lines(report(app))
-    app.emit(False, None, lambda: "\n".join([render(status, sync), *extraction]))
+    extraction = lines(extracting) if extracting is not None else []
+    config = [] if broken is None else [_config_problem(status, broken)]
+    app.emit(False, None, lambda: "\n".join([render(status, sync, config), *extraction]))
     return 0
 
 
-def render(status: Any, sync_items: Sequence[Any] = ()) -> str:
+def _config_problem(status: Any, broken: ConfigError) -> str:
+    """The broken config's line, unless the daemon already reports it (it does once it
+    tried to reload)."""
+    if any(p.startswith("config.yaml") for p in status.problems):
+        return ""
+    return f"config.yaml: {broken.message} (the daemon runs on the last good one)"
+
+
+def render(status: Any, sync_items: Sequence[Any] = (), more: Sequence[str] = ()) -> str:
     lines = [f"memoryd is running (pid {status.pid}, since {status.started_at})"]
     for path, root in sorted(status.roots.items()):
         sync = root.last_sync
@@ -69,7 +94,7 @@ def render(status: Any, sync_items: Sequence[Any] = ()) -> str:
     if status.last_batch:
         batch = status.last_batch
         lines.append(f"  last batch: {batch['files']} files in {batch['ms']} ms at {batch['at']}")
-    problems = [f"  problem: {text}" for text in status.problems]
+    problems = [f"  problem: {text}" for text in [*status.problems, *more] if text]
     for item in sync_items:
         where = f"{item.root}/{item.path}" if item.path else item.root
         problems.append(f"  sync: {where}: {item.message}")
