@@ -293,6 +293,30 @@ def test_cli_exit_code_and_json(world: World) -> None:
     assert f"fix: git -C {world.root} remote add origin" in done.stdout
 
 
+def test_a_broken_config_is_a_check_and_the_others_still_run(world: World) -> None:
+    """The doctor is where a user with a broken config.yaml turns: the file is one failed
+    check with its fix; git, the index, the service and the daemon are still checked, and
+    the roots (unknown until the file loads) are not guessed at."""
+    config = world.ctx.paths.config_file
+    config.write_text(f"roots:\n  - path: {world.root}\n    scope: globl\n")
+    done = run_cli("doctor")
+    assert (done.returncode, done.stderr) == (1, "")
+    lines = done.stdout.splitlines()
+    assert lines[:4] == [
+        "ok    git       " + lines[0].split("git       ", 1)[1],
+        f"FAIL  config    {config}: roots[0].scope: must be one of global, project, got 'globl'",
+        f"                fix: edit {config} (see docs/config.md)",
+        "SKIP  inotify   no roots known until config.yaml loads",
+    ]
+    data = json.loads(run_cli("doctor", "--json").stdout)
+    assert {c["name"]: c["status"] for c in data["checks"]} == {
+        "git": "ok", "config": "fail", "inotify": "skip", "index": "ok", "service": "ok",
+        "daemon": "ok",
+    }  # fmt: skip
+    config.write_text(f"roots:\n  - path: {world.root}\n")
+    assert run_cli("doctor").returncode == 0
+
+
 def test_doctor_follows_a_real_daemon_until_it_is_killed(world: World, tmp_path: Path) -> None:
     from memoryd.app import App
     from tests.daemon.harness import DaemonProcess

@@ -32,11 +32,12 @@ def run(app: App, args: argparse.Namespace) -> int:
     from memoryd.doctor import checks as doctor
     from memoryd.doctor.verdict import Machine
 
-    ctx = Machine(env=app.env, paths=app.paths, config=app.config)
+    config, config_check = doctor.machine_config(app.paths)  # a broken file is a check
+    ctx = Machine(env=app.env, paths=app.paths, config=config)
     ctx.remote_timeout_s = args.timeout
     if args.manager:
         ctx.manager = args.manager
-    checks = doctor.run_checks(ctx)
+    checks = doctor.run_checks(ctx, config_check)
     bad = doctor.failed(checks)
     data = {"ok": not bad, "checks": [dataclasses.asdict(check) for check in checks]}
     app.emit(args.json, data, lambda: doctor.render(checks))

@@ -12,24 +12,42 @@ import os
 import sqlite3
 from pathlib import Path
 
-from memoryd.config import RootConfig
+from memoryd.config import Config, RootConfig, load_config
 from memoryd.doctor import git as doctor_git
 from memoryd.doctor.verdict import STATUSES, Machine, Verdict, fail, ok, warn
+from memoryd.errors import ConfigError
+from memoryd.paths import Paths
 
 
 def synced(root: RootConfig) -> bool:
     return root.sync.commit or root.sync.push or root.sync.pull
 
 
-def run_checks(ctx: Machine) -> list[Verdict]:
+def machine_config(paths: Paths) -> tuple[Config, Verdict | None]:
+    """The config the checks read, and a failed ``config`` check when config.yaml does not
+    load: then no root is known (their checks wait for the fix), and the checks that need
+    no config (git, index, service, daemon) still run, since the doctor is where a user
+    with a broken file turns."""
+    try:
+        return load_config(paths), None
+    except ConfigError as exc:
+        fix = exc.hint or f"edit {paths.config_file} (see docs/config.md)"
+        return Config(), fail("config", exc.message, fix, str(paths.config_file))
+
+
+def run_checks(ctx: Machine, config_check: Verdict | None = None) -> list[Verdict]:
     git = doctor_git.check_git(ctx)
-    checks = [git]
+    checks = [git] if config_check is None else [git, config_check]
     for root in ctx.config.roots:
         here = check_root(ctx, root)
         checks.append(here)
         if here.status == "ok" and git.status == "ok" and synced(root):
             checks += doctor_git.root_checks(ctx, root)
-    for check in (check_inotify, check_index, check_service, check_daemon):
+    if config_check is None:
+        checks.append(check_inotify(ctx))
+    else:  # the folders to watch are the roots', unknown until the file loads
+        checks.append(Verdict("inotify", "skip", "no roots known until config.yaml loads"))
+    for check in (check_index, check_service, check_daemon):
         checks.append(check(ctx))
     return checks
 
