@@ -135,6 +135,9 @@ def test_body_without_frontmatter_is_a_memory_without_fields() -> None:
         ({"load_when": "SQLite"}, "load_when should be a list of strings, got str"),
         ({"summary": 3}, "summary should be a string, got int"),
         ({"summary": "two\nlines"}, "summary should be one line"),
+        ({"kind": "rules"}, "kind 'rules' is the name of a folder, not a kind: write kind: rule"),
+        ({"kind": "proposals"},
+         "kind 'proposals' is the name of a folder, not a kind: write kind: rule-proposal"),
         ({"id": "facts/other"}, "id 'facts/other' does not match its path (expected 'facts/x')"),
     ],
 )

@@ -23,6 +23,17 @@ FENCE = "---"
 _OPENING = FENCE + "\n"  # the first line of a frontmatter
 # Anything below this many "epoch milliseconds" is before March 1973: seconds.
 MIN_EPOCH_MS = 100_000_000_000
+# The kinds memoryd knows and the folder each one's memories are kept in; any other
+# lowercase word is a kind too, kept in a folder of its own name (memoryd remember).
+KIND_FOLDERS = {
+    "rule": "rules",
+    "rule-proposal": "proposals",  # not rules/: nothing there may read as an iron rule
+    "preference": "preferences",
+    "decision": "decisions",
+    "pitfall": "pitfalls",
+    "fact": "facts",
+}
+KIND_OF_FOLDER = {folder: kind for kind, folder in KIND_FOLDERS.items()}
 
 # yaml is imported where a frontmatter is read or written: 10 ms that a recall
 # reading no file (and a daemon's CLI) does without.
@@ -342,6 +353,15 @@ def validate(memory: Memory, expected_id: str | None = None) -> list[Problem]:
         value = get(name, _ABSENT)
         if value is not _ABSENT and not isinstance(value, str):
             problems.append(_type_problem(name, "a string", value))
+    kind = get("kind")
+    if isinstance(kind, str) and kind in KIND_OF_FOLDER:  # kind: rules is no iron rule
+        problems.append(
+            Problem(
+                "field.kind",
+                f"kind {kind!r} is the name of a folder, not a kind: "
+                f"write kind: {KIND_OF_FOLDER[kind]}",
+            )
+        )
     summary = get("summary")
     if isinstance(summary, str) and "\n" in summary.strip():
         problems.append(Problem("field.summary", "summary should be one line"))

@@ -22,21 +22,13 @@ from memoryd.config import RootConfig
 from memoryd.errors import DuplicateRefused, Refused, SecretRefused, UsageError
 from memoryd.frontmatter_edit import edit_fields
 from memoryd.fsutil import atomic_write
-from memoryd.memory import Memory, new_memory, render
+from memoryd.memory import KIND_FOLDERS, KIND_OF_FOLDER, Memory, new_memory, render
 
 if TYPE_CHECKING:
     from memoryd.index.db import Row
 
-CATEGORY = {
-    "rule": "rules",
-    "rule-proposal": "proposals",  # not rules/: nothing there may read as an iron rule
-    "preference": "preferences",
-    "decision": "decisions",
-    "pitfall": "pitfalls",
-    "fact": "facts",
-}
+CATEGORY = KIND_FOLDERS
 RULE, PROPOSAL = "rule", "rule-proposal"
-_KIND_OF_FOLDER = {folder: kind for kind, folder in CATEGORY.items()}
 SLUG_MAX = 60
 _KIND_RE = re.compile(r"[a-z][a-z0-9-]{0,39}")
 
@@ -125,7 +117,7 @@ def check_request(request: Request) -> None:
             f"kind {request.kind!r} is not a lowercase word",
             hint="use rule, preference, decision, pitfall or fact (or another lowercase word)",
         )
-    kind = _KIND_OF_FOLDER.get(request.kind)
+    kind = KIND_OF_FOLDER.get(request.kind)
     if kind is not None:  # "rules" would land in rules/ and yet never be an iron rule
         raise UsageError(
             f"kind {request.kind!r} is the name of a folder, not a kind",
