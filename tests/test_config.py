@@ -87,6 +87,32 @@ def test_config_errors_name_the_key_and_the_file(
     assert message in str(info.value)
 
 
+def test_every_problem_of_the_file_is_told_at_once(isolated_home: Path) -> None:
+    """Three typos, one error naming each in the file's order (then the roots'), not three
+    rounds of edit and retry; one line still (the daemon's status shows it as one problem)."""
+    file = isolated_home / "config.yaml"
+    write_config(
+        isolated_home,
+        "search:\n  limt: 5\n  half_life_days: two weeks\ndaemon:\n  quiet_ms: -4\n"
+        "roots:\n  - path: /m\n    scope: globl\n    sync: {pusj: true}\n  - path: /n\n"
+        "  - path: /n\n",
+    )
+    with pytest.raises(ConfigError) as info:
+        load_config(resolve_paths())
+    known = (
+        "decay_floor, duplicate_coverage, global_prior, half_life_days, limit, max_file_bytes, "
+        "project_prior, recall_boost_max, score_floor"
+    )
+    assert info.value.message == (
+        f"{file}: search.limt: unknown key (known keys here: {known}); "
+        "search.half_life_days: must be a number, got 'two weeks'; "
+        "daemon.quiet_ms: must not be negative, got -4; "
+        "roots[0].scope: must be one of global, project, got 'globl'; "
+        "roots: /n is listed twice"
+    )
+    assert info.value.hint == f"edit {file} (see docs/config.md)"
+
+
 def test_project_roots_default_to_no_auto_commit(isolated_home: Path) -> None:
     write_config(
         isolated_home,

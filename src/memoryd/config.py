@@ -243,6 +243,7 @@ def build_config(data: Any, file: Path, paths: Paths) -> Config:
         roots: tuple[RootConfig, ...] = (default_global(paths),)
     else:
         roots = loader.roots(raw_roots)
+    loader.check()  # every problem of the file at once, not one edit at a time
     return dataclasses.replace(config, roots=roots, source=file)
 
 
@@ -251,23 +252,38 @@ def default_global(paths: Paths) -> RootConfig:
 
 
 class _Loader:
+    """Builds the config's classes from config.yaml's data, noting every problem and going
+    on with the default in its place; :meth:`check` raises them as one error, each
+    ``key: what is wrong``, so a file with three typos is fixed in one round."""
+
     def __init__(self, file: Path) -> None:
         self.file = file
+        self.problems: list[str] = []
 
     def fail(self, key: str, message: str) -> ConfigError:
         return ConfigError(
             f"{self.file}: {key}: {message}", hint=f"edit {self.file} (see docs/config.md)"
         )
 
+    def note(self, key: str, message: str) -> None:
+        self.problems.append(f"{key}: {message}")
+
+    def check(self) -> None:
+        if self.problems:
+            hint = f"edit {self.file} (see docs/config.md)"
+            raise ConfigError(f"{self.file}: " + "; ".join(self.problems), hint=hint)
+
     def build(self, cls: type[Any], data: Any, prefix: str) -> Any:
         if not isinstance(data, dict):
-            raise self.fail(prefix.rstrip(".") or "top level", "must be a mapping")
+            self.note(prefix.rstrip(".") or "top level", "must be a mapping")
+            return cls()
         fields = {f.name: f for f in dataclasses.fields(cls) if f.name not in ("source", "roots")}
         values: dict[str, Any] = {}
         for key, value in data.items():
             if key not in fields:
                 known = ", ".join(sorted({*fields, *(("roots",) if cls is Config else ())}))
-                raise self.fail(f"{prefix}{key}", f"unknown key (known keys here: {known})")
+                self.note(f"{prefix}{key}", f"unknown key (known keys here: {known})")
+                continue
             values[key] = self.convert(fields[key], value, f"{prefix}{key}")
         return cls(**values)
 
@@ -279,21 +295,27 @@ class _Loader:
             return self.build(type(default), value, key + ".")
         problem = _type_error(default, value)
         if problem:
-            raise self.fail(key, problem)
+            self.note(key, problem)
+            return default
         if isinstance(value, int | float) and not isinstance(value, bool) and value < 0:
-            raise self.fail(key, f"must not be negative, got {value!r}")
+            self.note(key, f"must not be negative, got {value!r}")
+            return default
         return float(value) if isinstance(default, float) else value
 
     def roots(self, raw: Any) -> tuple[RootConfig, ...]:
         if not isinstance(raw, list):
-            raise self.fail("roots", "must be a list of roots")
+            self.note("roots", "must be a list of roots")
+            return ()
         roots = []
         for number, item in enumerate(raw):
-            roots.append(self.root(item, f"roots[{number}]"))
+            try:
+                roots.append(self.root(item, f"roots[{number}]"))
+            except ConfigError as exc:  # this root's first problem; the others go on
+                self.problems.append(exc.message.removeprefix(f"{self.file}: "))
         seen: set[Path] = set()
         for root in roots:
             if root.path in seen:
-                raise self.fail("roots", f"{root.path} is listed twice")
+                self.note("roots", f"{root.path} is listed twice")
             seen.add(root.path)
         return tuple(roots)
 
@@ -333,7 +355,9 @@ class _Loader:
             policy = dataclasses.replace(base_policy, commit=True, push=True, pull=True)
         else:
             given = self.build(SyncPolicy, sync_raw, f"{key}.sync.")
-            explicit = {k: getattr(given, k) for k in sync_raw}
+            names = {f.name for f in dataclasses.fields(SyncPolicy)}
+            given_keys = sync_raw if isinstance(sync_raw, dict) else {}  # else noted by build
+            explicit = {k: getattr(given, k) for k in given_keys if k in names}
             policy = dataclasses.replace(base_policy, **explicit)
         return RootConfig(path=Path(path), layout=layout, scope=scope, sync=policy, watch=watch)
 
