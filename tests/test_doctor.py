@@ -123,7 +123,7 @@ def test_a_remote_that_hangs_is_given_up_after_the_timeout(world: World) -> None
 
 def test_missing_identity(world: World, tmp_path: Path) -> None:
     empty = tmp_path / "empty-gitconfig"
-    empty.write_text("")
+    empty.write_text("[user]\n\tuseConfigOnly = true\n")  # no guess from the host either
     env = {**world.ctx.env, "GIT_CONFIG_GLOBAL": str(empty)}
     check = world.check("identity", env=env)
     assert check.status == "fail"
@@ -137,7 +137,7 @@ def test_missing_identity(world: World, tmp_path: Path) -> None:
 
 def test_an_identity_from_the_environment_is_an_identity(world: World, tmp_path: Path) -> None:
     empty = tmp_path / "empty-gitconfig"
-    empty.write_text("")
+    empty.write_text("[user]\n\tuseConfigOnly = true\n")
     env = {
         **world.ctx.env, "GIT_CONFIG_GLOBAL": str(empty),
         "GIT_AUTHOR_NAME": "CI Bot", "GIT_AUTHOR_EMAIL": "ci@example.invalid",
@@ -157,6 +157,33 @@ def test_an_identity_from_the_environment_is_an_identity(world: World, tmp_path:
     assert world.check("identity", env=half).detail == (
         f"{world.root}: user.name and user.email not set; git refuses to commit"
     )
+
+
+def test_an_identity_git_guesses_is_a_warning_not_a_failure(
+    world: World, tmp_path: Path
+) -> None:
+    """No user.name or user.email, yet git commits: it takes the email from $EMAIL and the
+    name from the user's account. The doctor says so (WARN, with the fix) instead of
+    claiming git refuses, and the commit indeed goes out under that guess."""
+    empty = tmp_path / "empty-gitconfig"
+    empty.write_text("")
+    env = {**world.ctx.env, "GIT_CONFIG_GLOBAL": str(empty), "EMAIL": "me@laptop.example"}
+    check = world.check("identity", env=env)
+    guessed = subprocess.run(
+        ["git", "-C", str(world.root), "var", "GIT_AUTHOR_IDENT"],
+        env=env, capture_output=True, text=True, check=True,
+    ).stdout.rsplit(" ", 2)[0]  # fmt: skip
+    assert guessed.endswith(" <me@laptop.example>")
+    assert (check.status, check.detail) == (
+        "warn",
+        f"{world.root}: user.name not set; git commits as {guessed} (its guess from the host)",
+    )
+    assert check.fix == 'git config --global user.name "Your Name"'
+    done = subprocess.run(
+        ["git", "-C", str(world.root), "commit", "--allow-empty", "-q", "-m", "guessed"],
+        env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
 
 
 def test_low_watch_limit(world: World, tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 from memoryd import gitcli
 from memoryd.config import RootConfig
 from memoryd.daemon import units
-from memoryd.doctor.verdict import Machine, Verdict, fail, ok
+from memoryd.doctor.verdict import Machine, Verdict, fail, ok, warn
 from memoryd.gitcli import Done
 
 
@@ -60,14 +60,30 @@ def check_identity(ctx: Machine, root: RootConfig) -> Verdict:
     committer = {key: _ident(ctx.env, "COMMITTER", key, values[key]) for key in _IDENTITY}
     missing = [key for key in _IDENTITY if not author[key] or not committer[key]]
     if missing:
-        detail = f"{root.path}: {' and '.join(missing)} not set; git refuses to commit"
         fix = " && ".join(f'git config --global {key} "{_IDENTITY[key]}"' for key in missing)
+        guessed = _guessed_identity(ctx.env, root.path)
+        if guessed is not None:  # git's guess from the system works: commits go out as it
+            detail = f"{root.path}: {' and '.join(missing)} not set; git commits as {guessed}"
+            return warn("identity", detail + " (its guess from the host)", fix, str(root.path))
+        detail = f"{root.path}: {' and '.join(missing)} not set; git refuses to commit"
         return fail("identity", detail, fix, str(root.path))
     who = f"{author['user.name']} <{author['user.email']}>"
     return ok("identity", f"{root.path}: commits as {who}", str(root.path))
 
 
 _IDENTITY = {"user.name": "Your Name", "user.email": "you@example.com"}
+
+
+def _guessed_identity(env: Mapping[str, str], repo: Path) -> str | None:
+    """``Name <email>`` when git itself would commit in ``repo`` without user.name and
+    user.email (its guess from the host name and the user's account, or $EMAIL), strictly as
+    a commit asks (``git var``); None when it would refuse."""
+    idents = [
+        run_git(env, repo, "var", role) for role in ("GIT_AUTHOR_IDENT", "GIT_COMMITTER_IDENT")
+    ]
+    if any(done.code != 0 for done in idents):
+        return None
+    return idents[0].text.strip().rsplit(" ", 2)[0]  # without the time stamp and zone
 
 
 def _ident(env: Mapping[str, str], role: str, key: str, configured: str) -> str:
