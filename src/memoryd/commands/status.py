@@ -68,17 +68,17 @@ def run(app: App, args: argparse.Namespace) -> int:
             hint="start it with 'memoryd run' or 'memoryd service install'",
         )
     extraction = lines(extracting) if extracting is not None else []
-    config = [] if broken is None else [_config_problem(status, broken)]
+    config = _config_problems(status, broken)
     app.emit(False, None, lambda: "\n".join([render(status, sync, config), *extraction]))
     return 0
 
 
-def _config_problem(status: Any, broken: ConfigError) -> str:
+def _config_problems(status: Any, broken: ConfigError | None) -> list[str]:
     """The broken config's line, unless the daemon already reports it (it does once it
     tried to reload)."""
-    if any(p.startswith("config.yaml") for p in status.problems):
-        return ""
-    return f"config.yaml: {broken.message} (the daemon runs on the last good one)"
+    if broken is None or any(p.startswith("config.yaml") for p in status.problems):
+        return []
+    return [f"config.yaml: {broken.message} (the daemon runs on the last good one)"]
 
 
 def render(status: Any, sync_items: Sequence[Any] = (), more: Sequence[str] = ()) -> str:
@@ -94,7 +94,7 @@ def render(status: Any, sync_items: Sequence[Any] = (), more: Sequence[str] = ()
     if status.last_batch:
         batch = status.last_batch
         lines.append(f"  last batch: {batch['files']} files in {batch['ms']} ms at {batch['at']}")
-    problems = [f"  problem: {text}" for text in [*status.problems, *more] if text]
+    problems = [f"  problem: {text}" for text in [*status.problems, *more]]
     for item in sync_items:
         where = f"{item.root}/{item.path}" if item.path else item.root
         problems.append(f"  sync: {where}: {item.message}")
