@@ -259,19 +259,17 @@ class _Loader:
     def __init__(self, file: Path) -> None:
         self.file = file
         self.problems: list[str] = []
+        self.hint = f"edit {file} (see docs/config.md)"
 
     def fail(self, key: str, message: str) -> ConfigError:
-        return ConfigError(
-            f"{self.file}: {key}: {message}", hint=f"edit {self.file} (see docs/config.md)"
-        )
+        return ConfigError(f"{self.file}: {key}: {message}", hint=self.hint)
 
     def note(self, key: str, message: str) -> None:
         self.problems.append(f"{key}: {message}")
 
     def check(self) -> None:
         if self.problems:
-            hint = f"edit {self.file} (see docs/config.md)"
-            raise ConfigError(f"{self.file}: " + "; ".join(self.problems), hint=hint)
+            raise ConfigError(f"{self.file}: " + "; ".join(self.problems), hint=self.hint)
 
     def build(self, cls: type[Any], data: Any, prefix: str) -> Any:
         if not isinstance(data, dict):
