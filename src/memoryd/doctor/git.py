@@ -21,6 +21,7 @@ from memoryd.config import RootConfig
 from memoryd.daemon import units
 from memoryd.doctor.verdict import Machine, Verdict, fail, ok, warn
 from memoryd.gitcli import Done
+from memoryd.sync.identity import IDENT_ROLES
 
 
 def run_git(env: Mapping[str, str], repo: Path | None, *args: str, timeout: float = 30.0) -> Done:
@@ -78,9 +79,7 @@ def _guessed_identity(env: Mapping[str, str], repo: Path) -> str | None:
     """``Name <email>`` when git itself would commit in ``repo`` without user.name and
     user.email (its guess from the host name and the user's account, or $EMAIL), strictly as
     a commit asks (``git var``); None when it would refuse."""
-    idents = [
-        run_git(env, repo, "var", role) for role in ("GIT_AUTHOR_IDENT", "GIT_COMMITTER_IDENT")
-    ]
+    idents = [run_git(env, repo, "var", role) for role in IDENT_ROLES]  # the service's env
     if any(done.code != 0 for done in idents):
         return None
     return idents[0].text.strip().rsplit(" ", 2)[0]  # without the time stamp and zone

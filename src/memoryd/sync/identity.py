@@ -18,6 +18,8 @@ IDENTITY_HINT = (
     'tell git who commits on this machine: git config --global user.name "Your Name" '
     '&& git config --global user.email "you@example.com"'
 )
+# What ``git var`` prints for a commit's two identities (it fails as a commit would).
+IDENT_ROLES = ("GIT_AUTHOR_IDENT", "GIT_COMMITTER_IDENT")
 # What git prints when it has no identity to commit with (LC_ALL=C: see gitcli.repo_env).
 _SIGNS = ("Please tell me who you are", "identity unknown", "empty ident name")
 
@@ -38,7 +40,7 @@ def missing_identity(workdir: Path) -> str | None:
     """:func:`identity_error` when git could not commit in ``workdir`` for want of an
     identity, else None. ``git var`` asks git itself, strictly, as a commit would (its
     guess from the host counts when git would accept it)."""
-    for role in ("GIT_AUTHOR_IDENT", "GIT_COMMITTER_IDENT"):
+    for role in IDENT_ROLES:
         done = Git(workdir).run("var", role, check=False, readonly=True)
         if done.code != 0 and is_identity_error(done.err):
             return identity_error(done.err)
