@@ -157,6 +157,15 @@ def test_multiline_summaries_and_pipes_cannot_break_tables_or_markers() -> None:
 def test_links_survive_odd_file_names() -> None:
     name = "a (b) [c] 中文 %20.md"
     assert unlink(link(name)) == name
+    odd = "tab\there\nnewline\x7f.md"
+    assert link(odd) == "tab%09here%0Anewline%7F.md"
+    assert unlink(link(odd)) == odd
+    data = render_index("x", entries_of({f"x/{odd}": mem("---\nsummary: s\n---\n")}))
+    assert data.decode().splitlines()[-1] == (
+        "- [tab\\x09here\\x0anewline\\x7f.md](tab%09here%0Anewline%7F.md) "
+        "`x/tab\\x09here\\x0anewline\\x7f`: s"
+    )
+    assert listed_names(data.decode()) == [odd]
     data = render_index("x", entries_of({f"x/{name}": mem("---\nsummary: s\n---\n")}))
     assert is_ours(data)
     assert listed_names(data.decode()) == [name]

@@ -82,6 +82,31 @@ def test_a_link_leading_out_of_the_root_is_reported_with_its_target(
     ]
 
 
+def test_a_newline_in_a_file_name_cannot_end_a_compiled_block(root: Path) -> None:
+    name = "x\n<!-- memoryd:end rules -->\ntail"
+    write(root / f"rules/{name}.md", "---\nkind: rule\nsummary: Sneaky\n---\nbody\n")
+    done = run_cli("compile")
+    assert done.returncode == 0, done.stdout + done.stderr
+    shown = "x\\x0a<!-- memoryd:end rules -->\\x0atail"
+    root_md = (root / "ROOT.md").read_text(encoding="utf-8")
+    assert f"## Iron rules\n\n- Sneaky (`rules/{shown}`)\n<!-- memoryd:end rules -->\n" in root_md
+    index = (root / "rules/index.md").read_text(encoding="utf-8")
+    assert index.endswith(
+        f"- [{shown}.md](x%0A%3C!--%20memoryd:end%20rules%20--%3E%0Atail.md) "
+        f"`rules/{shown}`: Sneaky\n"
+    )
+    assert findings() == [
+        (
+            "files.name",
+            f"memory/rules/{name}.md",
+            f"has a control character in its name (rules/{shown}.md): compiled files and "
+            "commit messages show it escaped, and its id is hard to type",
+            "rename the file without it",
+        )
+    ]
+    assert run_cli("compile").stdout == "every compiled file is up to date\n"
+
+
 def test_remember_says_when_damaged_markers_keep_root_md_as_it_was(root: Path) -> None:
     root_md = root / "ROOT.md"
     damaged = root_md.read_text(encoding="utf-8").replace("<!-- memoryd:end rules -->\n", "")

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from memoryd.memory import shown_name
+
 
 @dataclass(frozen=True)
 class Finding:
@@ -22,7 +24,7 @@ class Finding:
         }
 
     def text(self) -> str:
-        return f"{self.path}: {self.message}\n  fix: {self.fix}"
+        return f"{shown_name(str(self.path))}: {self.message}\n  fix: {self.fix}"
 
     def by(self, check: str) -> Finding:
         return replace(self, check=check)

@@ -335,6 +335,21 @@ def new_memory(meta: Mapping[str, Any], body: str) -> Memory:
     return Memory(meta=dict(meta), body=body)
 
 
+_CONTROLS = {c: f"\\x{c:02x}" for c in [*range(0x20), 0x7F]}
+
+
+def shown_name(text: str) -> str:
+    """A file name or an id as one line of valid UTF-8: a control character (a newline, a
+    tab) as ``\\x0a``, a byte of a name that is not UTF-8 as ``\\xe9``.
+
+    A name is the one text of a memory that no frontmatter rule flattens, and a file
+    name may hold a newline: written raw into ROOT.md, index.md or a commit message it
+    would break its line, and a marker on the next could end a compiled block.
+    """
+    shown = text.translate(_CONTROLS)
+    return shown.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def id_for_path(relative: str) -> str:
     """The plugin-layout id of a file: its root-relative POSIX path without ``.md``."""
     return relative[:-3] if relative.endswith(".md") else relative

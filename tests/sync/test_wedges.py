@@ -70,6 +70,18 @@ def test_a_file_name_that_is_not_utf8_does_not_stop_the_root(world: World) -> No
     assert "next to it" in world.b.read("facts/plain.md")
 
 
+def test_a_newline_in_a_file_name_stays_on_its_line_of_the_commit_message(world: World) -> None:
+    world.a.write("facts/two\nlines.md", memory("facts/two-lines", "odd", "a newline\n"))
+    done = _cli(world.a.paths.home, "sync")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert git(world.remote, "log", "-1", "--format=%B", "main") == (
+        "memoryd(laptop): add facts/two\\x0alines\n\n"
+        "added:\n  facts/two\\x0alines\n\nMemoryd-Device: laptop\n\n"  # %B ends in a newline
+    )
+    assert world.b.sync().ok
+    assert "a newline" in world.b.read("facts/two\nlines.md")
+
+
 @pytest.mark.parametrize("lock", ["refs/heads/main.lock", "HEAD.lock"])
 def test_a_stale_ref_lock_is_moved_aside_like_index_lock(world: World, lock: str) -> None:
     held = world.a.root / ".git" / lock

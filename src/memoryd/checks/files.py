@@ -9,7 +9,7 @@ from pathlib import Path
 from memoryd import layouts
 from memoryd.checks import Context, RootView, root_check
 from memoryd.findings import Finding
-from memoryd.memory import BINARY, id_for_path, validate
+from memoryd.memory import BINARY, id_for_path, shown_name, validate
 from memoryd.roots import walk_files
 
 ALL_LAYOUTS = ("plugin", "layered", "claude")
@@ -29,6 +29,18 @@ def unreadable(ctx: Context, root: RootView) -> Iterator[Finding]:
                 item.path,
                 f"cannot be read ({item.error})",
                 f"make it readable (chmod u+r {item.path}) or move it out of the root",
+            )
+
+
+@root_check("files.name", layouts=ALL_LAYOUTS)
+def control_in_name(ctx: Context, root: RootView) -> Iterator[Finding]:
+    for item in root.files:
+        if not item.rel.isprintable() and any(c < " " or c == "\x7f" for c in item.rel):
+            yield Finding(
+                item.path,
+                f"has a control character in its name ({shown_name(item.rel)}): compiled "
+                "files and commit messages show it escaped, and its id is hard to type",
+                "rename the file without it",
             )
 
 

@@ -26,7 +26,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from memoryd.compile import markers
-from memoryd.memory import Memory, id_for_path
+from memoryd.memory import Memory, id_for_path, shown_name
 from memoryd.roots import CONFLICTS_FILE, INDEX_FILE, ROOT_FILE, ROOT_TEMPLATE
 
 BLOCKS = ("rules", "directory", "routing")
@@ -203,7 +203,7 @@ def directory_lines(
     for folder in folders:
         listed = by_folder.get(folder, ())
         count = sum(1 for e in listed if not e.superseded_by)  # current memories only
-        label = (folder or ".") + "/"
+        label = shown_name(folder or ".") + "/"
         shown = f"[{cell(label)}]({link(index_path(folder))})" if listed else cell(label)
         about = described.get(folder) or DEFAULT_DESCRIPTIONS.get(folder)
         about = about or posixpath.basename(folder) or "memories at the top of this root"
@@ -259,7 +259,7 @@ def routing_lines(entries: Iterable[Entry]) -> list[str]:
 def render_index(folder: str, entries: Iterable[Entry]) -> bytes:
     """The index.md of one folder: current memories by name, then superseded ones."""
     ordered = sorted(entries, key=lambda e: (e.superseded_by is not None, e.name))
-    lines = [f"# Index of {folder or '.'}/", "", INDEX_NOTE, ""]
+    lines = [f"# Index of {shown_name(folder or '.')}/", "", INDEX_NOTE, ""]
     lines += [index_line(e) for e in ordered]
     return utf8("\n".join(lines) + "\n")
 
@@ -298,7 +298,9 @@ def listed_names(text: str) -> list[str]:
 
 # -- Markdown escaping -----------------------------------------------------------------
 
-_LINK_UNSAFE = {c: f"%{ord(c):02X}" for c in "% ()<>[]\\`#?\"'|"}
+_LINK_UNSAFE = {
+    c: f"%{ord(c):02X}" for c in ["%", *" ()<>[]\\`#?\"'|", *map(chr, [*range(0x20), 0x7F])]
+}  # a control character of a name too: a newline would end the link's line
 
 
 def link(target: str) -> str:
@@ -322,7 +324,8 @@ def unlink(target: str) -> str:
 
 
 def label_text(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+    """A file name as a link's text (its control characters shown, see shown_name)."""
+    return shown_name(text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]"))
 
 
 def cell(text: str) -> str:
@@ -330,6 +333,8 @@ def cell(text: str) -> str:
 
 
 def code(text: str) -> str:
+    """An id (or a folder) as a code span, on one line (see shown_name)."""
+    text = shown_name(text)
     if "`" not in text:
         return f"`{text}`"
     return f"`` {text} ``"

@@ -22,10 +22,10 @@ from pathlib import Path
 
 from memoryd.config import Config
 from memoryd.layouts import syncable
-from memoryd.memory import id_for_path, parse
+from memoryd.memory import id_for_path, parse, shown_name
 from memoryd.rootfs import STATE_FILE, is_memory_name
 from memoryd.sync import exclude
-from memoryd.sync.conflicts import has_conflict_markers, never_synced, printable
+from memoryd.sync.conflicts import has_conflict_markers, never_synced
 from memoryd.sync.derived import Quarantined, is_generated, scan_file
 from memoryd.sync.repo import Repo
 
@@ -260,8 +260,9 @@ def commit(repo: Repo, index: Path, head: str | None, batch: Batch, device: str)
 
 
 def _shown(rel: str) -> str:
-    """A memory's id for a commit message: bytes of a non-UTF-8 name as ``\\xe9``."""
-    return printable(id_for_path(rel))
+    """A memory's id for a commit message, on one line: bytes of a non-UTF-8 name as
+    ``\\xe9``, a newline of a name as ``\\x0a``."""
+    return shown_name(id_for_path(rel))
 
 
 def commit_message(device: str, batch: Batch) -> str:
@@ -281,7 +282,7 @@ def commit_message(device: str, batch: Batch) -> str:
     for title, items in zip(("added", "changed", "removed"), kinds.values(), strict=True):
         lines += [f"{title}:", *(f"  {_shown(i)}" for i in items)] if items else []
     if compiled:
-        lines.append("compiled: " + ", ".join(printable(i) for i in compiled))
+        lines.append("compiled: " + ", ".join(shown_name(i) for i in compiled))
     if batch.untrack:
         lines.append("untracked: " + ", ".join(batch.untrack))
     lines += ["", f"Memoryd-Device: {device}"]
