@@ -45,6 +45,7 @@ def run_cli_process(
         input=input,
         capture_output=True,
         text=True,
+        errors="surrogateescape",  # input may hold bytes that are not UTF-8, as a pipe may
         timeout=timeout,
         check=False,
     )
@@ -66,7 +67,8 @@ def _in_process(
             root.removeHandler(handler)
     try:
         os.chdir(cwd or here)
-        sys.stdin = io.StringIO(input or "")
+        raw = io.BytesIO((input or "").encode("utf-8", "surrogateescape"))
+        sys.stdin = io.TextIOWrapper(raw, encoding="utf-8")  # with .buffer, as a real stdin
         app = App(env=dict(os.environ), cwd=Path.cwd(), out=out, err=err)
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:

@@ -285,6 +285,60 @@ def test_a_folders_name_given_as_the_kind_is_refused_with_the_kind(
     assert custom.returncode == 0, custom.stderr  # a kind of one's own is still a kind
 
 
+@pytest.mark.parametrize("process", [False, True])
+def test_text_that_is_not_utf8_is_refused_in_one_line(setup: Setup, process: bool) -> None:
+    """A Latin-1 body piped in (or a summary typed in a Latin-1 terminal) was an internal
+    error with a traceback: now one line names the field and the byte."""
+    before = setup.snapshot()
+    piped = run_cli("remember", "--kind", "fact", "--summary", "café notes", "-",
+                    input="un caf\udce9 noir\n", cwd=setup.repo, process=process)  # fmt: skip
+    typed = run_cli("remember", "--kind", "fact", "--summary", "caf\udce9", cwd=setup.repo,
+                    process=process)  # fmt: skip
+    hint = "  hint: convert it to UTF-8 first, e.g. iconv -f latin1 -t utf-8 FILE | "
+    hint += "memoryd remember ... -\n"
+    body = "memoryd: error: the body is not valid UTF-8 (byte 0xe9 at character 7)\n"
+    summary = "memoryd: error: the summary is not valid UTF-8 (byte 0xe9 at character 4)\n"
+    assert (piped.returncode, piped.stdout, piped.stderr) == (2, "", body + hint)
+    assert (typed.returncode, typed.stdout, typed.stderr) == (2, "", summary + hint)
+    assert setup.snapshot() == before
+    utf8 = run_cli("remember", "--kind", "fact", "--summary", "café notes", "-",
+                   input="un café noir\n", cwd=setup.repo, process=process)  # fmt: skip
+    assert utf8.returncode == 0, utf8.stderr
+    assert parse((setup.project / "facts/cafe-notes.md").read_bytes()).body == "un café noir\n"
+
+
+@pytest.mark.parametrize(
+    ("memory_id", "why"),
+    [
+        ("facts/index", "facts/index.md is a file memoryd compiles and rewrites, never a memory"),
+        ("index", "facts/index.md is a file memoryd compiles and rewrites, never a memory"),
+        ("facts/.draft",
+         "memoryd never reads facts/.draft.md (a name starting with '.' or a folder it skips)"),
+        ("node_modules/x",
+         "memoryd never reads node_modules/x.md (a name starting with '.' or a folder it skips)"),
+        (".cache/x",
+         "memoryd never reads .cache/x.md (a name starting with '.' or a folder it skips)"),
+    ],
+)  # fmt: skip
+def test_an_id_memoryd_would_never_read_is_refused(setup: Setup, memory_id: str, why: str) -> None:
+    """remember wrote decisions/index.md (a folder's generated index) or facts/.draft.md,
+    said "remembered", and recall never found it."""
+    before = setup.snapshot()
+    done = run_cli("remember", "--kind", "fact", "--summary", "kumquat season",
+                   "--id", memory_id, cwd=setup.repo)  # fmt: skip
+    assert (done.returncode, done.stdout) == (2, "")
+    shown = memory_id if "/" in memory_id else f"facts/{memory_id}"
+    assert done.stderr == (
+        f"memoryd: error: refusing id {shown!r}: {why}, so recall could never find it\n"
+        "  hint: choose another id, like pitfalls/sqlite-cjk-tokenizer\n"
+    )
+    assert setup.snapshot() == before
+    kept = run_cli("remember", "--kind", "fact", "--summary", "kumquat season",
+                   "--id", "facts/index-of-fruit", cwd=setup.repo)  # fmt: skip
+    assert kept.returncode == 0, kept.stderr
+    assert recall_ids(setup, "kumquat") == ["facts/index-of-fruit"]
+
+
 def run_as_agent(setup: Setup, marker: str, *args: str) -> Any:
     import os
     import subprocess

@@ -18,11 +18,13 @@ from typing import TYPE_CHECKING, Any
 from memoryd import locate, safepath
 from memoryd.agent import citing, upkeep
 from memoryd.app import App
+from memoryd.compile.blocks import is_generated
 from memoryd.config import RootConfig
 from memoryd.errors import DuplicateRefused, Refused, SecretRefused, UsageError
 from memoryd.frontmatter_edit import edit_fields
 from memoryd.fsutil import atomic_write
 from memoryd.memory import KIND_FOLDERS, KIND_OF_FOLDER, Memory, new_memory, render
+from memoryd.roots import listed_by_name
 
 if TYPE_CHECKING:
     from memoryd.index.db import Row
@@ -129,6 +131,29 @@ def check_request(request: Request) -> None:
             "the summary must be one non-empty line",
             hint="put the details in the body; the summary is what lists and routing show",
         )
+    _refuse_non_utf8(request)
+
+
+def _refuse_non_utf8(request: Request) -> None:
+    """Every text of the request is UTF-8 (a memory file is): a byte that is not arrives as
+    a lone surrogate (``surrogateescape``, how Python reads argv and memoryd reads stdin)
+    and would fail the write."""
+    texts = {
+        "the summary": request.summary, "the body": request.body, "the id": request.id or "",
+        "the highlight": request.highlight or "", "a --load-when": "".join(request.load_when),
+        "--supersedes": request.supersedes or "", "a --cite": "".join(request.cites),
+    }  # fmt: skip
+    for name, text in texts.items():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            byte = ord(text[exc.start]) - 0xDC00
+            shown = f"byte 0x{byte:02x}" if 0x80 <= byte <= 0xFF else repr(text[exc.start])
+            raise UsageError(
+                f"{name} is not valid UTF-8 ({shown} at character {exc.start + 1})",
+                hint="convert it to UTF-8 first, e.g. iconv -f latin1 -t utf-8 FILE | "
+                "memoryd remember ... -",
+            ) from None
 
 
 def build_memory(
@@ -159,6 +184,7 @@ def remember(app: App, request: Request, stamp: int | None = None) -> Outcome:
     if request.agent:
         _refuse_rules_folder(memory_id)
     path = safepath.inside(root.path, memory_id, ".md")
+    _refuse_unseen(root.path, memory_id, path)
     _refuse_existing(root, memory_id, path)
     old = _old_memory(root, request) if request.supersedes else None
     cites = citing.anchor(app, request.cites, root.scope)
@@ -201,6 +227,23 @@ def _refuse_rules_folder(memory_id: str) -> None:
             hint=f"leave the id out, or use proposals/{name}: a person can accept a proposal "
             "with memoryd accept",
         )
+
+
+def _refuse_unseen(root: Path, memory_id: str, path: Path) -> None:
+    """The file lands where memoryd reads memories: not under a name it writes itself
+    (index.md, ROOT.md) and not hidden or in a folder it skips, where recall, the compiled
+    files and sync would never see it."""
+    rel = path.relative_to(root).as_posix()
+    if is_generated(rel):
+        why = f"{rel} is a file memoryd compiles and rewrites, never a memory"
+    elif not listed_by_name(root, path):
+        why = f"memoryd never reads {rel} (a name starting with '.' or a folder it skips)"
+    else:
+        return
+    raise UsageError(
+        f"refusing id {memory_id!r}: {why}, so recall could never find it",
+        hint="choose another id, like pitfalls/sqlite-cjk-tokenizer",
+    )
 
 
 def _refuse_oversized(data: bytes, cap: int) -> None:

@@ -57,7 +57,7 @@ def run(app: App, args: argparse.Namespace) -> int:
     from memoryd.agent.caller import agent_marker
     from memoryd.agent.remember import Request, remember
 
-    body = sys.stdin.read() if args.body == "-" else args.body
+    body = _stdin() if args.body == "-" else args.body
     request = Request(
         kind=args.kind, summary=args.summary, body=body, id=args.id,
         load_when=tuple(args.load_when), highlight=args.highlight, pinned=args.pinned,
@@ -98,3 +98,9 @@ def run_accept(app: App, args: argparse.Namespace) -> int:
     text = f"accepted {normal_id(args.id)} as {outcome.id}: it is now an iron rule"
     app.emit(args.json, outcome.as_dict(), text)
     return 0
+
+
+def _stdin() -> str:
+    """The body piped in, as UTF-8; a byte that is not UTF-8 kept as a lone surrogate (as in
+    argv), for remember to refuse with one clear line rather than fail on decoding."""
+    return sys.stdin.buffer.read().decode("utf-8", "surrogateescape")
