@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from memoryd.memory import shown_name
+from memoryd.memory import escape_controls
 
 
 @dataclass(frozen=True)
@@ -24,7 +24,8 @@ class Finding:
         }
 
     def text(self) -> str:
-        return f"{shown_name(str(self.path))}: {self.message}\n  fix: {self.fix}"
+        path = escape_controls(str(self.path))  # a newline of a name stays on its line
+        return f"{path}: {self.message}\n  fix: {self.fix}"
 
     def by(self, check: str) -> Finding:
         return replace(self, check=check)

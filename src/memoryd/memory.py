@@ -346,8 +346,13 @@ def shown_name(text: str) -> str:
     name may hold a newline: written raw into ROOT.md, index.md or a commit message it
     would break its line, and a marker on the next could end a compiled block.
     """
-    shown = text.translate(_CONTROLS)
+    shown = escape_controls(text)
     return shown.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def escape_controls(text: str) -> str:
+    """``text`` with each control character as ``\\x0a`` (the rest as it is)."""
+    return text.translate(_CONTROLS)
 
 
 def id_for_path(relative: str) -> str:
