@@ -808,3 +808,28 @@ def test_a_cold_index_of_small_memories_is_one_transaction_and_one_fts5_segment(
     assert commits == ["COMMIT"]
     (segments,) = db.conn.execute("SELECT count(DISTINCT segid) FROM memories_fts_idx").fetchone()
     assert segments == 1
+
+
+
+def test_a_damaged_page_is_warned_of_in_one_line(
+    world: World, caplog: pytest.LogCaptureFixture
+) -> None:
+    """SQLite's quick_check answers a damaged page in two lines ("*** in database main ***"
+    and the fault): the warning that moves the index aside is one line all the same."""
+    for n in range(40):
+        world.write(world.global_root, f"facts/m{n}.md", f"alpha {n} " * 50)
+    file = world.paths.index_db
+    with open_index(world.paths) as db:
+        reconcile(db, world.config)
+    with open(file, "r+b") as handle:  # page 3: a b-tree page of the memories
+        handle.seek(2 * 4096)
+        handle.write(b"\xff" * 4096)
+    os.utime(file, ns=(time.time_ns(), time.time_ns() + 10**9))  # not the checked stamp
+    with open_index(world.paths) as db:
+        reconcile(db, world.config)
+        assert len(indexed(db)) == 40
+    [warning] = [r.getMessage() for r in caplog.records if "unusable" in r.getMessage()]
+    assert warning.startswith(
+        f"index: {file} is unusable (quick_check failed: *** in database main ***; Page 3: "
+    )
+    assert "\n" not in warning and warning.endswith(" and rebuilding")

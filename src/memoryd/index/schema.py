@@ -179,9 +179,10 @@ def _check(conn: sqlite3.Connection, file: Path) -> None:
 
 
 def quick_check(conn: sqlite3.Connection) -> str:
-    """``PRAGMA quick_check``'s first line: ``ok`` for a sound database."""
+    """``PRAGMA quick_check``'s first answer, on one line: ``ok`` for a sound database
+    (SQLite's first answer may be two lines, ``*** in database main ***`` and the fault)."""
     result = conn.execute("PRAGMA quick_check").fetchone()
-    return "no answer" if result is None else str(result[0])
+    return "no answer" if result is None else "; ".join(str(result[0]).split("\n"))
 
 
 def _check_identity(conn: sqlite3.Connection) -> None:
