@@ -77,7 +77,7 @@ def test_the_json_listing_has_every_field_and_exit_1_on_problems(root: Path) -> 
     assert data["memories"][-1] == {
         "root": str(root), "scope": "global", "path": "facts/c.md", "id": "facts/c",
         "kind": "fact", "summary": None, "pinned": True, "superseded": True,
-        "superseded_by": "facts/a", "hits": 0, "created": None, "updated": None,
+        "superseded_by": "facts/a", "hits": 0, "created": None, "updated": None, "type": None,
     }  # fmt: skip
     checks = {p["check"] for p in data["problems"]}
     assert checks == {"compiled.stale", "files.summary"}

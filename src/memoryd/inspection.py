@@ -10,6 +10,7 @@ from typing import Any
 from memoryd.app import App
 from memoryd.checks import Context, RootView, run_checks
 from memoryd.findings import Finding
+from memoryd.index import layout
 from memoryd.memory import Memory
 
 HitReader = Callable[[Path], Mapping[str, int]]
@@ -28,6 +29,7 @@ class MemoryRow:
     hits: int
     created: int | None = None  # epoch ms, from the frontmatter
     updated: int | None = None
+    type: str | None = None  # the layered and claude layouts' type (user, feedback, ...)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -43,6 +45,7 @@ class MemoryRow:
             "hits": self.hits,
             "created": self.created,
             "updated": self.updated,
+            "type": self.type,
         }
 
 
@@ -65,17 +68,38 @@ def inspect(app: App, hits: HitReader | None = None) -> Inspection:
     read = hits or read_hits
     ctx = Context.build(app)
     try:
-        rows = [r for root in ctx.roots if root.exists for r in memory_rows(root, read(root.path))]
+        rows = [
+            r
+            for root in ctx.roots
+            if root.exists
+            for r in memory_rows(root, read(root.path), _summaries(ctx, root))
+        ]
         return Inspection(rows, run_checks(ctx))
     finally:
         ctx.close()
 
 
-def memory_rows(root: RootView, hits: Mapping[str, int]) -> list[MemoryRow]:
+def _summaries(ctx: Context, root: RootView) -> Mapping[str, str | None]:
+    """The summaries recall shows for a layered or claude root's files, by root-relative
+    path: the index's (a file without a description gets its first line, and the scan
+    inspect lists from keeps no body). A plugin root's are its frontmatter's."""
+    if root.config.layout == "plugin":
+        return {}
+    return {
+        row.path.relative_to(root.path).as_posix(): row.summary
+        for row in ctx.index().rows(root.path)
+    }
+
+
+def memory_rows(
+    root: RootView, hits: Mapping[str, int], summaries: Mapping[str, str | None] | None = None
+) -> list[MemoryRow]:
     rows = []
+    known = summaries or {}
     for rel, item in sorted(root.memories.items()):
         memory = item.memory or Memory()
-        ident = root.id_of(item)
+        identity = layout.identify(root.config, rel, memory)
+        ident = identity.id
         rows.append(
             MemoryRow(
                 root=root.path,
@@ -83,7 +107,8 @@ def memory_rows(root: RootView, hits: Mapping[str, int]) -> list[MemoryRow]:
                 path=rel,
                 id=ident,
                 kind=memory.kind,
-                summary=memory.summary,
+                summary=known[rel] if rel in known else layout.summary(root.config, memory),
+                type=identity.type,
                 pinned=memory.pinned,
                 superseded_by=memory.superseded_by,
                 hits=hits.get(ident, 0),
@@ -98,7 +123,7 @@ def render_text(result: Inspection) -> str:
     """The human listing: one line per memory, then the problems with their fixes."""
     lines = []
     width = max((len(m.id) for m in result.memories), default=2)
-    kinds = max((len(m.kind or "-") for m in result.memories), default=4)
+    kinds = max((len(m.kind or m.type or "-") for m in result.memories), default=4)
     root: Path | None = None
     for m in result.memories:
         if m.root != root:
@@ -109,7 +134,7 @@ def render_text(result: Inspection) -> str:
         )
         summary = " ".join((m.summary or "(no summary)").split())
         lines.append(
-            f"  {m.id:<{width}}  {m.kind or '-':<{kinds}}  {m.scope:<7}  "
+            f"  {m.id:<{width}}  {m.kind or m.type or '-':<{kinds}}  {m.scope:<7}  "
             f"hits {m.hits:<4} {flags}{summary}"
         )
     lines.append(f"{len(result.memories)} memories")

@@ -200,6 +200,38 @@ def test_inspect_only_looks_at_files_of_each_layout(trees: tuple[Path, Path]) ->
     assert (str(layered), "sessions/s1/tasks/T1/progress.md") in listed
 
 
+def test_inspect_lists_what_recall_shows_of_each_memory(trees: tuple[Path, Path]) -> None:
+    """inspect (and the UI's Memories view) listed every Claude Code and layered memory as
+    '(no summary)' of kind '-': their summary is a description or a first line, not a
+    summary: field, and their kind is the layout's type."""
+    layered, claude = trees
+    data = json.loads(run_cli("inspect", "--json").stdout)
+    listed = {
+        (m["path"], m["kind"], m["type"], m["summary"])
+        for m in data["memories"]
+        if m["root"] in (str(layered), str(claude))
+    }
+    assert listed == {
+        ("-home-me-app/memory/MEMORY.md", None, "free",
+         "- [User role](user_role.md): deploy engineer"),
+        ("-home-me-app/memory/user_role.md", None, "user", "role"),
+        ("-home-me-app/memory/feedback_tests.md", None, "feedback", "tests"),
+        ("-home-me-web/memory/project_goal.md", None, "project", "Ship the deploy page."),
+        ("global/MEMORY.md", None, "memory", "Global"),
+        ("projects/p1/MEMORY.md", None, "memory", "Rules"),
+        ("projects/p1/memory-arch.md", None, "memory",
+         "Architecture: the deploy pipeline runs on buildkite."),
+        ("projects/p2/MEMORY.md", None, "memory", "Rules"),
+        ("sessions/s1/checkpoint.md", None, "checkpoint", "Current state"),
+        ("sessions/s1/notes.md", None, "free", "[turn 3 · 2026-11-29T10:00:00Z]"),
+        ("sessions/s1/tasks/T1/progress.md", None, "progress", "§1 deploy progress: pnpm install passes."),
+        ("sessions/s1/tasks/T1/notes.md", None, "notes", "Task notes about the deploy."),
+    }  # fmt: skip
+    lines = [" ".join(line.split()) for line in run_cli("inspect").stdout.splitlines()]
+    assert "-home-me-app/memory/user_role user global hits 0 role" in lines
+    assert "sessions/s1/checkpoint checkpoint global hits 0 Current state" in lines
+
+
 def test_recall_sees_only_this_projects_and_sessions_folders_unless_asked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
