@@ -290,3 +290,14 @@ def test_recall_sees_only_this_projects_and_sessions_folders_unless_asked(
     assert found == mine
     wide = search(app, roots, "deploy", limit=30, count_hits=False, everywhere=True)
     assert {h.id for h in wide} == mine | session | others
+    # a word only other projects' folders hold: nothing here, and recall says where it is
+    vercel = run_cli("recall", "vercel", cwd=app_dir)
+    assert (vercel.returncode, vercel.stdout) == (0, "")
+    searched = ", ".join(str(r.path) for r in app.config.roots)
+    assert vercel.stderr == (
+        f"no memory of this project matches 'vercel' (searched {searched}), but other "
+        "projects' or sessions' Claude Code or MiMo Code memories do: add --everywhere to "
+        "see them\n"
+    )
+    nowhere = run_cli("recall", "heroku", cwd=app_dir).stderr
+    assert nowhere.startswith("no memory matches 'heroku' (searched ")

@@ -65,10 +65,14 @@ def run(app: App, args: argparse.Namespace) -> int:
     # another layout's folders: this project's and session's only, unless asked for more
     everywhere = args.everywhere or args.scope_id
     visible = None if everywhere else visible_for(project or app.cwd, app.env)
+    hidden = False  # nothing here, but other projects' or sessions' folders match
     with ensure_fresh(app, roots=roots, recompile=True) as db:
         hits = recall(db, app.config, query, roots, limit=args.limit, kind=args.kind,
                       scope=args.scope, type=args.type, scope_id=args.scope_id,
                       markers=args.markers, visible=visible)  # fmt: skip
+        if not hits and visible is not None:
+            hidden = bool(recall(db, app.config, query, roots, limit=1, kind=args.kind,
+                                 scope=args.scope, type=args.type, bump=False))  # fmt: skip
     if missing and not hits:
         raise _missing_root(app, missing[0])
     verdicts = _verdicts(app, hits)
@@ -78,10 +82,17 @@ def run(app: App, args: argparse.Namespace) -> int:
         app.note(f"memoryd: warning: {_missing_root(app, root)}")
     if not hits:
         where = ", ".join(str(r.path) for r in roots) or "no roots"
-        app.note(
-            f"no memory matches {query!r} (searched {where}); "
-            "try fewer or rarer words, or another language"
-        )
+        if hidden:
+            app.note(
+                f"no memory of this project matches {query!r} (searched {where}), but "
+                "other projects' or sessions' Claude Code or MiMo Code memories do: "
+                "add --everywhere to see them"
+            )
+        else:
+            app.note(
+                f"no memory matches {query!r} (searched {where}); "
+                "try fewer or rarer words, or another language"
+            )
     from memoryd import config_snapshot
 
     config_snapshot.write(app.paths, app.env)  # the next recall can take the lean path
