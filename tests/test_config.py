@@ -48,7 +48,8 @@ def test_without_memoryd_home_the_opencode_folder_is_the_global_root(tmp_path: P
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("search:\n  limt: 3\n", "search.limt: unknown key (known keys here: "),
+        ("search:\n  limt: 3\n", "search.limt: unknown key (did you mean 'limit'?)"),
+        ("search:\n  colour: 3\n", "search.colour: unknown key (known keys here: decay_floor, "),
         ("search:\n  limit: many\n", "search.limit: must be a whole number, got 'many'"),
         ("search:\n  score_floor: true\n", "search.score_floor: must be a number, got True"),
         ("daemon:\n  quiet_ms: -5\n", "daemon.quiet_ms: must not be negative, got -5"),
@@ -69,12 +70,19 @@ def test_without_memoryd_home_the_opencode_folder_is_the_global_root(tmp_path: P
             "roots:\n  - path: /m\n    watch: inotify\n",
             "roots[0].watch: must be one of auto, events, polling, got 'inotify'",
         ),
-        ("roots:\n  - path: /m\n    wach: auto\n", "known: layout, path, scope, sync, watch"),
+        ("roots:\n  - path: /m\n    wach: auto\n", "roots[0].wach: unknown key (did you mean 'watch'?)"),
+        ("roots:\n  - path: /m\n    colour: red\n", "known: layout, path, scope, sync, watch"),
+        ("roots:\n  - path: /m\n    scope: globl\n",
+         "roots[0].scope: must be one of global, project, got 'globl' (did you mean 'global'?)"),
+        ("roots:\n  - path: /m\n    sync: {pusj: true}\n",
+         "roots[0].sync.pusj: unknown key (did you mean 'push'?)"),
         ("roots:\n  - path: /m\n  - path: /m\n", "roots: /m is listed twice"),
         ("- a\n", "the top level must be a mapping"),
         ("search: [\n", ":2:1: not valid YAML: expected the node content, but found"),
         ("roots:\n  - path: memory\n", "roots[0].path: must be an absolute path (or start with"),
-        ("searhc: {}\n", ", roots, search)"),  # roots is a known key too
+        ("colour: {}\n", ", roots, search)"),  # roots is a known key too
+        ("searhc: {}\n", "searhc: unknown key (did you mean 'search'?)"),
+        ("root:\n  - path: /m\n", "root: unknown key (did you mean 'roots'?)"),
     ],
 )
 def test_config_errors_name_the_key_and_the_file(
@@ -99,15 +107,11 @@ def test_every_problem_of_the_file_is_told_at_once(isolated_home: Path) -> None:
     )
     with pytest.raises(ConfigError) as info:
         load_config(resolve_paths())
-    known = (
-        "decay_floor, duplicate_coverage, global_prior, half_life_days, limit, max_file_bytes, "
-        "project_prior, recall_boost_max, score_floor"
-    )
     assert info.value.message == (
-        f"{file}: search.limt: unknown key (known keys here: {known}); "
+        f"{file}: search.limt: unknown key (did you mean 'limit'?); "
         "search.half_life_days: must be a number, got 'two weeks'; "
         "daemon.quiet_ms: must not be negative, got -4; "
-        "roots[0].scope: must be one of global, project, got 'globl'; "
+        "roots[0].scope: must be one of global, project, got 'globl' (did you mean 'global'?); "
         "roots: /n is listed twice"
     )
     assert info.value.hint == f"edit {file} (see docs/config.md)"

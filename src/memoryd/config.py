@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -280,7 +281,8 @@ class _Loader:
         for key, value in data.items():
             if key not in fields:
                 known = ", ".join(sorted({*fields, *(("roots",) if cls is Config else ())}))
-                self.note(f"{prefix}{key}", f"unknown key (known keys here: {known})")
+                guess = did_you_mean(key, known.split(", ")) or f" (known keys here: {known})"
+                self.note(f"{prefix}{key}", f"unknown key{guess}")
                 continue
             values[key] = self.convert(fields[key], value, f"{prefix}{key}")
         return cls(**values)
@@ -325,7 +327,8 @@ class _Loader:
         if unknown:
             first = sorted(unknown)[0]
             known = "layout, path, scope, sync, watch"
-            raise self.fail(f"{key}.{first}", f"unknown key (known: {known})")
+            guess = did_you_mean(first, known.split(", ")) or f" (known: {known})"
+            raise self.fail(f"{key}.{first}", f"unknown key{guess}")
         raw_path = item.get("path")
         if not isinstance(raw_path, str) or not raw_path:
             raise self.fail(f"{key}.path", "is required and must be a string")
@@ -337,14 +340,21 @@ class _Loader:
             )
         layout = item.get("layout", "plugin")
         if layout not in LAYOUTS:
-            raise self.fail(f"{key}.layout", f"must be one of {', '.join(LAYOUTS)}, got {layout!r}")
+            guess = did_you_mean(layout, LAYOUTS)
+            raise self.fail(
+                f"{key}.layout", f"must be one of {', '.join(LAYOUTS)}, got {layout!r}{guess}"
+            )
         scope = item.get("scope", "global")
         if scope not in SCOPES:
-            raise self.fail(f"{key}.scope", f"must be one of {', '.join(SCOPES)}, got {scope!r}")
+            guess = did_you_mean(scope, SCOPES)
+            raise self.fail(
+                f"{key}.scope", f"must be one of {', '.join(SCOPES)}, got {scope!r}{guess}"
+            )
         watch = item.get("watch", "auto")
         if watch not in WATCH_MODES:
             choices = ", ".join(WATCH_MODES)
-            raise self.fail(f"{key}.watch", f"must be one of {choices}, got {watch!r}")
+            guess = did_you_mean(watch, WATCH_MODES)
+            raise self.fail(f"{key}.watch", f"must be one of {choices}, got {watch!r}{guess}")
         base_policy = default_policy(scope)
         sync_raw = item.get("sync", {})
         if sync_raw is False:
@@ -457,3 +467,14 @@ def _reader(file: Path, paths: Paths) -> config_edit.Reader:
         return [r.path for r in parse_config(text, file, paths).roots]
 
     return read
+
+
+def did_you_mean(word: object, options: Iterable[str]) -> str:
+    """`` (did you mean 'search'?)`` when ``word`` is a likely typo of one of ``options``
+    (difflib's closest match), else ``""``."""
+    if not isinstance(word, str):
+        return ""
+    import difflib  # only for a config.yaml with a mistake in it
+
+    close = difflib.get_close_matches(word, list(options), n=1, cutoff=0.75)
+    return f" (did you mean {close[0]!r}?)" if close else ""
