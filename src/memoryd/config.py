@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from memoryd.errors import ConfigError
 from memoryd.fsutil import atomic_write
 from memoryd.paths import Paths
+from memoryd.suggest import did_you_mean
 
 if TYPE_CHECKING:  # only registering a root edits the file: kept off every command's start-up
     from memoryd import config_edit
@@ -467,14 +467,3 @@ def _reader(file: Path, paths: Paths) -> config_edit.Reader:
         return [r.path for r in parse_config(text, file, paths).roots]
 
     return read
-
-
-def did_you_mean(word: object, options: Iterable[str]) -> str:
-    """`` (did you mean 'search'?)`` when ``word`` is a likely typo of one of ``options``
-    (difflib's closest match), else ``""``."""
-    if not isinstance(word, str):
-        return ""
-    import difflib  # only for a config.yaml with a mistake in it
-
-    close = difflib.get_close_matches(word, list(options), n=1, cutoff=0.75)
-    return f" (did you mean {close[0]!r}?)" if close else ""

@@ -339,6 +339,25 @@ def test_an_id_memoryd_would_never_read_is_refused(setup: Setup, memory_id: str,
     assert recall_ids(setup, "kumquat") == ["facts/index-of-fruit"]
 
 
+@pytest.mark.parametrize(
+    ("typed", "meant"), [("rul", "rule"), ("pitfal", "pitfall"), ("decison", "decision")]
+)
+def test_a_misspelt_kind_is_refused_unless_forced(setup: Setup, typed: str, meant: str) -> None:
+    """--kind rul wrote rul/never-force-push.md, which is no iron rule and sits in a folder of
+    its own: the typo is named, and --force still starts a kind of one's own."""
+    before = setup.snapshot()
+    done = run_cli("remember", "--kind", typed, "--summary", "never force-push main",
+                   cwd=setup.repo)  # fmt: skip
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"memoryd: error: kind {typed!r} is not one of memoryd's kinds: did you mean {meant!r}?\n"
+        f"  hint: use kind {meant!r}, or pass --force to start a kind of your own\n"
+    )
+    assert setup.snapshot() == before
+    forced = remember(setup, "--kind", typed, "--summary", "never force-push main", "--force")
+    assert (forced["kind"], forced["id"]) == (typed, f"{typed}/never-force-push-main")
+
+
 def run_as_agent(setup: Setup, marker: str, *args: str) -> Any:
     import os
     import subprocess

@@ -25,6 +25,7 @@ from memoryd.frontmatter_edit import edit_fields
 from memoryd.fsutil import atomic_write
 from memoryd.memory import KIND_FOLDERS, KIND_OF_FOLDER, Memory, new_memory, render
 from memoryd.roots import listed_by_name
+from memoryd.suggest import closest
 
 if TYPE_CHECKING:
     from memoryd.index.db import Row
@@ -124,6 +125,16 @@ def check_request(request: Request) -> None:
         raise UsageError(
             f"kind {request.kind!r} is the name of a folder, not a kind",
             hint=f"use kind {kind!r}: memories of kind {kind} are kept in {request.kind}/",
+        )
+    guess = (
+        None
+        if request.force or request.kind in KIND_FOLDERS
+        else closest(request.kind, KIND_FOLDERS)
+    )
+    if guess is not None:  # "rul" would land in rul/ and never be an iron rule
+        raise UsageError(
+            f"kind {request.kind!r} is not one of memoryd's kinds: did you mean {guess!r}?",
+            hint=f"use kind {guess!r}, or pass --force to start a kind of your own",
         )
     summary = request.summary.strip()
     if not summary or "\n" in summary:

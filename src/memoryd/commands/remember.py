@@ -32,7 +32,10 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument("--pinned", action="store_true", help="never decays in ranking")
     parser.add_argument("--supersedes", metavar="ID", help="the memory this one replaces")
     parser.add_argument("--scope", choices=("global", "project"), help="default: project if any")
-    parser.add_argument("--force", action="store_true", help="write even if it duplicates one")
+    parser.add_argument(
+        "--force", action="store_true",
+        help="write even if it duplicates one, or its new kind looks like a typo of one",
+    )  # fmt: skip
     parser.add_argument(
         "--cite", action="append", default=[], metavar="PATH[:A-B]",
         help="a file (and lines) of this project the memory describes (repeatable); "
