@@ -70,7 +70,7 @@ def run(app: App, args: argparse.Namespace) -> int:
         hits = recall(db, app.config, query, roots, limit=args.limit, kind=args.kind,
                       scope=args.scope, type=args.type, scope_id=args.scope_id,
                       markers=args.markers, visible=visible)  # fmt: skip
-        if not hits and visible is not None:
+        if not hits and visible is not None and any(r.layout != "plugin" for r in roots):
             hidden = bool(recall(db, app.config, query, roots, limit=1, kind=args.kind,
                                  scope=args.scope, type=args.type, bump=False))  # fmt: skip
     if missing and not hits:
