@@ -411,15 +411,27 @@ def test_two_devices_syncing_at_once_lose_nothing(world: World) -> None:
 
 
 def test_a_remote_that_refuses_pushes_is_an_error_not_a_loop(world: World) -> None:
+    """A remote's hook saying no was pushed five times and reported as 'rejected 5 times in a
+    row' without the remote's own words: it is asked once, and its reason is the error."""
     hook = world.remote / "hooks" / "pre-receive"
-    hook.write_text("#!/bin/sh\necho 'protected branch' >&2\nexit 1\n")
+    calls = world.remote / "pre-receive-calls"
+    hook.write_text(
+        f"#!/bin/sh\necho x >> '{calls}'\n"
+        "echo 'GH006: Protected branch update failed for refs/heads/main.' >&2\nexit 1\n"
+    )
     hook.chmod(0o755)
     world.a.write("facts/a.md", memory("facts/a", "a", "a\n"))
     outcome = world.a.sync()
     assert outcome.status == "error" and outcome.commits and outcome.not_pushed == 1
-    assert outcome.error is not None
-    assert outcome.error.startswith("git push origin was rejected 5 times in a row: ")
-    assert "pre-receive hook declined" in outcome.error
+    assert outcome.error == (
+        "origin refused the push (pre-receive hook declined): "
+        "GH006: Protected branch update failed for refs/heads/main."
+    )
+    assert outcome.hint == (
+        "fix that on the remote (a protected branch, a hook, your permissions); memoryd keeps "
+        "committing locally and pushes after that"
+    )
+    assert calls.read_text() == "x\n"  # once: a refusal is not a race to retry
     assert load_state(world.a.paths, world.a.root).last_error == outcome.error
     hook.unlink()
     world.settle()

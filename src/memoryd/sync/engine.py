@@ -335,8 +335,8 @@ class _Cycle:
         raise Blocked(
             "error",
             f"git push {t.remote} was rejected {PUSH_ATTEMPTS} times in a row: {t.last_rejection}",
-            "memoryd tries again on the next cycle; if the remote refuses pushes (a protected "
-            "branch, a hook), fix that on the remote",
+            "memoryd tries again on the next cycle; if it keeps failing, a stale lock on the "
+            "remote may hold the branch (a refs/heads/*.lock file there: remove it)",
         )
 
     def integrate(self, head: str | None, theirs: str) -> None:

@@ -146,6 +146,20 @@ def push(repo: Repo, t: Target, commit: str) -> bool:
         repo.git.run("update-ref", t.tracking, commit)
         return True
     said = done.text + done.err
+    refused = [line for line in said.splitlines() if _refused(line)]
+    if refused:  # the remote said no (a hook, a protected branch): asking again cannot help
+        reason = refused[0].partition("[remote rejected]")[2].strip()
+        told = [
+            line.removeprefix("remote:").strip()
+            for line in done.err.splitlines()
+            if line.startswith("remote:") and line.removeprefix("remote:").strip()
+        ]
+        raise Blocked(
+            "error",
+            f"{t.remote} refused the push {reason}" + (f": {told[0]}" if told else ""),
+            "fix that on the remote (a protected branch, a hook, your permissions); memoryd "
+            "keeps committing locally and pushes after that",
+        )
     if any(word in said for word in ("[rejected]", "[remote rejected]", "non-fast-forward")):
         # someone else pushed first, or holds the remote's ref lock right now: fetch, go again
         rejected = [line for line in said.splitlines() if "rejected]" in line]
@@ -160,6 +174,19 @@ def push(repo: Repo, t: Target, commit: str) -> bool:
             f"{_hooks_dir(repo)}); memoryd keeps committing locally and pushes after that",
         )
     raise Offline(f"git push {t.remote}: {_last_line(done.err)}")
+
+
+# A "[remote rejected]" that is a race, not a refusal: another push holds the ref's lock, or
+# moved the ref between git's check and its update. Fetching and pushing again may succeed.
+_RACES = ("lock", "failed to update ref", "incorrect old value", "stale info")
+
+
+def _refused(line: str) -> bool:
+    """Is this porcelain line the remote refusing the push for good (not a race)?"""
+    if "[remote rejected]" not in line:
+        return False
+    reason = line.partition("[remote rejected]")[2].lower()
+    return not any(word in reason for word in _RACES)
 
 
 def _hooks_dir(repo: Repo) -> Path:
