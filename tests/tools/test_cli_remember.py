@@ -33,6 +33,16 @@ def remember(setup: Setup, *args: str) -> dict[str, object]:
     return json.loads(done.stdout)  # type: ignore[no-any-return]
 
 
+def refused_kind(setup: Setup, kind: str) -> str:
+    """remember's stderr for ``--kind kind``, which it refuses as a usage error, writing nothing."""
+    before = setup.snapshot()
+    done = run_cli("remember", "--kind", kind, "--summary", "never force-push main",
+                   cwd=setup.repo)  # fmt: skip
+    assert (done.returncode, done.stdout) == (2, "")
+    assert setup.snapshot() == before
+    return done.stderr
+
+
 def refused(setup: Setup, *args: str) -> str:
     before = setup.snapshot()
     done = run_cli("remember", *args, cwd=setup.repo)
@@ -271,15 +281,10 @@ def test_a_folders_name_given_as_the_kind_is_refused_with_the_kind(
 ) -> None:
     """--kind rules wrote into rules/ a memory that was never an iron rule (the iron rules
     are kind rule): nothing is written, and the error names the kind."""
-    before = setup.snapshot()
-    done = run_cli("remember", "--kind", folder, "--summary", "never force-push main",
-                   cwd=setup.repo)  # fmt: skip
-    assert (done.returncode, done.stdout) == (2, "")
-    assert done.stderr == (
+    assert refused_kind(setup, folder) == (
         f"memoryd: error: kind '{folder}' is the name of a folder, not a kind\n"
         f"  hint: use kind '{kind}': memories of kind {kind} are kept in {folder}/\n"
     )
-    assert setup.snapshot() == before
     custom = run_cli("remember", "--kind", "runbook", "--summary", "restart the queue",
                      cwd=setup.repo)  # fmt: skip
     assert custom.returncode == 0, custom.stderr  # a kind of one's own is still a kind
@@ -345,15 +350,10 @@ def test_an_id_memoryd_would_never_read_is_refused(setup: Setup, memory_id: str,
 def test_a_misspelt_kind_is_refused_unless_forced(setup: Setup, typed: str, meant: str) -> None:
     """--kind rul wrote rul/never-force-push.md, which is no iron rule and sits in a folder of
     its own: the typo is named, and --force still starts a kind of one's own."""
-    before = setup.snapshot()
-    done = run_cli("remember", "--kind", typed, "--summary", "never force-push main",
-                   cwd=setup.repo)  # fmt: skip
-    assert (done.returncode, done.stdout) == (2, "")
-    assert done.stderr == (
+    assert refused_kind(setup, typed) == (
         f"memoryd: error: kind {typed!r} is not one of memoryd's kinds: did you mean {meant!r}?\n"
         f"  hint: use kind {meant!r}, or pass --force to start a kind of your own\n"
     )
-    assert setup.snapshot() == before
     forced = remember(setup, "--kind", typed, "--summary", "never force-push main", "--force")
     assert (forced["kind"], forced["id"]) == (typed, f"{typed}/never-force-push-main")
 
