@@ -346,6 +346,8 @@ def shown_name(text: str) -> str:
     name may hold a newline: written raw into ROOT.md, index.md or a commit message it
     would break its line, and a marker on the next could end a compiled block.
     """
+    if text.isprintable():  # nearly every name (a C check): no control, no lone surrogate
+        return text
     shown = escape_controls(text)
     return shown.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
