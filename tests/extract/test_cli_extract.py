@@ -80,6 +80,14 @@ def test_extract_finds_opencode_sessions_and_names_bad_input(world: World, tmp_p
         f"memoryd: error: cannot read {tmp_path / 'gone.jsonl'}\n"
         "  hint: pass an existing Claude Code .jsonl file\n"
     )
+    other = tmp_path / "notes.jsonl"  # a .jsonl that is no transcript: said, not an empty prompt
+    other.write_bytes(b'not json at all\n{"type": "summary", "summary": "x"}\n\x00\x01')
+    empty = run_cli("extract", str(other))
+    assert (empty.returncode, empty.stdout) == (1, "")
+    assert empty.stderr == (
+        f"memoryd: error: {other} holds no turn to extract from (no user prompt or model text)\n"
+        "  hint: pass a Claude Code transcript: ~/.claude/projects/<slug>/<session>.jsonl\n"
+    )
     world.configure(settle_ms=20000)
     off = run_cli("extract", sid, "--run")
     assert off.returncode == 2

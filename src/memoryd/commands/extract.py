@@ -79,6 +79,11 @@ def _conversation(app: App, raw: str) -> Conversation:
         found = transcript.read_claude(path) if path.is_file() else None
         if found is None:
             raise PathError(f"cannot read {path}", hint="pass an existing Claude Code .jsonl file")
+        if not found.messages:  # not a transcript, or one of tool calls alone: nothing to send
+            raise PathError(
+                f"{path} holds no turn to extract from (no user prompt or model text)",
+                hint="pass a Claude Code transcript: ~/.claude/projects/<slug>/<session>.jsonl",
+            )
         return found
     data = opencode_data_dir(app.env)
     db_found = transcript.opencode_db_session(data / "opencode.db", raw)
