@@ -93,7 +93,11 @@ def test_no_remote(world: World) -> None:
     git(world.root, "remote", "remove", "origin")
     check = world.check("remote")
     assert (check.status, check.detail) == ("fail", f"{world.root}: no remote 'origin'")
-    assert check.fix == f"git -C {world.root} remote add origin <url of your memory repository>"
+    config = world.ctx.config.source or world.ctx.paths.config_file
+    assert check.fix == (
+        f"git -C {world.root} remote add origin <url of your memory repository> (or, to keep "
+        f"this root on this machine, give it 'sync: {{push: false, pull: false}}' in {config})"
+    )
     statuses = world.statuses()
     assert "push-auth" not in statuses
     assert [n for n, s in statuses.items() if s != "ok"] == ["remote"]

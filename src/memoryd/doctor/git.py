@@ -99,7 +99,11 @@ def check_remote(ctx: Machine, root: RootConfig) -> Verdict:
     path, remote, subject = root.path, root.sync.remote, str(root.path)
     url = run_git(ctx.env, path, "remote", "get-url", remote)
     if url.code != 0:
-        fix = f"git -C {path} remote add {remote} <url of your memory repository>"
+        fix = (
+            f"git -C {path} remote add {remote} <url of your memory repository> (or, to keep "
+            f"this root on this machine, give it 'sync: {{push: false, pull: false}}' in "
+            f"{ctx.config.source or ctx.paths.config_file})"
+        )
         return fail("remote", f"{path}: no remote '{remote}'", fix, subject)
     where = url.text.strip()
     probe = run_git(ctx.env, path, "ls-remote", "--heads", remote, timeout=ctx.remote_timeout_s)
