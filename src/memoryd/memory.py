@@ -335,7 +335,8 @@ def new_memory(meta: Mapping[str, Any], body: str) -> Memory:
     return Memory(meta=dict(meta), body=body)
 
 
-_CONTROLS = {c: f"\\x{c:02x}" for c in [*range(0x20), 0x7F]}
+CONTROL_CODES = (*range(0x20), 0x7F)  # C0 and DEL: what breaks a line of a name
+_CONTROLS = {c: f"\\x{c:02x}" for c in CONTROL_CODES}
 
 
 def shown_name(text: str) -> str:
@@ -348,13 +349,17 @@ def shown_name(text: str) -> str:
     """
     if text.isprintable():  # nearly every name (a C check): no control, no lone surrogate
         return text
-    shown = escape_controls(text)
-    return shown.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return printable(escape_controls(text))
 
 
 def escape_controls(text: str) -> str:
     """``text`` with each control character as ``\\x0a`` (the rest as it is)."""
     return text.translate(_CONTROLS)
+
+
+def printable(text: str) -> str:
+    """``text`` with the bytes of a non-UTF-8 file name shown as ``\\xe9`` (valid UTF-8)."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def id_for_path(relative: str) -> str:

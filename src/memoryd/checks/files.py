@@ -9,7 +9,7 @@ from pathlib import Path
 from memoryd import layouts
 from memoryd.checks import Context, RootView, root_check
 from memoryd.findings import Finding
-from memoryd.memory import BINARY, id_for_path, shown_name, validate
+from memoryd.memory import BINARY, escape_controls, id_for_path, shown_name, validate
 from memoryd.roots import walk_files
 
 ALL_LAYOUTS = ("plugin", "layered", "claude")
@@ -35,7 +35,7 @@ def unreadable(ctx: Context, root: RootView) -> Iterator[Finding]:
 @root_check("files.name", layouts=ALL_LAYOUTS)
 def control_in_name(ctx: Context, root: RootView) -> Iterator[Finding]:
     for item in root.files:
-        if not item.rel.isprintable() and any(c < " " or c == "\x7f" for c in item.rel):
+        if not item.rel.isprintable() and escape_controls(item.rel) != item.rel:
             yield Finding(
                 item.path,
                 f"has a control character in its name ({shown_name(item.rel)}): compiled "

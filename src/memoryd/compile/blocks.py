@@ -26,7 +26,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from memoryd.compile import markers
-from memoryd.memory import Memory, id_for_path, shown_name
+from memoryd.memory import CONTROL_CODES, Memory, id_for_path, printable, shown_name
 from memoryd.roots import CONFLICTS_FILE, INDEX_FILE, ROOT_FILE, ROOT_TEMPLATE
 
 BLOCKS = ("rules", "directory", "routing")
@@ -266,8 +266,7 @@ def render_index(folder: str, entries: Iterable[Entry]) -> bytes:
 
 def utf8(text: str) -> bytes:
     """``text`` as UTF-8; the bytes of a non-UTF-8 file name shown as ``\\xe9``."""
-    raw = text.encode("utf-8", "surrogateescape")
-    return raw.decode("utf-8", "backslashreplace").encode("utf-8")
+    return printable(text).encode("utf-8")
 
 
 def index_line(entry: Entry) -> str:
@@ -299,7 +298,7 @@ def listed_names(text: str) -> list[str]:
 # -- Markdown escaping -----------------------------------------------------------------
 
 _LINK_UNSAFE = {
-    c: f"%{ord(c):02X}" for c in ["%", *" ()<>[]\\`#?\"'|", *map(chr, [*range(0x20), 0x7F])]
+    c: f"%{ord(c):02X}" for c in ["%", *" ()<>[]\\`#?\"'|", *map(chr, CONTROL_CODES)]
 }  # a control character of a name too: a newline would end the link's line
 
 

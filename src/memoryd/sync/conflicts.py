@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from memoryd.memory import id_for_path, parse, render
+from memoryd.memory import id_for_path, parse, printable, render
 from memoryd.rootfs import STATE_FILE
 from memoryd.roots import is_temp_name
 
@@ -37,11 +37,6 @@ class CopyName:
     original: str  # root-relative path of the memory it is a copy of
     device: str
     time: str  # 20261129T233000Z
-
-
-def printable(text: str) -> str:
-    """``text`` with the bytes of a non-UTF-8 file name shown as ``\\xe9`` (valid UTF-8)."""
-    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def utc_stamp(now: datetime) -> str:

@@ -21,6 +21,7 @@ from typing import Any
 
 from memoryd.config import Config, RootConfig
 from memoryd.fsutil import atomic_write
+from memoryd.memory import printable
 from memoryd.paths import Paths
 from memoryd.rootfs import STATE_FILE
 from memoryd.roots import ensure_gitignored
@@ -29,7 +30,6 @@ from memoryd.sync import commit as local
 from memoryd.sync.conflicts import (
     copy_path,
     parse_copy_name,
-    printable,
     safe_device,
     utc_stamp,
 )

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 from memoryd.config import Config, RootConfig
 from memoryd.errors import PathError
+from memoryd.memory import printable
 from memoryd.paths import Paths
-from memoryd.sync.conflicts import printable
 from memoryd.sync.resolve import all_conflicts
 from memoryd.sync.state import all_states
 
