@@ -252,6 +252,9 @@ def default_global(paths: Paths) -> RootConfig:
     return RootConfig(path=paths.default_global_root, layout="plugin", scope="global")
 
 
+_ROOT_KEYS = ("layout", "path", "scope", "sync", "watch")  # what a root's mapping may hold
+
+
 class _Loader:
     """Builds the config's classes from config.yaml's data, noting every problem and going
     on with the default in its place; :meth:`check` raises them as one error, each
@@ -280,8 +283,8 @@ class _Loader:
         values: dict[str, Any] = {}
         for key, value in data.items():
             if key not in fields:
-                known = ", ".join(sorted({*fields, *(("roots",) if cls is Config else ())}))
-                guess = did_you_mean(key, known.split(", ")) or f" (known keys here: {known})"
+                keys = sorted({*fields, *(("roots",) if cls is Config else ())})
+                guess = did_you_mean(key, keys) or f" (known keys here: {', '.join(keys)})"
                 self.note(f"{prefix}{key}", f"unknown key{guess}")
                 continue
             values[key] = self.convert(fields[key], value, f"{prefix}{key}")
@@ -323,11 +326,10 @@ class _Loader:
         if not isinstance(item, dict):
             raise self.fail(key, "must be a mapping with at least 'path'")
         item = dict(item)
-        unknown = set(item) - {"path", "layout", "scope", "sync", "watch"}
+        unknown = set(item) - set(_ROOT_KEYS)
         if unknown:
             first = sorted(unknown)[0]
-            known = "layout, path, scope, sync, watch"
-            guess = did_you_mean(first, known.split(", ")) or f" (known: {known})"
+            guess = did_you_mean(first, _ROOT_KEYS) or f" (known: {', '.join(_ROOT_KEYS)})"
             raise self.fail(f"{key}.{first}", f"unknown key{guess}")
         raw_path = item.get("path")
         if not isinstance(raw_path, str) or not raw_path:

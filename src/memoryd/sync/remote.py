@@ -150,9 +150,9 @@ def push(repo: Repo, t: Target, commit: str) -> bool:
     if refused:  # the remote said no (a hook, a protected branch): asking again cannot help
         reason = refused[0].partition("[remote rejected]")[2].strip()
         told = [
-            line.removeprefix("remote:").strip()
+            words
             for line in done.err.splitlines()
-            if line.startswith("remote:") and line.removeprefix("remote:").strip()
+            if line.startswith("remote:") and (words := line.removeprefix("remote:").strip())
         ]
         raise Blocked(
             "error",
