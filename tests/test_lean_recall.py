@@ -177,6 +177,7 @@ LEAN_CASES = [
     ["recall", "nosuchwordanywhere", "--json"],
     ["recall", "pnpm", "--limit", "1"],
     ["recall", "pnpm", "--scope", "global"],
+    ["recall", "nosuchwordanywhere", "--scope", "global"],  # the note names the global root
     ["recall", "pnpm", "--scope", "project", "--json"],
     ["recall", "--kind", "pitfall", "pnpm"],
     ["recall", "pnpm", "--markers", "layered"],
@@ -270,6 +271,31 @@ def test_everything_else_is_the_full_paths(
     lean.same_as(full)
     assert lean.code == code
     assert text in lean.out + lean.err
+
+
+def test_no_hit_with_another_project_registered_is_the_full_paths(
+    home: Home, tmp_path: Path
+) -> None:
+    """Only the full path looks in the other registered projects for the note; a hit
+    here needs no note, and the lean path gives it."""
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q")
+    assert run_cli("init", "--project", cwd=other).returncode == 0
+    write_memory(other / ".memory", "facts/db.md", "other uses postgres", updated=OLD)
+    home.more.append(other / ".memory")
+    home.settle()
+    home.settled_index()
+    lean, full = home.both(["recall", "postgres"])
+    assert not lean.lean
+    lean.same_as(full)
+    assert f"but another project's root does ({other.resolve()}/.memory)" in lean.err
+    home.settle()  # what that compiled in the other project, and its rows
+    assert home.run(FULL, ["recall", "pnpm"], home.repo).returncode == 0
+    home.settled_index()
+    found, again = home.both(["recall", "pnpm"])
+    assert found.lean
+    found.same_as(again)
 
 
 def test_a_broken_config_is_reported_not_read_from_the_snapshot(home: Home) -> None:

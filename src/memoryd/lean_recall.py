@@ -249,7 +249,11 @@ def _answer(
         text = as_text(hits, {h.path: [] for h in hits})
     note = ""
     if not hits:
-        where = ", ".join(r.path for r in roots) or "no roots"
+        searched = {r.given for r in roots}
+        if any(s == "project" and g not in searched for g, _, _, s in snapshot["roots"]):
+            raise Fallback  # another project's root may match: the full path says so
+        scope = args.get("scope")
+        where = ", ".join(r.path for r in roots if scope in (None, r.scope)) or "no roots"
         note = (
             f"no memory matches {query!r} (searched {where}); "
             "try fewer or rarer words, or another language\n"

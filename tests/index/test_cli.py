@@ -85,6 +85,38 @@ def test_project_outside_a_repository_is_refused(home: Path, tmp_path: Path) -> 
     )
 
 
+def test_no_hit_here_names_the_other_projects_that_match(home: Path, tmp_path: Path) -> None:
+    """Nothing of this project matches, but a registered project's root does: the user is
+    told where, not sent rewording a query that is fine; nothing of it is shown."""
+    mine, other, third = (make_project(tmp_path, n, f"{n} notes") for n in ("mine", "other", "third"))
+    for repo in (mine, other, third):
+        assert run_cli("init", "--project", cwd=repo).returncode == 0
+    write_memory(other / ".memory", "facts/db.md", "other uses postgres 16", kind="fact")
+    roots = f"{home}, {mine.resolve()}/.memory"
+    done = run_cli("recall", "postgres", cwd=mine)
+    assert (done.returncode, done.stdout) == (0, "")
+    assert done.stderr == (
+        f"no memory matches 'postgres' (searched {roots}), but another project's root does "
+        f"({other.resolve()}/.memory): search it with --project {other.resolve()}\n"
+    )
+    write_memory(third / ".memory", "facts/db.md", "third uses postgres 15", kind="fact")
+    both = run_cli("recall", "postgres", "--json", cwd=mine)
+    assert (both.returncode, json.loads(both.stdout)) == (0, [])
+    assert both.stderr == (
+        f"no memory matches 'postgres' (searched {roots}), but 2 other projects' roots do "
+        f"({other.resolve()}/.memory, {third.resolve()}/.memory): search one with "
+        f"--project {other.resolve()}\n"
+    )
+    for extra, searched in ((["--kind", "rule"], roots), (["--scope", "global"], str(home))):
+        plain = run_cli("recall", "postgres", *extra, cwd=mine)  # what those would not find
+        assert plain.stderr == (
+            f"no memory matches 'postgres' (searched {searched}); "
+            "try fewer or rarer words, or another language\n"
+        )
+    there = run_cli("recall", "postgres", "--project", str(other), cwd=mine)
+    assert "other uses «postgres» 16" in there.stdout
+
+
 def test_cli_sees_edits_without_a_daemon(home: Path, tmp_path: Path) -> None:
     path = write_memory(home, "facts/a.md", "alpha")
     assert "facts/a" in run_cli("recall", "alpha", cwd=tmp_path).stdout

@@ -81,8 +81,12 @@ def run(app: App, args: argparse.Namespace) -> int:
     for root in missing:
         app.note(f"memoryd: warning: {_missing_root(app, root)}")
     if not hits:
-        where = ", ".join(str(r.path) for r in roots) or "no roots"
-        if hidden:
+        shown = [r for r in roots if args.scope in (None, r.scope)]  # what was searched
+        where = ", ".join(str(r.path) for r in shown) or "no roots"
+        others = [] if hidden else _other_projects(app, args, query, roots)
+        if others:
+            app.note(f"no memory matches {query!r} (searched {where}), but {_elsewhere(others)}")
+        elif hidden:
             app.note(
                 f"no memory of this project matches {query!r} (searched {where}), but "
                 "other projects' or sessions' Claude Code or MiMo Code memories do: "
@@ -97,6 +101,39 @@ def run(app: App, args: argparse.Namespace) -> int:
 
     config_snapshot.write(app.paths, app.env)  # the next recall can take the lean path
     return 0
+
+
+def _other_projects(
+    app: App, args: argparse.Namespace, query: str, searched: list[Any]
+) -> list[Any]:
+    """The other registered project roots where ``query`` finds something (none of them
+    shown): asked only when nothing here matched, so the user is not sent rewording a query
+    that is fine. They are brought up to date first, as a recall there would."""
+    from memoryd.freshness import ensure_fresh
+    from memoryd.index import recall
+
+    if args.scope == "global":
+        return []
+    others = [
+        r for r in app.config.roots
+        if r.scope == "project" and r.layout == "plugin" and r not in searched and r.path.is_dir()
+    ]  # fmt: skip
+    if not others:
+        return []
+    with ensure_fresh(app, roots=others, recompile=True) as db:
+        return [
+            r for r in others
+            if recall(db, app.config, query, [r], limit=1, kind=args.kind, bump=False)
+        ]  # fmt: skip
+
+
+def _elsewhere(others: list[Any]) -> str:
+    """Where else the query matches, and how to search there."""
+    named = ", ".join(str(r.path) for r in others[:3]) + (", ..." if others[3:] else "")
+    project = f"--project {others[0].path.parent}"
+    if len(others) == 1:
+        return f"another project's root does ({named}): search it with {project}"
+    return f"{len(others)} other projects' roots do ({named}): search one with {project}"
 
 
 def _missing_root(app: App, root: Any) -> Exception:
