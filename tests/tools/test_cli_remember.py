@@ -1,6 +1,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -421,3 +424,44 @@ def test_a_body_over_max_file_bytes_is_refused_with_the_limit(setup: Setup) -> N
     )
     fits = remember(setup, "--kind", "fact", "--summary", "Short", "部署 " * 100)
     assert fits["id"] == "facts/short"
+
+
+def _with_stdin(setup: Setup, stdin: Any, *args: str) -> subprocess.CompletedProcess[str]:
+    """The real CLI with this stdin (a file or a pipe's read end), as a shell gives it."""
+    return subprocess.run(
+        [sys.executable, "-m", "memoryd", "remember", "--kind", "fact", *args],
+        cwd=setup.repo, stdin=stdin, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+
+
+def test_text_piped_in_without_a_body_of_dash_is_refused(setup: Setup, tmp_path: Path) -> None:
+    """``echo notes | memoryd remember --kind fact --summary x`` wrote a memory with no body
+    and said "remembered": the piped text was dropped without a word."""
+    refused = (
+        "memoryd: error: stdin holds text, but no BODY of - says to read it, so it would be lost\n"
+        "  hint: add - to read the body from stdin: ... | memoryd remember --kind K --summary S -\n"
+    )
+    before = setup.snapshot()
+    notes = tmp_path / "notes.txt"
+    notes.write_text("the queue restarts at 3am\n", encoding="utf-8")
+    with notes.open("rb") as handle:  # memoryd remember ... < notes.txt
+        redirected = _with_stdin(setup, handle, "--summary", "queue restarts")
+    read, write = os.pipe()  # echo ... | memoryd remember ...
+    os.write(write, b"the queue restarts at 3am\n")
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        piped = _with_stdin(setup, pipe, "--summary", "queue restarts")
+    for done in (redirected, piped):
+        assert (done.returncode, done.stdout, done.stderr) == (2, "", refused)
+    assert setup.snapshot() == before
+    with notes.open("rb") as handle:
+        asked = _with_stdin(setup, handle, "--summary", "queue restarts", "-")
+    assert asked.returncode == 0, asked.stderr
+    body = parse((setup.project / "facts/queue-restarts.md").read_bytes()).body
+    assert body == "the queue restarts at 3am\n"
+    read, write = os.pipe()  # nothing piped: a summary-only memory, as without a pipe
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        empty = _with_stdin(setup, pipe, "--summary", "restart the queue weekly")
+    assert empty.returncode == 0, empty.stderr
+    assert parse((setup.project / "facts/restart-the-queue-weekly.md").read_bytes()).body == ""

@@ -17,7 +17,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         description="Write <root>/<category>/<slug>.md, then update the index and compiled files.",
     )
     parser.add_argument(
-        "body", nargs="?", default="", metavar="BODY", help="the text, or - for stdin"
+        "body", nargs="?", default=None, metavar="BODY", help="the text, or - for stdin"
     )
     parser.add_argument(
         "--kind", required=True, help="rule, preference, decision, pitfall, fact, ..."
@@ -60,7 +60,7 @@ def run(app: App, args: argparse.Namespace) -> int:
     from memoryd.agent.caller import agent_marker
     from memoryd.agent.remember import Request, remember
 
-    body = _stdin() if args.body == "-" else args.body
+    body = _stdin() if args.body == "-" else _given(args.body)
     request = Request(
         kind=args.kind, summary=args.summary, body=body, id=args.id,
         load_when=tuple(args.load_when), highlight=args.highlight, pinned=args.pinned,
@@ -101,6 +101,38 @@ def run_accept(app: App, args: argparse.Namespace) -> int:
     text = f"accepted {normal_id(args.id)} as {outcome.id}: it is now an iron rule"
     app.emit(args.json, outcome.as_dict(), text)
     return 0
+
+
+def _given(body: str | None) -> str:
+    """BODY as given, or none; refused when text was piped or redirected in without ``-``:
+    it would be dropped, and the memory written without the text the user meant."""
+    from memoryd.errors import UsageError
+
+    if body is None and _waiting_input():
+        raise UsageError(
+            "stdin holds text, but no BODY of - says to read it, so it would be lost",
+            hint="add - to read the body from stdin: ... | memoryd remember --kind K --summary S -",
+        )
+    return body or ""
+
+
+def _waiting_input() -> bool:
+    """Whether stdin is a file or pipe with text already waiting (never blocks: a pipe
+    nothing was written to yet, as an agent's tool may leave open, counts as none)."""
+    import os
+    import select
+    import stat
+
+    try:
+        fd = sys.stdin.fileno()
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISREG(mode):
+            return os.fstat(fd).st_size > os.lseek(fd, 0, os.SEEK_CUR)
+        if stat.S_ISFIFO(mode):
+            return bool(select.select([fd], [], [], 0)[0]) and bool(os.read(fd, 1))
+    except (AttributeError, OSError, ValueError):  # no stdin, or one with no file (tests)
+        pass
+    return False
 
 
 def _stdin() -> str:
