@@ -80,6 +80,12 @@ def test_bash_completion_completes_commands_options_and_choices(tmp_path: Path) 
     assert bash_complete(script, "memoryd", "-v", "recall", "--sc") == ["--scope", "--scope-id"]
     assert bash_complete(script, "memoryd", "recall", "--scope", "") == ["global", "project"]
     assert bash_complete(script, "memoryd", "completion", "z") == ["zsh"]
+    # a value of its own: no option names (bash's -o default then offers files)
+    assert bash_complete(script, "memoryd", "sync", "--root", "") == []
+    assert bash_complete(script, "memoryd", "recall", "--limit", "") == []
+    assert bash_complete(script, "memoryd", "sync", "--root", "x", "--al") == [
+        "--allow-mass-delete"
+    ]
 
 
 @pytest.mark.parametrize("shell", ["zsh", "fish"])
@@ -94,6 +100,7 @@ def test_zsh_and_fish_scripts_name_every_command_and_option(shell: str) -> None:
     if shell == "zsh":
         assert "'--scope[]:value:(global project)'" in done.stdout
         assert "'--limit[at most N results]:value:'" in done.stdout
+        assert "'--root[only this root (default: every root)]:path:_files'" in done.stdout
     else:
         assert (
             "complete -c memoryd -n '__fish_seen_subcommand_from recall' -l limit -r "

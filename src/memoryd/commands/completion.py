@@ -43,6 +43,7 @@ class Option:
     help: str
     takes_value: bool
     choices: tuple[str, ...]
+    path: bool = False  # its value is a file or folder (its metavar says PATH or DIR)
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,8 @@ def _options(parser: argparse.ArgumentParser) -> tuple[Option, ...]:
             help_text = "" if action.help in (None, argparse.SUPPRESS) else str(action.help)
             choices = tuple(str(c) for c in action.choices or ())
             flags = tuple(action.option_strings)
-            found.append(Option(flags, help_text, action.nargs != 0, choices))
+            path = str(action.metavar or "").startswith(("PATH", "DIR", "FILE"))
+            found.append(Option(flags, help_text, action.nargs != 0, choices, path))
     return tuple(found)
 
 
@@ -100,6 +102,9 @@ def _bash(top: tuple[Option, ...], commands: list[Command]) -> str:
             for o in command.options
             if o.choices
         ]
+        free = [f for o in command.options if o.takes_value and not o.choices for f in o.flags]
+        if free:  # a value of its own (a path, a number): no option names; bash offers files
+            values.append(f"            {'|'.join(free)}) return ;;")
         prev = "\n".join(['        case "$prev" in', *values, "        esac"]) if values else ""
         words = " ".join(filter(None, [_words(command.options), *command.positional_choices]))
         cases.append(
@@ -131,7 +136,10 @@ def _zsh_spec(option: Option) -> list[str]:
     about = _zsh_quote(" ".join(option.help.split()))
     value = ""
     if option.takes_value:
-        value = f":value:({' '.join(option.choices)})" if option.choices else ":value:"
+        if option.choices:
+            value = f":value:({' '.join(option.choices)})"
+        else:
+            value = ":path:_files" if option.path else ":value:"
     return [f"'{flag}[{about}]{value}'" for flag in option.flags]
 
 
