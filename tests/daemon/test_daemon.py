@@ -131,6 +131,53 @@ def test_a_root_that_disappears_pauses_and_resumes(tmp_path: Path, threads_check
         daemon.stop()
 
 
+def test_a_root_replaced_by_a_symlink_is_followed(tmp_path: Path, threads_checked: None) -> None:
+    """The user moves the root into a dotfiles repo and leaves a symlink where it was: every
+    command now resolves the configured path to the new place, so the daemon must too."""
+    app, root = app_with_root()
+    with open(app.paths.config_file, "a") as handle:
+        handle.write("daemon:\n  root_check_s: 0.2\n")
+    app = App()
+    daemon = start(app)
+    try:
+        moved = tmp_path / "dotfiles" / "memory"
+        moved.parent.mkdir()
+        root.rename(moved)
+        root.symlink_to(moved)
+        assert wait_until(lambda: str(moved) in daemon.status.snapshot().roots)
+        assert str(root) not in daemon.status.snapshot().roots
+        (moved / "facts" / "after.md").write_text(memory("written in the new place"))
+        assert wait_until(lambda: (str(moved / "facts" / "after.md")) in dict(indexed(app)))
+        assert [r.path for r in daemon.config.roots] == [moved]
+    finally:
+        daemon.stop()
+
+
+def test_a_moved_root_under_a_broken_config_is_tried_once(
+    tmp_path: Path, threads_checked: None, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="memoryd.daemon.runner")
+    app, root = app_with_root()
+    with open(app.paths.config_file, "a") as handle:
+        handle.write("daemon:\n  root_check_s: 0.1\n")
+    app = App()
+    daemon = start(app)
+    try:
+        with open(app.paths.config_file, "a") as handle:
+            handle.write("serach: {}\n")
+        failed = "config.yaml not reloaded"
+        assert wait_until(lambda: failed in caplog.text)
+        moved = tmp_path / "elsewhere"
+        root.rename(moved)
+        root.symlink_to(moved)
+        assert wait_until(lambda: caplog.text.count(failed) == 2)
+        # ten ticks more: none of them tries again, the file is still broken
+        assert not wait_until(lambda: caplog.text.count(failed) > 2, timeout=1.0)
+        assert caplog.text.count(f"root {root} now leads to {moved}") == 1
+    finally:
+        daemon.stop()
+
+
 def add_root(app: App, root: Path, **daemon_settings: object) -> None:
     data = yaml.safe_load(app.paths.config_file.read_text()) or {}
     roots = data.get("roots") or [{"path": str(app.paths.default_global_root)}]

@@ -65,6 +65,7 @@ class Daemon:
         self.extraction = Extraction(app, self.scheduler, self.config, native)
         self.stopping = threading.Event()
         self._config_stamp = fingerprint.of_path(self.paths.config_file)
+        self._told_moved: dict[str, str] = {}  # a root's given path: where it led when told
         self._hooks: list[tuple[int, object]] = []
 
     # -- lifecycle
@@ -255,8 +256,24 @@ class Daemon:
             self._config_stamp = stamp
             log.info("config.yaml changed; reloading")
             self.worker.send(Cmd.RELOAD)
+        elif self._moved_roots():
+            self.worker.send(Cmd.RELOAD)
         if not self.worker.busy.is_set() and self.compiler.wait_idle(timeout=0):
             self.trimmer.idle()
+
+    def _moved_roots(self) -> bool:
+        """Whether a root's configured path now leads elsewhere (its folder moved away and a
+        symlink put in its place, or the reverse): the config resolved it once, so until a
+        reload the daemon would index and sync the old path while every command reads the
+        new one, and recall would find nothing there. Told once for each new place."""
+        moved = False
+        for root in self.config.roots:
+            now = root.resolves_now()
+            if now != str(root.path) and self._told_moved.get(root.given) != now:
+                self._told_moved[root.given] = now
+                log.info("root %s now leads to %s; reloading config.yaml", root.given, now)
+                moved = True
+        return moved
 
     def _root_paths(self) -> list[Path]:
         return [r.path for r in self.config.roots]
