@@ -16,6 +16,7 @@ from memoryd.app import App
 from memoryd.daemon import mounts
 from memoryd.daemon.batch_worker import Cmd
 from memoryd.daemon.runner import Daemon
+from memoryd.daemon.status import read_status
 from tests.daemon.harness import (
     DaemonProcess,
     app_with_root,
@@ -174,6 +175,27 @@ def test_a_moved_root_under_a_broken_config_is_tried_once(
         # ten ticks more: none of them tries again, the file is still broken
         assert not wait_until(lambda: caplog.text.count(failed) > 2, timeout=1.0)
         assert caplog.text.count(f"root {root} now leads to {moved}") == 1
+    finally:
+        daemon.stop()
+
+
+def test_a_config_fixed_again_clears_its_problem_from_the_status_file(
+    threads_checked: None,
+) -> None:
+    app, _root = app_with_root()
+    daemon = start(app)
+    good = app.paths.config_file.read_text()
+    try:
+        app.paths.config_file.write_text("roots:\n  - path: [oops\n")
+        daemon.worker.send(Cmd.RELOAD, wait=True)
+        status = read_status(app.paths).status
+        assert status is not None and [p[:24] for p in status.problems] == [
+            "config.yaml not reloaded"
+        ]
+        app.paths.config_file.write_text(good)
+        daemon.worker.send(Cmd.RELOAD, wait=True)
+        status = read_status(app.paths).status  # what memoryd status and doctor read
+        assert status is not None and status.problems == []
     finally:
         daemon.stop()
 

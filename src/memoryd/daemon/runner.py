@@ -209,9 +209,7 @@ class Daemon:
             log.error("config.yaml not reloaded: %s", exc)
             self.status.problem(f"config.yaml not reloaded: {exc.message}")
             return
-        self.status.status.problems[:] = [
-            p for p in self.status.status.problems if not p.startswith("config.yaml")
-        ]
+        self.status.clear_problems("config.yaml")
         old, self.config = self.config, new
         before, after = {r.path for r in old.roots}, {r.path for r in new.roots}
         for path in before - after:
