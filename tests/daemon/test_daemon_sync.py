@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from tests.daemon.harness import DaemonProcess, app_with_root, indexed, memory, wait_until
-from tests.helpers import git
+from tests.helpers import git, run_cli
 
 pytest.importorskip("memoryd.sync.engine")
 
@@ -65,6 +65,41 @@ def test_changes_are_pushed_after_the_debounce_and_pulls_are_indexed(tmp_path: P
         # (after the offline back-off, 12 to 18 s: the wait needs the suite's whole minute)
         assert wait_until(lambda: "facts/stranded.md" in remote_files(remote)), problems()
         assert wait_until(lambda: not any(p.startswith(problem) for p in problems()))
+        assert daemon.terminate() == 0
+    finally:
+        daemon.kill()
+
+
+def test_a_memory_another_process_indexed_is_pushed_after_the_debounce(tmp_path: Path) -> None:
+    """``memoryd remember`` writes, indexes and compiles by itself: the daemon's batch then
+    finds its rows fresh, and the memory must still be committed and pushed after
+    ``debounce_s``, not at the next periodic sync."""
+    from memoryd.app import App
+
+    app, root = app_with_root()
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "remote", "add", "origin", str(remote))
+    settings = {
+        "roots": [{"path": str(root), "sync": {"debounce_s": 0.3}}],
+        "daemon": {"quiet_ms": 1500, "max_wait_ms": 3000},  # the batch after remember is done
+    }
+    app.paths.config_file.write_text(yaml.safe_dump(settings))
+    app = App()
+    daemon = DaemonProcess(tmp_path)
+    try:
+        daemon.wait_ready(app)
+        # start-up's own cycle (init's files) is over before remember writes
+        assert wait_until(lambda: "ROOT.md" in remote_files(remote)), daemon.output()
+        done = run_cli(
+            "remember", "--kind", "fact", "--summary", "herons stand still", "--scope", "global",
+            "heron", cwd=tmp_path,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        file = "facts/herons-stand-still.md"
+        assert wait_until(lambda: file in remote_files(remote), timeout=20), daemon.output()
+        assert "0 files changed" in daemon.output()  # the daemon itself indexed nothing
         assert daemon.terminate() == 0
     finally:
         daemon.kill()

@@ -139,6 +139,11 @@ class Daemon:
             indexed += self._refresh(roots[path], None)
         for path, changed in sorted(by_root.items()):
             indexed += self._refresh(roots[path], changed)
+        for path in rescan | set(by_root):
+            # a change another process wrote and indexed itself (memoryd remember, the MCP
+            # server, the UI) leaves the index with nothing to change here, but git has a
+            # change to commit and push: it waited for the next periodic sync (5 minutes)
+            self.syncer.touch(roots[path])
         if by_root or rescan:
             ms = round((time.perf_counter() - started) * 1000, 1)
             info = {"at": now_iso(), "files": indexed, "events": batch.events, "ms": ms}
