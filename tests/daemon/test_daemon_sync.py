@@ -103,3 +103,33 @@ def test_a_memory_another_process_indexed_is_pushed_after_the_debounce(tmp_path:
         assert daemon.terminate() == 0
     finally:
         daemon.kill()
+
+
+def test_a_daemon_stopped_while_a_sync_waits_on_the_network_stops_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A remote that does not answer (a captive portal, a dropped SYN) holds each fetch,
+    push and ls-remote for two minutes: SIGTERM must not wait for them (systemd kills a
+    unit after TimeoutStopSec=30, and Ctrl-C at a terminal looked hung)."""
+    from memoryd.app import App
+
+    app, root = app_with_root()
+    git(root, "init", "-q", "-b", "main")
+    git(root, "remote", "add", "origin", "ssh://unreachable.example/memory.git")
+    started, ssh = tmp_path / "ssh-started", tmp_path / "ssh"
+    ssh.write_text(f"#!/bin/sh\ntouch {started}\nexec sleep 100\n")
+    ssh.chmod(0o755)
+    monkeypatch.setenv("GIT_SSH_COMMAND", str(ssh))
+    settings = {"roots": [{"path": str(root), "sync": {"debounce_s": 0.3}}]}
+    app.paths.config_file.write_text(yaml.safe_dump(settings))
+    app = App()
+    daemon = DaemonProcess(tmp_path)
+    try:
+        daemon.wait_ready(app)
+        (root / "facts" / "stranded.md").write_text(memory("waits for the remote"))
+        assert wait_until(started.exists), daemon.output()
+        assert daemon.terminate(timeout=20) == 0, daemon.output()
+        said = "offline: git fetch origin: fatal: memoryd is stopping, so it stopped waiting"
+        assert said in daemon.output()
+    finally:
+        daemon.kill()

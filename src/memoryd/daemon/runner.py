@@ -16,7 +16,7 @@ from collections.abc import Collection
 from pathlib import Path
 from types import FrameType
 
-from memoryd import fingerprint
+from memoryd import fingerprint, gitcli
 from memoryd.app import App
 from memoryd.config import Config, RootConfig
 from memoryd.daemon.batch_worker import Cmd, Command, Worker
@@ -93,7 +93,8 @@ class Daemon:
         self.recall.stop()  # from here on the lean path answers, and sees the lock held
         self.worker.send(Cmd.FLUSH, wait=True)
         self.extraction.stop()
-        self.scheduler.shutdown()
+        with gitcli.no_network():  # a sync waiting on a remote ends now, as offline
+            self.scheduler.shutdown()
         self.overflow.remove()
         self.watcher.stop()
         self.worker.send(Cmd.RECONCILE, wait=True)  # whatever the observer had not reported
