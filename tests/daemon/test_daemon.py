@@ -200,6 +200,47 @@ def test_a_config_fixed_again_clears_its_problem_from_the_status_file(
         daemon.stop()
 
 
+def test_a_batch_the_index_cannot_take_is_a_problem_and_retried_soon(
+    tmp_path: Path, threads_checked: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk fails the batch ('database or disk is full'): the status said 'no
+    problems' while recall missed the memory until the 10-minute reconcile."""
+    import sqlite3
+
+    from memoryd.daemon import runner
+
+    app, root = app_with_root()
+    with open(app.paths.config_file, "a") as handle:
+        handle.write("daemon:\n  root_check_s: 0.1\n")
+    app = App()
+    monkeypatch.setattr(runner, "RETRY_S", 0.5, raising=False)
+    daemon = start(app)
+    full = threading.Event()
+    full.set()
+    refresh = daemon.engine.refresh
+
+    def refresh_on_a_full_disk(*args: object) -> object:
+        if full.is_set():
+            raise sqlite3.OperationalError("database or disk is full")
+        return refresh(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(daemon.engine, "refresh", refresh_on_a_full_disk)
+    try:
+        note = root / "facts" / "newt.md"
+        note.write_text(memory("newts are amphibians"))
+        problems = lambda: read_status(app.paths).status.problems  # type: ignore[union-attr]  # noqa: E731
+        assert wait_until(lambda: problems() != [])
+        assert problems() == [  # (the text names the real interval, 30 s)
+            "the index was not updated: batch: database or disk is full; recall misses those "
+            "changes until a retry succeeds (every 30 s)"
+        ]
+        full.clear()  # space freed: the next retry indexes the memory, nothing else changes
+        assert wait_until(lambda: str(note) in dict(indexed(app)))
+        assert wait_until(lambda: problems() == [])
+    finally:
+        daemon.stop()
+
+
 def add_root(app: App, root: Path, **daemon_settings: object) -> None:
     data = yaml.safe_load(app.paths.config_file.read_text()) or {}
     roots = data.get("roots") or [{"path": str(app.paths.default_global_root)}]

@@ -37,6 +37,10 @@ from memoryd.daemon.watch import ObserverFactory, Watcher, native_observer
 
 log = logging.getLogger(__name__)
 
+INDEX_FAILED = "the index was not updated"
+RETRY_S = 30.0  # after a failed batch, a full reconcile this often until one succeeds
+RETRY = f"recall misses those changes until a retry succeeds (every {RETRY_S:.0f} s)"
+
 
 class Daemon:
     def __init__(self, app: App, *, native: ObserverFactory = native_observer) -> None:
@@ -51,6 +55,7 @@ class Daemon:
             self._settle, self._command, self._root_paths,
             quiet_s=settings.quiet_ms / 1000, max_wait_s=settings.max_wait_ms / 1000,
             burst_files=settings.burst_files, on_start=self.engine.open, on_stop=self.engine.close,
+            on_failure=self._failed,
         )  # fmt: skip
         self.watcher = Watcher(self.worker.put, settings.poll_interval_s, native)
         self.compiler = Compiler(self._compile, self._compiled)
@@ -66,6 +71,7 @@ class Daemon:
         self.stopping = threading.Event()
         self._config_stamp = fingerprint.of_path(self.paths.config_file)
         self._told_moved: dict[str, str] = {}  # a root's given path: where it led when told
+        self._failed_at: float | None = None  # monotonic time of the last failed batch or retry
         self._hooks: list[tuple[int, object]] = []
 
     # -- lifecycle
@@ -162,6 +168,13 @@ class Daemon:
         elif command.cmd is Cmd.REINDEX:
             self._reindex(command)
 
+    def _failed(self, what: str, exc: Exception) -> None:  # batch worker thread
+        """A batch or command raised (a full disk: 'database or disk is full'): its changes
+        are not searchable, so say so in the status and retry soon, not in 10 minutes."""
+        self._failed_at = time.monotonic()
+        self.status.clear_problems(INDEX_FAILED)
+        self.status.problem(f"{INDEX_FAILED}: {what}: {exc}; {RETRY}")
+
     def _reconcile(self, only_roots: tuple[Path, ...] | None) -> None:
         started = time.perf_counter()
         wanted = [r for r in self.config.roots if only_roots is None or r.path in only_roots]
@@ -169,6 +182,10 @@ class Daemon:
         for root in wanted:
             if self.guard.live(root.path):
                 changed += self._refresh(root, None)
+        if only_roots is None and self._failed_at is not None:  # every change is in again
+            self._failed_at = None
+            self.status.clear_problems(INDEX_FAILED)
+            log.info("the index is up to date again")
         ms = round((time.perf_counter() - started) * 1000, 1)
         info = {"at": now_iso(), "ms": ms, "roots": len(wanted), "changed": changed}
         self.status.update(last_reconcile=info)
@@ -254,6 +271,10 @@ class Daemon:
             self.scheduler.now("sync-on-wake", self.syncer.run_all)
         for root in self.config.roots:
             self.guard.check(root.path)
+        failed_at = self._failed_at
+        if failed_at is not None and time.monotonic() - failed_at >= RETRY_S:
+            self._failed_at = time.monotonic()  # one retry each RETRY_S, not one a tick
+            self.worker.send(Cmd.RECONCILE)
         self.extraction.check()
         stamp = fingerprint.of_path(self.paths.config_file)
         if stamp != self._config_stamp:
