@@ -98,10 +98,28 @@ def main(argv: Sequence[str] | None = None, app: App | None = None) -> int:
         app.err.write("memoryd: interrupted\n")
         return _json_error(app.out, as_json, "interrupted", None, 130)
     except Exception as exc:  # a bug: keep the traceback, tell the user where
+        full = disk_full(exc)
+        if full is not None:  # not a bug: the machine's state, with its fix
+            hint = "free some space ('df -h' shows which disk), then run it again"
+            app.err.write(f"memoryd: error: {full}\n  hint: {hint}\n")
+            return _json_error(app.out, as_json, full, hint, 1)
         where = _log_bug(app, exc)
         message = f"internal error: {type(exc).__name__}: {exc}"
         app.err.write(f"memoryd: {message} ({where})\n")
         return _json_error(app.out, as_json, message, where, 1)
+
+
+def disk_full(exc: BaseException) -> str | None:
+    """The one-line error for a full disk or quota (an OSError, or SQLite's own words),
+    or None for any other failure. Every file memoryd writes is replaced whole, so the
+    command stopped with nothing half-written."""
+    import errno
+
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return f"{exc.strerror}: the command stopped before it finished"
+    if type(exc).__name__ == "OperationalError" and "disk is full" in str(exc):
+        return f"{exc}: the command stopped before it finished"
+    return None
 
 
 def parse(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:
