@@ -48,7 +48,7 @@ class World:
 
 ALL_OK = {
     "git": "ok", "root": "ok", "identity": "ok", "remote": "ok", "push-auth": "ok",
-    "inotify": "ok", "index": "ok", "service": "ok", "daemon": "ok",
+    "inotify": "ok", "disk": "ok", "index": "ok", "service": "ok", "daemon": "ok",
 }  # fmt: skip
 
 
@@ -86,7 +86,7 @@ def test_everything_ok(world: World) -> None:
     assert not doctor.failed(checks)
     text = doctor.render(checks)
     assert f"ok    remote    {world.root}: 'origin' ({world.remote}) answers\n" in text
-    assert text.endswith("\n9 ok")
+    assert text.endswith("\n10 ok")
 
 
 def test_no_remote(world: World) -> None:
@@ -203,6 +203,19 @@ def test_low_watch_limit(world: World, tmp_path: Path) -> None:
     )
     assert "fs.inotify.max_user_watches=524288" in check.fix
     assert world.check("inotify", inotify_file=tmp_path / "absent").status == "skip"
+
+
+def test_a_full_disk_fails_since_the_daemon_cannot_write_its_status_to_say_so(
+    world: World,
+) -> None:
+    cache = world.ctx.paths.cache_dir
+    assert world.check("disk").detail == "1 disk(s) hold memoryd's folders, each with 16 MiB free"
+    check = world.check("disk", free_bytes=lambda folder: 1024 * 1024)
+    assert (check.status, check.detail, check.fix) == (
+        "fail",
+        f"the disk holding {cache} has 1.0 MiB free: indexing, compiling and committing there fail",
+        f"free some space on it (df -h {cache})",
+    )
 
 
 def test_stale_status(world: World) -> None:
@@ -341,8 +354,8 @@ def test_a_broken_config_is_a_check_and_the_others_still_run(world: World) -> No
     ]
     data = json.loads(run_cli("doctor", "--json").stdout)
     assert {c["name"]: c["status"] for c in data["checks"]} == {
-        "git": "ok", "config": "fail", "inotify": "skip", "index": "ok", "service": "ok",
-        "daemon": "ok",
+        "git": "ok", "config": "fail", "inotify": "skip", "disk": "ok", "index": "ok",
+        "service": "ok", "daemon": "ok",
     }  # fmt: skip
     config.write_text(f"roots:\n  - path: {world.root}\n")
     assert run_cli("doctor").returncode == 0
