@@ -271,6 +271,32 @@ def test_a_root_added_to_config_is_picked_up(tmp_path: Path, threads_checked: No
         daemon.stop()
 
 
+def test_a_clock_set_back_restarts_the_timers(tmp_path: Path, threads_checked: None) -> None:
+    """NTP sets a clock that ran an hour ahead back: APScheduler's timers are wall-clock
+    times, so the roots check, the reconcile and the pull waited that hour out (the daemon
+    did not notice config.yaml, a vanished root, or another device's pushes)."""
+    import datetime
+
+    app, _root = app_with_root()
+    with open(app.paths.config_file, "a") as handle:
+        handle.write("daemon:\n  root_check_s: 0.2\n")
+    app = App()
+    daemon = start(app)
+    try:
+        later = datetime.datetime.now(datetime.UTC) + datetime.timedelta(hours=1)
+        for job in daemon.scheduler._s.get_jobs():  # what a set-back of an hour leaves
+            job.modify(next_run_time=later)
+        daemon.check_clock(1000.0, 1_800_000_000.0)
+        daemon.check_clock(1001.0, 1_800_000_001.0 - 3600)
+        project = tmp_path / "proj" / ".memory"
+        (project / "facts").mkdir(parents=True)
+        add_root(app, project, root_check_s=0.2)  # noticed by the roots check, a timer
+        assert wait_until(lambda: str(project) in daemon.status.snapshot().roots, timeout=10)
+        assert daemon.scheduler._s.get_job("sync").next_run_time < later
+    finally:
+        daemon.stop()
+
+
 def test_sighup_reloads_config(tmp_path: Path) -> None:
     app, _root = app_with_root()
     with open(app.paths.config_file, "a") as handle:

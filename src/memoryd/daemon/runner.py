@@ -32,12 +32,13 @@ from memoryd.daemon.scheduler import Scheduler
 from memoryd.daemon.status import StatusBoard, now_iso
 from memoryd.daemon.syncing import Syncer
 from memoryd.daemon.trim import Trimmer, one_arena
-from memoryd.daemon.wake import WakeDetector
+from memoryd.daemon.wake import SetBackDetector, WakeDetector
 from memoryd.daemon.watch import ObserverFactory, Watcher, native_observer
 
 log = logging.getLogger(__name__)
 
 INDEX_FAILED = "the index was not updated"
+CLOCK_CHECK_S = 1.0  # how often the main thread compares the wall and monotonic clocks
 RETRY_S = 30.0  # after a failed batch, a full reconcile this often until one succeeds
 RETRY = f"recall misses those changes until a retry succeeds (every {RETRY_S:.0f} s)"
 
@@ -66,6 +67,7 @@ class Daemon:
         )
         self.overflow = OverflowTrap(lambda: self.worker.send(Cmd.RECONCILE))
         self.wake = WakeDetector()
+        self.set_back = SetBackDetector()  # read by the main thread, which waits for signals
         self.trimmer = Trimmer()
         self.extraction = Extraction(app, self.scheduler, self.config, native)
         self.stopping = threading.Event()
@@ -118,7 +120,8 @@ class Daemon:
             try:
                 one_arena()  # before start() runs the threads (see daemon/trim.py)
                 self.start()
-                self.stopping.wait()
+                while not self.stopping.wait(CLOCK_CHECK_S):
+                    self.check_clock(time.monotonic(), time.time())
                 log.info("stopping")
                 self.stop()
             finally:
@@ -299,6 +302,18 @@ class Daemon:
                 log.info("root %s now leads to %s; reloading config.yaml", root.given, now)
                 moved = True
         return moved
+
+    def check_clock(self, mono: float, wall: float) -> None:
+        """Main thread: a wall clock set back would hold every timer (they are wall-clock
+        times, and the roots check that would notice is one of them): set them afresh
+        from now, and sync at once for the debounced syncs that were waiting too."""
+        if not self.set_back.check(mono, wall) or not self.scheduler.running:
+            return
+        log.info(
+            "the clock was set back %.0f s: timers restarted, syncing now", self.set_back.last_s
+        )
+        self._schedule()
+        self.scheduler.now("sync-after-set-back", self.syncer.run_all)
 
     def _root_paths(self) -> list[Path]:
         return [r.path for r in self.config.roots]
