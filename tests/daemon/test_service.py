@@ -259,7 +259,11 @@ def test_no_systemctl_on_path(home: Path, tmp_path: Path, monkeypatch: pytest.Mo
     assert not (home / ".config/systemd/user" / UNIT).exists()
     status = run_cli("service", "status", "--manager", "systemd")
     assert status.returncode == 1
-    assert "manager: systemctl not found on PATH" in status.stdout
+    assert status.stdout.splitlines()[1:] == [
+        "manager: systemctl not found on PATH",
+        "  hint: this machine has no systemd; run 'memoryd run' under your own supervisor "
+        "('memoryd service install --dry-run' shows the unit it would use)",
+    ]
 
 
 def test_launchd_install_status_uninstall(fakes: dict[str, FakeTool], home: Path) -> None:
