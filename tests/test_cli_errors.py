@@ -182,7 +182,9 @@ def test_a_full_disk_is_one_line_with_its_fix_not_an_internal_error(
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     monkeypatch.setattr(fsutil.os, "fdopen", full_disk)  # the one write helper's write
-    done = run_cli("remember", "--kind", "fact", "--summary", "toads are warty", "toad")
+    done = run_cli(
+        "remember", "--kind", "fact", "--summary", "toads are warty", "toad", cwd=isolated_home
+    )
     assert (done.returncode, done.stdout) == (1, "")
     assert done.stderr == (
         "memoryd: error: No space left on device: the command stopped before it finished\n"
@@ -191,9 +193,38 @@ def test_a_full_disk_is_one_line_with_its_fix_not_an_internal_error(
     facts = isolated_home / "memory" / "facts"
     assert facts.is_dir() and not list(facts.glob("toads*"))  # and no temp file beside it
     assert [p.name for p in facts.iterdir() if p.name.startswith(".")] == []
-    as_json = run_cli("remember", "--kind", "fact", "--summary", "toads", "toad", "--json")
+    as_json = run_cli(
+        "remember", "--kind", "fact", "--summary", "toads", "toad", "--json", cwd=isolated_home
+    )
     assert json.loads(as_json.stdout) == {
         "error": "No space left on device: the command stopped before it finished",
         "hint": "free some space ('df -h' shows which disk), then run it again",
         "exit": 1,
     }
+
+
+def test_a_read_only_file_system_is_one_line_naming_the_path(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+    import os
+
+    from memoryd import fsutil
+
+    assert run_cli("init").returncode == 0
+    facts = isolated_home / "memory" / "facts"
+
+    def read_only(folder: str) -> tuple[int, str]:
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS), folder)
+
+    monkeypatch.setattr(fsutil, "_temp_file", read_only)  # the one write helper's first step
+    done = run_cli(
+        "remember", "--kind", "fact", "--summary", "toads are warty", "toad", cwd=isolated_home
+    )
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        f"memoryd: error: Read-only file system: {facts}: the command stopped before it "
+        "finished\n"
+        "  hint: memoryd must write there: remount it read-write (or move that folder), then "
+        "run it again\n"
+    )
