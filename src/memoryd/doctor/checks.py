@@ -96,39 +96,17 @@ def check_inotify(ctx: Machine) -> Verdict:
     return ok("inotify", detail)
 
 
-DISK_MIN_FREE = 16 * 1024 * 1024  # below this a batch, a compile or a commit may not fit
-
-
 def check_disk(ctx: Machine) -> Verdict:
-    """Free space where memoryd writes: its cache (the index), its state and every root.
+    """Free space where memoryd writes (see :mod:`memoryd.diskspace`): the daemon cannot
+    rewrite its status file on a full disk to say so."""
+    from memoryd import diskspace
 
-    On a full disk every write fails ('database or disk is full'), and the daemon cannot
-    even rewrite its status file to say so: the doctor must look for itself."""
     folders = [ctx.paths.cache_dir, ctx.paths.state_dir, *(r.path for r in ctx.config.roots)]
-    seen: set[int] = set()
-    full: list[tuple[Path, int]] = []
-    for folder in folders:
-        near = next((p for p in (folder, *folder.parents) if p.exists()), None)
-        if near is None:
-            continue
-        try:
-            device, free = os.stat(near).st_dev, ctx.free_bytes(near)
-        except OSError:
-            continue
-        if device in seen:
-            continue
-        seen.add(device)
-        if free < DISK_MIN_FREE:
-            full.append((folder, free))
-    if not full:
-        return ok("disk", f"{len(seen)} disk(s) hold memoryd's folders, each with 16 MiB free")
-    said = "; ".join(f"the disk holding {folder} has {_mib(free)} free" for folder, free in full)
-    detail = f"{said}: indexing, compiling and committing there fail"
-    return fail("disk", detail, f"free some space on it (df -h {full[0][0]})")
-
-
-def _mib(size: int) -> str:
-    return f"{size / 1024 / 1024:.1f} MiB"
+    disks, low = diskspace.low_disks(folders, ctx.free_bytes)
+    if not low:
+        return ok("disk", f"{disks} disk(s) hold memoryd's folders, each with 16 MiB free")
+    detail = f"{diskspace.describe(low)}: {diskspace.CONSEQUENCE}"
+    return fail("disk", detail, f"free some space on it (df -h {low[0][0]})")
 
 
 def check_index(ctx: Machine) -> Verdict:

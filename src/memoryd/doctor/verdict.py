@@ -8,13 +8,13 @@ each other's callers, so the git checks need not import the runner of all checks
 
 from __future__ import annotations
 
-import shutil
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from memoryd.config import Config
+from memoryd.diskspace import free_space
 from memoryd.paths import Paths
 
 INOTIFY_WATCHES = Path("/proc/sys/fs/inotify/max_user_watches")
@@ -42,7 +42,7 @@ class Machine:
     )
     inotify_file: Path = INOTIFY_WATCHES
     remote_timeout_s: float = 10.0
-    free_bytes: Callable[[Path], int] = lambda folder: shutil.disk_usage(folder).free
+    free_bytes: Callable[[Path], int] = free_space
 
 
 def ok(name: str, detail: str, subject: str = "") -> Verdict:
