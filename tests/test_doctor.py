@@ -10,6 +10,7 @@ import json
 import os
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -313,6 +314,26 @@ def test_service_installed_but_stopped(world: World) -> None:
     assert check.status == "fail"
     assert check.detail.endswith("installed but not running (inactive (dead))")
     assert check.fix.startswith("journalctl --user -u memoryd")
+
+
+def test_a_unit_whose_python_is_gone_fails_with_the_reinstall(world: World) -> None:
+    """The virtualenv was recreated (or moved): the unit still names its old python, so the
+    next start fails; the doctor said 'running' while the old process lasted."""
+    from memoryd.daemon.manager import unit_path
+
+    unit = unit_path("systemd", world.ctx.env)
+    text = unit.read_text()
+    assert f'ExecStart="{sys.executable}" "-m" "memoryd" "run"' in text
+    unit.write_text(text.replace(f'"{sys.executable}"', '"/home/me/old-venv/bin/python"'))
+    check = world.check("service")
+    assert (check.status, check.detail, check.fix) == (
+        "fail",
+        f"systemd unit {unit} runs /home/me/old-venv/bin/python, which is gone (a moved or "
+        "recreated virtualenv?)",
+        "memoryd service install (writes the unit for the memoryd run now)",
+    )
+    assert run_cli("service", "install").returncode == 0
+    assert world.check("service").status == "ok"
 
 
 def test_no_service_manager(world: World, tmp_path: Path) -> None:

@@ -154,9 +154,21 @@ def check_service(ctx: Machine) -> Verdict:
         return warn("service", f"no {where}; daemon pid {pid} runs without one", install)
     if not state.ours:
         return warn("service", f"{where} was not written by memoryd")
+    program = _unit_program(ctx.manager, state.path)
+    if program is not None and not os.path.exists(program):  # it runs now, at best
+        gone = f"{where} runs {program}, which is gone (a moved or recreated virtualenv?)"
+        return fail("service", gone, f"{install} (writes the unit for the memoryd run now)")
     if not state.running:
         return fail("service", f"{where} installed but not running ({state.detail})", logs)
     return ok("service", f"{where} running (pid {state.pid})")
+
+
+def _unit_program(manager: str, path: Path) -> str | None:
+    from memoryd.daemon.manager import read_unit
+    from memoryd.daemon.units import unit_program
+
+    text = read_unit(path)
+    return None if text is None else unit_program(manager, text)
 
 
 _LOGS = {
