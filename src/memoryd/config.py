@@ -401,7 +401,8 @@ def _type_error(default: Any, value: Any) -> str | None:
 
 def root_to_yaml(root: RootConfig) -> dict[str, Any]:
     """The config.yaml entry for a root (sync settings only where they differ)."""
-    entry: dict[str, Any] = {"path": str(root.path), "layout": root.layout, "scope": root.scope}
+    # the path as config.yaml gave it: a root reached through a symlink stays so in the file
+    entry: dict[str, Any] = {"path": root.given, "layout": root.layout, "scope": root.scope}
     base = default_policy(root.scope)
     diff = {
         f.name: getattr(root.sync, f.name)
