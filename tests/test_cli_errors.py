@@ -170,3 +170,68 @@ def test_fish_completion_completes_in_a_real_fish(tmp_path: Path) -> None:
     assert offered("memoryd insp") == ["inspect"]
     assert offered("memoryd inspect --js") == ["--json"]
     assert offered("memoryd recall --scope ") == ["global", "project"]
+
+
+def test_a_full_disk_is_one_line_with_its_fix_not_an_internal_error(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+    import os
+
+    from memoryd import fsutil
+
+    assert run_cli("init").returncode == 0
+    real_fdopen = os.fdopen
+
+    def full_disk(fd: int, *args: object, **kwargs: object) -> object:
+        handle = real_fdopen(fd, *args, **kwargs)  # type: ignore[call-overload]
+        handle.close()
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(fsutil.os, "fdopen", full_disk)  # the one write helper's write
+    done = run_cli(
+        "remember", "--kind", "fact", "--summary", "toads are warty", "toad", cwd=isolated_home
+    )
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        "memoryd: error: No space left on device: the command stopped before it finished\n"
+        "  hint: free some space ('df -h' shows which disk), then run it again\n"
+    )
+    facts = isolated_home / "memory" / "facts"
+    assert facts.is_dir() and not list(facts.glob("toads*"))  # and no temp file beside it
+    assert [p.name for p in facts.iterdir() if p.name.startswith(".")] == []
+    as_json = run_cli(
+        "remember", "--kind", "fact", "--summary", "toads", "toad", "--json", cwd=isolated_home
+    )
+    assert json.loads(as_json.stdout) == {
+        "error": "No space left on device: the command stopped before it finished",
+        "hint": "free some space ('df -h' shows which disk), then run it again",
+        "exit": 1,
+    }
+
+
+def test_a_read_only_file_system_is_one_line_naming_the_path(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+    import os
+
+    from memoryd import fsutil
+
+    assert run_cli("init").returncode == 0
+    facts = isolated_home / "memory" / "facts"
+
+    def read_only(folder: str) -> tuple[int, str]:
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS), folder)
+
+    monkeypatch.setattr(fsutil, "_temp_file", read_only)  # the one write helper's first step
+    done = run_cli(
+        "remember", "--kind", "fact", "--summary", "toads are warty", "toad", cwd=isolated_home
+    )
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        f"memoryd: error: Read-only file system: {facts}: the command stopped before it "
+        "finished\n"
+        "  hint: memoryd must write there: remount it read-write (or move that folder), then "
+        "run it again\n"
+    )

@@ -152,6 +152,27 @@ def test_register_root_keeps_settings_and_comments(isolated_home: Path) -> None:
     assert not (isolated_home / "config.yaml.bak").exists()
 
 
+def test_registering_a_root_keeps_the_default_root_a_symlink_leads_to(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    """The default global root is a symlink into a dotfiles repo: writing the roots in
+    force (init --project) wrote its target, so a later retargeted link was never followed."""
+    dotfiles = tmp_path / "dotfiles" / "memory"
+    dotfiles.mkdir(parents=True)
+    write_config(isolated_home, "search:\n  limit: 3\n")
+    (isolated_home / "memory").symlink_to(dotfiles)
+    paths = resolve_paths()
+    config = load_config(paths)
+    assert [(r.given, r.path) for r in config.roots] == [(str(isolated_home / "memory"), dotfiles)]
+    register_root(paths, config, RootConfig(path=Path("/p/.memory"), scope="project"))
+    assert (isolated_home / "config.yaml").read_text() == (
+        "search:\n  limit: 3\nroots:\n"
+        f"  - path: {isolated_home / 'memory'}\n    layout: plugin\n    scope: global\n"
+        "  - path: /p/.memory\n    layout: plugin\n    scope: project\n"
+    )
+    assert [r.path for r in load_config(paths).roots] == [dotfiles, Path("/p/.memory")]
+
+
 HAND_CONFIG = (
     "# memoryd settings, by hand\r\n"
     "device: laptop   # short name\r\n"

@@ -10,6 +10,7 @@ import json
 import os
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -48,7 +49,7 @@ class World:
 
 ALL_OK = {
     "git": "ok", "root": "ok", "identity": "ok", "remote": "ok", "push-auth": "ok",
-    "inotify": "ok", "index": "ok", "service": "ok", "daemon": "ok",
+    "inotify": "ok", "disk": "ok", "index": "ok", "service": "ok", "daemon": "ok",
 }  # fmt: skip
 
 
@@ -86,7 +87,7 @@ def test_everything_ok(world: World) -> None:
     assert not doctor.failed(checks)
     text = doctor.render(checks)
     assert f"ok    remote    {world.root}: 'origin' ({world.remote}) answers\n" in text
-    assert text.endswith("\n9 ok")
+    assert text.endswith("\n10 ok")
 
 
 def test_no_remote(world: World) -> None:
@@ -205,6 +206,19 @@ def test_low_watch_limit(world: World, tmp_path: Path) -> None:
     assert world.check("inotify", inotify_file=tmp_path / "absent").status == "skip"
 
 
+def test_a_full_disk_fails_since_the_daemon_cannot_write_its_status_to_say_so(
+    world: World,
+) -> None:
+    cache = world.ctx.paths.cache_dir
+    assert world.check("disk").detail == "1 disk(s) hold memoryd's folders, each with 16 MiB free"
+    check = world.check("disk", free_bytes=lambda folder: 1024 * 1024)
+    assert (check.status, check.detail, check.fix) == (
+        "fail",
+        f"the disk holding {cache} has 1.0 MiB free: indexing, compiling and committing there fail",
+        f"free some space on it (df -h {cache})",
+    )
+
+
 def test_stale_status(world: World) -> None:
     world.lock.release()  # the daemon died without writing stopped_at
     check = world.check("daemon")
@@ -302,6 +316,26 @@ def test_service_installed_but_stopped(world: World) -> None:
     assert check.fix.startswith("journalctl --user -u memoryd")
 
 
+def test_a_unit_whose_python_is_gone_fails_with_the_reinstall(world: World) -> None:
+    """The virtualenv was recreated (or moved): the unit still names its old python, so the
+    next start fails; the doctor said 'running' while the old process lasted."""
+    from memoryd.daemon.manager import unit_path
+
+    unit = unit_path("systemd", world.ctx.env)
+    text = unit.read_text()
+    assert f'ExecStart="{sys.executable}" "-m" "memoryd" "run"' in text
+    unit.write_text(text.replace(f'"{sys.executable}"', '"/home/me/old-venv/bin/python"'))
+    check = world.check("service")
+    assert (check.status, check.detail, check.fix) == (
+        "fail",
+        f"systemd unit {unit} runs /home/me/old-venv/bin/python, which is gone (a moved or "
+        "recreated virtualenv?)",
+        "memoryd service install (writes the unit for the memoryd run now)",
+    )
+    assert run_cli("service", "install").returncode == 0
+    assert world.check("service").status == "ok"
+
+
 def test_no_service_manager(world: World, tmp_path: Path) -> None:
     empty = tmp_path / "no-systemd"
     empty.mkdir()
@@ -341,8 +375,8 @@ def test_a_broken_config_is_a_check_and_the_others_still_run(world: World) -> No
     ]
     data = json.loads(run_cli("doctor", "--json").stdout)
     assert {c["name"]: c["status"] for c in data["checks"]} == {
-        "git": "ok", "config": "fail", "inotify": "skip", "index": "ok", "service": "ok",
-        "daemon": "ok",
+        "git": "ok", "config": "fail", "inotify": "skip", "disk": "ok", "index": "ok",
+        "service": "ok", "daemon": "ok",
     }  # fmt: skip
     config.write_text(f"roots:\n  - path: {world.root}\n")
     assert run_cli("doctor").returncode == 0

@@ -69,3 +69,38 @@ def test_git_never_prompts_and_reports_its_own_error(repo: Path) -> None:
     )
     assert done.code == 128
     assert done.first_error == "fatal: Needed a single revision"
+
+
+def test_no_network_ends_a_fetch_waiting_on_a_remote_and_refuses_new_ones(
+    repo: Path, tmp_path: Path
+) -> None:
+    import threading
+
+    started, ssh = tmp_path / "ssh-started", tmp_path / "ssh"
+    ssh.write_text(f"#!/bin/sh\ntouch '{started}'\nexec sleep 100\n")
+    ssh.chmod(0o755)
+    env = gitcli.repo_env({"GIT_SSH_COMMAND": str(ssh)})
+    git(repo, "remote", "add", "origin", "ssh://unreachable.example/x.git")
+    answers: list[gitcli.Done] = []
+    fetch = threading.Thread(
+        target=lambda: answers.append(
+            gitcli.run(["fetch", "origin"], cwd=repo, env=env, timeout=60)
+        )
+    )
+    fetch.start()
+    deadline = time.monotonic() + 30
+    while not started.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    began = time.monotonic()
+    with gitcli.no_network():
+        fetch.join(timeout=30)
+        assert time.monotonic() - began < 10
+        push = gitcli.run(["push", "origin", "HEAD"], cwd=repo, env=env, timeout=60)
+        local = gitcli.run(["rev-parse", "--git-dir"], cwd=repo, env=env, timeout=30)
+    assert answers[0].code != 0
+    assert answers[0].err.splitlines()[-1] == gitcli.STOPPING
+    assert (push.code, push.err) == (128, gitcli.STOPPING + "\n")
+    assert (local.code, local.text) == (0, ".git\n")  # only the network waits are cut short
+    after = gitcli.run(["ls-remote", "origin"], cwd=repo, env={**env, "GIT_SSH_COMMAND": "false"},
+                       timeout=30)  # fmt: skip
+    assert gitcli.STOPPING not in after.err  # the block is over: git runs again

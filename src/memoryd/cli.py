@@ -98,10 +98,44 @@ def main(argv: Sequence[str] | None = None, app: App | None = None) -> int:
         app.err.write("memoryd: interrupted\n")
         return _json_error(app.out, as_json, "interrupted", None, 130)
     except Exception as exc:  # a bug: keep the traceback, tell the user where
+        state = machine_state(exc)
+        if state is not None:  # not a bug: the machine's state, with its fix
+            message, hint = state
+            app.err.write(f"memoryd: error: {message}\n  hint: {hint}\n")
+            return _json_error(app.out, as_json, message, hint, 1)
         where = _log_bug(app, exc)
         message = f"internal error: {type(exc).__name__}: {exc}"
         app.err.write(f"memoryd: {message} ({where})\n")
         return _json_error(app.out, as_json, message, where, 1)
+
+
+def machine_state(exc: BaseException) -> tuple[str, str] | None:
+    """The one-line error and its fix for a failure that is the machine's state, not a
+    bug: a full disk or quota (an OSError, or SQLite's own words), a read-only file system,
+    a path memoryd may not write. None for any other failure. Every file memoryd writes is
+    replaced whole, so the command stopped with nothing half-written."""
+    import errno
+
+    stopped = "the command stopped before it finished"
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return f"{exc.strerror}: {stopped}", FREE_SPACE
+    if type(exc).__name__ == "OperationalError" and "disk is full" in str(exc):
+        return f"{exc}: {stopped}", FREE_SPACE
+    if not isinstance(exc, OSError) or not exc.filename:
+        return None
+    if exc.errno == errno.EROFS:
+        hint = (
+            "memoryd must write there: remount it read-write (or move that folder), "
+            "then run it again"
+        )
+    elif exc.errno in (errno.EACCES, errno.EPERM):
+        hint = "memoryd cannot use it: fix its permissions (ls -ld shows them), then run it again"
+    else:
+        return None
+    return f"{exc.strerror}: {exc.filename}: {stopped}", hint
+
+
+FREE_SPACE = "free some space ('df -h' shows which disk), then run it again"
 
 
 def parse(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:

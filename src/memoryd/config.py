@@ -54,13 +54,20 @@ class RootConfig:
     scope: str = "global"
     sync: SyncPolicy = None  # type: ignore[assignment]  # filled in by __post_init__
     watch: str = "auto"  # auto: poll on a network file system | events | polling
+    given: str = field(default="", compare=False, repr=False)  # the path before resolving
 
     def __post_init__(self) -> None:
         # resolved once, here: a root reached through a symlink (a dotfiles repo; /tmp and
         # /var on macOS) must be the same path to git, the compiler, the index and sync
+        object.__setattr__(self, "given", self.given or str(self.path))
         object.__setattr__(self, "path", Path(os.path.realpath(self.path)))
         if self.sync is None:
             object.__setattr__(self, "sync", default_policy(self.scope))  # type: ignore[unreachable]
+
+    def resolves_now(self) -> str:
+        """Where the configured path leads today: not ``path`` once a symlink was put in
+        its place, retargeted or replaced by a folder (a long-running daemon must see it)."""
+        return os.path.realpath(self.given)
 
 
 def default_policy(scope: str) -> SyncPolicy:
@@ -394,7 +401,8 @@ def _type_error(default: Any, value: Any) -> str | None:
 
 def root_to_yaml(root: RootConfig) -> dict[str, Any]:
     """The config.yaml entry for a root (sync settings only where they differ)."""
-    entry: dict[str, Any] = {"path": str(root.path), "layout": root.layout, "scope": root.scope}
+    # the path as config.yaml gave it: a root reached through a symlink stays so in the file
+    entry: dict[str, Any] = {"path": root.given, "layout": root.layout, "scope": root.scope}
     base = default_policy(root.scope)
     diff = {
         f.name: getattr(root.sync, f.name)

@@ -21,6 +21,10 @@ purpose:
 git never prompts (``GIT_TERMINAL_PROMPT=0``, no stdin), runs in its own session, and
 when the timeout passes it is killed with its children (ssh, a credential helper) and
 ``subprocess.TimeoutExpired`` is raised. A missing git raises ``FileNotFoundError``.
+
+A stopping daemon must not wait on a remote that does not answer (each fetch, push and
+ls-remote may take its whole timeout, two minutes, and systemd kills a unit that takes
+30 s to stop): inside :func:`no_network` those commands end at once, as failures that say so.
 """
 
 from __future__ import annotations
@@ -29,11 +33,14 @@ import contextlib
 import os
 import signal
 import subprocess
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 NOT_OURS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_LITERAL_PATHSPECS")
+NETWORK = ("fetch", "push", "ls-remote", "pull", "clone")  # they may wait minutes on a remote
+STOPPING = "fatal: memoryd is stopping, so it stopped waiting for the remote"
 
 
 @dataclass(frozen=True)
@@ -77,21 +84,70 @@ def run(
     input: bytes | None = None,
 ) -> Done:
     """``git args`` in ``cwd`` with ``env`` (plus no prompts); ``timeout`` None: no limit."""
-    proc = subprocess.Popen(
-        ["git", *args],
-        cwd=cwd,
-        env={**env, "GIT_TERMINAL_PROMPT": "0"},
-        stdin=subprocess.DEVNULL if input is None else subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
+    network = bool(args) and args[0] in NETWORK
+    with _gate.lock:
+        if network and _gate.closed:
+            return Done(128, b"", STOPPING + "\n")
+        proc = subprocess.Popen(
+            ["git", *args],
+            cwd=cwd,
+            env={**env, "GIT_TERMINAL_PROMPT": "0"},
+            stdin=subprocess.DEVNULL if input is None else subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        if network:
+            _gate.running.add(proc)
     try:
         out, err = proc.communicate(input, timeout=timeout)
     except BaseException:  # the timeout, or Ctrl-C: git and its children go too
         _kill(proc)
         raise
-    return Done(proc.returncode, out, err.decode("utf-8", "replace"))
+    finally:
+        with _gate.lock:
+            _gate.running.discard(proc)
+            ended = proc in _gate.ended
+            _gate.ended.discard(proc)
+    text = err.decode("utf-8", "replace")
+    if ended:  # the last line is what callers quote
+        text += STOPPING + "\n"
+    return Done(proc.returncode, out, text)
+
+
+class _Gate:
+    """The network commands running now, and whether new ones may start."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.closed = 0  # how many no_network() blocks are open
+        self.running: set[subprocess.Popen[bytes]] = set()
+        self.ended: set[subprocess.Popen[bytes]] = set()  # ...that no_network() ended
+
+
+_gate = _Gate()
+
+
+@contextlib.contextmanager
+def no_network() -> Iterator[None]:
+    """End every fetch, push and ls-remote running now and fail new ones at once (their
+    error ends with :data:`STOPPING`), until the block ends.
+
+    SIGTERM, not SIGKILL: git then removes its lock files, and ssh its connection.
+    """
+    with _gate.lock:
+        _gate.closed += 1
+        ending = list(_gate.running)
+        _gate.ended.update(ending)
+    for proc in ending:
+        if proc.returncode is None:  # not reaped yet, so its group id is still its own
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        yield
+    finally:
+        with _gate.lock:
+            _gate.closed -= 1
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:

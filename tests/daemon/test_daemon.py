@@ -16,6 +16,7 @@ from memoryd.app import App
 from memoryd.daemon import mounts
 from memoryd.daemon.batch_worker import Cmd
 from memoryd.daemon.runner import Daemon
+from memoryd.daemon.status import read_status
 from tests.daemon.harness import (
     DaemonProcess,
     app_with_root,
@@ -131,6 +132,115 @@ def test_a_root_that_disappears_pauses_and_resumes(tmp_path: Path, threads_check
         daemon.stop()
 
 
+def test_a_root_replaced_by_a_symlink_is_followed(tmp_path: Path, threads_checked: None) -> None:
+    """The user moves the root into a dotfiles repo and leaves a symlink where it was: every
+    command now resolves the configured path to the new place, so the daemon must too."""
+    app, root = app_with_root()
+    with open(app.paths.config_file, "a") as handle:
+        handle.write("daemon:\n  root_check_s: 0.2\n")
+    app = App()
+    daemon = start(app)
+    try:
+        moved = tmp_path / "dotfiles" / "memory"
+        moved.parent.mkdir()
+        root.rename(moved)
+        root.symlink_to(moved)
+        assert wait_until(lambda: str(moved) in daemon.status.snapshot().roots)
+        assert str(root) not in daemon.status.snapshot().roots
+        (moved / "facts" / "after.md").write_text(memory("written in the new place"))
+        assert wait_until(lambda: (str(moved / "facts" / "after.md")) in dict(indexed(app)))
+        assert [r.path for r in daemon.config.roots] == [moved]
+    finally:
+        daemon.stop()
+
+
+def test_a_moved_root_under_a_broken_config_is_tried_once(
+    tmp_path: Path, threads_checked: None, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="memoryd.daemon.runner")
+    app, root = app_with_root()
+    with open(app.paths.config_file, "a") as handle:
+        handle.write("daemon:\n  root_check_s: 0.1\n")
+    app = App()
+    daemon = start(app)
+    try:
+        with open(app.paths.config_file, "a") as handle:
+            handle.write("serach: {}\n")
+        failed = "config.yaml not reloaded"
+        assert wait_until(lambda: failed in caplog.text)
+        moved = tmp_path / "elsewhere"
+        root.rename(moved)
+        root.symlink_to(moved)
+        assert wait_until(lambda: caplog.text.count(failed) == 2)
+        # ten ticks more: none of them tries again, the file is still broken
+        assert not wait_until(lambda: caplog.text.count(failed) > 2, timeout=1.0)
+        assert caplog.text.count(f"root {root} now leads to {moved}") == 1
+    finally:
+        daemon.stop()
+
+
+def test_a_config_fixed_again_clears_its_problem_from_the_status_file(
+    threads_checked: None,
+) -> None:
+    app, _root = app_with_root()
+    daemon = start(app)
+    good = app.paths.config_file.read_text()
+    try:
+        app.paths.config_file.write_text("roots:\n  - path: [oops\n")
+        daemon.worker.send(Cmd.RELOAD, wait=True)
+        status = read_status(app.paths).status
+        assert status is not None and [p[:24] for p in status.problems] == [
+            "config.yaml not reloaded"
+        ]
+        app.paths.config_file.write_text(good)
+        daemon.worker.send(Cmd.RELOAD, wait=True)
+        status = read_status(app.paths).status  # what memoryd status and doctor read
+        assert status is not None and status.problems == []
+    finally:
+        daemon.stop()
+
+
+def test_a_batch_the_index_cannot_take_is_a_problem_and_retried_soon(
+    tmp_path: Path, threads_checked: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk fails the batch ('database or disk is full'): the status said 'no
+    problems' while recall missed the memory until the 10-minute reconcile."""
+    import sqlite3
+
+    from memoryd.daemon import runner
+
+    app, root = app_with_root()
+    with open(app.paths.config_file, "a") as handle:
+        handle.write("daemon:\n  root_check_s: 0.1\n")
+    app = App()
+    monkeypatch.setattr(runner, "RETRY_S", 0.5, raising=False)
+    daemon = start(app)
+    full = threading.Event()
+    full.set()
+    refresh = daemon.engine.refresh
+
+    def refresh_on_a_full_disk(*args: object) -> object:
+        if full.is_set():
+            raise sqlite3.OperationalError("database or disk is full")
+        return refresh(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(daemon.engine, "refresh", refresh_on_a_full_disk)
+    try:
+        note = root / "facts" / "newt.md"
+        note.write_text(memory("newts are amphibians"))
+        problems = lambda: read_status(app.paths).status.problems  # type: ignore[union-attr]  # noqa: E731
+        assert wait_until(lambda: problems() != [])
+        assert problems() == [  # (the text names the real interval, 30 s)
+            "the index was not updated: batch: database or disk is full; recall misses those "
+            "changes until a retry succeeds (every 30 s)"
+        ]
+        full.clear()  # space freed: the next retry indexes the memory, nothing else changes
+        assert wait_until(lambda: str(note) in dict(indexed(app)))
+        assert wait_until(lambda: problems() == [])
+    finally:
+        daemon.stop()
+
+
 def add_root(app: App, root: Path, **daemon_settings: object) -> None:
     data = yaml.safe_load(app.paths.config_file.read_text()) or {}
     roots = data.get("roots") or [{"path": str(app.paths.default_global_root)}]
@@ -157,6 +267,32 @@ def test_a_root_added_to_config_is_picked_up(tmp_path: Path, threads_checked: No
         assert wait_until(lambda: any(p.startswith(str(project)) for p, _ in indexed(app)))
         (project / "facts" / "q.md").write_text(memory("another one"))
         assert wait_until(lambda: settled(app, tmp_path / "s"))
+    finally:
+        daemon.stop()
+
+
+def test_a_clock_set_back_restarts_the_timers(tmp_path: Path, threads_checked: None) -> None:
+    """NTP sets a clock that ran an hour ahead back: APScheduler's timers are wall-clock
+    times, so the roots check, the reconcile and the pull waited that hour out (the daemon
+    did not notice config.yaml, a vanished root, or another device's pushes)."""
+    import datetime
+
+    app, _root = app_with_root()
+    with open(app.paths.config_file, "a") as handle:
+        handle.write("daemon:\n  root_check_s: 0.2\n")
+    app = App()
+    daemon = start(app)
+    try:
+        later = datetime.datetime.now(datetime.UTC) + datetime.timedelta(hours=1)
+        for job in daemon.scheduler._s.get_jobs():  # what a set-back of an hour leaves
+            job.modify(next_run_time=later)
+        daemon.check_clock(1000.0, 1_800_000_000.0)
+        daemon.check_clock(1001.0, 1_800_000_001.0 - 3600)
+        project = tmp_path / "proj" / ".memory"
+        (project / "facts").mkdir(parents=True)
+        add_root(app, project, root_check_s=0.2)  # noticed by the roots check, a timer
+        assert wait_until(lambda: str(project) in daemon.status.snapshot().roots, timeout=10)
+        assert daemon.scheduler._s.get_job("sync").next_run_time < later
     finally:
         daemon.stop()
 

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from tests.daemon.harness import DaemonProcess, app_with_root, indexed, memory, wait_until
-from tests.helpers import git
+from tests.helpers import git, run_cli
 
 pytest.importorskip("memoryd.sync.engine")
 
@@ -66,5 +66,70 @@ def test_changes_are_pushed_after_the_debounce_and_pulls_are_indexed(tmp_path: P
         assert wait_until(lambda: "facts/stranded.md" in remote_files(remote)), problems()
         assert wait_until(lambda: not any(p.startswith(problem) for p in problems()))
         assert daemon.terminate() == 0
+    finally:
+        daemon.kill()
+
+
+def test_a_memory_another_process_indexed_is_pushed_after_the_debounce(tmp_path: Path) -> None:
+    """``memoryd remember`` writes, indexes and compiles by itself: the daemon's batch then
+    finds its rows fresh, and the memory must still be committed and pushed after
+    ``debounce_s``, not at the next periodic sync."""
+    from memoryd.app import App
+
+    app, root = app_with_root()
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "remote", "add", "origin", str(remote))
+    settings = {
+        "roots": [{"path": str(root), "sync": {"debounce_s": 0.3}}],
+        "daemon": {"quiet_ms": 1500, "max_wait_ms": 3000},  # the batch after remember is done
+    }
+    app.paths.config_file.write_text(yaml.safe_dump(settings))
+    app = App()
+    daemon = DaemonProcess(tmp_path)
+    try:
+        daemon.wait_ready(app)
+        # start-up's own cycle (init's files) is over before remember writes
+        assert wait_until(lambda: "ROOT.md" in remote_files(remote)), daemon.output()
+        done = run_cli(
+            "remember", "--kind", "fact", "--summary", "herons stand still", "--scope", "global",
+            "heron", cwd=tmp_path,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        file = "facts/herons-stand-still.md"
+        assert wait_until(lambda: file in remote_files(remote), timeout=20), daemon.output()
+        assert "0 files changed" in daemon.output()  # the daemon itself indexed nothing
+        assert daemon.terminate() == 0
+    finally:
+        daemon.kill()
+
+
+def test_a_daemon_stopped_while_a_sync_waits_on_the_network_stops_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A remote that does not answer (a captive portal, a dropped SYN) holds each fetch,
+    push and ls-remote for two minutes: SIGTERM must not wait for them (systemd kills a
+    unit after TimeoutStopSec=30, and Ctrl-C at a terminal looked hung)."""
+    from memoryd.app import App
+
+    app, root = app_with_root()
+    git(root, "init", "-q", "-b", "main")
+    git(root, "remote", "add", "origin", "ssh://unreachable.example/memory.git")
+    started, ssh = tmp_path / "ssh-started", tmp_path / "ssh"
+    ssh.write_text(f"#!/bin/sh\ntouch {started}\nexec sleep 100\n")
+    ssh.chmod(0o755)
+    monkeypatch.setenv("GIT_SSH_COMMAND", str(ssh))
+    settings = {"roots": [{"path": str(root), "sync": {"debounce_s": 0.3}}]}
+    app.paths.config_file.write_text(yaml.safe_dump(settings))
+    app = App()
+    daemon = DaemonProcess(tmp_path)
+    try:
+        daemon.wait_ready(app)
+        (root / "facts" / "stranded.md").write_text(memory("waits for the remote"))
+        assert wait_until(started.exists), daemon.output()
+        assert daemon.terminate(timeout=20) == 0, daemon.output()
+        said = "offline: git fetch origin: fatal: memoryd is stopping, so it stopped waiting"
+        assert said in daemon.output()
     finally:
         daemon.kill()

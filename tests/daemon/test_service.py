@@ -162,17 +162,88 @@ def test_a_failing_systemctl_is_reported_and_a_retry_recovers(
     assert done.returncode == 1
     assert done.stderr == (
         "memoryd: error: 'systemctl --user daemon-reload' failed (exit 1): "
-        "Failed to connect to bus: No medium found\n"
+        "Failed to connect to bus: No medium found; nothing was installed\n"
         "  hint: is your user manager running? Over SSH run 'loginctl enable-linger $USER' and "
         "log in again; 'journalctl --user -u memoryd' shows the service log\n"
     )
     unit = home / ".config/systemd/user" / UNIT
-    assert unit.exists()  # written before systemd failed to read it
+    assert not unit.exists()  # no half install: status and doctor would call it installed
+    assert _json("status", "--manager", "systemd")["installed"] is False
     fakes["systemctl"].set_state(fail={})
     retry = run_cli("service", "install", "--manager", "systemd", "--json")
     assert retry.returncode == 0, retry.stderr
-    assert json.loads(retry.stdout)["action"] == "unchanged"
+    assert json.loads(retry.stdout)["action"] == "installed"
     assert fakes["systemctl"].state["active"] is True
+
+
+def test_an_install_that_fails_to_enable_is_undone(fakes: dict[str, FakeTool], home: Path) -> None:
+    systemctl, unit = fakes["systemctl"], home / ".config/systemd/user" / UNIT
+    systemctl.set_state(fail={"enable": "Failed to enable unit: Access denied"})
+    done = run_cli("service", "install", "--manager", "systemd")
+    assert done.returncode == 1
+    assert done.stderr.startswith(
+        "memoryd: error: 'systemctl --user enable --now memoryd.service' failed (exit 1): "
+        "Failed to enable unit: Access denied; nothing was installed\n"
+    )
+    assert not unit.exists()
+    assert systemctl.calls() == [
+        ["--user", "daemon-reload"],
+        ["--user", "enable", "--now", UNIT],
+        ["--user", "disable", "--now", UNIT],
+        ["--user", "daemon-reload"],
+    ]
+    assert systemctl.state["loaded"] is False  # systemd forgot the unit file again
+
+
+def test_a_failed_update_puts_the_previous_unit_back(
+    fakes: dict[str, FakeTool], home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    systemctl, unit = fakes["systemctl"], home / ".config/systemd/user" / UNIT
+    assert run_cli("service", "install", "--manager", "systemd").returncode == 0
+    first = unit.read_bytes()
+    monkeypatch.setenv("SSH_AUTH_SOCK", "/tmp/agent.sock")
+    systemctl.set_state(fail={"try-restart": "Job for memoryd.service failed."})
+    done = run_cli("service", "install", "--manager", "systemd")
+    assert done.returncode == 1
+    assert done.stderr.startswith(
+        "memoryd: error: 'systemctl --user try-restart memoryd.service' failed (exit 1): "
+        "Job for memoryd.service failed.; the previous unit was put back\n"
+    )
+    assert unit.read_bytes() == first
+    assert systemctl.calls()[-1] == ["--user", "daemon-reload"]
+
+
+def test_a_unit_folder_that_cannot_be_written_is_one_line(
+    fakes: dict[str, FakeTool], home: Path
+) -> None:
+    folder = home / ".config/systemd/user"
+    folder.parent.mkdir(parents=True)
+    folder.write_text("not a folder")
+    done = run_cli("service", "install", "--manager", "systemd")
+    assert done.returncode == 1
+    assert done.stderr == (
+        f"memoryd: error: cannot write {folder / UNIT}: {folder}: File exists\n"
+        f"  hint: make {folder} a folder you can write to, then run "
+        "'memoryd service install' again\n"
+    )
+    assert fakes["systemctl"].calls() == []
+
+
+def test_a_launchd_bootstrap_that_fails_leaves_no_agent(
+    fakes: dict[str, FakeTool], home: Path
+) -> None:
+    launchctl = fakes["launchctl"]
+    plist = home / "Library/LaunchAgents" / units.LAUNCHD_PLIST
+    target = f"gui/{os.getuid()}/{units.LABEL}"
+    launchctl.set_state(fail={"bootstrap": "Bootstrap failed: 5: Input/output error"})
+    done = run_cli("service", "install", "--manager", "launchd")
+    assert done.returncode == 1
+    assert done.stderr.startswith(
+        f"memoryd: error: 'launchctl bootstrap gui/{os.getuid()} {plist}' failed (exit 1): "
+        "Bootstrap failed: 5: Input/output error; nothing was installed\n"
+    )
+    assert not plist.exists()
+    assert launchctl.calls()[-2:] == [["bootout", target], ["disable", target]]
 
 
 def test_no_systemctl_on_path(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -182,12 +253,17 @@ def test_no_systemctl_on_path(home: Path, tmp_path: Path, monkeypatch: pytest.Mo
     done = run_cli("service", "install", "--manager", "systemd")
     assert done.returncode == 1
     assert done.stderr.startswith(
-        "memoryd: error: systemctl not found on PATH\n"
+        "memoryd: error: systemctl not found on PATH; nothing was installed\n"
         "  hint: this machine has no systemd; run 'memoryd run' under your own supervisor"
     )
+    assert not (home / ".config/systemd/user" / UNIT).exists()
     status = run_cli("service", "status", "--manager", "systemd")
     assert status.returncode == 1
-    assert "manager: systemctl not found on PATH" in status.stdout
+    assert status.stdout.splitlines()[1:] == [
+        "manager: systemctl not found on PATH",
+        "  hint: this machine has no systemd; run 'memoryd run' under your own supervisor "
+        "('memoryd service install --dry-run' shows the unit it would use)",
+    ]
 
 
 def test_launchd_install_status_uninstall(fakes: dict[str, FakeTool], home: Path) -> None:

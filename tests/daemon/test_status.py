@@ -3,6 +3,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from memoryd.daemon.lock import DaemonLock
 from memoryd.daemon.status import StatusBoard, read_status
 from memoryd.paths import resolve_paths
@@ -115,3 +117,28 @@ def test_a_broken_config_does_not_hide_the_running_daemon(isolated_home: Path) -
         f"stopped at 2026-01-01T00:00:00Z), and {error}\n"
         f"  hint: edit {paths.config_file} (see docs/config.md)\n"
     )
+
+
+def test_a_full_disk_is_a_problem_the_status_file_cannot_hold(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a full disk the daemon cannot rewrite status.json: its last 'no problems' stayed
+    on screen while every batch failed."""
+    from memoryd import diskspace
+
+    paths = resolve_paths()
+    board = StatusBoard(paths.status_file)
+    board.root(Path("/r"), mode="events", state="watching")
+    with DaemonLock(paths.lock_file):
+        assert run_cli("status").stdout.splitlines()[1:3] == [
+            "  /r: watching, events",
+            "  no problems",
+        ]
+        monkeypatch.setattr(diskspace, "free_space", lambda folder: 512 * 1024)
+        done = run_cli("status")
+        assert (done.returncode, done.stderr) == (0, "")
+        assert done.stdout.splitlines()[1:3] == [
+            "  /r: watching, events",
+            f"  problem: the disk holding {paths.cache_dir} has 0.5 MiB free: indexing, "
+            f"compiling and committing there fail (df -h {paths.cache_dir})",
+        ]

@@ -178,3 +178,13 @@ def test_volatile_agent_sockets() -> None:
     assert not units.volatile_agent("/run/user/1000/keyring/ssh")
     assert not units.volatile_agent("/run/user/1000/ssh-agent.socket")
     assert not units.volatile_agent("/tmp/ssh-XXXX/agent.1234/../../etc")
+
+
+def test_the_program_a_unit_runs_is_read_back_from_either_manager() -> None:
+    python = "/opt/my env/bin/python$1"  # a space and a $: quoted in the unit, read back whole
+    systemd = units.render_systemd(python, {"PATH": "/usr/bin"})
+    launchd = units.render_launchd(python, {"PATH": "/usr/bin"}, Path("/logs"))
+    assert units.unit_program("systemd", systemd) == python
+    assert units.unit_program("launchd", launchd) == python
+    assert units.unit_program("systemd", "[Service]\nnot a line\n") is None
+    assert units.unit_program("launchd", "<plist") is None

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from memoryd.daemon.wake import WakeDetector
+from memoryd.daemon.wake import SetBackDetector, WakeDetector
 
 
 class FakeClock:
@@ -71,3 +71,16 @@ def test_reset_forgets_the_baseline() -> None:
 def test_threshold_must_be_positive() -> None:
     with pytest.raises(ValueError, match="threshold_s must be positive, got 0"):
         WakeDetector(threshold_s=0)
+
+
+def test_a_clock_set_back_is_reported_once_and_a_sleep_never() -> None:
+    clock, back = FakeClock(), SetBackDetector(threshold_s=60)
+    assert back.check(*clock.run(1)) is False  # the baseline
+    assert back.check(*clock.sleep(8 * 3600)) is False  # a resume is WakeDetector's
+    assert back.check(*clock.run(1)) is False
+    clock.wall -= 3600  # NTP corrects a clock that ran an hour ahead
+    assert back.check(*clock.run(1)) is True
+    assert back.last_s == 3600
+    assert back.check(*clock.run(1)) is False  # once
+    clock.wall -= 30  # a small correction is no news
+    assert back.check(*clock.run(1)) is False

@@ -833,3 +833,23 @@ def test_a_damaged_page_is_warned_of_in_one_line(
         f"index: {file} is unusable (quick_check failed: *** in database main ***; Page 3: "
     )
     assert "\n" not in warning and warning.endswith(" and rebuilding")
+
+
+def test_an_index_that_cannot_be_moved_aside_is_not_said_to_be(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    from memoryd.index import schema
+
+    file = tmp_path / "index.sqlite3"
+    file.write_bytes(b"not a database")
+
+    def read_only(src: str, dst: str) -> None:
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS), src)
+
+    monkeypatch.setattr(schema.os, "replace", read_only)
+    with pytest.raises(OSError, match="Read-only file system"):
+        schema.move_aside(file, "unable to open database file")
+    assert [r for r in caplog.records if "moved to" in r.getMessage()] == []
+    assert file.read_bytes() == b"not a database"

@@ -94,6 +94,8 @@ def _status_text(state: ServiceStatus) -> str:
     lines = [f"{state.manager} unit {state.path}: {unit}"]
     if state.running is None:
         lines.append(f"manager: {state.detail}")
+        if state.hint:  # the manager could not be asked: what to do about it
+            lines.append(f"  hint: {state.hint}")
     else:
         pid = f", pid {state.pid}" if state.pid else ""
         lines.append(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from memoryd.app import App
@@ -68,9 +69,20 @@ def run(app: App, args: argparse.Namespace) -> int:
             hint="start it with 'memoryd run' or 'memoryd service install'",
         )
     extraction = lines(extracting) if extracting is not None else []
-    config = _config_problems(status, broken)
-    app.emit(False, None, lambda: "\n".join([render(status, sync, config), *extraction]))
+    roots = [] if broken is not None else [r.path for r in app.config.roots]
+    more = [*_config_problems(status, broken), *_disk_problems(app, roots)]
+    app.emit(False, None, lambda: "\n".join([render(status, sync, more), *extraction]))
     return 0
+
+
+def _disk_problems(app: App, roots: list[Path]) -> list[str]:
+    """A full disk, which the daemon cannot write into its status file itself."""
+    from memoryd import diskspace
+
+    _disks, low = diskspace.low_disks([app.paths.cache_dir, app.paths.state_dir, *roots])
+    if not low:
+        return []
+    return [f"{diskspace.describe(low)}: {diskspace.CONSEQUENCE} (df -h {low[0][0]})"]
 
 
 def _config_problems(status: Any, broken: ConfigError | None) -> list[str]:

@@ -53,12 +53,13 @@ class Worker(threading.Thread):
         burst_files: int,
         on_start: Callable[[], None] = lambda: None,
         on_stop: Callable[[], None] = lambda: None,
+        on_failure: Callable[[str, Exception], None] = lambda what, exc: None,
     ) -> None:
         super().__init__(name="memoryd-batch", daemon=True)
         self.queue: queue.SimpleQueue[Item] = queue.SimpleQueue()
         self.settle, self.command, self.roots = settle, command, roots
         self.quiet_s, self.max_wait_s, self.burst_files = quiet_s, max_wait_s, burst_files
-        self.on_start, self.on_stop = on_start, on_stop
+        self.on_start, self.on_stop, self.on_failure = on_start, on_stop, on_failure
         self.busy = threading.Event()  # set while a batch or command is being handled
 
     def put(self, change: Change) -> None:
@@ -159,7 +160,8 @@ class Worker(threading.Thread):
         self.busy.set()
         try:
             func()
-        except Exception:
-            log.exception("%s failed; the periodic reconcile will catch up", what)
+        except Exception as exc:
+            log.exception("%s failed; a reconcile will catch up", what)
+            self.on_failure(what, exc)
         finally:
             self.busy.clear()

@@ -92,7 +92,7 @@ def render(manager: str, env: Mapping[str, str], paths: Paths, python: str | Non
 def read_unit(path: Path) -> str | None:
     try:
         return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # a file where a folder on the way goes
         return None
 
 
@@ -110,8 +110,9 @@ def install(manager: str, env: Mapping[str, str], paths: Paths, dry_run: bool = 
     old = read_unit(path)
     _refuse_foreign(path, old, "install")
     action = "installed" if old is None else "unchanged" if old == text else "updated"
+    loaded = manager == "launchd" and _launchd_loaded(env)
     if manager == "launchd":
-        steps = _launchd_install_steps(path, action, _launchd_loaded(env))
+        steps = _launchd_install_steps(path, action, loaded)
     else:
         steps = _systemd_install_steps(action)
     outcome = Outcome(manager, path, text, action, steps, dry_run)
@@ -119,9 +120,72 @@ def install(manager: str, env: Mapping[str, str], paths: Paths, dry_run: bool = 
         return outcome
     paths.log_dir.mkdir(parents=True, exist_ok=True)
     if action != "unchanged":
-        atomic_write(path, text.encode("utf-8"))
-    _run_all(steps, env, manager)
+        _write_unit(path, text)
+    try:
+        _run_all(steps, env, manager)
+    except ServiceError as exc:
+        if action == "unchanged":
+            raise
+        undone = _undo_install(manager, path, old, env, loaded)
+        raise ServiceError(f"{exc.message}; {undone}", hint=exc.hint) from None
     return outcome
+
+
+def _write_unit(path: Path, text: str) -> None:
+    try:
+        atomic_write(path, text.encode("utf-8"))
+    except OSError as exc:
+        on = f"{exc.filename}: " if exc.filename and exc.filename != str(path) else ""
+        raise ServiceError(
+            f"cannot write {path}: {on}{exc.strerror or exc}",
+            hint=f"make {path.parent} a folder you can write to, then run "
+            "'memoryd service install' again",
+        ) from None
+
+
+def _undo_install(
+    manager: str, path: Path, old: str | None, env: Mapping[str, str], loaded: bool
+) -> str:
+    """Put back what a failed install found: no unit at all, or the previous one.
+
+    A unit file the manager never took (no user bus, a failed bootstrap) was a half
+    install: ``service status`` and the doctor called it installed while nothing ran it.
+    Every step is best effort; the failure the user is told of is the install's own.
+    """
+    before, after = _undo_steps(manager, path, fresh=old is None, loaded=loaded)
+    for step in before:
+        with contextlib.suppress(ServiceError):
+            _run(step, env, manager)
+    try:
+        if old is None:
+            path.unlink(missing_ok=True)
+        else:
+            atomic_write(path, old.encode("utf-8"))
+    except OSError as exc:
+        log.warning("cannot put %s back: %s", path, exc)
+        return f"{path} could not be put back ({exc.strerror or exc})"
+    for step in after:
+        with contextlib.suppress(ServiceError):
+            _run(step, env, manager)
+    return "nothing was installed" if old is None else "the previous unit was put back"
+
+
+def _undo_steps(
+    manager: str, path: Path, fresh: bool, loaded: bool
+) -> tuple[list[Step], list[Step]]:
+    """The manager commands run before and after the unit file is put back."""
+    if manager == "launchd":
+        target = _launchd_target()
+        before = [Step(("launchctl", "bootout", target), tolerate=True)]
+        if fresh:
+            return [*before, Step(("launchctl", "disable", target), tolerate=True)], []
+        if not loaded:
+            return before, []
+        return before, [Step(("launchctl", "bootstrap", _launchd_domain(), str(path)), True)]
+    reload = [Step(_systemctl("daemon-reload").argv, tolerate=True)]
+    if not fresh:
+        return [], reload
+    return [Step(_systemctl("disable", "--now", units.SYSTEMD_UNIT).argv, tolerate=True)], reload
 
 
 def _systemd_install_steps(action: str) -> list[Step]:

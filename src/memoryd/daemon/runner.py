@@ -16,7 +16,7 @@ from collections.abc import Collection
 from pathlib import Path
 from types import FrameType
 
-from memoryd import fingerprint
+from memoryd import fingerprint, gitcli
 from memoryd.app import App
 from memoryd.config import Config, RootConfig
 from memoryd.daemon.batch_worker import Cmd, Command, Worker
@@ -32,10 +32,15 @@ from memoryd.daemon.scheduler import Scheduler
 from memoryd.daemon.status import StatusBoard, now_iso
 from memoryd.daemon.syncing import Syncer
 from memoryd.daemon.trim import Trimmer, one_arena
-from memoryd.daemon.wake import WakeDetector
+from memoryd.daemon.wake import SetBackDetector, WakeDetector
 from memoryd.daemon.watch import ObserverFactory, Watcher, native_observer
 
 log = logging.getLogger(__name__)
+
+INDEX_FAILED = "the index was not updated"
+CLOCK_CHECK_S = 1.0  # how often the main thread compares the wall and monotonic clocks
+RETRY_S = 30.0  # after a failed batch, a full reconcile this often until one succeeds
+RETRY = f"recall misses those changes until a retry succeeds (every {RETRY_S:.0f} s)"
 
 
 class Daemon:
@@ -51,6 +56,7 @@ class Daemon:
             self._settle, self._command, self._root_paths,
             quiet_s=settings.quiet_ms / 1000, max_wait_s=settings.max_wait_ms / 1000,
             burst_files=settings.burst_files, on_start=self.engine.open, on_stop=self.engine.close,
+            on_failure=self._failed,
         )  # fmt: skip
         self.watcher = Watcher(self.worker.put, settings.poll_interval_s, native)
         self.compiler = Compiler(self._compile, self._compiled)
@@ -61,10 +67,13 @@ class Daemon:
         )
         self.overflow = OverflowTrap(lambda: self.worker.send(Cmd.RECONCILE))
         self.wake = WakeDetector()
+        self.set_back = SetBackDetector()  # read by the main thread, which waits for signals
         self.trimmer = Trimmer()
         self.extraction = Extraction(app, self.scheduler, self.config, native)
         self.stopping = threading.Event()
         self._config_stamp = fingerprint.of_path(self.paths.config_file)
+        self._told_moved: dict[str, str] = {}  # a root's given path: where it led when told
+        self._failed_at: float | None = None  # monotonic time of the last failed batch or retry
         self._hooks: list[tuple[int, object]] = []
 
     # -- lifecycle
@@ -92,7 +101,8 @@ class Daemon:
         self.recall.stop()  # from here on the lean path answers, and sees the lock held
         self.worker.send(Cmd.FLUSH, wait=True)
         self.extraction.stop()
-        self.scheduler.shutdown()
+        with gitcli.no_network():  # a sync waiting on a remote ends now, as offline
+            self.scheduler.shutdown()
         self.overflow.remove()
         self.watcher.stop()
         self.worker.send(Cmd.RECONCILE, wait=True)  # whatever the observer had not reported
@@ -110,7 +120,8 @@ class Daemon:
             try:
                 one_arena()  # before start() runs the threads (see daemon/trim.py)
                 self.start()
-                self.stopping.wait()
+                while not self.stopping.wait(CLOCK_CHECK_S):
+                    self.check_clock(time.monotonic(), time.time())
                 log.info("stopping")
                 self.stop()
             finally:
@@ -138,6 +149,11 @@ class Daemon:
             indexed += self._refresh(roots[path], None)
         for path, changed in sorted(by_root.items()):
             indexed += self._refresh(roots[path], changed)
+        for path in rescan | set(by_root):
+            # a change another process wrote and indexed itself (memoryd remember, the MCP
+            # server, the UI) leaves the index with nothing to change here, but git has a
+            # change to commit and push: it waited for the next periodic sync (5 minutes)
+            self.syncer.touch(roots[path])
         if by_root or rescan:
             ms = round((time.perf_counter() - started) * 1000, 1)
             info = {"at": now_iso(), "files": indexed, "events": batch.events, "ms": ms}
@@ -155,6 +171,13 @@ class Daemon:
         elif command.cmd is Cmd.REINDEX:
             self._reindex(command)
 
+    def _failed(self, what: str, exc: Exception) -> None:  # batch worker thread
+        """A batch or command raised (a full disk: 'database or disk is full'): its changes
+        are not searchable, so say so in the status and retry soon, not in 10 minutes."""
+        self._failed_at = time.monotonic()
+        self.status.clear_problems(INDEX_FAILED)
+        self.status.problem(f"{INDEX_FAILED}: {what}: {exc}; {RETRY}")
+
     def _reconcile(self, only_roots: tuple[Path, ...] | None) -> None:
         started = time.perf_counter()
         wanted = [r for r in self.config.roots if only_roots is None or r.path in only_roots]
@@ -162,6 +185,10 @@ class Daemon:
         for root in wanted:
             if self.guard.live(root.path):
                 changed += self._refresh(root, None)
+        if only_roots is None and self._failed_at is not None:  # every change is in again
+            self._failed_at = None
+            self.status.clear_problems(INDEX_FAILED)
+            log.info("the index is up to date again")
         ms = round((time.perf_counter() - started) * 1000, 1)
         info = {"at": now_iso(), "ms": ms, "roots": len(wanted), "changed": changed}
         self.status.update(last_reconcile=info)
@@ -208,9 +235,7 @@ class Daemon:
             log.error("config.yaml not reloaded: %s", exc)
             self.status.problem(f"config.yaml not reloaded: {exc.message}")
             return
-        self.status.status.problems[:] = [
-            p for p in self.status.status.problems if not p.startswith("config.yaml")
-        ]
+        self.status.clear_problems("config.yaml")
         old, self.config = self.config, new
         before, after = {r.path for r in old.roots}, {r.path for r in new.roots}
         for path in before - after:
@@ -249,14 +274,46 @@ class Daemon:
             self.scheduler.now("sync-on-wake", self.syncer.run_all)
         for root in self.config.roots:
             self.guard.check(root.path)
+        failed_at = self._failed_at
+        if failed_at is not None and time.monotonic() - failed_at >= RETRY_S:
+            self._failed_at = time.monotonic()  # one retry each RETRY_S, not one a tick
+            self.worker.send(Cmd.RECONCILE)
         self.extraction.check()
         stamp = fingerprint.of_path(self.paths.config_file)
         if stamp != self._config_stamp:
             self._config_stamp = stamp
             log.info("config.yaml changed; reloading")
             self.worker.send(Cmd.RELOAD)
+        elif self._moved_roots():
+            self.worker.send(Cmd.RELOAD)
         if not self.worker.busy.is_set() and self.compiler.wait_idle(timeout=0):
             self.trimmer.idle()
+
+    def _moved_roots(self) -> bool:
+        """Whether a root's configured path now leads elsewhere (its folder moved away and a
+        symlink put in its place, or the reverse): the config resolved it once, so until a
+        reload the daemon would index and sync the old path while every command reads the
+        new one, and recall would find nothing there. Told once for each new place."""
+        moved = False
+        for root in self.config.roots:
+            now = root.resolves_now()
+            if now != str(root.path) and self._told_moved.get(root.given) != now:
+                self._told_moved[root.given] = now
+                log.info("root %s now leads to %s; reloading config.yaml", root.given, now)
+                moved = True
+        return moved
+
+    def check_clock(self, mono: float, wall: float) -> None:
+        """Main thread: a wall clock set back would hold every timer (they are wall-clock
+        times, and the roots check that would notice is one of them): set them afresh
+        from now, and sync at once for the debounced syncs that were waiting too."""
+        if not self.set_back.check(mono, wall) or not self.scheduler.running:
+            return
+        log.info(
+            "the clock was set back %.0f s: timers restarted, syncing now", self.set_back.last_s
+        )
+        self._schedule()
+        self.scheduler.now("sync-after-set-back", self.syncer.run_all)
 
     def _root_paths(self) -> list[Path]:
         return [r.path for r in self.config.roots]

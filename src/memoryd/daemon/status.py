@@ -131,6 +131,16 @@ class StatusBoard:
                 problems.remove(text)
             self._write()
 
+    def clear_problems(self, prefix: str) -> None:
+        """Clear every pending problem that starts with ``prefix`` (written at once, so a
+        reader never sees a problem that is over)."""
+        with self._lock:
+            problems = self.status.problems
+            kept = [p for p in problems if not p.startswith(prefix)]
+            if kept != problems:
+                problems[:] = kept
+                self._write()
+
     def snapshot(self) -> Status:
         with self._lock:
             return Status.from_json(json.loads(json.dumps(self.status.to_json())))

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
+from xml.parsers.expat import ExpatError
 
 LABEL = "dev.memoryd.daemon"
 SYSTEMD_UNIT = "memoryd.service"
@@ -184,3 +185,18 @@ def launchd_environment(text: str) -> dict[str, str]:
 
 def unit_environment(manager: str, text: str) -> dict[str, str]:
     return launchd_environment(text) if manager == "launchd" else systemd_environment(text)
+
+
+def unit_program(manager: str, text: str) -> str | None:
+    """The program a unit runs (ExecStart's or ProgramArguments' first word), or None
+    when the text does not say (a unit that does not parse)."""
+    try:
+        if manager == "launchd":
+            data = plistlib.loads(text.encode("utf-8"))
+            args = data.get("ProgramArguments") if isinstance(data, dict) else None
+            return str(args[0]) if isinstance(args, list) and args else None
+        starts = parse_systemd(text).get("Service", {}).get("ExecStart", [])
+    except (ValueError, plistlib.InvalidFileException, ExpatError):
+        return None
+    words = unit_words(starts[-1], exec_line=True) if starts else []
+    return words[0] if words else None

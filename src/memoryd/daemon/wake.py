@@ -21,7 +21,7 @@ Use in the daemon loop (issue 5)::
 
 A wall clock set forward by hand (or by NTP) by more than the threshold also
 reads as a wake; the cost is one extra sync. A wall clock set backwards never
-does; it only moves the baseline.
+does; it only moves the baseline (:class:`SetBackDetector` reports that one).
 """
 
 from __future__ import annotations
@@ -61,3 +61,29 @@ class WakeDetector:
     def reset(self) -> None:
         """Forget the baseline (the next reading starts afresh)."""
         self._offset = None
+
+
+class SetBackDetector:
+    """Reports the wall clock set back: NTP correcting a clock that ran ahead, a dual-boot
+    machine whose hardware clock holds local time. The scheduler keeps its timers as
+    wall-clock times (APScheduler 3 does), so after a set-back of an hour every periodic
+    job (the roots check, the reconcile, the pull) would wait that hour out.
+
+    ``check(mono, wall) -> bool`` as :meth:`WakeDetector.check`, for the other direction;
+    ``last_s`` is how far the clock went back at the last report.
+    """
+
+    def __init__(self, threshold_s: float = DEFAULT_THRESHOLD_S) -> None:
+        if threshold_s <= 0:
+            raise ValueError(f"threshold_s must be positive, got {threshold_s!r}")
+        self.threshold_s = threshold_s
+        self._offset: float | None = None
+        self.last_s = 0.0
+
+    def check(self, mono: float, wall: float) -> bool:
+        offset = wall - mono
+        previous, self._offset = self._offset, offset
+        if previous is None or previous - offset <= self.threshold_s:
+            return False
+        self.last_s = previous - offset
+        return True

@@ -47,7 +47,7 @@ def run_checks(ctx: Machine, config_check: Verdict | None = None) -> list[Verdic
         checks.append(check_inotify(ctx))
     else:  # the folders to watch are the roots', unknown until the file loads
         checks.append(Verdict("inotify", "skip", "no roots known until config.yaml loads"))
-    for check in (check_index, check_service, check_daemon):
+    for check in (check_disk, check_index, check_service, check_daemon):
         checks.append(check(ctx))
     return checks
 
@@ -96,6 +96,19 @@ def check_inotify(ctx: Machine) -> Verdict:
     return ok("inotify", detail)
 
 
+def check_disk(ctx: Machine) -> Verdict:
+    """Free space where memoryd writes (see :mod:`memoryd.diskspace`): the daemon cannot
+    rewrite its status file on a full disk to say so."""
+    from memoryd import diskspace
+
+    folders = [ctx.paths.cache_dir, ctx.paths.state_dir, *(r.path for r in ctx.config.roots)]
+    disks, low = diskspace.low_disks(folders, ctx.free_bytes)
+    if not low:
+        return ok("disk", f"{disks} disk(s) hold memoryd's folders, each with 16 MiB free")
+    detail = f"{diskspace.describe(low)}: {diskspace.CONSEQUENCE}"
+    return fail("disk", detail, f"free some space on it (df -h {low[0][0]})")
+
+
 def check_index(ctx: Machine) -> Verdict:
     """Read-only first (opening the index would quietly move a bad one aside), then open it."""
     from memoryd.index import open_index
@@ -141,9 +154,21 @@ def check_service(ctx: Machine) -> Verdict:
         return warn("service", f"no {where}; daemon pid {pid} runs without one", install)
     if not state.ours:
         return warn("service", f"{where} was not written by memoryd")
+    program = _unit_program(ctx.manager, state.path)
+    if program is not None and not os.path.exists(program):  # it runs now, at best
+        gone = f"{where} runs {program}, which is gone (a moved or recreated virtualenv?)"
+        return fail("service", gone, f"{install} (writes the unit for the memoryd run now)")
     if not state.running:
         return fail("service", f"{where} installed but not running ({state.detail})", logs)
     return ok("service", f"{where} running (pid {state.pid})")
+
+
+def _unit_program(manager: str, path: Path) -> str | None:
+    from memoryd.daemon.manager import read_unit
+    from memoryd.daemon.units import unit_program
+
+    text = read_unit(path)
+    return None if text is None else unit_program(manager, text)
 
 
 _LOGS = {

@@ -9,11 +9,12 @@ each other's callers, so the git checks need not import the runner of all checks
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from memoryd.config import Config
+from memoryd.diskspace import free_space
 from memoryd.paths import Paths
 
 INOTIFY_WATCHES = Path("/proc/sys/fs/inotify/max_user_watches")
@@ -22,7 +23,7 @@ STATUSES = ("ok", "warn", "fail", "skip")
 
 @dataclass(frozen=True)
 class Verdict:
-    name: str  # git, root, identity, remote, push-auth, inotify, index, service, daemon
+    name: str  # git, root, identity, remote, push-auth, inotify, disk, index, service, daemon
     status: str  # ok | warn | fail | skip
     detail: str
     fix: str = ""
@@ -41,6 +42,7 @@ class Machine:
     )
     inotify_file: Path = INOTIFY_WATCHES
     remote_timeout_s: float = 10.0
+    free_bytes: Callable[[Path], int] = free_space
 
 
 def ok(name: str, detail: str, subject: str = "") -> Verdict:

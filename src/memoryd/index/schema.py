@@ -319,8 +319,9 @@ def move_aside(file: Path, reason: str, clock: Callable[[], float] = time.time) 
     """Rename a bad database (and its WAL files) so a fresh one can take its place."""
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(clock()))
     aside = file.with_name(f"{file.name}.bad-{stamp}-{os.getpid()}")
-    log.warning("index: %s is unusable (%s); moved to %s and rebuilding", file, reason, aside)
     for suffix in ("", "-wal", "-shm"):
         with contextlib.suppress(FileNotFoundError):
             os.replace(f"{file}{suffix}", f"{aside}{suffix}")
+    # told once it is true: on a read-only cache the rename fails, and nothing was moved
+    log.warning("index: %s is unusable (%s); moved to %s and rebuilding", file, reason, aside)
     return aside
