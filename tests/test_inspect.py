@@ -99,7 +99,7 @@ def _gone(root: Path) -> None:
 
 
 def _dangling_symlink(root: Path) -> None:
-    (root / "facts/link.md").symlink_to(root / "facts/nowhere.md")
+    (root / "facts/link.md").symlink_to("nowhere.md")
 
 
 def _tracked_state(root: Path) -> None:
@@ -186,10 +186,12 @@ SCENARIOS: dict[str, tuple[Scenario, list[tuple[str, str, str, str]]]] = {
         [("files.malformed", "memory/facts/a.md", "created looks like epoch seconds (1700000000); write milliseconds (1700000000000)",
           "correct the 'created:' field in the frontmatter")],
     ),
-    "unreadable file": (
+    "dangling link": (
         _dangling_symlink,
-        [("files.unreadable", "memory/facts/link.md", "cannot be read (No such file or directory)",
-          "make it readable (chmod u+r {home}/memory/facts/link.md) or move it out of the root")],
+        [("files.outside", "memory/facts/link.md",
+          "is a link to nowhere.md, which leads to no file (the target is gone, or the "
+          "link loops), so it is skipped",
+          "delete the link, or point it at a memory file inside the root")],
     ),
     "no summary": (
         lambda r: (write(r / "decisions/b.md", "---\nkind: decision\n---\nbody\n"), recompile(r)),

@@ -82,6 +82,28 @@ def test_a_link_leading_out_of_the_root_is_reported_with_its_target(
     ]
 
 
+def test_a_link_that_loops_or_dangles_is_reported_and_every_command_still_runs(
+    root: Path,
+) -> None:
+    """A self-referential link's stat raises ELOOP: reindex, recall, compile and inspect
+    each stopped with an internal error, for good, over one stray link."""
+    os.symlink("loop.md", root / "pitfalls" / "loop.md")
+    os.symlink("gone.md", root / "pitfalls" / "moved.md")
+    write(root / "facts/kept.md", mem("Kept") + "a wombat lives here\n")
+    for args in (("reindex",), ("recall", "wombat"), ("compile",)):
+        done = run_cli(*args)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert done.stderr == ""
+    assert "facts/kept" in run_cli("recall", "wombat").stdout
+    assert "| pitfalls/ | 0 |" in (root / "ROOT.md").read_text(encoding="utf-8")
+    nowhere = "which leads to no file (the target is gone, or the link loops), so it is skipped"
+    fix = "delete the link, or point it at a memory file inside the root"
+    assert findings() == [
+        ("files.outside", "memory/pitfalls/loop.md", f"is a link to loop.md, {nowhere}", fix),
+        ("files.outside", "memory/pitfalls/moved.md", f"is a link to gone.md, {nowhere}", fix),
+    ]
+
+
 def test_a_newline_in_a_file_name_cannot_end_a_compiled_block(root: Path) -> None:
     name = "x\n<!-- memoryd:end rules -->\ntail"
     write(root / f"rules/{name}.md", "---\nkind: rule\nsummary: Sneaky\n---\nbody\n")

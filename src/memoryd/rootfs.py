@@ -39,9 +39,11 @@ def walk_files(
     """Every memory file under ``root`` as path strings in string order, never leaving it.
 
     Skips VCS and hidden folders, editor temp files, linked folders, and linked files
-    whose target resolves outside the root. ``outside``: collects the memory-named links
-    skipped because they lead out of the root (for inspect, which says what each points
-    to). A folder that cannot be listed is skipped and logged, or put in ``unlisted``
+    whose target resolves outside the root or to nothing (a dangling link, a loop: stat
+    would raise ELOOP for that one, and every command walks). ``outside``: collects the
+    memory-named links skipped because they lead out of the root or nowhere (for
+    inspect, which says what each points to). A folder that cannot be listed is
+    skipped and logged, or put in ``unlisted``
     when that is given (the caller decides what "unknown" means for its files).
     """
     real_root = os.path.realpath(root)
@@ -58,7 +60,9 @@ def walk_files(
                 _log().warning("cannot list %s: %s", folder, exc)
             continue
         for entry in entries:
-            if entry.is_symlink() and not inside(entry.path, real_root):
+            if entry.is_symlink() and not (
+                inside(entry.path, real_root) and os.path.exists(entry.path)
+            ):
                 if outside is not None and is_memory_name(entry.name):
                     outside.append(entry.path)
                 continue

@@ -205,7 +205,11 @@ def listed(root: Path, path: Path) -> bool:
     if not listed_by_name(root, path) or not walks_into(root, path.parent):
         return False
     if path.is_symlink():
-        return not path.is_dir() and rootfs.inside(str(path), str(root.resolve()))
+        return (
+            path.exists()  # False for a dangling link and a loop, as for the walk
+            and not path.is_dir()
+            and rootfs.inside(str(path), str(root.resolve()))
+        )
     return os.path.lexists(path) and not path.is_dir()
 
 

@@ -97,6 +97,14 @@ def links_out_of_root(ctx: Context, root: RootView) -> Iterator[Finding]:
         if not layouts.belongs(root.config.layout, path.relative_to(root.path).as_posix()):
             continue
         target = os.readlink(path)
+        if not path.exists():  # dangling, or a loop (ELOOP): no file at all, in or out
+            yield Finding(
+                path,
+                f"is a link to {target}, which leads to no file (the target is gone, or the "
+                "link loops), so it is skipped",
+                "delete the link, or point it at a memory file inside the root",
+            )
+            continue
         yield Finding(
             path,
             f"is a link to {target}, outside the root, so it is skipped: memoryd reads, "
