@@ -221,6 +221,27 @@ def test_each_problem_is_reported_with_its_file_and_fix(
     assert sorted(findings()) == sorted(want)
 
 
+def test_an_unreadable_file_is_reported(
+    root: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file indexed while it was readable, then chmod 000: the index keeps its row, and
+    inspect said that row was of a file "which is gone" with a reindex fix that changes
+    nothing. chmod stops no one running as root (as the tests may): the read is refused."""
+    write(root / "facts/locked.md", mem("locked"))
+
+    def refuse(file: str, *args: object, **kwargs: object) -> object:
+        if str(file).endswith("locked.md"):
+            raise PermissionError(13, "Permission denied", file)
+        return open(file, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr("memoryd.compile.listing.open", refuse, raising=False)
+    assert findings() == [
+        ("files.unreadable", "memory/facts/locked.md", "cannot be read (Permission denied)",
+         f"make it readable (chmod u+r {isolated_home}/memory/facts/locked.md) or move it out "
+         "of the root"),
+    ]  # fmt: skip
+
+
 def test_an_oversized_file_is_reported(root: Path, isolated_home: Path) -> None:
     write(root / "facts/big.md", mem("big") + "x" * 300)
     recompile(root)
