@@ -320,6 +320,7 @@ def _dump(meta: dict[Any, Any]) -> str:
 
 
 BINARY = "binary file"  # Scanned.error of a memory-named file that is not text
+NOT_REGULAR = "not a regular file"  # why a FIFO or device named like a memory is never read
 _BINARY_SNIFF = 8000  # git's heuristic: a NUL byte in the first 8000 bytes means binary
 
 
