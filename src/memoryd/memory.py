@@ -19,6 +19,7 @@ from memoryd.errors import MemorydError
 from memoryd.frontmatter import load_flat, load_lines, load_simple, pyyaml_load
 
 BOM = b"\xef\xbb\xbf"
+ENCODING = "encoding"  # the problem code of a file that is not valid UTF-8
 FENCE = "---"
 _OPENING = FENCE + "\n"  # the first line of a frontmatter
 # Anything below this many "epoch milliseconds" is before March 1973: seconds.
@@ -163,7 +164,7 @@ def parse(raw: bytes, *, keep_source: bool = True) -> Memory:
         text = payload.decode("utf-8")
     except UnicodeDecodeError:
         text = payload.decode("utf-8", errors="replace")
-        problems.append(Problem("encoding", "not valid UTF-8; read with replacement characters"))
+        problems.append(Problem(ENCODING, "not valid UTF-8; read with replacement characters"))
     first_end = text.find("\n")
     first_line = text if first_end < 0 else text[:first_end]
     newline = "\r\n" if first_line.endswith("\r") else "\n"
@@ -292,6 +293,11 @@ def render(memory: Memory) -> bytes:
         raise MemorydError(
             "cannot rewrite a memory whose frontmatter is malformed",
             hint="fix the YAML between the '---' lines by hand first (memoryd inspect shows where)",
+        )
+    if src is not None and any(p.code == ENCODING for p in memory.problems):
+        raise MemorydError(  # its text was read with replacement characters
+            "cannot rewrite a memory that is not valid UTF-8: its other bytes would be lost",
+            hint="save the file as UTF-8 first (e.g. iconv -f latin1 -t utf-8)",
         )
     text = memory.body
     # An empty frontmatter keeps a body that starts with '---' from reading as one.
