@@ -69,6 +69,26 @@ def test_a_latin1_file_keeps_its_bytes_when_it_is_superseded_and_unlinked(setup:
     assert old.read_bytes() == before
 
 
+def test_superseding_a_malformed_memory_is_refused_before_anything_is_written(
+    setup: Setup,
+) -> None:
+    """The new memory was written, and then the command failed on the old one's YAML: a
+    retry met the new memory as a duplicate, and the old one never learnt of it."""
+    old = setup.project / "facts" / "ports.md"
+    write(old, "---\nkind: fact\nsummary: ports\nload_when: [db, port\n---\nPostgres on 5433.\n")
+    assert run_cli("compile", cwd=setup.repo).returncode == 0
+    stderr = refused(
+        setup, "--kind", "fact", "--summary", "Postgres moved to 5434",
+        "--supersedes", "facts/ports", "Postgres is on 5434 now.",
+    )  # fmt: skip
+    assert stderr == (
+        "memoryd: error: refusing to remember: --supersedes 'facts/ports': memoryd cannot "
+        f"rewrite a memory whose frontmatter is malformed ({old})\n"
+        "  hint: fix the YAML between the '---' lines by hand first (memoryd inspect shows "
+        "where)\n"
+    )
+
+
 def test_accept_changes_only_the_kind_id_and_updated_lines(setup: Setup) -> None:
     proposal = setup.project / "proposals" / "lint.md"
     write(

@@ -20,7 +20,13 @@ from memoryd.agent import citing, upkeep
 from memoryd.app import App
 from memoryd.compile.blocks import is_generated
 from memoryd.config import RootConfig
-from memoryd.errors import DuplicateRefused, Refused, SecretRefused, UsageError
+from memoryd.errors import (
+    DuplicateRefused,
+    MemorydError,
+    Refused,
+    SecretRefused,
+    UsageError,
+)
 from memoryd.frontmatter_edit import edit_fields
 from memoryd.fsutil import atomic_write
 from memoryd.memory import KIND_FOLDERS, KIND_OF_FOLDER, Memory, new_memory, render
@@ -204,10 +210,11 @@ def remember(app: App, request: Request, stamp: int | None = None) -> Outcome:
     _refuse_secrets(root, path, data)
     if not request.force:
         _refuse_duplicate(app, roots, content_text(request), old)
+    old_data = None if old is None else _superseded(old, memory_id)  # before any write
     atomic_write(path, data)
     changed = [path]
-    if old is not None:
-        atomic_write(old.path, edit_fields(old.memory, {"superseded_by": memory_id}))
+    if old is not None and old_data is not None:
+        atomic_write(old.path, old_data)
         changed.append(old.path)
     warnings = tuple(upkeep.refresh(app, root, changed))
     return Outcome(
@@ -303,6 +310,19 @@ def _old_memory(root: RootConfig, request: Request) -> locate.Found:
             "(memoryd accept ID) and retire the old rule",
         )
     return found
+
+
+def _superseded(old: locate.Found, memory_id: str) -> bytes:
+    """The replaced file's bytes with ``superseded_by:`` set, or a refusal naming it (its
+    frontmatter does not parse, or it is not UTF-8): the new memory is not written then,
+    where it was written and the command still failed, and a retry met a duplicate."""
+    try:
+        return edit_fields(old.memory, {"superseded_by": memory_id})
+    except MemorydError as exc:
+        raise Refused(
+            f"refusing to remember: --supersedes {old.id!r}: memoryd {exc.message} ({old.path})",
+            hint=exc.hint,
+        ) from exc
 
 
 def _refuse_secrets(root: RootConfig, path: Path, data: bytes) -> None:
