@@ -17,7 +17,7 @@ CONFIG = Config()
 DAMAGED = b"# Mine\n\n<!-- memoryd:begin rules -->\nhalf a block\n"
 HUMAN = (
     "\ufeff# Mine  \r\n"  # BOM, trailing blanks, CRLF: all kept
-    "<!-- memoryd:begin routing -->\r\nold\r\n<!-- memoryd:end routing -->\r\n"
+    "<!-- memoryd:begin routing -->\r\n| old | `facts/a` |\r\n<!-- memoryd:end routing -->\r\n"
     "between \u4e2d\u6587\r\n\r\n"
     "<!-- memoryd:begin rules -->\r\n<!-- memoryd:end rules -->\r\n"
     "after\r\n<!-- memoryd:begin directory -->\r\n<!-- memoryd:end directory -->"

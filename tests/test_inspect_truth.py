@@ -137,6 +137,24 @@ def test_a_fifo_named_like_a_memory_is_skipped_and_hangs_no_command(root: Path) 
     ]
 
 
+def test_a_rule_typed_into_root_md_s_rules_block_survives_compile(root: Path) -> None:
+    root_md = root / "ROOT.md"
+    typed = "- Never deploy on a Friday (the on-call is thin)\n"
+    root_md.write_text(
+        root_md.read_text(encoding="utf-8").replace(
+            "_No iron rules yet._\n", "_No iron rules yet._\n" + typed
+        ),
+        encoding="utf-8",
+    )
+    done = run_cli("compile")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "_No iron rules yet._\n<!-- memoryd:end rules -->\n" + typed in root_md.read_text(
+        encoding="utf-8"
+    )
+    assert run_cli("compile").stdout == "every compiled file is up to date\n"
+    assert findings() == []
+
+
 def test_a_newline_in_a_file_name_cannot_end_a_compiled_block(root: Path) -> None:
     name = "x\n<!-- memoryd:end rules -->\ntail"
     write(root / f"rules/{name}.md", "---\nkind: rule\nsummary: Sneaky\n---\nbody\n")
