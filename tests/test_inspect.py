@@ -186,6 +186,13 @@ SCENARIOS: dict[str, tuple[Scenario, list[tuple[str, str, str, str]]]] = {
         [("files.malformed", "memory/facts/a.md", "created looks like epoch seconds (1700000000); write milliseconds (1700000000000)",
           "correct the 'created:' field in the frontmatter")],
     ),
+    "key written twice": (
+        lambda r: write(r / "facts/a.md",
+                        "---\nkind: fact\nsummary: B\nsummary: A\nload_when: [alpha]\n---\nbody\n"),
+        [("files.malformed", "memory/facts/a.md",
+          "'summary' is written 2 times (frontmatter lines 2 and 3): YAML keeps only the last",
+          "keep one 'summary:' line in the frontmatter (delete the others)")],
+    ),
     "dangling link": (
         _dangling_symlink,
         [("files.outside", "memory/facts/link.md",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -20,6 +21,7 @@ from memoryd.frontmatter import load_flat, load_lines, load_simple, pyyaml_load
 
 BOM = b"\xef\xbb\xbf"
 ENCODING = "encoding"  # the problem code of a file that is not valid UTF-8
+DUPLICATE = "duplicate"  # the problem code of a key written twice: duplicate.<key>
 FENCE = "---"
 _OPENING = FENCE + "\n"  # the first line of a frontmatter
 # Anything below this many "epoch milliseconds" is before March 1973: seconds.
@@ -275,7 +277,29 @@ def _load_yaml(
     if not isinstance(loaded, dict):
         kind = type(loaded).__name__
         return {}, [Problem("frontmatter.shape", f"frontmatter is a {kind}, not a mapping")]
-    return loaded, []
+    return loaded, _duplicates(yaml_text)  # the fast readers decline a repeated key
+
+
+_TOP_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]|$)")
+
+
+def _duplicates(yaml_text: str) -> list[Problem]:
+    """A top-level key written twice: PyYAML keeps the last value without a word, so a
+    person's first ``summary:`` (or ``pinned: true``) was silently not the memory's."""
+    lines: dict[str, list[int]] = {}
+    for number, line in enumerate(yaml_text.splitlines(), start=1):
+        match = _TOP_KEY.match(line)
+        if match:
+            lines.setdefault(match.group(1), []).append(number)
+    return [
+        Problem(
+            f"{DUPLICATE}.{key}",
+            f"{key!r} is written {len(at)} times (frontmatter lines "
+            f"{', '.join(map(str, at[:-1]))} and {at[-1]}): YAML keeps only the last",
+        )
+        for key, at in lines.items()
+        if len(at) > 1
+    ]
 
 
 def render(memory: Memory) -> bytes:

@@ -9,7 +9,14 @@ from pathlib import Path
 from memoryd import layouts
 from memoryd.checks import Context, RootView, root_check
 from memoryd.findings import Finding
-from memoryd.memory import BINARY, escape_controls, id_for_path, shown_name, validate
+from memoryd.memory import (
+    BINARY,
+    DUPLICATE,
+    escape_controls,
+    id_for_path,
+    shown_name,
+    validate,
+)
 from memoryd.rootfs import inside
 from memoryd.roots import walk_files
 
@@ -61,6 +68,9 @@ def _fix(code: str, own: str | None = None) -> str:
         return "fix the YAML between the '---' lines at the top of the file"
     if code == "encoding":
         return "save the file as UTF-8"
+    if code.startswith(f"{DUPLICATE}."):
+        key = code.partition(".")[2]
+        return f"keep one '{key}:' line in the frontmatter (delete the others)"
     name = code.partition(".")[2] or code
     return f"correct the '{name}:' field in the frontmatter"
 
