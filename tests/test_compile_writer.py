@@ -180,6 +180,29 @@ def test_an_index_md_memoryd_did_not_write_is_never_deleted(tmp_path: Path) -> N
     )
 
 
+def test_an_index_md_a_person_wrote_is_never_replaced(tmp_path: Path) -> None:
+    """memoryd would only delete an index.md it wrote, but replaced one a person wrote (a
+    folder's own overview, Obsidian's or MkDocs' index.md) as soon as a memory was there."""
+    root = tmp_path / "m"
+    mine = b"# My notes\r\n\r\nThe overview I keep by hand.\r\n"
+    build(
+        root,
+        {"notes/index.md": mine, "notes/a.md": mem("fact", "A"), "facts/b.md": mem("fact", "B")},
+    )
+    for check in (True, False):
+        report = compile_root(RootConfig(root), CONFIG, check=check)
+        assert (root / "notes/index.md").read_bytes() == mine
+        assert root / "notes/index.md" not in report.written + report.stale
+        assert [(p.path, p.message) for p in report.problems] == [
+            (
+                root / "notes/index.md",
+                "index.md was not written by memoryd, so it is left as it is and this "
+                "folder's memories get no compiled index",
+            )
+        ]
+    assert "- [b.md](b.md) `facts/b`: B" in (root / "facts/index.md").read_text()
+
+
 def test_an_unreadable_memory_leaves_its_folder_and_root_md_alone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
