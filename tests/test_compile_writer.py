@@ -17,7 +17,7 @@ CONFIG = Config()
 DAMAGED = b"# Mine\n\n<!-- memoryd:begin rules -->\nhalf a block\n"
 HUMAN = (
     "\ufeff# Mine  \r\n"  # BOM, trailing blanks, CRLF: all kept
-    "<!-- memoryd:begin routing -->\r\nold\r\n<!-- memoryd:end routing -->\r\n"
+    "<!-- memoryd:begin routing -->\r\n| old | `facts/a` |\r\n<!-- memoryd:end routing -->\r\n"
     "between \u4e2d\u6587\r\n\r\n"
     "<!-- memoryd:begin rules -->\r\n<!-- memoryd:end rules -->\r\n"
     "after\r\n<!-- memoryd:begin directory -->\r\n<!-- memoryd:end directory -->"
@@ -180,16 +180,64 @@ def test_an_index_md_memoryd_did_not_write_is_never_deleted(tmp_path: Path) -> N
     )
 
 
-def test_an_unreadable_memory_leaves_its_folder_and_root_md_alone(tmp_path: Path) -> None:
+def test_an_index_md_a_person_wrote_is_never_replaced(tmp_path: Path) -> None:
+    """memoryd would only delete an index.md it wrote, but replaced one a person wrote (a
+    folder's own overview, Obsidian's or MkDocs' index.md) as soon as a memory was there."""
     root = tmp_path / "m"
-    build(root, {"facts/a.md": mem("fact", "A"), "decisions/b.md": mem("decision", "B")})
-    (root / "facts/broken.md").symlink_to(root / "facts/missing-target.md")
+    mine = b"# My notes\r\n\r\nThe overview I keep by hand.\r\n"
+    build(
+        root,
+        {"notes/index.md": mine, "notes/a.md": mem("fact", "A"), "facts/b.md": mem("fact", "B")},
+    )
+    for check in (True, False):
+        report = compile_root(RootConfig(root), CONFIG, check=check)
+        assert (root / "notes/index.md").read_bytes() == mine
+        assert root / "notes/index.md" not in report.written + report.stale
+        assert [(p.path, p.message) for p in report.problems] == [
+            (
+                root / "notes/index.md",
+                "index.md was not written by memoryd, so it is left as it is and this "
+                "folder's memories get no compiled index",
+            )
+        ]
+    assert "- [b.md](b.md) `facts/b`: B" in (root / "facts/index.md").read_text()
+
+
+def test_an_unreadable_memory_leaves_its_folder_and_root_md_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "m"
+    build(
+        root,
+        {
+            "facts/a.md": mem("fact", "A"),
+            "decisions/b.md": mem("decision", "B"),
+            "facts/broken.md": mem("fact", "Broken"),
+        },
+    )
+
+    def refuse(file: str, *args: object, **kwargs: object) -> object:
+        if str(file).endswith("broken.md"):  # chmod 000 stops no one running as root
+            raise PermissionError(13, "Permission denied", file)
+        return open(file, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr("memoryd.compile.listing.open", refuse, raising=False)
     report = compile_root(RootConfig(root), CONFIG)
     assert report.written == [root / "decisions/index.md"]
     assert not (root / "facts/index.md").exists()
     [problem] = report.problems
     assert problem.path == root / "facts/broken.md"
-    assert problem.message.startswith("cannot be read (No such file or directory)")
+    assert problem.message.startswith("cannot be read (Permission denied)")
+
+
+def test_a_link_to_no_file_is_no_memory_and_leaves_compile_alone(tmp_path: Path) -> None:
+    """A dangling link (or one that loops) holds no memory to keep a listing for."""
+    root = tmp_path / "m"
+    build(root, {"facts/a.md": mem("fact", "A")})
+    (root / "facts/broken.md").symlink_to(root / "facts/missing-target.md")
+    report = compile_root(RootConfig(root), CONFIG)
+    assert report.problems == []
+    assert "broken" not in (root / "facts/index.md").read_text(encoding="utf-8")
 
 
 def test_other_layouts_and_missing_roots_are_not_compiled(tmp_path: Path) -> None:

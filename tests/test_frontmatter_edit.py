@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import difflib
 
+import pytest
 from hypothesis import example, given, seed
 from hypothesis import strategies as st
 
+from memoryd.errors import MemorydError
 from memoryd.frontmatter_edit import edit_fields
 from memoryd.memory import parse
 
@@ -131,3 +133,21 @@ def test_a_key_written_in_a_form_the_editor_does_not_read_is_never_duplicated() 
     raw = b'---\n"superseded_by": facts/old\nid: x\n---\n'
     out = edit_fields(parse(raw), {"superseded_by": "facts/new"})
     assert out == b"---\nsuperseded_by: facts/new\nid: x\n---\n"
+
+
+def test_bytes_that_are_not_utf8_are_kept_as_they_are() -> None:
+    raw = b"---\nkind: fact\nsummary: caf\xe9\n---\nna\xefve\n"
+    edited = edit_fields(parse(raw), {"superseded_by": "facts/new"})
+    assert edited == b"---\nkind: fact\nsummary: caf\xe9\nsuperseded_by: facts/new\n---\nna\xefve\n"
+
+
+def test_a_file_that_is_not_utf8_is_never_rewritten_whole() -> None:
+    """A shape the line editor leaves alone (a key in quotes) would be rendered from the
+    text read with replacement characters: refused instead."""
+    memory = parse(b'---\n"supersedes": [facts/old]\nsummary: caf\xe9\n---\n')
+    with pytest.raises(MemorydError) as caught:
+        edit_fields(memory, {"supersedes": None})
+    assert str(caught.value) == (
+        "cannot rewrite a memory that is not valid UTF-8: its other bytes would be lost\n"
+        "  hint: save the file as UTF-8 first (e.g. iconv -f latin1 -t utf-8)"
+    )

@@ -99,7 +99,7 @@ def _gone(root: Path) -> None:
 
 
 def _dangling_symlink(root: Path) -> None:
-    (root / "facts/link.md").symlink_to(root / "facts/nowhere.md")
+    (root / "facts/link.md").symlink_to("nowhere.md")
 
 
 def _tracked_state(root: Path) -> None:
@@ -186,10 +186,19 @@ SCENARIOS: dict[str, tuple[Scenario, list[tuple[str, str, str, str]]]] = {
         [("files.malformed", "memory/facts/a.md", "created looks like epoch seconds (1700000000); write milliseconds (1700000000000)",
           "correct the 'created:' field in the frontmatter")],
     ),
-    "unreadable file": (
+    "key written twice": (
+        lambda r: write(r / "facts/a.md",
+                        "---\nkind: fact\nsummary: B\nsummary: A\nload_when: [alpha]\n---\nbody\n"),
+        [("files.malformed", "memory/facts/a.md",
+          "'summary' is written 2 times (frontmatter lines 2 and 3): YAML keeps only the last",
+          "keep one 'summary:' line in the frontmatter (delete the others)")],
+    ),
+    "dangling link": (
         _dangling_symlink,
-        [("files.unreadable", "memory/facts/link.md", "cannot be read (No such file or directory)",
-          "make it readable (chmod u+r {home}/memory/facts/link.md) or move it out of the root")],
+        [("files.outside", "memory/facts/link.md",
+          "is a link to nowhere.md, which leads to no file (the target is gone, or the "
+          "link loops), so it is skipped",
+          "delete the link, or point it at a memory file inside the root")],
     ),
     "no summary": (
         lambda r: (write(r / "decisions/b.md", "---\nkind: decision\n---\nbody\n"), recompile(r)),
@@ -217,6 +226,27 @@ def test_each_problem_is_reported_with_its_file_and_fix(
     scenario(root)
     want = [(c, p, m, f.format(home=isolated_home)) for c, p, m, f in expected]
     assert sorted(findings()) == sorted(want)
+
+
+def test_an_unreadable_file_is_reported(
+    root: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file indexed while it was readable, then chmod 000: the index keeps its row, and
+    inspect said that row was of a file "which is gone" with a reindex fix that changes
+    nothing. chmod stops no one running as root (as the tests may): the read is refused."""
+    write(root / "facts/locked.md", mem("locked"))
+
+    def refuse(file: str, *args: object, **kwargs: object) -> object:
+        if str(file).endswith("locked.md"):
+            raise PermissionError(13, "Permission denied", file)
+        return open(file, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr("memoryd.compile.listing.open", refuse, raising=False)
+    assert findings() == [
+        ("files.unreadable", "memory/facts/locked.md", "cannot be read (Permission denied)",
+         f"make it readable (chmod u+r {isolated_home}/memory/facts/locked.md) or move it out "
+         "of the root"),
+    ]  # fmt: skip
 
 
 def test_an_oversized_file_is_reported(root: Path, isolated_home: Path) -> None:

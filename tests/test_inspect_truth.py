@@ -17,6 +17,11 @@ def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[
     return helpers.run_cli(*args, cwd=cwd or Path(os.environ["HOME"]))
 
 
+def run_process(*args: str) -> subprocess.CompletedProcess[str]:
+    """:func:`run_cli` in a real process, which a hang cannot keep past 20 s."""
+    return helpers.run_cli_process(*args, cwd=Path(os.environ["HOME"]), timeout=20)
+
+
 def test_an_id_that_does_not_match_the_path_is_reported(root: Path) -> None:
     write(root / "facts/ci.md", mem("CI runs on arm64", id="facts/ci-runners"))
     recompile(root)
@@ -80,6 +85,74 @@ def test_a_link_leading_out_of_the_root_is_reported_with_its_target(
             "move the file into the root (a link may point the other way), or delete the link",
         )
     ]
+
+
+def test_a_link_that_loops_or_dangles_is_reported_and_every_command_still_runs(
+    root: Path,
+) -> None:
+    """A self-referential link's stat raises ELOOP: reindex, recall, compile and inspect
+    each stopped with an internal error, for good, over one stray link."""
+    os.symlink("loop.md", root / "pitfalls" / "loop.md")
+    os.symlink("gone.md", root / "pitfalls" / "moved.md")
+    write(root / "facts/kept.md", mem("Kept") + "a wombat lives here\n")
+    for args in (("reindex",), ("recall", "wombat"), ("compile",)):
+        done = run_cli(*args)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert done.stderr == ""
+    assert "facts/kept" in run_cli("recall", "wombat").stdout
+    assert "| pitfalls/ | 0 |" in (root / "ROOT.md").read_text(encoding="utf-8")
+    nowhere = "which leads to no file (the target is gone, or the link loops), so it is skipped"
+    fix = "delete the link, or point it at a memory file inside the root"
+    assert findings() == [
+        ("files.outside", "memory/pitfalls/loop.md", f"is a link to loop.md, {nowhere}", fix),
+        ("files.outside", "memory/pitfalls/moved.md", f"is a link to gone.md, {nowhere}", fix),
+    ]
+
+
+def test_a_fifo_named_like_a_memory_is_skipped_and_hangs_no_command(root: Path) -> None:
+    """Opening a FIFO waits for a writer: reindex, recall, inspect and forget hung for
+    good on a stray ``mkfifo facts/pipe.md`` (and so would the daemon's index)."""
+    os.mkfifo(root / "facts" / "pipe.md")
+    os.symlink("pipe.md", root / "facts" / "to-pipe.md")
+    write(root / "facts/kept.md", mem("Kept") + "a wombat lives here\n")
+    for args in (("reindex",), ("recall", "wombat"), ("compile",)):
+        done = run_process(*args)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert done.stderr == ""
+    assert "facts/kept" in run_process("recall", "wombat").stdout
+    gone = run_process("forget", "facts/pipe")
+    assert (gone.returncode, gone.stdout) == (1, "")
+    assert gone.stderr.startswith("memoryd: error: no memory with id 'facts/pipe' in ")
+    assert "- [kept.md](kept.md) `facts/kept`: Kept\n" in (root / "facts/index.md").read_text()
+    done = run_process("inspect")
+    assert done.returncode == 1, done.stdout + done.stderr
+    special = (
+        "is not a regular file (a FIFO, a socket or a device), so it is skipped: memoryd "
+        "reads only regular files"
+    )
+    fix = "move it out of the memory root, or rename it so that it does not end in .md"
+    assert findings() == [
+        ("files.outside", "memory/facts/pipe.md", special, fix),
+        ("files.outside", "memory/facts/to-pipe.md", special, fix),
+    ]
+
+
+def test_a_rule_typed_into_root_md_s_rules_block_survives_compile(root: Path) -> None:
+    root_md = root / "ROOT.md"
+    typed = "- Never deploy on a Friday (the on-call is thin)\n"
+    root_md.write_text(
+        root_md.read_text(encoding="utf-8").replace(
+            "_No iron rules yet._\n", "_No iron rules yet._\n" + typed
+        ),
+        encoding="utf-8",
+    )
+    done = run_cli("compile")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "_No iron rules yet._\n<!-- memoryd:end rules -->\n" + typed in root_md.read_text(
+        encoding="utf-8"
+    )
+    assert run_cli("compile").stdout == "every compiled file is up to date\n"
+    assert findings() == []
 
 
 def test_a_newline_in_a_file_name_cannot_end_a_compiled_block(root: Path) -> None:

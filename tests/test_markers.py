@@ -21,7 +21,7 @@ def block(name: str, *body: str) -> str:
     return "\n".join([begin_line(name, "(note)"), *body, end_line(name)]) + "\n"
 
 
-NEW = {"a": block("a", "new a"), "b": block("b", "new b")}
+NEW = {"a": block("a", "## new a"), "b": block("b", "- new b (`b`)")}  # as compile writes
 
 
 def test_blocks_are_appended_to_a_file_without_markers() -> None:
@@ -39,7 +39,7 @@ def test_an_empty_file_becomes_the_blocks() -> None:
 def test_blocks_are_replaced_whole_and_human_text_survives() -> None:
     text = (
         "before  \n\n"
-        "<!-- memoryd:begin b -->\nold b\nmore old b\n<!-- memoryd:end b -->\n"
+        "<!-- memoryd:begin b -->\n- old b (`b`)\n\n| more | old b |\n<!-- memoryd:end b -->\n"
         "between\t\n"
         "<!-- memoryd:begin a (anything) -->\n<!-- memoryd:end a -->\n"
         "after\n\n\n"
@@ -49,8 +49,30 @@ def test_blocks_are_replaced_whole_and_human_text_survives() -> None:
     )
 
 
+def test_a_line_typed_inside_a_block_is_moved_below_it_not_dropped() -> None:
+    """An iron rule added by hand to the rules block was deleted by the next compile (the
+    daemon's, seconds later), with nothing said: the block is regenerated whole."""
+    text = (
+        "# Memory\n"
+        "<!-- memoryd:begin a -->\n## Iron rules\n\n_No iron rules yet._\n"
+        "- never deploy on a Friday\n  the release train waits\n| x | y |\n- stale (`r/x`)\n"
+        "<!-- memoryd:end a -->\n"
+        "after\n"
+    )
+    out = splice(text, {"a": NEW["a"]})
+    assert out == (
+        "# Memory\n" + NEW["a"] + "- never deploy on a Friday\n  the release train waits\nafter\n"
+    )
+    assert splice(out, {"a": NEW["a"]}) == out
+
+
+def test_a_typed_line_in_a_block_that_ends_the_file_keeps_its_own_ending() -> None:
+    text = "<!-- memoryd:begin a -->\r\nmine\r\n<!-- memoryd:end a -->"
+    assert splice(text, {"a": NEW["a"]}) == NEW["a"].replace("\n", "\r\n") + "mine\r\n"
+
+
 def test_a_missing_block_is_appended_after_the_others() -> None:
-    text = "x\n<!-- memoryd:begin a -->\nold\n<!-- memoryd:end a -->\ny\n"
+    text = "x\n<!-- memoryd:begin a -->\n## old\n<!-- memoryd:end a -->\ny\n"
     assert splice(text, NEW) == "x\n" + NEW["a"] + "y\n\n" + NEW["b"]
 
 
@@ -60,13 +82,13 @@ def test_blocks_of_other_names_are_left_alone() -> None:
 
 
 def test_crlf_files_keep_crlf() -> None:
-    text = "x\r\n<!-- memoryd:begin a -->\r\nold\r\n<!-- memoryd:end a -->\r\ny\r\n"
+    text = "x\r\n<!-- memoryd:begin a -->\r\n_old_\r\n<!-- memoryd:end a -->\r\ny\r\n"
     out = splice(text, {"a": NEW["a"]})
     assert out == "x\r\n" + NEW["a"].replace("\n", "\r\n") + "y\r\n"
 
 
 def test_a_block_ending_the_file_without_newline_keeps_that() -> None:
-    text = "x\n<!-- memoryd:begin a -->\nold\n<!-- memoryd:end a -->"
+    text = "x\n<!-- memoryd:begin a -->\n_old_\n<!-- memoryd:end a -->"
     assert splice(text, {"a": NEW["a"]}) == "x\n" + NEW["a"].rstrip("\n")
 
 
@@ -99,7 +121,7 @@ def test_damaged_markers_are_refused_with_the_line(text: str, message: str) -> N
 
 def test_extract_returns_the_inner_text() -> None:
     text = "x\n" + NEW["a"] + "y\n"
-    assert extract(text) == {"a": "new a\n"}
+    assert extract(text) == {"a": "## new a\n"}
 
 
 _human = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40).filter(
@@ -112,7 +134,7 @@ _human = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40).filte
 def test_human_text_around_blocks_survives_any_content(parts: list[str], crlf: bool) -> None:
     nl = "\r\n" if crlf else "\n"
     head, mid, tail = (p.replace("\r", "").replace("\n", nl) + nl for p in parts)
-    old_a = f"<!-- memoryd:begin a -->{nl}x{nl}<!-- memoryd:end a -->{nl}"
+    old_a = f"<!-- memoryd:begin a -->{nl}- x (`x`){nl}<!-- memoryd:end a -->{nl}"
     old_b = f"<!-- memoryd:begin b -->{nl}<!-- memoryd:end b -->{nl}"
     text = head + old_a + mid + old_b + tail
     out = splice(text, NEW)

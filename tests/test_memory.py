@@ -7,7 +7,16 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from memoryd.errors import MemorydError
-from memoryd.memory import Memory, epoch_ms, id_for_path, new_memory, parse, render, validate
+from memoryd.memory import (
+    Memory,
+    Problem,
+    epoch_ms,
+    id_for_path,
+    new_memory,
+    parse,
+    render,
+    validate,
+)
 
 PLUGIN_EXAMPLE = """\
 ---
@@ -350,3 +359,18 @@ def test_validate_reports_each_field_as_specified(meta: dict[str, object], expec
     assert [p.code for p in validate(memory, expected_id=expected_id)] == _specified_problems(
         meta, expected_id
     )
+
+
+def test_a_key_written_twice_is_a_problem_naming_its_lines() -> None:
+    """PyYAML keeps the last of two keys without a word: the first summary was hidden."""
+    memory = parse(b"---\nkind: fact\nsummary: first\n# later:\nsummary: second\n---\nbody\n")
+    assert memory.summary == "second" and not memory.malformed
+    assert memory.problems == (
+        Problem(
+            "duplicate.summary",
+            "'summary' is written 2 times (frontmatter lines 2 and 4): YAML keeps only the last",
+        ),
+    )
+    crlf = parse(b"---\r\npinned: true\r\nkind: fact\r\npinned: false\r\n---\r\n")
+    assert [p.code for p in crlf.problems] == ["duplicate.pinned"]
+    assert parse(b"---\nkind: fact\nnested:\n  kind: x\n---\n").problems == ()

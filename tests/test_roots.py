@@ -77,6 +77,9 @@ def test_walk_root_skips_git_temp_files_and_links_out(tmp_path: Path) -> None:
     os.symlink(outside, root / "facts" / "link-out.md")
     os.symlink(root / "facts" / "a.md", root / "facts" / "link-in.md")
     os.symlink(root, root / "facts" / "loop")
+    os.symlink("self.md", root / "facts" / "self.md")  # stat: ELOOP
+    os.symlink(root / "facts" / "gone.md", root / "facts" / "dangling.md")
+    os.mkfifo(root / "facts" / "pipe.md")  # opening it waits for a writer
     found = [p.relative_to(root).as_posix() for p in walk_root(root)]
     assert found == ["facts/a.md", "facts/deep/b.md", "facts/link-in.md"]
 
@@ -135,6 +138,9 @@ def test_listed_says_exactly_what_walk_root_lists(tmp_path: Path) -> None:
     os.symlink(root / "real", root / "linked-folder")
     os.symlink(root / "real", root / "facts" / "folder-link.md")
     os.symlink(root, root / "facts" / "loop")
+    os.symlink("self.md", root / "facts" / "self.md")
+    os.mkfifo(root / "facts" / "pipe.md")
+    os.symlink(root / "facts" / "pipe.md", root / "facts" / "to-pipe.md")
     walked = set(walk_root(root))
     every = {Path(d) / f for d, dirs, files in os.walk(root) for f in [*dirs, *files]}
     every |= {root / "linked-folder" / "r.md", root / "facts" / "gone.md"}

@@ -212,7 +212,7 @@ def _log_bug(app: App, exc: BaseException) -> str:
     try:
         log_file = app.paths.log_file
         log_file.parent.mkdir(parents=True, exist_ok=True)
-        handler = logging.FileHandler(log_file, encoding="utf-8")
+        handler = logging.FileHandler(log_file, encoding="utf-8", errors="backslashreplace")
     except Exception:
         return "please report it with the command you ran"
     bug = logging.getLogger("memoryd.bug")

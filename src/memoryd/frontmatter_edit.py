@@ -56,10 +56,9 @@ def _means(data: bytes, wanted: Memory) -> bool:
 
 def _edit(raw: bytes, changes: Mapping[str, Any], present: set[Any]) -> bytes | None:
     bom = raw.startswith(BOM)
-    try:
-        text = raw[len(BOM) :].decode("utf-8") if bom else raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
+    # A byte that is not UTF-8 (a Latin-1 "café") comes back as the same byte: the
+    # replacement character parse() read it as is never written into the user's file.
+    text = raw[len(BOM) if bom else 0 :].decode("utf-8", "surrogateescape")
     lines = text.splitlines(keepends=True)
     if not lines or lines[0].rstrip("\r\n") != FENCE or not lines[0].endswith("\n"):
         return None
@@ -78,7 +77,7 @@ def _edit(raw: bytes, changes: Mapping[str, Any], present: set[Any]) -> bytes | 
             return None
         front = result
     out = "".join([lines[0], *front, *lines[close:]])
-    data = out.encode("utf-8")
+    data = out.encode("utf-8", "surrogateescape")
     return BOM + data if bom else data
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -19,6 +20,8 @@ from memoryd.errors import MemorydError
 from memoryd.frontmatter import load_flat, load_lines, load_simple, pyyaml_load
 
 BOM = b"\xef\xbb\xbf"
+ENCODING = "encoding"  # the problem code of a file that is not valid UTF-8
+DUPLICATE = "duplicate"  # the problem code of a key written twice: duplicate.<key>
 FENCE = "---"
 _OPENING = FENCE + "\n"  # the first line of a frontmatter
 # Anything below this many "epoch milliseconds" is before March 1973: seconds.
@@ -163,7 +166,7 @@ def parse(raw: bytes, *, keep_source: bool = True) -> Memory:
         text = payload.decode("utf-8")
     except UnicodeDecodeError:
         text = payload.decode("utf-8", errors="replace")
-        problems.append(Problem("encoding", "not valid UTF-8; read with replacement characters"))
+        problems.append(Problem(ENCODING, "not valid UTF-8; read with replacement characters"))
     first_end = text.find("\n")
     first_line = text if first_end < 0 else text[:first_end]
     newline = "\r\n" if first_line.endswith("\r") else "\n"
@@ -274,7 +277,29 @@ def _load_yaml(
     if not isinstance(loaded, dict):
         kind = type(loaded).__name__
         return {}, [Problem("frontmatter.shape", f"frontmatter is a {kind}, not a mapping")]
-    return loaded, []
+    return loaded, _duplicates(yaml_text)  # the fast readers decline a repeated key
+
+
+_TOP_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]|$)")
+
+
+def _duplicates(yaml_text: str) -> list[Problem]:
+    """A top-level key written twice: PyYAML keeps the last value without a word, so a
+    person's first ``summary:`` (or ``pinned: true``) was silently not the memory's."""
+    lines: dict[str, list[int]] = {}
+    for number, line in enumerate(yaml_text.splitlines(), start=1):
+        match = _TOP_KEY.match(line)
+        if match:
+            lines.setdefault(match.group(1), []).append(number)
+    return [
+        Problem(
+            f"{DUPLICATE}.{key}",
+            f"{key!r} is written {len(at)} times (frontmatter lines "
+            f"{', '.join(map(str, at[:-1]))} and {at[-1]}): YAML keeps only the last",
+        )
+        for key, at in lines.items()
+        if len(at) > 1
+    ]
 
 
 def render(memory: Memory) -> bytes:
@@ -292,6 +317,11 @@ def render(memory: Memory) -> bytes:
         raise MemorydError(
             "cannot rewrite a memory whose frontmatter is malformed",
             hint="fix the YAML between the '---' lines by hand first (memoryd inspect shows where)",
+        )
+    if src is not None and any(p.code == ENCODING for p in memory.problems):
+        raise MemorydError(  # its text was read with replacement characters
+            "cannot rewrite a memory that is not valid UTF-8: its other bytes would be lost",
+            hint="save the file as UTF-8 first (e.g. iconv -f latin1 -t utf-8)",
         )
     text = memory.body
     # An empty frontmatter keeps a body that starts with '---' from reading as one.
@@ -320,6 +350,7 @@ def _dump(meta: dict[Any, Any]) -> str:
 
 
 BINARY = "binary file"  # Scanned.error of a memory-named file that is not text
+NOT_REGULAR = "not a regular file"  # why a FIFO or device named like a memory is never read
 _BINARY_SNIFF = 8000  # git's heuristic: a NUL byte in the first 8000 bytes means binary
 
 

@@ -34,15 +34,18 @@ def is_memory_name(name: str) -> bool:
 
 
 def walk_files(
-    root: str, outside: list[str] | None = None, unlisted: list[str] | None = None
+    root: str, skipped: list[str] | None = None, unlisted: list[str] | None = None
 ) -> list[str]:
     """Every memory file under ``root`` as path strings in string order, never leaving it.
 
-    Skips VCS and hidden folders, editor temp files, linked folders, and linked files
-    whose target resolves outside the root. ``outside``: collects the memory-named links
-    skipped because they lead out of the root (for inspect, which says what each points
-    to). A folder that cannot be listed is skipped and logged, or put in ``unlisted``
-    when that is given (the caller decides what "unknown" means for its files).
+    Skips VCS and hidden folders, editor temp files, linked folders, linked files whose
+    target resolves outside the root or to nothing (a dangling link, a loop: stat would
+    raise ELOOP for that one, and every command walks), and what is named like a memory
+    but is no regular file (a FIFO, whose open waits for a writer: every reader would
+    hang). ``skipped``: collects those memory-named links and special files (for
+    inspect, which says what each is). A folder that cannot be listed is skipped and
+    logged, or put in ``unlisted`` when that is given (the caller decides what
+    "unknown" means for its files).
     """
     real_root = os.path.realpath(root)
     found: list[str] = []
@@ -58,19 +61,34 @@ def walk_files(
                 _log().warning("cannot list %s: %s", folder, exc)
             continue
         for entry in entries:
-            if entry.is_symlink() and not inside(entry.path, real_root):
-                if outside is not None and is_memory_name(entry.name):
-                    outside.append(entry.path)
-                continue
-            if entry.is_dir():
-                if entry.is_symlink():  # never descend through links: no loops, no escapes
-                    continue
+            if entry.is_symlink():  # never descended into: no loops, no escapes
+                if is_memory_name(entry.name):
+                    _linked(entry.path, real_root, found, skipped)
+            elif entry.is_dir():
                 if entry.name not in SKIP_DIRS and not entry.name.startswith("."):
                     stack.append(entry.path)
             elif is_memory_name(entry.name):
-                found.append(entry.path)
+                if entry.is_file():  # the d_type scandir read: no system call
+                    found.append(entry.path)
+                elif skipped is not None:
+                    skipped.append(entry.path)
     found.sort()
     return found
+
+
+def _linked(path: str, real_root: str, found: list[str], skipped: list[str] | None) -> None:
+    """A memory-named link: a memory when it leads to a regular file inside the root.
+
+    ``os.path`` answers False for a dangling link and a loop, where the ``DirEntry``
+    methods raise (ELOOP). A link to a folder inside the root is no memory, and no mistake.
+    """
+    if not inside(path, real_root):
+        if skipped is not None:
+            skipped.append(path)
+    elif os.path.isfile(path):
+        found.append(path)
+    elif skipped is not None and not os.path.isdir(path):
+        skipped.append(path)
 
 
 def inside(path: str, real_root: str) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -166,10 +167,10 @@ def walk_root(root: Path) -> list[Path]:
     return sorted(Path(p) for p in walk_files(root))
 
 
-def walk_files(root: Path, outside: list[str] | None = None) -> list[str]:
+def walk_files(root: Path, skipped: list[str] | None = None) -> list[str]:
     """:func:`walk_root` as plain path strings in string order (cheaper at 100k files;
     see :func:`memoryd.rootfs.walk_files`)."""
-    return rootfs.walk_files(str(root), outside)
+    return rootfs.walk_files(str(root), skipped)
 
 
 def visible(folders: tuple[str, ...]) -> bool:
@@ -205,8 +206,14 @@ def listed(root: Path, path: Path) -> bool:
     if not listed_by_name(root, path) or not walks_into(root, path.parent):
         return False
     if path.is_symlink():
-        return not path.is_dir() and rootfs.inside(str(path), str(root.resolve()))
-    return os.path.lexists(path) and not path.is_dir()
+        return (
+            path.is_file()  # False for a dangling link, a loop and a FIFO, as for the walk
+            and rootfs.inside(str(path), str(root.resolve()))
+        )
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)  # not a folder, a FIFO, a device
+    except (OSError, ValueError):
+        return False
 
 
 def relative_id(root: Path, path: Path) -> str:

@@ -5,6 +5,7 @@ import importlib
 import os
 import sqlite3
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -112,6 +113,29 @@ def test_symlinks_are_not_followed_out_of_a_root(world: World, db: IndexDB, tmp_
     reconcile(db, world.config)
     reconcile(db, world.config, only=[world.global_root.path / "link.md"])
     assert db.rows() == []
+
+
+def test_a_fifo_read_in_its_place_is_refused_at_once(tmp_path: Path) -> None:
+    """A file swapped for a FIFO between the walk and the read (the walk skips FIFOs):
+    opening it waited for a writer, and the reconcile with it, for good."""
+    pipe = tmp_path / "pipe.md"
+    os.mkfifo(pipe)
+    raised: list[OSError] = []
+
+    def read() -> None:
+        try:
+            loader_module.read_file(str(pipe), 1000)
+        except OSError as exc:
+            raised.append(exc)
+
+    worker = threading.Thread(target=read, daemon=True)
+    worker.start()
+    worker.join(10)
+    if worker.is_alive():  # the open waits for a writer: be one, so the thread can end
+        os.close(os.open(pipe, os.O_WRONLY | os.O_NONBLOCK))
+        worker.join(10)
+        pytest.fail("the read waited on the FIFO")
+    assert [loader_module.reason(exc) for exc in raised] == ["not a regular file"]
 
 
 def test_unreadable_file_is_unknown_and_keeps_its_row(

@@ -50,6 +50,45 @@ def test_supersedes_inserts_one_line_and_forget_removes_only_it(setup: Setup) ->
     assert old.read_bytes() == before
 
 
+def test_a_latin1_file_keeps_its_bytes_when_it_is_superseded_and_unlinked(setup: Setup) -> None:
+    """Its text is read with replacement characters: the edit wrote those back, so every
+    é of the person's file became U+FFFD for good, in a command that said "remembered"."""
+    old = setup.project / "facts" / "cafe.md"
+    old.parent.mkdir(parents=True, exist_ok=True)
+    before = b"---\nkind: fact\nsummary: caf\xe9 opens at 8\n---\nThe caf\xe9 by the office.\n"
+    old.write_bytes(before)
+    remember(
+        setup, "--kind", "fact", "--summary", "The coffee place opens at 9 now",
+        "--id", "facts/coffee", "--supersedes", "facts/cafe",
+    )  # fmt: skip
+    assert old.read_bytes() == before.replace(
+        b"at 8\n---", b"at 8\nsuperseded_by: facts/coffee\n---"
+    )
+    done = run_cli("forget", "facts/coffee", cwd=setup.repo)
+    assert done.returncode == 0, done.stderr
+    assert old.read_bytes() == before
+
+
+def test_superseding_a_malformed_memory_is_refused_before_anything_is_written(
+    setup: Setup,
+) -> None:
+    """The new memory was written, and then the command failed on the old one's YAML: a
+    retry met the new memory as a duplicate, and the old one never learnt of it."""
+    old = setup.project / "facts" / "ports.md"
+    write(old, "---\nkind: fact\nsummary: ports\nload_when: [db, port\n---\nPostgres on 5433.\n")
+    assert run_cli("compile", cwd=setup.repo).returncode == 0
+    stderr = refused(
+        setup, "--kind", "fact", "--summary", "Postgres moved to 5434",
+        "--supersedes", "facts/ports", "Postgres is on 5434 now.",
+    )  # fmt: skip
+    assert stderr == (
+        "memoryd: error: refusing to remember: --supersedes 'facts/ports': memoryd cannot "
+        f"rewrite a memory whose frontmatter is malformed ({old})\n"
+        "  hint: fix the YAML between the '---' lines by hand first (memoryd inspect shows "
+        "where)\n"
+    )
+
+
 def test_accept_changes_only_the_kind_id_and_updated_lines(setup: Setup) -> None:
     proposal = setup.project / "proposals" / "lint.md"
     write(

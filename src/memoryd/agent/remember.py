@@ -20,10 +20,16 @@ from memoryd.agent import citing, upkeep
 from memoryd.app import App
 from memoryd.compile.blocks import is_generated
 from memoryd.config import RootConfig
-from memoryd.errors import DuplicateRefused, Refused, SecretRefused, UsageError
+from memoryd.errors import (
+    DuplicateRefused,
+    MemorydError,
+    Refused,
+    SecretRefused,
+    UsageError,
+)
 from memoryd.frontmatter_edit import edit_fields
 from memoryd.fsutil import atomic_write
-from memoryd.memory import KIND_FOLDERS, KIND_OF_FOLDER, Memory, new_memory, render
+from memoryd.memory import KIND_FOLDERS, KIND_OF_FOLDER, Memory, id_for_path, new_memory, render
 from memoryd.roots import listed_by_name
 from memoryd.suggest import closest
 
@@ -196,6 +202,7 @@ def remember(app: App, request: Request, stamp: int | None = None) -> Outcome:
         _refuse_rules_folder(memory_id)
     path = safepath.inside(root.path, memory_id, ".md")
     _refuse_unseen(root.path, memory_id, path)
+    _refuse_other_spelling(root.path, memory_id, path)
     _refuse_existing(root, memory_id, path)
     old = _old_memory(root, request) if request.supersedes else None
     cites = citing.anchor(app, request.cites, root.scope)
@@ -204,10 +211,11 @@ def remember(app: App, request: Request, stamp: int | None = None) -> Outcome:
     _refuse_secrets(root, path, data)
     if not request.force:
         _refuse_duplicate(app, roots, content_text(request), old)
+    old_data = None if old is None else _superseded(old, memory_id)  # before any write
     atomic_write(path, data)
     changed = [path]
-    if old is not None:
-        atomic_write(old.path, edit_fields(old.memory, {"superseded_by": memory_id}))
+    if old is not None and old_data is not None:
+        atomic_write(old.path, old_data)
         changed.append(old.path)
     warnings = tuple(upkeep.refresh(app, root, changed))
     return Outcome(
@@ -257,6 +265,25 @@ def _refuse_unseen(root: Path, memory_id: str, path: Path) -> None:
     )
 
 
+def _refuse_other_spelling(root: Path, memory_id: str, path: Path) -> None:
+    """The id written into the file is the one its path gives: ``--id facts/`` wrote
+    ``facts.md`` saying ``id: facts/``, which inspect then reported as not matching its
+    path (``facts//x`` and ``facts/./x`` the same)."""
+    rel = path.relative_to(root).as_posix()
+    own = id_for_path(rel)
+    if own == memory_id:
+        return
+    if memory_id.endswith("/"):
+        raise UsageError(
+            f"refusing id {memory_id!r}: it ends in '/', so it names a folder, not a memory",
+            hint=f"add the memory's name, like {memory_id}sqlite-cjk-tokenizer",
+        )
+    raise UsageError(
+        f"refusing id {memory_id!r}: its file would be {rel}, whose id is {own!r}",
+        hint=f"pass --id {own}",
+    )
+
+
 def _refuse_oversized(data: bytes, cap: int) -> None:
     if len(data) > cap:
         raise Refused(
@@ -303,6 +330,19 @@ def _old_memory(root: RootConfig, request: Request) -> locate.Found:
             "(memoryd accept ID) and retire the old rule",
         )
     return found
+
+
+def _superseded(old: locate.Found, memory_id: str) -> bytes:
+    """The replaced file's bytes with ``superseded_by:`` set, or a refusal naming it (its
+    frontmatter does not parse, or it is not UTF-8): the new memory is not written then,
+    where it was written and the command still failed, and a retry met a duplicate."""
+    try:
+        return edit_fields(old.memory, {"superseded_by": memory_id})
+    except MemorydError as exc:
+        raise Refused(
+            f"refusing to remember: --supersedes {old.id!r}: memoryd {exc.message} ({old.path})",
+            hint=exc.hint,
+        ) from exc
 
 
 def _refuse_secrets(root: RootConfig, path: Path, data: bytes) -> None:

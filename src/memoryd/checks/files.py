@@ -9,7 +9,15 @@ from pathlib import Path
 from memoryd import layouts
 from memoryd.checks import Context, RootView, root_check
 from memoryd.findings import Finding
-from memoryd.memory import BINARY, escape_controls, id_for_path, shown_name, validate
+from memoryd.memory import (
+    BINARY,
+    DUPLICATE,
+    escape_controls,
+    id_for_path,
+    shown_name,
+    validate,
+)
+from memoryd.rootfs import inside
 from memoryd.roots import walk_files
 
 ALL_LAYOUTS = ("plugin", "layered", "claude")
@@ -60,6 +68,9 @@ def _fix(code: str, own: str | None = None) -> str:
         return "fix the YAML between the '---' lines at the top of the file"
     if code == "encoding":
         return "save the file as UTF-8"
+    if code.startswith(f"{DUPLICATE}."):
+        key = code.partition(".")[2]
+        return f"keep one '{key}:' line in the frontmatter (delete the others)"
     name = code.partition(".")[2] or code
     return f"correct the '{name}:' field in the frontmatter"
 
@@ -90,16 +101,32 @@ def no_summary(ctx: Context, root: RootView) -> Iterator[Finding]:
 
 @root_check("files.outside", layouts=ALL_LAYOUTS)
 def links_out_of_root(ctx: Context, root: RootView) -> Iterator[Finding]:
-    outside: list[str] = []
-    walk_files(root.path, outside)
-    for where in sorted(outside):
+    skipped: list[str] = []
+    walk_files(root.path, skipped)
+    real_root = os.path.realpath(root.path)
+    for where in sorted(skipped):
         path = Path(where)
         if not layouts.belongs(root.config.layout, path.relative_to(root.path).as_posix()):
             continue
-        target = os.readlink(path)
-        yield Finding(
-            path,
-            f"is a link to {target}, outside the root, so it is skipped: memoryd reads, "
-            "indexes and syncs only files inside a root",
-            "move the file into the root (a link may point the other way), or delete the link",
-        )
+        if path.is_symlink() and not path.exists():  # dangling, or a loop (ELOOP)
+            yield Finding(
+                path,
+                f"is a link to {os.readlink(path)}, which leads to no file (the target is "
+                "gone, or the link loops), so it is skipped",
+                "delete the link, or point it at a memory file inside the root",
+            )
+        elif path.is_symlink() and not inside(str(path), real_root):
+            yield Finding(
+                path,
+                f"is a link to {os.readlink(path)}, outside the root, so it is skipped: "
+                "memoryd reads, indexes and syncs only files inside a root",
+                "move the file into the root (a link may point the other way), or delete the "
+                "link",
+            )
+        else:  # a FIFO, a socket, a device, or a link in the root to one
+            yield Finding(
+                path,
+                "is not a regular file (a FIFO, a socket or a device), so it is skipped: "
+                "memoryd reads only regular files",
+                "move it out of the memory root, or rename it so that it does not end in .md",
+            )

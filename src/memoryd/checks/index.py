@@ -16,12 +16,15 @@ FIX = "run 'memoryd reindex' (and if a daemon runs, check 'memoryd status' for w
 
 @root_check("index.rows", layouts=("plugin", "layered", "claude"))
 def rows_match_disk(ctx: Context, root: RootView) -> Iterator[Finding]:
-    # Unreadable files are the files checks' business (the index keeps their old rows).
+    # Unreadable files are the files checks' business: the index keeps the row of one it
+    # read before (that file is there, not gone) and has none for one it never could.
+    there = {f.path for f in root.files}
     disk = {f.path for f in root.files if f.memory is not None or f.generated or f.error == BINARY}
-    extra, missing = _compare(ctx, root, disk)
+    extra, missing = _compare(ctx, root, there, disk)
     if (extra or missing) and running_pid(ctx.app.paths.lock_file) is not None:
         time.sleep(ctx.app.config.daemon.max_wait_ms / 1000 + 0.5)  # a batch may be in flight
-        extra, missing = _compare(ctx, root, {p for p in disk if p.exists()})
+        there = {p for p in there if p.exists()}
+        extra, missing = _compare(ctx, root, there, disk & there)
     for path in sorted(extra):
         yield Finding(path, "the search index still has a row for this file, which is gone", FIX)
     for path in sorted(missing):
@@ -44,6 +47,9 @@ def _utf8(path: Path) -> bool:
     return True
 
 
-def _compare(ctx: Context, root: RootView, disk: set[Path]) -> tuple[set[Path], set[Path]]:
+def _compare(
+    ctx: Context, root: RootView, there: set[Path], indexable: set[Path]
+) -> tuple[set[Path], set[Path]]:
+    """The rows of files not ``there``, and the ``indexable`` files without a row."""
     rows = {row.path for row in ctx.index().rows(root.path)}
-    return rows - disk, disk - rows
+    return rows - there, indexable - rows

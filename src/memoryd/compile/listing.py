@@ -39,7 +39,7 @@ from typing import Any
 from memoryd import __version__, cachefile
 from memoryd import fingerprint as fp
 from memoryd.compile.blocks import Entry, entry_for, is_generated
-from memoryd.memory import BINARY, Memory, looks_binary, parse
+from memoryd.memory import BINARY, NOT_REGULAR, Memory, looks_binary, parse
 from memoryd.roots import listed, walk_files, walk_root, walks_into
 
 
@@ -201,7 +201,7 @@ def _scan(root: Path, path: Path | str, old: Listing, cache: ScanCache) -> Scann
     except OSError as exc:
         return Scanned(where, rel, 0, None, _reason(exc))
     if not stat.S_ISREG(st.st_mode):  # a FIFO or device named like a memory: never open it
-        return Scanned(where, rel, 0, None, "not a regular file")
+        return Scanned(where, rel, 0, None, NOT_REGULAR)
     fingerprint = fp.of(st)
     known = old.get(rel)
     if known is not None and known.fingerprint == fingerprint and known.memory is not None:

@@ -6,7 +6,8 @@ A block is a begin marker line, generated lines, and an end marker line::
     ...
     <!-- memoryd:end rules -->
 
-Everything outside the blocks is human text and comes back byte for byte. Markers that
+Everything outside the blocks is human text and comes back byte for byte; a line typed
+inside a block that no compile writes is moved just below it, not dropped. Markers that
 do not pair up (a begin without an end, an end without a begin, a block inside a block,
 the same block twice) raise :class:`DamagedMarkers`; the caller leaves the file alone.
 
@@ -96,7 +97,11 @@ def splice(text: str, blocks: Mapping[str, str]) -> str:
     for span in sorted(spans.values(), key=lambda s: s.start):
         out.extend(lines[position : span.start])
         if span.name in fresh:
-            out.append(_keep_last_newline(fresh[span.name], lines[span.end], newline))
+            hand = [line for line in lines[span.start + 1 : span.end] if _hand_written(line)]
+            if hand:  # kept, just below the block: a person's line is never dropped
+                out += [fresh[span.name], *hand]
+            else:
+                out.append(_keep_last_newline(fresh[span.name], lines[span.end], newline))
         else:  # a block of a name we do not compile: somebody else's, leave it
             out.extend(lines[span.start : span.end + 1])
         position = span.end + 1
@@ -106,6 +111,20 @@ def splice(text: str, blocks: Mapping[str, str]) -> str:
         if name not in spans:
             result = _append(result, block, newline)
     return result
+
+
+def _hand_written(line: str) -> bool:
+    """A line inside a compiled block that no compile writes: not blank, a heading, a table
+    row, an ``_italic note_`` or a ``- summary (`id`)`` item. Somebody typed it there (an
+    iron rule added to the rules block by hand), and the regenerated block would drop it."""
+    text = line.strip()
+    return not (
+        not text
+        or text.startswith("## ")
+        or (text.startswith("|") and text.endswith("|"))
+        or (text.startswith("_") and text.endswith("_"))
+        or (text.startswith("- ") and text.endswith("`)"))
+    )
 
 
 def _keep_last_newline(block: str, old_end: str, newline: str) -> str:

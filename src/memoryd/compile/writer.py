@@ -185,6 +185,10 @@ def _settle_index(
     path = root / index_path(folder)
     data = compiled.indexes.get(folder)
     if data is not None:
+        old = _read(path)
+        if old is not None and not is_ours(old):  # a person's own index.md: never replaced
+            r.problems.append(_own_index(path))
+            return
         if check:
             if _read(path) != data:
                 r.stale.append(path)
@@ -253,6 +257,16 @@ def _unreadable(item: Scanned) -> Finding:
         item.path,
         f"cannot be read ({item.error}); its folder's index.md and ROOT.md are left as they are",
         f"make it readable (chmod u+r {item.path}) or move it out of the root",
+    )
+
+
+def _own_index(path: Path) -> Finding:
+    return Finding(
+        path,
+        "index.md was not written by memoryd, so it is left as it is and this folder's "
+        "memories get no compiled index",
+        f"rename it to keep its text (memoryd compiles index.md in every folder that holds "
+        f"memories), or delete {path}",
     )
 
 

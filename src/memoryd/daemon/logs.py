@@ -11,6 +11,9 @@ from pathlib import Path
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 MAX_BYTES = 1024 * 1024
 BACKUPS = 3
+# A file name that is not UTF-8 reaches a message as surrogates (caf\udce9.md): written as
+# \udce9, where strict UTF-8 lost the line and printed a "Logging error" traceback.
+ERRORS = "backslashreplace"
 
 
 @contextlib.contextmanager
@@ -18,7 +21,7 @@ def daemon_logging(log_file: Path, verbosity: int = 0) -> Iterator[None]:
     """INFO (DEBUG with -v) from memoryd to stderr and to ``log_file``, rotated."""
     log_file.parent.mkdir(parents=True, exist_ok=True)
     handler = logging.handlers.RotatingFileHandler(
-        log_file, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8"
+        log_file, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8", errors=ERRORS
     )
     handler.setFormatter(logging.Formatter(FORMAT))
     root, ours = logging.getLogger(), logging.getLogger("memoryd")

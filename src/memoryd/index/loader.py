@@ -7,7 +7,9 @@ processes (:mod:`memoryd.index.pool`) while this process writes to SQLite.
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,7 +20,7 @@ from memoryd.index import store
 from memoryd.index.db import dump_problems, join_lines
 from memoryd.index.layout import identify, summary
 from memoryd.index.tokenizer import index_text
-from memoryd.memory import Problem, id_for_path, parse, validate
+from memoryd.memory import NOT_REGULAR, Problem, id_for_path, parse, validate
 
 HEAD_BYTES = 64 * 1024  # how much of an oversized file is read for its frontmatter
 
@@ -78,9 +80,14 @@ def read_file(path: str, cap: int) -> Read:
     """The bytes (or, above ``cap``, the head) of a file and the hash of all of it."""
     import hashlib  # loads OpenSSL: kept off a recall that reads no file
 
-    fd = os.open(path, os.O_RDONLY)  # no file object (non-inheritable, as every fd of Python)
+    # No file object (non-inheritable, as every fd of Python). O_NONBLOCK: opening a FIFO
+    # named like a memory waits for a writer that never comes, and would hang every
+    # reindex, recall and the daemon; it changes nothing for a regular file.
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     try:
         st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):  # a FIFO, a device: never read it
+            raise OSError(errno.EINVAL, NOT_REGULAR, path)
         if st.st_size <= cap:
             data = _read_to_end(fd, st.st_size)
             digest = hashlib.blake2b(data, digest_size=16).hexdigest()
