@@ -85,7 +85,7 @@ def _default_branch(repo: Repo, remote: str, branch: str) -> str:
     except subprocess.TimeoutExpired as exc:
         raise Offline(f"git ls-remote {remote} timed out") from exc
     if done.code != 0:
-        raise Offline(f"git ls-remote {remote}: {_last_line(done.err)}")
+        raise Offline(f"git ls-remote {remote}: {_reason(done.err)}")
     heads, default = [], None
     for line in done.text.splitlines():
         where, _, name = line.partition("\t")
@@ -110,9 +110,21 @@ def _default_branch(repo: Repo, remote: str, branch: str) -> str:
     )
 
 
-def _last_line(text: str) -> str:
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    return lines[-1] if lines else "unknown error"
+# What git adds after every failure to reach a remote (ssh's own words come before it): as
+# the one line shown it told nothing ("and the repository exists.").
+_BOILERPLATE = (
+    "fatal: could not read from remote repository.",
+    "please make sure you have the correct access rights",
+    "and the repository exists.",
+)
+
+
+def _reason(text: str) -> str:
+    """The line of git's stderr that says why: ssh's or git's own, never the boilerplate."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    said = [line for line in lines if line.lower() not in _BOILERPLATE]
+    told = [line for line in said if not line.startswith(("warning:", "hint:"))]
+    return (told or said or lines or ["unknown error"])[0]
 
 
 def fetch(repo: Repo, t: Target) -> str | None:
@@ -130,7 +142,7 @@ def fetch(repo: Repo, t: Target) -> str | None:
             with contextlib.suppress(GitError):
                 repo.git.run("update-ref", "-d", t.tracking)
             return None
-        raise Offline(f"git fetch {t.remote}: {_last_line(done.err)}")
+        raise Offline(f"git fetch {t.remote}: {_reason(done.err)}")
     return repo.git.rev(t.tracking)
 
 
@@ -163,7 +175,7 @@ def push(repo: Repo, t: Target, commit: str) -> bool:
     if any(word in said for word in ("[rejected]", "[remote rejected]", "non-fast-forward")):
         # someone else pushed first, or holds the remote's ref lock right now: fetch, go again
         rejected = [line for line in said.splitlines() if "rejected]" in line]
-        t.last_rejection = (rejected or [_last_line(said)])[0].strip()
+        t.last_rejection = (rejected or [_reason(said)])[0].strip()
         return False
     refusal = _hook_refusal(repo, done.err)
     if refusal is not None:  # our own hook said no: not the network, no back-off
@@ -173,7 +185,7 @@ def push(repo: Repo, t: Target, commit: str) -> bool:
             "do what the hook asks (or fix the hook in "
             f"{_hooks_dir(repo)}); memoryd keeps committing locally and pushes after that",
         )
-    raise Offline(f"git push {t.remote}: {_last_line(done.err)}")
+    raise Offline(f"git push {t.remote}: {_reason(done.err)}")
 
 
 # A "[remote rejected]" that is a race, not a refusal: another push holds the ref's lock, or

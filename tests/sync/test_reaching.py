@@ -1,0 +1,79 @@
+"""Reaching the remote: the user's own ssh setup is used, and a failure says why in one line.
+
+Through the real CLI, real git and a local bare remote; "ssh" is a script that runs the
+remote command on this machine (the host is ignored), as a stand-in for a real server.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import git, run_cli
+from tests.sync.world import World, make_world, memory
+
+FAKE_SSH = """#!/bin/sh
+for last; do :; done
+echo "$0 $*" >> "{log}"
+exec sh -c "$last"
+"""
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> World:
+    world = make_world(tmp_path)
+    world.a.paths.config_file.parent.mkdir(parents=True, exist_ok=True)
+    world.a.paths.config_file.write_text("device: laptop\n")
+    return world
+
+
+def _sync_a(world: World) -> subprocess.CompletedProcess[str]:
+    saved = os.environ["MEMORYD_HOME"]
+    os.environ["MEMORYD_HOME"] = str(world.a.paths.home)
+    try:
+        return run_cli("sync")
+    finally:
+        os.environ["MEMORYD_HOME"] = saved
+
+
+def _script(path: Path, text: str) -> Path:
+    path.write_text(text)
+    path.chmod(0o755)
+    return path
+
+
+def test_a_remote_path_that_vanished_names_git_s_reason_not_its_boilerplate(
+    world: World,
+) -> None:
+    """git's stderr ends with "Please make sure you have the correct access rights / and the
+    repository exists."; its last line alone told nothing."""
+    world.remote.rename(world.remote.with_name("moved.git"))
+    world.a.write("facts/x.md", memory("facts/x", "x", "written while the remote moved\n"))
+    done = _sync_a(world)
+    assert done.returncode == 1
+    assert done.stdout.splitlines()[1] == (
+        f"  error: git fetch origin: fatal: '{world.remote}' does not appear to be a git "
+        "repository"
+    )
+
+
+def test_an_ssh_host_that_does_not_resolve_is_named(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    failing = _script(
+        tmp_path / "ssh-fails",
+        "#!/bin/sh\necho 'ssh: Could not resolve hostname memhost: Name or service not known'"
+        " >&2\nexit 255\n",
+    )
+    monkeypatch.setenv("GIT_SSH_COMMAND", str(failing))
+    git(world.a.root, "remote", "set-url", "origin", f"memhost:{world.remote}")
+    world.a.write("facts/x.md", memory("facts/x", "x", "written on a train\n"))
+    done = _sync_a(world)
+    assert done.returncode == 1
+    assert done.stdout.splitlines()[1] == (
+        "  error: git fetch origin: ssh: Could not resolve hostname memhost: "
+        "Name or service not known"
+    )
