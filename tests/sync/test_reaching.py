@@ -77,3 +77,42 @@ def test_an_ssh_host_that_does_not_resolve_is_named(
         "  error: git fetch origin: ssh: Could not resolve hostname memhost: "
         "Name or service not known"
     )
+
+
+@pytest.mark.parametrize("how", ["core.sshCommand", "GIT_SSH"])
+def test_the_users_own_ssh_command_reaches_the_remote(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """docs/service.md's key only for memory sync (git config core.sshCommand 'ssh -i <key>'),
+    or GIT_SSH (plink): the fetch and push by hand use it, and memoryd's batch-mode ssh, set as
+    GIT_SSH_COMMAND, beat both, so every sync was offline while git by hand worked."""
+    log = tmp_path / "ssh.log"
+    ssh = _script(tmp_path / "my-ssh", FAKE_SSH.format(log=log))
+    if how == "core.sshCommand":
+        git(world.a.root, "config", "core.sshCommand", f"{ssh} -i ~/.ssh/memoryd_key")
+    else:
+        monkeypatch.setenv("GIT_SSH", str(ssh))
+    git(world.a.root, "remote", "set-url", "origin", f"memhost:{world.remote}")
+    world.a.write("facts/x.md", memory("facts/x", "x", "pushed with my own key\n"))
+    done = _sync_a(world)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith(f"{world.a.root}: ok: pushed")
+    assert "facts/x" in git(world.remote, "log", "-1", "--format=%s", "main")
+    said = log.read_text()
+    assert "git-upload-pack" in said and "git-receive-pack" in said
+    assert ("-i " in said) == (how == "core.sshCommand")
+
+
+def test_plain_ssh_runs_in_batch_mode_and_a_chosen_one_without_askpass(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from memoryd import gitcli
+
+    for key in ("GIT_SSH_COMMAND", "GIT_SSH", "SSH_ASKPASS_REQUIRE"):
+        monkeypatch.delenv(key, raising=False)
+    assert gitcli.net_env(None) == {"GIT_SSH_COMMAND": "ssh -o BatchMode=yes"}
+    assert gitcli.net_env("ssh -i key") == {"SSH_ASKPASS_REQUIRE": "never"}
+    monkeypatch.setenv("GIT_SSH_COMMAND", "ssh -p 2222")
+    assert gitcli.net_env(None) == {"SSH_ASKPASS_REQUIRE": "never"}
+    monkeypatch.setenv("SSH_ASKPASS_REQUIRE", "force")
+    assert gitcli.net_env(None) == {}

@@ -94,6 +94,10 @@ class Git:
     def count(self, spec: str) -> int:
         return int(self.out("rev-list", "--count", spec) or 0)
 
+    def net_env(self) -> dict[str, str]:
+        """The environment a fetch, push or ls-remote adds (see :func:`memoryd.gitcli.net_env`)."""
+        return gitcli.net_env(self.config_get("core.sshCommand"))
+
     def remotes(self) -> list[str]:
         return self.out("remote").split()
 

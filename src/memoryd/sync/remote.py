@@ -80,7 +80,7 @@ def _default_branch(repo: Repo, remote: str, branch: str) -> str:
     try:
         done = repo.git.run(
             "ls-remote", "--symref", remote, "HEAD", "refs/heads/*",
-            check=False, timeout=NET_TIMEOUT_S,
+            check=False, timeout=NET_TIMEOUT_S, env=repo.git.net_env(),
         )  # fmt: skip
     except subprocess.TimeoutExpired as exc:
         raise Offline(f"git ls-remote {remote} timed out") from exc
@@ -133,7 +133,7 @@ def fetch(repo: Repo, t: Target) -> str | None:
     try:
         done = repo.git.run(
             "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", t.remote, spec,
-            check=False, timeout=NET_TIMEOUT_S,
+            check=False, timeout=NET_TIMEOUT_S, env=repo.git.net_env(),
         )  # fmt: skip
     except subprocess.TimeoutExpired as exc:
         raise Offline(f"git fetch {t.remote} timed out") from exc
@@ -150,8 +150,10 @@ def push(repo: Repo, t: Target, commit: str) -> bool:
     """Push ``commit`` to the remote branch; False when rejected (the remote moved on)."""
     dest = f"{commit}:refs/heads/{t.remote_branch}"
     try:
-        done = repo.git.run("push", "--porcelain", "--quiet", t.remote, dest, check=False,
-                            timeout=NET_TIMEOUT_S)  # fmt: skip
+        done = repo.git.run(
+            "push", "--porcelain", "--quiet", t.remote, dest,
+            check=False, timeout=NET_TIMEOUT_S, env=repo.git.net_env(),
+        )  # fmt: skip
     except subprocess.TimeoutExpired as exc:
         raise Offline(f"git push {t.remote} timed out") from exc
     if done.code == 0:
