@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -240,6 +241,48 @@ def test_users_own_rebase_in_progress_is_refused(world: World) -> None:
     assert outcome.error == f"a rebase is in progress in {world.a.root} (memoryd did not start it)"
     assert (git_dir / "rebase-merge").exists()  # the user's rebase is left alone
     git(world.a.root, "rebase", "--abort")
+    world.settle()
+
+
+@pytest.mark.parametrize(
+    ("start", "what", "command"),
+    [
+        (["merge", "side"], "a merge", "git merge"),
+        (["cherry-pick", "side"], "a cherry-pick", "git cherry-pick"),
+        (["revert", "HEAD~1"], "a revert", "git revert"),
+        (["rebase", "side"], "a rebase", "git rebase"),
+        (["rebase", "--apply", "side"], "a rebase", "git rebase"),
+        (["am", "side.patch"], "a git am", "git am"),
+    ],
+)
+def test_the_hint_for_an_operation_in_progress_names_its_own_command(
+    world: World, start: list[str], what: str, command: str
+) -> None:
+    """A merge's hint said 'git rebase --continue' or 'git rebase --abort'; the user who ran
+    it got "fatal: No rebase in progress?" and the root stayed refused."""
+    root = world.a.root
+    world.a.write("facts/x.md", memory("facts/x", "x", "base\n"))
+    world.settle()
+    git(root, "checkout", "-q", "-b", "side")
+    world.a.write("facts/x.md", memory("facts/x", "x", "side\n"))
+    git(root, "commit", "-q", "-am", "side")
+    (root / "side.patch").write_text(git(root, "format-patch", "-1", "--stdout"))
+    git(root, "checkout", "-q", "main")
+    world.a.write("facts/x.md", memory("facts/x", "x", "main\n"))
+    git(root, "commit", "-q", "-am", "main")
+    world.a.write("facts/x.md", memory("facts/x", "x", "main, edited again\n"))
+    git(root, "commit", "-q", "-am", "main again")
+    with pytest.raises(subprocess.CalledProcessError):  # git stops on the conflict
+        git(root, *start)
+    outcome = world.a.sync()
+    assert outcome.status == "refused"
+    assert outcome.error == f"{what} is in progress in {root} (memoryd did not start it)"
+    assert outcome.hint == (
+        f"finish it or abort it ({command} --continue, or {command} --abort); "
+        "memoryd syncs again after that"
+    )
+    git(root, *command.split()[1:], "--abort")  # the hint's own command works
+    (root / "side.patch").unlink()
     world.settle()
 
 
