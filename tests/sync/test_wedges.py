@@ -194,3 +194,22 @@ def test_a_machine_where_git_knows_no_one_is_told_how_to_fix_it(
         "Fresh Machine <fresh@example.invalid>"
     )
     assert world.b.sync().ok and "written before git knew" in world.b.read("facts/first.md")
+
+
+def test_a_device_with_core_autocrlf_keeps_moving_its_compiled_files(world: World) -> None:
+    """git checks facts/index.md out with CRLF there and the recompile writes the same text
+    with LF: git took the new size for a change without reading the file, so git status
+    showed it modified and the next move of it failed on every cycle ("Entry
+    'facts/index.md' not uptodate. Cannot merge.", hint: retries on the next cycle)."""
+    from memoryd.sync.derived import recompile
+
+    git(world.b.root, "config", "core.autocrlf", "true")
+    for name in ("x", "y", "z"):
+        world.a.write(f"facts/{name}.md", memory(f"facts/{name}", name, f"{name} text\n"))
+        recompile(world.a.root_config, world.a.config)  # facts/index.md changes on a
+        assert world.a.sync().ok
+        outcome = world.b.sync()
+        assert outcome.ok, outcome
+        assert git(world.b.root, "status", "--porcelain", "--untracked-files=no") == ""
+    assert "`facts/z`: z" in world.b.read("facts/index.md")
+    world.settle()

@@ -423,6 +423,7 @@ class _Cycle:
         """Recompile what the move changed, and commit that (same bytes on every device)."""
         write_conflicts_file(self.root.path)
         recompile(self.root, self.config)
+        remote.restat(self.repo)  # a compiled file git checked out with CRLF, written with LF
         if self.policy.commit:
             self.commit_local()
 

@@ -242,6 +242,7 @@ def move(
     """
     notices, kept = _clear_the_way(repo, old, new, aside)
     repo.git.run("update-index", "-q", "--refresh", check=False)
+    restat(repo)
     held = _held_back(repo, old, new)
     files = new
     if held and old is not None:
@@ -261,6 +262,26 @@ def move(
             input=listing, env={"GIT_LITERAL_PATHSPECS": "1"},
         )  # fmt: skip
     return notices
+
+
+def restat(repo: Repo) -> None:
+    """Record again the files under the root that git calls changed though their text is not.
+
+    git takes a file whose size differs from the one its index recorded as changed without
+    reading it. With ``core.autocrlf=true`` (or ``eol=crlf``) git checks a compiled file out
+    with CRLF, and the recompile writes the same text with LF: ``git status`` showed it
+    modified and ``read-tree -m -u`` refused every later move ("Entry 'facts/index.md' not
+    uptodate. Cannot merge."). Staged again, such a file is the same blob with its stat
+    data. An unmerged path is the user's and is never touched (``git diff`` lists it).
+    """
+    by_stat = set(_names(repo, "diff-files", "--name-only", "-z"))
+    if not by_stat:
+        return
+    by_text = set(_names(repo, "diff", "--name-only", "-z"))
+    same = sorted(by_stat - by_text)
+    if same:
+        listing = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in same)
+        repo.git.run("update-index", "-q", "-z", "--stdin", input=listing)
 
 
 def _held_back(repo: Repo, old: str | None, new: str) -> list[str]:
