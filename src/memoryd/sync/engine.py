@@ -340,6 +340,16 @@ class _Cycle:
         )
 
     def integrate(self, head: str | None, theirs: str) -> None:
+        edited = remote.edited_outside(self.repo, head, theirs) if head else []
+        if edited:
+            more = f" (and {len(edited) - 1} more)" if len(edited) > 1 else ""
+            raise Blocked(
+                "refused",
+                f"the remote's new commits change {printable(edited[0])}{more} outside the "
+                "memory root, where you have changes not committed",
+                "stash them (git stash; memoryd pulls on its next cycle, then git stash pop), "
+                "or commit them and pull yourself (git pull --rebase)",
+            )
         if head is None or self.repo.git.is_ancestor(head, theirs):
             self.outcome.notices += remote.move(
                 self.repo,

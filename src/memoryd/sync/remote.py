@@ -264,6 +264,32 @@ def move(
     return notices
 
 
+def edited_outside(repo: Repo, old: str, new: str) -> list[str]:
+    """Files outside the root that moving from ``old`` to ``new`` changes and that hold the
+    user's own work: edited or staged and not committed, or untracked where a file arrives.
+
+    A project root's branch carries the project's code: ``read-tree -m -u`` refuses to
+    replace such a file (rightly), and the cycle failed on every try with git's "Entry
+    'src/a.py' not uptodate. Cannot merge." An ignored file is git's to replace, as a pull
+    would.
+    """
+    if not repo.prefix:
+        return []
+    inside = repo.prefix + "/"
+    moving = {p for p in repo.git.changed_paths(old, new, "") if not p.startswith(inside)}
+    if not moving:
+        return []
+    edited = set(_names(repo, "diff", "--name-only", "-z", "--no-renames", old, everywhere=True))
+    edited |= set(
+        _names(repo, "diff", "--cached", "--name-only", "-z", "--no-renames", old, everywhere=True)
+    )
+    before = repo.git.ls_tree(old, "")
+    for path in moving - edited - set(before):
+        if os.path.lexists(repo.top / path) and not _ignored(repo, path):
+            edited.add(path)
+    return sorted(moving & edited)
+
+
 def restat(repo: Repo) -> None:
     """Record again the files under the root that git calls changed though their text is not.
 
@@ -293,8 +319,8 @@ def _held_back(repo: Repo, old: str | None, new: str) -> list[str]:
     return sorted(p for p in dirty if p in moving and (repo.top / p).is_file())
 
 
-def _names(repo: Repo, *args: str) -> list[str]:
-    raw = repo.git.run(*args, "--", repo.pathspec, readonly=True).out
+def _names(repo: Repo, *args: str, everywhere: bool = False) -> list[str]:
+    raw = repo.git.run(*args, "--", "." if everywhere else repo.pathspec, readonly=True).out
     return [p.decode("utf-8", "surrogateescape") for p in raw.split(b"\0") if p]
 
 
