@@ -21,7 +21,7 @@ from pathlib import Path
 from memoryd.fsutil import atomic_write
 from memoryd.rootfs import STATE_FILE
 from memoryd.sync import exclude
-from memoryd.sync.git import NET_TIMEOUT_S, ZERO, GitError
+from memoryd.sync.git import EMPTY_TREE, NET_TIMEOUT_S, ZERO, GitError
 from memoryd.sync.repo import Blocked, Repo, device_of
 
 Aside = Callable[[str], str]  # root-relative path -> where to move a local file out of the way
@@ -220,9 +220,6 @@ def _hook_refusal(repo: Repo, err: str) -> str | None:
         if line.strip() and not line.startswith("error: failed to push some refs")
     ]  # fmt: skip
     return "; ".join(said) or "(it printed nothing)"
-
-
-EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 
 def move(
