@@ -116,3 +116,42 @@ def test_plain_ssh_runs_in_batch_mode_and_a_chosen_one_without_askpass(
     assert gitcli.net_env(None) == {"SSH_ASKPASS_REQUIRE": "never"}
     monkeypatch.setenv("SSH_ASKPASS_REQUIRE", "force")
     assert gitcli.net_env(None) == {}
+
+
+def test_a_sync_waiting_on_a_silent_remote_is_named_by_the_one_it_blocks(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A memoryd sync stuck on an ssh that never answers holds the repository's lock: the other
+    sync said "(the daemon syncs this repository now)" though no daemon ran. Now it names
+    the holder's pid and command, and how long such a wait lasts."""
+    import signal
+    import sys
+    import time
+
+    from memoryd.sync.engine import sync_root
+
+    hang = _script(tmp_path / "ssh-hangs", "#!/bin/sh\nexec sleep 600\n")
+    git(world.a.root, "remote", "set-url", "origin", f"memhost:{world.remote}")
+    env = {**os.environ, "MEMORYD_HOME": str(world.a.paths.home), "GIT_SSH_COMMAND": str(hang)}
+    stuck = subprocess.Popen(
+        [sys.executable, "-m", "memoryd", "sync"], env=env, start_new_session=True,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        locks = world.a.paths.state_dir / "sync"
+        deadline = time.monotonic() + 30
+        while not any(f"pid {stuck.pid}," in p.read_text() for p in locks.glob("*.lock")):
+            assert time.monotonic() < deadline, "the stuck sync never took the lock"
+            time.sleep(0.1)
+        outcome = sync_root(
+            world.a.config, world.a.paths, world.a.root_config, force=True, lock_wait_s=0.2
+        )
+    finally:  # Ctrl-C: the CLI kills its git and the ssh with it (gitcli.run)
+        stuck.send_signal(signal.SIGINT)
+        stuck.wait(timeout=30)
+    assert (outcome.status, outcome.error, outcome.hint) == (
+        "busy",
+        f"another memoryd sync (pid {stuck.pid}, memoryd sync) is running on {world.a.root}",
+        "wait for it to finish and try again (a fetch or push waits up to 120 s for a remote "
+        "that does not answer)",
+    )
