@@ -486,6 +486,36 @@ def test_a_secret_is_quarantined_while_the_rest_commits(world: World) -> None:
         assert "S3cr3tPassw0rdXYZ" not in git(device, "log", "--all", "-p")
 
 
+def test_a_secret_in_a_commit_made_by_hand_is_not_pushed(world: World) -> None:
+    """git add + git commit in the memory repository passes no gate: the next sync pushed the
+    credential to the remote and so to every device, and said "ok: pushed"."""
+    from memoryd.secrets.scanner import scan
+    from tests.sync.fake_tokens import github
+
+    root = world.a.root
+    body = f"intro\ntoken {github('by-hand')}\n"
+    (root / "facts/hand.md").write_text(memory("facts/hand", "hand", body))
+    git(root, "add", "facts/hand.md")
+    git(root, "commit", "-q", "-m", "my own notes")
+    made = git(root, "rev-parse", "HEAD").strip()
+    [found] = scan((root / "facts/hand.md").read_text())
+    before = world.remote_head()
+    outcome = world.a.sync()
+    assert (outcome.status, outcome.error, outcome.hint) == (
+        "refused",
+        f"a commit not pushed yet adds a secret: facts/hand.md:7 github-token {found.preview} "
+        f"(commit {made[:12]} 'my own notes'); memoryd does not push it",
+        f"take it out of that commit (git rebase -i {before[:12]} in {root}) and rotate it if "
+        f"it was real; a false positive: add {found.fingerprint} to {root}/.memoryd-allowlist",
+    )
+    assert world.remote_head() == before and outcome.not_pushed == 1
+    git(root, "reset", "-q", "--soft", "HEAD~1")  # out of the commit, still on disk
+    git(root, "restore", "--staged", "facts/hand.md")
+    outcome = world.a.sync()
+    assert outcome.ok and [q.path for q in outcome.quarantined] == ["facts/hand.md"], outcome
+    assert github("by-hand") not in git(world.remote, "log", "--all", "-p")
+
+
 def test_outcome_message_for_the_daemon(world: World) -> None:
     from memoryd.daemon.syncing import describe
 

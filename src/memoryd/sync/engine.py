@@ -25,7 +25,7 @@ from memoryd.memory import printable
 from memoryd.paths import Paths
 from memoryd.rootfs import STATE_FILE
 from memoryd.roots import ensure_gitignored
-from memoryd.sync import backups, exclude, held, remote
+from memoryd.sync import backups, exclude, held, outgoing, remote
 from memoryd.sync import commit as local
 from memoryd.sync.conflicts import (
     copy_path,
@@ -326,6 +326,7 @@ class _Cycle:
             if not self.policy.push:
                 self.outcome.action = self.outcome.action or "ahead of the remote (push is off)"
                 return
+            self._refuse_leak(theirs, head, t)
             if remote.push(self.repo, t, head):
                 self.outcome.pushed = True
                 self.outcome.action = (self.outcome.action + ", pushed").lstrip(", ")
@@ -337,6 +338,20 @@ class _Cycle:
             f"git push {t.remote} was rejected {PUSH_ATTEMPTS} times in a row: {t.last_rejection}",
             "memoryd tries again on the next cycle; if it keeps failing, a stale lock on the "
             "remote may hold the branch (a refs/heads/*.lock file there: remove it)",
+        )
+
+    def _refuse_leak(self, theirs: str | None, head: str, t: remote.Target) -> None:
+        """A secret in a commit the user made by hand: not pushed (see memoryd.sync.outgoing)."""
+        leak = outgoing.first_leak(self.repo, theirs, head)
+        if leak is None:
+            return
+        back = f"git rebase -i {theirs[:12]}" if theirs else "git rebase -i --root"
+        raise Blocked(
+            "refused",
+            leak.message,
+            f"take it out of that commit ({back} in {self.repo.top}) and rotate it if it was "
+            f"real; a false positive: add {leak.fingerprint} to "
+            f"{self.root.path / '.memoryd-allowlist'}",
         )
 
     def integrate(self, head: str | None, theirs: str, tracking: str) -> None:
