@@ -204,7 +204,12 @@ def _refused(line: str) -> bool:
 
 
 def _hooks_dir(repo: Repo) -> Path:
-    configured = repo.git.config_get("core.hooksPath")
+    # --type=path: git expands '~/hooks' as it does when it runs the hook; read raw, the
+    # hook was not found, and its refusal read as the network being down
+    done = repo.git.run(
+        "config", "--type=path", "--get", "core.hooksPath", check=False, readonly=True
+    )
+    configured = done.text.strip() if done.code == 0 else ""
     if configured:
         return Path(configured) if Path(configured).is_absolute() else repo.top / configured
     return repo.git_dir / "hooks"
