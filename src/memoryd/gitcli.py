@@ -38,6 +38,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+BATCH_SSH = "ssh -o BatchMode=yes"
 NOT_OURS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_LITERAL_PATHSPECS")
 NETWORK = ("fetch", "push", "ls-remote", "pull", "clone")  # they may wait minutes on a remote
 STOPPING = "fatal: memoryd is stopping, so it stopped waiting for the remote"
@@ -65,9 +66,23 @@ def repo_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """This process's environment without what points git elsewhere; C messages, no pager."""
     env = {k: v for k, v in os.environ.items() if k not in NOT_OURS}
     env.update({"LC_ALL": "C", "GIT_PAGER": "cat"})
-    env.setdefault("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
     env.update(extra or {})
     return env
+
+
+def net_env(ssh_command: str | None) -> dict[str, str]:
+    """What a git that talks to a remote adds to :func:`repo_env`, so that ssh never prompts.
+
+    git's ssh is ``GIT_SSH_COMMAND``, else ``core.sshCommand`` (``ssh_command``), else
+    ``GIT_SSH``, else ``ssh``. memoryd's batch-mode ssh goes in only in place of plain
+    ``ssh``: as ``GIT_SSH_COMMAND`` it would beat the user's ``core.sshCommand`` or
+    ``GIT_SSH`` (a key of its own, plink), and the push that works by hand would fail in
+    memoryd. The user's own command still gets no terminal to prompt on (its own session, no
+    stdin) and no askpass window (``SSH_ASKPASS_REQUIRE=never`` unless the user set it).
+    """
+    if os.environ.get("GIT_SSH_COMMAND") or ssh_command or os.environ.get("GIT_SSH"):
+        return {} if "SSH_ASKPASS_REQUIRE" in os.environ else {"SSH_ASKPASS_REQUIRE": "never"}
+    return {"GIT_SSH_COMMAND": BATCH_SSH}
 
 
 def hook_env() -> dict[str, str]:

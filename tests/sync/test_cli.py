@@ -49,6 +49,29 @@ def test_init_makes_the_global_root_a_git_repository(isolated_home: Path) -> Non
     assert ".git/" not in json.loads(again.stdout)["created"]
 
 
+def test_init_inside_another_repository_says_memory_goes_onto_its_branch(
+    isolated_home: Path,
+) -> None:
+    """A home folder kept as a dotfiles repository: init gave the global root no repository
+    of its own, said nothing, and every sync committed memories onto the dotfiles branch and
+    pushed it (to a remote that is often public)."""
+    isolated_home.mkdir(parents=True, exist_ok=True)
+    git(isolated_home, "init", "-q")
+    done = run_cli("init")
+    assert done.returncode == 0, done.stderr
+    root, config = isolated_home / "memory", isolated_home / "config.yaml"
+    assert ".git/" not in done.stdout
+    assert done.stderr == (
+        f"memoryd: WARNING: {root} is inside the git repository {isolated_home.resolve()}: "
+        "memoryd commits memories onto its branch and pushes that branch to its remote\n"
+        f"  hint: give memory a repository of its own (git init {root}; ignore it in "
+        f"{isolated_home.resolve()}), or keep it on this machine: sync: {{push: false, "
+        f"pull: false}} for this root in {config}\n"
+    )
+    git(root, "init", "-q")  # the first way out: no warning once it is its own repository
+    assert run_cli("init").stderr == ""
+
+
 def test_sync_command_commits_and_reports(isolated_home: Path) -> None:
     assert run_cli("init").returncode == 0
     root = isolated_home / "memory"

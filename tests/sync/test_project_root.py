@@ -6,6 +6,8 @@ import dataclasses
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from memoryd.config import PROJECT_SYNC, Config, RootConfig
 from memoryd.paths import resolve_paths
 from memoryd.roots import init_root
@@ -115,3 +117,50 @@ def test_layered_root_keeps_sessions_on_this_machine(tmp_path: Path) -> None:
     tracked = git(root, "ls-files").split()
     assert "global/MEMORY.md" in tracked and "projects/p1/MEMORY.md" in tracked
     assert not any(p.startswith("sessions/") for p in tracked)
+
+
+@pytest.mark.parametrize("mine", ["edited", "staged", "untracked"])
+def test_incoming_code_over_uncommitted_work_is_refused_in_one_line(
+    tmp_path: Path, mine: str
+) -> None:
+    """A teammate pushed src/a.py (or a new src/c.py) to the project's branch, and the user has
+    that file edited, staged or untracked here: the move failed on every cycle with git's
+    "Entry 'src/a.py' not uptodate. Cannot merge." and the hint "memoryd retries", and made a
+    backup ref each time. Now: refused, the file named, nothing moved, and after a stash the
+    next sync pulls."""
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    repo = make_project(tmp_path)
+    git(repo, "remote", "add", "origin", str(remote))
+    git(repo, "push", "-q", "-u", "origin", "main")
+    other = tmp_path / "teammate"
+    subprocess.run(["git", "clone", "-q", str(remote), str(other)], check=True)
+    theirs = "src/c.py" if mine == "untracked" else "src/a.py"
+    (other / theirs).write_text("teammate = True\n")
+    git(other, "add", "-A")
+    git(other, "commit", "-q", "-m", "teammate")
+    git(other, "push", "-q")
+    (repo / theirs).write_text("my work in progress\n")
+    if mine == "staged":
+        git(repo, "add", theirs)
+    root = repo / ".memory"
+    init_root(root)
+    (root / "facts/p.md").write_text(memory("facts/p", "project fact", "p\n"))
+    policy = dataclasses.replace(PROJECT_SYNC, commit=True, pull=True, push=True)
+    rc = RootConfig(path=root, scope="project", sync=policy)
+    paths = resolve_paths({"MEMORYD_HOME": str(tmp_path / "home")})
+    outcome = sync_root(Config(device="laptop", roots=(rc,)), paths, rc)
+    assert (outcome.status, outcome.error, outcome.hint) == (
+        "refused",
+        f"the remote's new commits change {theirs} outside the memory root, where you have "
+        "changes not committed",
+        "stash them (git stash; memoryd pulls on its next cycle, then git stash pop), or commit "
+        "them and pull yourself (git pull --rebase)",
+    )
+    assert (repo / theirs).read_text() == "my work in progress\n"
+    assert git(repo, "for-each-ref", "refs/memoryd/backup") == ""
+    git(repo, "stash", "-q", "--include-untracked")
+    outcome = sync_root(Config(device="laptop", roots=(rc,)), paths, rc)
+    assert outcome.ok and outcome.pushed, outcome
+    assert (repo / theirs).read_text() == "teammate = True\n"
+    assert "facts/p.md" in git(remote, "ls-tree", "-r", "--name-only", "main", ".memory/facts")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -243,6 +244,123 @@ def test_users_own_rebase_in_progress_is_refused(world: World) -> None:
     world.settle()
 
 
+@pytest.mark.parametrize(
+    ("start", "what", "command"),
+    [
+        (["merge", "side"], "a merge", "git merge"),
+        (["cherry-pick", "side"], "a cherry-pick", "git cherry-pick"),
+        (["revert", "HEAD~1"], "a revert", "git revert"),
+        (["rebase", "side"], "a rebase", "git rebase"),
+        (["rebase", "--apply", "side"], "a rebase", "git rebase"),
+        (["am", "side.patch"], "a git am", "git am"),
+    ],
+)
+def test_the_hint_for_an_operation_in_progress_names_its_own_command(
+    world: World, start: list[str], what: str, command: str
+) -> None:
+    """A merge's hint said 'git rebase --continue' or 'git rebase --abort'; the user who ran
+    it got "fatal: No rebase in progress?" and the root stayed refused."""
+    root = world.a.root
+    world.a.write("facts/x.md", memory("facts/x", "x", "base\n"))
+    world.settle()
+    git(root, "checkout", "-q", "-b", "side")
+    world.a.write("facts/x.md", memory("facts/x", "x", "side\n"))
+    git(root, "commit", "-q", "-am", "side")
+    (root / "side.patch").write_text(git(root, "format-patch", "-1", "--stdout"))
+    git(root, "checkout", "-q", "main")
+    world.a.write("facts/x.md", memory("facts/x", "x", "main\n"))
+    git(root, "commit", "-q", "-am", "main")
+    world.a.write("facts/x.md", memory("facts/x", "x", "main, edited again\n"))
+    git(root, "commit", "-q", "-am", "main again")
+    with pytest.raises(subprocess.CalledProcessError):  # git stops on the conflict
+        git(root, *start)
+    outcome = world.a.sync()
+    assert outcome.status == "refused"
+    assert outcome.error == f"{what} is in progress in {root} (memoryd did not start it)"
+    assert outcome.hint == (
+        f"finish it or abort it ({command} --continue, or {command} --abort); "
+        "memoryd syncs again after that"
+    )
+    git(root, *command.split()[1:], "--abort")  # the hint's own command works
+    (root / "side.patch").unlink()
+    world.settle()
+
+
+def test_a_remote_whose_history_was_rewritten_merges_from_where_it_was_left(
+    world: World, tmp_path: Path
+) -> None:
+    """Someone squashed the remote's history into one new commit (as filter-repo does to purge
+    a file), edited one line and dropped a memory, and force-pushed. With no common commit the
+    replay used an empty base: every file either side had changed became a conflict copy on
+    every device. The tracking ref's reflog knows where this device left the remote (git
+    merge-base --fork-point), and the replay starts from there; the dropped memory is kept (a
+    purge and a remote that is another repository look the same) and the user is told."""
+    world.a.write("facts/x.md", memory("facts/x", "x", LINES))
+    world.a.write("facts/y.md", memory("facts/y", "y", "to be purged\n"))
+    world.settle()
+    fork = world.remote_head()
+    rewriter = tmp_path / "rewriter"
+    subprocess.run(["git", "clone", "-q", str(world.remote), str(rewriter)], check=True)
+    tree = git(rewriter, "rev-parse", "HEAD^{tree}").strip()
+    squashed = subprocess.run(
+        ["git", "commit-tree", tree, "-m", "squashed"],
+        cwd=rewriter, capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    git(rewriter, "reset", "-q", "--hard", squashed)
+    text = (rewriter / "facts/x.md").read_text().replace("line 1\n", "line 1 rewritten\n")
+    (rewriter / "facts/x.md").write_text(text)
+    world.oracle.record("facts/x.md", text.encode())
+    git(rewriter, "rm", "-q", "facts/y.md")
+    git(rewriter, "commit", "-q", "-am", "edit x, purge y")
+    git(rewriter, "push", "-q", "--force", "origin", "HEAD:main")
+    world.b.write("facts/x.md", memory("facts/x", "x", LINES.replace("line 8", "line 8 on b")))
+    world.b.write("facts/z.md", memory("facts/z", "z", "new on b\n"))
+    outcome = world.b.sync()
+    assert outcome.ok and outcome.conflicts == [], outcome
+    assert "line 1 rewritten" in world.b.read("facts/x.md")
+    assert "line 8 on b" in world.b.read("facts/x.md")
+    assert world.b.read("facts/y.md").endswith("to be purged\n")
+    assert outcome.notices == [
+        "the remote's history shares no commit with this branch (rewritten and force-pushed, "
+        f"or another repository): merged from where this device last fetched it ({fork[:12]}); "
+        "1 file(s) it no longer has are kept here"
+    ]
+    before = world.remote_head()
+    outcome = world.a.sync()  # nothing of its own since: the remote's head as it is
+    assert outcome.ok and outcome.commits == [] and world.a.head() == before, outcome
+    world.settle()
+    assert not any("conflict" in p for device in world.devices for p in device.files())
+
+
+def test_a_remote_that_is_another_repository_still_keeps_both_versions(
+    world: World, tmp_path: Path
+) -> None:
+    """origin pointed at a different memory repository that has its own facts/x.md: nothing
+    in its history is a rewrite of this one (no tree in common), so the fork point does not
+    apply and the two texts meet as unrelated: the remote's at the path, this device's as a
+    conflict copy (not the remote's silently, as a rewrite's base would have it)."""
+    world.a.write("facts/x.md", memory("facts/x", "x", "this repository's x\n"))
+    world.settle()
+    other = tmp_path / "other.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(other)], check=True)
+    seed = tmp_path / "seed"
+    subprocess.run(["git", "clone", "-q", str(other), str(seed)], capture_output=True, check=True)
+    (seed / "facts").mkdir()
+    (seed / "facts/x.md").write_text(memory("facts/x", "x", "the other repository's x\n"))
+    world.oracle.record("facts/x.md", (seed / "facts/x.md").read_bytes())
+    git(seed, "add", "-A")
+    git(seed, "commit", "-q", "-m", "other")
+    git(seed, "push", "-q", "origin", "HEAD:main")
+    git(world.a.root, "remote", "set-url", "origin", str(other))
+    outcome = world.a.sync()
+    assert outcome.ok, outcome
+    [conflict] = outcome.conflicts
+    assert conflict["path"] == "facts/x.md"
+    assert world.a.read("facts/x.md").endswith("the other repository's x\n")
+    assert world.a.read(conflict["copy"]).endswith("this repository's x\n")
+    assert not any("shares no commit" in n for n in outcome.notices)
+
+
 def test_fresh_index_lock_backs_off(world: World) -> None:
     lock = world.a.root / ".git" / "index.lock"
     lock.write_bytes(b"")
@@ -366,6 +484,36 @@ def test_a_secret_is_quarantined_while_the_rest_commits(world: World) -> None:
     assert "facts/db.md" in world.b.files()
     for device in (world.a.root, world.b.root, world.remote):
         assert "S3cr3tPassw0rdXYZ" not in git(device, "log", "--all", "-p")
+
+
+def test_a_secret_in_a_commit_made_by_hand_is_not_pushed(world: World) -> None:
+    """git add + git commit in the memory repository passes no gate: the next sync pushed the
+    credential to the remote and so to every device, and said "ok: pushed"."""
+    from memoryd.secrets.scanner import scan
+    from tests.sync.fake_tokens import github
+
+    root = world.a.root
+    body = f"intro\ntoken {github('by-hand')}\n"
+    (root / "facts/hand.md").write_text(memory("facts/hand", "hand", body))
+    git(root, "add", "facts/hand.md")
+    git(root, "commit", "-q", "-m", "my own notes")
+    made = git(root, "rev-parse", "HEAD").strip()
+    [found] = scan((root / "facts/hand.md").read_text())
+    before = world.remote_head()
+    outcome = world.a.sync()
+    assert (outcome.status, outcome.error, outcome.hint) == (
+        "refused",
+        f"a commit not pushed yet adds a secret: facts/hand.md:7 github-token {found.preview} "
+        f"(commit {made[:12]} 'my own notes'); memoryd does not push it",
+        f"take it out of that commit (git rebase -i {before[:12]} in {root}) and rotate it if "
+        f"it was real; a false positive: add {found.fingerprint} to {root}/.memoryd-allowlist",
+    )
+    assert world.remote_head() == before and outcome.not_pushed == 1
+    git(root, "reset", "-q", "--soft", "HEAD~1")  # out of the commit, still on disk
+    git(root, "restore", "--staged", "facts/hand.md")
+    outcome = world.a.sync()
+    assert outcome.ok and [q.path for q in outcome.quarantined] == ["facts/hand.md"], outcome
+    assert github("by-hand") not in git(world.remote, "log", "--all", "-p")
 
 
 def test_outcome_message_for_the_daemon(world: World) -> None:

@@ -99,6 +99,24 @@ def test_a_refusing_pre_push_hook_is_reported_with_its_message(world: World) -> 
     assert world.a.sync().pushed
 
 
+def test_a_pre_push_hook_under_a_hooks_path_with_a_tilde_is_found(world: World) -> None:
+    """core.hooksPath = ~/hooks (git expands the ~): read raw, memoryd looked for the hook
+    in <repo>/~/hooks, did not find it, and the hook's refusal became "offline ... pushes
+    when the remote is back", with the network back-off."""
+    hooks = Path.home() / "hooks"
+    hooks.mkdir()
+    (hooks / "pre-push").write_text("#!/bin/sh\necho 'memory pushes wait for Friday' >&2\nexit 1\n")
+    (hooks / "pre-push").chmod(0o755)
+    git(world.a.root, "config", "core.hooksPath", "~/hooks")
+    world.a.write("facts/a.md", memory("facts/a", "a", "a\n"))
+    outcome = world.a.sync()
+    assert (outcome.status, outcome.error) == (
+        "error", "the pre-push hook refused the push: memory pushes wait for Friday"
+    )
+    assert outcome.hint is not None and f"fix the hook in {hooks})" in outcome.hint
+    assert load_state(world.a.paths, world.a.root).failures == 0
+
+
 def test_the_commit_message_counts_memories_not_compiled_files(world: World) -> None:
     for n in range(5):
         rel = f"folder{n}/memory-number-{n}"

@@ -194,3 +194,40 @@ def test_a_machine_where_git_knows_no_one_is_told_how_to_fix_it(
         "Fresh Machine <fresh@example.invalid>"
     )
     assert world.b.sync().ok and "written before git knew" in world.b.read("facts/first.md")
+
+
+def test_a_device_with_core_autocrlf_keeps_moving_its_compiled_files(world: World) -> None:
+    """git checks facts/index.md out with CRLF there and the recompile writes the same text
+    with LF: git took the new size for a change without reading the file, so git status
+    showed it modified and the next move of it failed on every cycle ("Entry
+    'facts/index.md' not uptodate. Cannot merge.", hint: retries on the next cycle)."""
+    from memoryd.sync.derived import recompile
+
+    git(world.b.root, "config", "core.autocrlf", "true")
+    for name in ("x", "y", "z"):
+        world.a.write(f"facts/{name}.md", memory(f"facts/{name}", name, f"{name} text\n"))
+        recompile(world.a.root_config, world.a.config)  # facts/index.md changes on a
+        assert world.a.sync().ok
+        outcome = world.b.sync()
+        assert outcome.ok, outcome
+        assert git(world.b.root, "status", "--porcelain", "--untracked-files=no") == ""
+    assert "`facts/z`: z" in world.b.read("facts/index.md")
+    world.settle()
+
+
+def test_a_sparse_checkout_is_not_a_delete_and_compiles_like_the_others(world: World) -> None:
+    """git sparse-checkout leaves facts/x.md out of this work tree on purpose: sync committed
+    it as deleted and pushed that, so every device lost it; and the compiled index.md left
+    it out here and put it back on the other device, a commit each on every cycle."""
+    world.a.write("facts/x.md", memory("facts/x", "x", "kept elsewhere\n"))
+    world.a.write("facts/y.md", memory("facts/y", "y", "everywhere\n"))
+    world.settle()
+    git(world.b.root, "sparse-checkout", "set", "--no-cone", "/*", "!/facts/x.md")
+    assert not (world.b.root / "facts/x.md").exists()
+    world.b.write("facts/y.md", memory("facts/y", "y", "everywhere, edited on b\n"))
+    assert world.b.sync().ok
+    world.a.write("facts/x.md", memory("facts/x", "x", "kept elsewhere, edited on a\n"))
+    world.settle()  # and settled: no device has one more compiled-files commit to push
+    tree = git(world.remote, "ls-tree", "-r", "--name-only", "main").split()
+    assert "facts/x.md" in tree and not (world.b.root / "facts/x.md").exists()
+    assert "`facts/x`: x" in world.b.read("facts/index.md")

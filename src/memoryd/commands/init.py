@@ -77,7 +77,32 @@ def run(app: App, args: argparse.Namespace) -> int:
 
     app.emit(args.json, data, text)
     _identity_note(app, result.root)
+    if args.project is None:
+        _enclosing_note(app, result.root)
     return 0
+
+
+def _enclosing_note(app: App, root: Path) -> None:
+    """Warn when the global root sits inside another repository's work tree (a dotfiles repo
+    in the home folder): init did not give it one of its own, so sync commits memories onto
+    that repository's branch and pushes it, to a remote that may well be public."""
+    from memoryd.rootfs import git_toplevel
+
+    config = next((r for r in app.reload_config().roots if r.path == root), None)
+    if config is None or not (config.sync.commit or config.sync.push):
+        return
+    found = git_toplevel(str(root))
+    top = Path(found).resolve() if found else None
+    if top is None or top == root.resolve():
+        return
+    pushes = " and pushes that branch to its remote" if config.sync.push else ""
+    app.note(
+        f"memoryd: WARNING: {root} is inside the git repository {top}: memoryd commits "
+        f"memories onto its branch{pushes}\n"
+        f"  hint: give memory a repository of its own (git init {root}; ignore it in {top}), "
+        "or keep it on this machine: sync: {push: false, pull: false} for this root in "
+        f"{app.paths.config_file}"
+    )
 
 
 def _identity_note(app: App, root: Path) -> None:

@@ -135,6 +135,10 @@ def _plan(
             report.problems.append(_unreadable(item))
         elif shown(root_config, item) and item.rel not in kept.hidden:
             entries.append(item.entry)
+    on_disk = {item.rel for item in files}
+    for rel, data in sorted(kept.committed.items()):  # not in this work tree (sparse checkout)
+        if rel not in on_disk and not looks_binary(data) and not is_conflict_copy(rel):
+            entries.append(entry_for(rel, parse(data)))
     folders = {e.folder for e in entries} | indexed | blocked
     targets = folders if changed is None else affected(root, changed, folders)
     compiled = compile_entries(

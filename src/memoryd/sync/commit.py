@@ -116,7 +116,24 @@ def pending(repo: Repo, index: Path) -> list[tuple[str, str]]:
     for record in raw.split(b"\0"):
         if len(record) > 3:
             found.append((record[:2].decode(), record[3:].decode("utf-8", "surrogateescape")))
-    return found
+    skipped = _skip_worktree(repo) if found else set()
+    return [change for change in found if change[1] not in skipped]
+
+
+def _skip_worktree(repo: Repo) -> set[str]:
+    """Paths the user's index keeps out of this work tree (git sparse-checkout, or
+    update-index --skip-worktree): absent or changed here on purpose. The private index
+    knows nothing of that, so a sparse checkout's missing files were committed as deleted
+    and pushed, and every device lost them."""
+    raw = repo.git.run(
+        "ls-files", "-t", "-z", "--", repo.pathspec, readonly=True,
+        env={"GIT_LITERAL_PATHSPECS": "1"},
+    ).out  # fmt: skip
+    return {
+        record[2:].decode("utf-8", "surrogateescape")
+        for record in raw.split(b"\0")
+        if record.startswith(b"S ")
+    }
 
 
 def sort_batch(
@@ -315,6 +332,8 @@ def held_back(repo: Repo, batch: Batch, head: str | None) -> tuple[list[str], di
     for path in exclude.split(text, exclude.PRIVATE_BEGIN)[1]:
         if not repo.prefix or path.startswith(repo.prefix + "/"):
             found.add(repo.root_path(path))
+    # out of this work tree on purpose (sparse checkout): compiled as the others have them
+    found |= {repo.root_path(p) for p in _skip_worktree(repo) if not (repo.top / p).exists()}
     tracked = repo.git.ls_tree(head, repo.prefix) if head and found else {}
     committed = {
         rel: repo.git.blob(tracked[repo.repo_path(rel)][1])

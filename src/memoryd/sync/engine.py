@@ -25,7 +25,7 @@ from memoryd.memory import printable
 from memoryd.paths import Paths
 from memoryd.rootfs import STATE_FILE
 from memoryd.roots import ensure_gitignored
-from memoryd.sync import backups, exclude, held, remote
+from memoryd.sync import backups, exclude, held, outgoing, remote
 from memoryd.sync import commit as local
 from memoryd.sync.conflicts import (
     copy_path,
@@ -34,7 +34,7 @@ from memoryd.sync.conflicts import (
     utc_stamp,
 )
 from memoryd.sync.derived import Quarantined, recompile
-from memoryd.sync.git import GitError
+from memoryd.sync.git import EMPTY_TREE, ZERO, GitError
 from memoryd.sync.identity import IDENTITY_HINT, identity_error, is_identity_error
 from memoryd.sync.replay import OutsideRoot, replay
 from memoryd.sync.repo import Blocked, Repo, open_repo, preflight
@@ -318,7 +318,7 @@ class _Cycle:
                 if not self.policy.pull:
                     self.outcome.action = "the remote has new commits (pull is off for this root)"
                     return
-                self.integrate(head, theirs)
+                self.integrate(head, theirs, t.tracking)
                 head = git.rev("HEAD")
             if head is None or head == theirs:
                 self.outcome.action = self.outcome.action or "up to date"
@@ -326,6 +326,7 @@ class _Cycle:
             if not self.policy.push:
                 self.outcome.action = self.outcome.action or "ahead of the remote (push is off)"
                 return
+            self._refuse_leak(theirs, head, t)
             if remote.push(self.repo, t, head):
                 self.outcome.pushed = True
                 self.outcome.action = (self.outcome.action + ", pushed").lstrip(", ")
@@ -339,7 +340,31 @@ class _Cycle:
             "remote may hold the branch (a refs/heads/*.lock file there: remove it)",
         )
 
-    def integrate(self, head: str | None, theirs: str) -> None:
+    def _refuse_leak(self, theirs: str | None, head: str, t: remote.Target) -> None:
+        """A secret in a commit the user made by hand: not pushed (see memoryd.sync.outgoing)."""
+        leak = outgoing.first_leak(self.repo, theirs, head)
+        if leak is None:
+            return
+        back = f"git rebase -i {theirs[:12]}" if theirs else "git rebase -i --root"
+        raise Blocked(
+            "refused",
+            leak.message,
+            f"take it out of that commit ({back} in {self.repo.top}) and rotate it if it was "
+            f"real; a false positive: add {leak.fingerprint} to "
+            f"{self.root.path / '.memoryd-allowlist'}",
+        )
+
+    def integrate(self, head: str | None, theirs: str, tracking: str) -> None:
+        edited = remote.edited_outside(self.repo, head, theirs) if head else []
+        if edited:
+            more = f" (and {len(edited) - 1} more)" if len(edited) > 1 else ""
+            raise Blocked(
+                "refused",
+                f"the remote's new commits change {printable(edited[0])}{more} outside the "
+                "memory root, where you have changes not committed",
+                "stash them (git stash; memoryd pulls on its next cycle, then git stash pop), "
+                "or commit them and pull yourself (git pull --rebase)",
+            )
         if head is None or self.repo.git.is_ancestor(head, theirs):
             self.outcome.notices += remote.move(
                 self.repo,
@@ -351,12 +376,18 @@ class _Cycle:
             )
             self.outcome.action = "fast-forward"
         else:
-            self.rebase(head, theirs)
+            self.rebase(head, theirs, tracking)
         self.after_move()
 
-    def rebase(self, head: str, theirs: str) -> None:
+    def rebase(self, head: str, theirs: str, tracking: str) -> None:
         git, now = self.repo.git, utc_now()
-        base = git.merge_base(head, theirs) or remote.EMPTY_TREE
+        since = git.merge_base(head, theirs)
+        base = since
+        if since is None:  # rewritten and force-pushed, or a device with a history of its own
+            fork = git.fork_point(tracking, head)
+            if fork is not None and git.shares_a_tree(fork, theirs):  # a rewrite
+                since, base = fork, self._rewritten_base(fork, theirs)
+        base = base or EMPTY_TREE
         self.outcome.backup_ref = remote.backup(self.repo, self.device, utc_stamp(now), head)
         index = local.private_index(self.repo, self.tmp, None)
         try:
@@ -371,11 +402,14 @@ class _Cycle:
             ) from None
         finally:
             index.unlink(missing_ok=True)
-        count = git.count(f"{base}..{head}") if base != remote.EMPTY_TREE else git.count(head)
+        count = git.count(f"{since}..{head}") if since else git.count(head)
         message = _replay_message(
             self.device, count, theirs, self.outcome.backup_ref, result.copies
         )
-        new = git.commit_tree(tree, [theirs], message)
+        # the remote holds every local change already (nothing since the fork point): its head
+        # as it is, not one more commit of the same tree pushed to every device
+        same = tree == git.tree_of(theirs)
+        new = theirs if same else git.commit_tree(tree, [theirs], message)
         self.outcome.notices += remote.move(
             self.repo,
             head,
@@ -384,10 +418,40 @@ class _Cycle:
             aside=self._aside,
             beside=self._beside,
         )
-        self.outcome.commits.append(new)
+        if not same:
+            self.outcome.commits.append(new)
         self.outcome.action = "rebased onto the remote"
         self.outcome.notices += result.notices
         self.outcome.conflicts += [{"path": p, "copy": c} for p, c in result.copies]
+
+    def _rewritten_base(self, fork: str, theirs: str) -> str:
+        """The base to replay onto a remote whose history shares no commit with this branch.
+
+        After a rewrite (a squash, filter-repo, then a force push) the remote as this device
+        last fetched it (``fork``, from the tracking ref's reflog, as git pull --rebase finds
+        it) is what the local changes were made on; against an empty base every file either
+        side had changed became a conflict copy on every device. A file the remote no longer
+        has is left out of the base, so it reads as added here and is kept: a purge and a
+        remote that is another repository look the same, and only the user can tell them.
+        """
+        git = self.repo.git
+        prefix = self.repo.prefix
+        gone = sorted(set(git.ls_tree(fork, prefix)) - set(git.ls_tree(theirs, prefix)))
+        index = local.private_index(self.repo, self.tmp, fork)
+        try:
+            if gone:
+                lines = [f"0 {ZERO}\t{p}".encode("utf-8", "surrogateescape") + b"\0" for p in gone]
+                git.run("update-index", "-z", "--index-info", input=b"".join(lines), index=index)
+            tree = git.run("write-tree", index=index).text.strip()
+        finally:
+            index.unlink(missing_ok=True)
+        kept = f"; {len(gone)} file(s) it no longer has are kept here" if gone else ""
+        self.outcome.notices.append(
+            "the remote's history shares no commit with this branch (rewritten and "
+            f"force-pushed, or another repository): merged from where this device last "
+            f"fetched it ({fork[:12]}){kept}"
+        )
+        return tree
 
     def _aside(self, rel: str) -> str:
         folder = posixpath.dirname(rel)
@@ -423,6 +487,7 @@ class _Cycle:
         """Recompile what the move changed, and commit that (same bytes on every device)."""
         write_conflicts_file(self.root.path)
         recompile(self.root, self.config)
+        remote.restat(self.repo)  # a compiled file git checked out with CRLF, written with LF
         if self.policy.commit:
             self.commit_local()
 

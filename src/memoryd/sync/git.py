@@ -16,6 +16,7 @@ from memoryd import gitcli
 log = logging.getLogger(__name__)
 
 ZERO = "0" * 40
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 NET_TIMEOUT_S = 120.0
 LOCAL_TIMEOUT_S = 60.0
 
@@ -91,8 +92,28 @@ class Git:
         done = self.run("merge-base", a, b, check=False, readonly=True)
         return done.text.strip() if done.code == 0 else None
 
+    def fork_point(self, ref: str, commit: str) -> str | None:
+        """Where ``commit``'s history left any earlier value of ``ref`` (its reflog), or None."""
+        done = self.run("merge-base", "--fork-point", ref, commit, check=False, readonly=True)
+        return done.text.strip() or None if done.code == 0 else None
+
+    def shares_a_tree(self, a: str, b: str, depth: int = 2000) -> bool:
+        """Does some commit of ``a``'s history hold the very tree of one of ``b``'s?
+
+        A rewritten history (a squash, filter-repo) keeps the old trees; another
+        repository's history has none of them. The empty tree proves nothing.
+        """
+        mine = set(self.out("log", "--format=%T", f"--max-count={depth}", a).split())
+        mine.discard(EMPTY_TREE)
+        theirs = self.out("log", "--format=%T", f"--max-count={depth}", b).split()
+        return any(tree in mine for tree in theirs)
+
     def count(self, spec: str) -> int:
         return int(self.out("rev-list", "--count", spec) or 0)
+
+    def net_env(self) -> dict[str, str]:
+        """The environment a fetch, push or ls-remote adds (see :func:`memoryd.gitcli.net_env`)."""
+        return gitcli.net_env(self.config_get("core.sshCommand"))
 
     def remotes(self) -> list[str]:
         return self.out("remote").split()

@@ -21,7 +21,7 @@ from pathlib import Path
 from memoryd.fsutil import atomic_write
 from memoryd.rootfs import STATE_FILE
 from memoryd.sync import exclude
-from memoryd.sync.git import NET_TIMEOUT_S, ZERO, GitError
+from memoryd.sync.git import EMPTY_TREE, NET_TIMEOUT_S, ZERO, GitError
 from memoryd.sync.repo import Blocked, Repo, device_of
 
 Aside = Callable[[str], str]  # root-relative path -> where to move a local file out of the way
@@ -80,12 +80,12 @@ def _default_branch(repo: Repo, remote: str, branch: str) -> str:
     try:
         done = repo.git.run(
             "ls-remote", "--symref", remote, "HEAD", "refs/heads/*",
-            check=False, timeout=NET_TIMEOUT_S,
+            check=False, timeout=NET_TIMEOUT_S, env=repo.git.net_env(),
         )  # fmt: skip
     except subprocess.TimeoutExpired as exc:
         raise Offline(f"git ls-remote {remote} timed out") from exc
     if done.code != 0:
-        raise Offline(f"git ls-remote {remote}: {_last_line(done.err)}")
+        raise Offline(f"git ls-remote {remote}: {_reason(done.err)}")
     heads, default = [], None
     for line in done.text.splitlines():
         where, _, name = line.partition("\t")
@@ -110,9 +110,21 @@ def _default_branch(repo: Repo, remote: str, branch: str) -> str:
     )
 
 
-def _last_line(text: str) -> str:
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    return lines[-1] if lines else "unknown error"
+# What git adds after every failure to reach a remote (ssh's own words come before it): as
+# the one line shown it told nothing ("and the repository exists.").
+_BOILERPLATE = (
+    "fatal: could not read from remote repository.",
+    "please make sure you have the correct access rights",
+    "and the repository exists.",
+)
+
+
+def _reason(text: str) -> str:
+    """The line of git's stderr that says why: ssh's or git's own, never the boilerplate."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    said = [line for line in lines if line.lower() not in _BOILERPLATE]
+    told = [line for line in said if not line.startswith(("warning:", "hint:"))]
+    return (told or said or lines or ["unknown error"])[0]
 
 
 def fetch(repo: Repo, t: Target) -> str | None:
@@ -121,7 +133,7 @@ def fetch(repo: Repo, t: Target) -> str | None:
     try:
         done = repo.git.run(
             "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", t.remote, spec,
-            check=False, timeout=NET_TIMEOUT_S,
+            check=False, timeout=NET_TIMEOUT_S, env=repo.git.net_env(),
         )  # fmt: skip
     except subprocess.TimeoutExpired as exc:
         raise Offline(f"git fetch {t.remote} timed out") from exc
@@ -130,7 +142,7 @@ def fetch(repo: Repo, t: Target) -> str | None:
             with contextlib.suppress(GitError):
                 repo.git.run("update-ref", "-d", t.tracking)
             return None
-        raise Offline(f"git fetch {t.remote}: {_last_line(done.err)}")
+        raise Offline(f"git fetch {t.remote}: {_reason(done.err)}")
     return repo.git.rev(t.tracking)
 
 
@@ -138,8 +150,10 @@ def push(repo: Repo, t: Target, commit: str) -> bool:
     """Push ``commit`` to the remote branch; False when rejected (the remote moved on)."""
     dest = f"{commit}:refs/heads/{t.remote_branch}"
     try:
-        done = repo.git.run("push", "--porcelain", "--quiet", t.remote, dest, check=False,
-                            timeout=NET_TIMEOUT_S)  # fmt: skip
+        done = repo.git.run(
+            "push", "--porcelain", "--quiet", t.remote, dest,
+            check=False, timeout=NET_TIMEOUT_S, env=repo.git.net_env(),
+        )  # fmt: skip
     except subprocess.TimeoutExpired as exc:
         raise Offline(f"git push {t.remote} timed out") from exc
     if done.code == 0:
@@ -163,7 +177,7 @@ def push(repo: Repo, t: Target, commit: str) -> bool:
     if any(word in said for word in ("[rejected]", "[remote rejected]", "non-fast-forward")):
         # someone else pushed first, or holds the remote's ref lock right now: fetch, go again
         rejected = [line for line in said.splitlines() if "rejected]" in line]
-        t.last_rejection = (rejected or [_last_line(said)])[0].strip()
+        t.last_rejection = (rejected or [_reason(said)])[0].strip()
         return False
     refusal = _hook_refusal(repo, done.err)
     if refusal is not None:  # our own hook said no: not the network, no back-off
@@ -173,7 +187,7 @@ def push(repo: Repo, t: Target, commit: str) -> bool:
             "do what the hook asks (or fix the hook in "
             f"{_hooks_dir(repo)}); memoryd keeps committing locally and pushes after that",
         )
-    raise Offline(f"git push {t.remote}: {_last_line(done.err)}")
+    raise Offline(f"git push {t.remote}: {_reason(done.err)}")
 
 
 # A "[remote rejected]" that is a race, not a refusal: another push holds the ref's lock, or
@@ -190,7 +204,12 @@ def _refused(line: str) -> bool:
 
 
 def _hooks_dir(repo: Repo) -> Path:
-    configured = repo.git.config_get("core.hooksPath")
+    # --type=path: git expands '~/hooks' as it does when it runs the hook; read raw, the
+    # hook was not found, and its refusal read as the network being down
+    done = repo.git.run(
+        "config", "--type=path", "--get", "core.hooksPath", check=False, readonly=True
+    )
+    configured = done.text.strip() if done.code == 0 else ""
     if configured:
         return Path(configured) if Path(configured).is_absolute() else repo.top / configured
     return repo.git_dir / "hooks"
@@ -206,9 +225,6 @@ def _hook_refusal(repo: Repo, err: str) -> str | None:
         if line.strip() and not line.startswith("error: failed to push some refs")
     ]  # fmt: skip
     return "; ".join(said) or "(it printed nothing)"
-
-
-EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 
 def move(
@@ -228,6 +244,7 @@ def move(
     """
     notices, kept = _clear_the_way(repo, old, new, aside)
     repo.git.run("update-index", "-q", "--refresh", check=False)
+    restat(repo)
     held = _held_back(repo, old, new)
     files = new
     if held and old is not None:
@@ -249,6 +266,52 @@ def move(
     return notices
 
 
+def edited_outside(repo: Repo, old: str, new: str) -> list[str]:
+    """Files outside the root that moving from ``old`` to ``new`` changes and that hold the
+    user's own work: edited or staged and not committed, or untracked where a file arrives.
+
+    A project root's branch carries the project's code: ``read-tree -m -u`` refuses to
+    replace such a file (rightly), and the cycle failed on every try with git's "Entry
+    'src/a.py' not uptodate. Cannot merge." An ignored file is git's to replace, as a pull
+    would.
+    """
+    if not repo.prefix:
+        return []
+    inside = repo.prefix + "/"
+    moving = {p for p in repo.git.changed_paths(old, new, "") if not p.startswith(inside)}
+    if not moving:
+        return []
+    edited = set(_names(repo, "diff", "--name-only", "-z", "--no-renames", old, everywhere=True))
+    edited |= set(
+        _names(repo, "diff", "--cached", "--name-only", "-z", "--no-renames", old, everywhere=True)
+    )
+    before = repo.git.ls_tree(old, "")
+    for path in moving - edited - set(before):
+        if os.path.lexists(repo.top / path) and not _ignored(repo, path):
+            edited.add(path)
+    return sorted(moving & edited)
+
+
+def restat(repo: Repo) -> None:
+    """Record again the files under the root that git calls changed though their text is not.
+
+    git takes a file whose size differs from the one its index recorded as changed without
+    reading it. With ``core.autocrlf=true`` (or ``eol=crlf``) git checks a compiled file out
+    with CRLF, and the recompile writes the same text with LF: ``git status`` showed it
+    modified and ``read-tree -m -u`` refused every later move ("Entry 'facts/index.md' not
+    uptodate. Cannot merge."). Staged again, such a file is the same blob with its stat
+    data. An unmerged path is the user's and is never touched (``git diff`` lists it).
+    """
+    by_stat = set(_names(repo, "diff-files", "--name-only", "-z"))
+    if not by_stat:
+        return
+    by_text = set(_names(repo, "diff", "--name-only", "-z"))
+    same = sorted(by_stat - by_text)
+    if same:
+        listing = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in same)
+        repo.git.run("update-index", "-q", "-z", "--stdin", input=listing)
+
+
 def _held_back(repo: Repo, old: str | None, new: str) -> list[str]:
     """Paths under the root the move changes whose work-tree text differs from ``old``."""
     if old is None:
@@ -258,8 +321,8 @@ def _held_back(repo: Repo, old: str | None, new: str) -> list[str]:
     return sorted(p for p in dirty if p in moving and (repo.top / p).is_file())
 
 
-def _names(repo: Repo, *args: str) -> list[str]:
-    raw = repo.git.run(*args, "--", repo.pathspec, readonly=True).out
+def _names(repo: Repo, *args: str, everywhere: bool = False) -> list[str]:
+    raw = repo.git.run(*args, "--", "." if everywhere else repo.pathspec, readonly=True).out
     return [p.decode("utf-8", "surrogateescape") for p in raw.split(b"\0") if p]
 
 

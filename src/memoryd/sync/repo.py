@@ -21,12 +21,15 @@ from memoryd.sync.git import Git, GitError
 log = logging.getLogger(__name__)
 
 STALE_LOCKS = "memoryd-stale-locks"  # in the git dir: where stale ref locks are moved
+# The git dir's marker of an operation in progress -> what it is, and the git command that
+# finishes or abandons it (a merge's hint naming 'git rebase --abort' only got "No rebase in
+# progress?").
 IN_PROGRESS = {
-    "rebase-merge": "a rebase",
-    "rebase-apply": "a rebase (or git am)",
-    "MERGE_HEAD": "a merge",
-    "CHERRY_PICK_HEAD": "a cherry-pick",
-    "REVERT_HEAD": "a revert",
+    "rebase-merge": ("a rebase", "git rebase"),
+    "rebase-apply": ("a rebase", "git rebase"),  # or git am: rebase-apply/applying
+    "MERGE_HEAD": ("a merge", "git merge"),
+    "CHERRY_PICK_HEAD": ("a cherry-pick", "git cherry-pick"),
+    "REVERT_HEAD": ("a revert", "git revert"),
 }
 
 
@@ -85,12 +88,14 @@ def open_repo(root: Path) -> Repo:
 
 def preflight(repo: Repo, stale_after_s: float) -> list[str]:
     """Raise Blocked when the repo is mid-operation; return notices (a stale lock moved)."""
-    for name, what in IN_PROGRESS.items():
+    for name, named in IN_PROGRESS.items():
         if (repo.git_dir / name).exists():
+            am = (repo.git_dir / name / "applying").exists()
+            what, command = ("a git am", "git am") if am else named
             raise Blocked(
                 "refused",
                 f"{what} is in progress in {repo.top} (memoryd did not start it)",
-                "finish it or abort it (e.g. 'git rebase --continue' or 'git rebase --abort'); "
+                f"finish it or abort it ({command} --continue, or {command} --abort); "
                 "memoryd syncs again after that",
             )
     notices = check_index_lock(repo, stale_after_s)

@@ -13,6 +13,7 @@ import fcntl
 import hashlib
 import json
 import os
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -21,7 +22,9 @@ from typing import Any
 
 from memoryd.errors import MemorydError
 from memoryd.fsutil import atomic_write
+from memoryd.memory import printable
 from memoryd.paths import Paths
+from memoryd.sync.git import NET_TIMEOUT_S
 
 MAX_NOTICES = 20
 
@@ -100,10 +103,15 @@ def now_ms() -> int:
 
 
 class RepoBusy(MemorydError):
-    def __init__(self, repo: Path) -> None:
+    """The repository's sync lock is held; ``holder`` is what the holder wrote in the lock
+    file (its pid and command), so the message names it instead of guessing "the daemon"."""
+
+    def __init__(self, repo: Path, holder: str = "") -> None:
+        who = f" ({holder})" if holder else ""
         super().__init__(
-            f"another memoryd sync is running on {repo}",
-            hint="wait for it to finish (the daemon syncs this repository now) and try again",
+            f"another memoryd sync{who} is running on {repo}",
+            hint="wait for it to finish and try again (a fetch or push waits up to "
+            f"{NET_TIMEOUT_S:g} s for a remote that does not answer)",
         )
 
 
@@ -121,11 +129,26 @@ def repo_lock(paths: Paths, repo: Path, wait_s: float = 30.0) -> Iterator[None]:
                 break
             except BlockingIOError:
                 if time.monotonic() >= deadline:
-                    raise RepoBusy(repo) from None
+                    raise RepoBusy(repo, _holder(fd)) from None
                 time.sleep(0.05)
+        _claim(fd)
         try:
             yield
         finally:
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
+
+
+def _claim(fd: int) -> None:
+    """Write who holds the lock into the lock file (the flock itself is the lock)."""
+    with contextlib.suppress(OSError):
+        name = " ".join(["memoryd", *sys.argv[1:2]])  # memoryd run: the daemon
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()}, {name}".encode(), 0)
+
+
+def _holder(fd: int) -> str:
+    with contextlib.suppress(OSError):
+        return printable(os.pread(fd, 200, 0).decode("utf-8", "replace").strip())
+    return ""

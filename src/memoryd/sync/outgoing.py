@@ -1,0 +1,67 @@
+"""The commits a push would send, checked for secrets before they leave this device.
+
+memoryd's own commits never hold one (the commit quarantines such a file), but a commit
+the user made by hand in the memory repository passed no gate: pushed, the credential
+lands on the remote and on every device, and no later commit takes it out of the
+history. The push is refused instead, and the user is told where it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memoryd.memory import printable
+from memoryd.sync.repo import Repo
+
+
+@dataclass(frozen=True)
+class Leak:
+    """The first secret the outgoing commits add."""
+
+    path: str  # root-relative
+    line: int
+    rule: str
+    preview: str
+    fingerprint: str
+    commit: str
+    subject: str
+
+    @property
+    def message(self) -> str:
+        return printable(
+            f"a commit not pushed yet adds a secret: {self.path}:{self.line} {self.rule} "
+            f"{self.preview} (commit {self.commit[:12]} {self.subject!r}); memoryd does not "
+            "push it"
+        )
+
+
+def first_leak(repo: Repo, since: str | None, head: str) -> Leak | None:
+    """The first secret that the commits in ``since..head`` add under the root, or None."""
+    from memoryd.secrets.scanner import ALLOWLIST_FILE, decode, load_allowlist, scan
+
+    git = repo.git
+    spec = f"{since}..{head}" if since else head
+    commits = git.out("rev-list", "--reverse", "--no-merges", spec).split()
+    allow = load_allowlist(repo.root)
+    seen: set[str] = set()
+    for commit in commits:
+        raw = git.run(
+            "diff-tree", "-r", "-z", "--no-renames", "--no-commit-id", "--root",
+            "--diff-filter=AM", commit, "--", repo.pathspec, readonly=True,
+        ).out  # fmt: skip
+        fields = raw.split(b"\0")
+        for meta, name in zip(fields[0::2], fields[1::2], strict=False):
+            parts = meta.decode().split()
+            if len(parts) < 4 or not parts[1].startswith("100") or parts[3] in seen:
+                continue
+            seen.add(parts[3])
+            path = repo.root_path(name.decode("utf-8", "surrogateescape"))
+            text = decode(git.blob(parts[3]))
+            if text is None or path.rsplit("/", 1)[-1] == ALLOWLIST_FILE:
+                continue
+            findings = scan(text, allow=allow)
+            if findings:
+                f = findings[0]
+                subject = git.out("log", "-1", "--format=%s", commit)
+                return Leak(path, f.line, f.rule, f.preview, f.fingerprint, commit, subject)
+    return None

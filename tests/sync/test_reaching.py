@@ -1,0 +1,157 @@
+"""Reaching the remote: the user's own ssh setup is used, and a failure says why in one line.
+
+Through the real CLI, real git and a local bare remote; "ssh" is a script that runs the
+remote command on this machine (the host is ignored), as a stand-in for a real server.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import git, run_cli
+from tests.sync.world import World, make_world, memory
+
+FAKE_SSH = """#!/bin/sh
+for last; do :; done
+echo "$0 $*" >> "{log}"
+exec sh -c "$last"
+"""
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> World:
+    world = make_world(tmp_path)
+    world.a.paths.config_file.parent.mkdir(parents=True, exist_ok=True)
+    world.a.paths.config_file.write_text("device: laptop\n")
+    return world
+
+
+def _sync_a(world: World) -> subprocess.CompletedProcess[str]:
+    saved = os.environ["MEMORYD_HOME"]
+    os.environ["MEMORYD_HOME"] = str(world.a.paths.home)
+    try:
+        return run_cli("sync")
+    finally:
+        os.environ["MEMORYD_HOME"] = saved
+
+
+def _script(path: Path, text: str) -> Path:
+    path.write_text(text)
+    path.chmod(0o755)
+    return path
+
+
+def test_a_remote_path_that_vanished_names_git_s_reason_not_its_boilerplate(
+    world: World,
+) -> None:
+    """git's stderr ends with "Please make sure you have the correct access rights / and the
+    repository exists."; its last line alone told nothing."""
+    world.remote.rename(world.remote.with_name("moved.git"))
+    world.a.write("facts/x.md", memory("facts/x", "x", "written while the remote moved\n"))
+    done = _sync_a(world)
+    assert done.returncode == 1
+    assert done.stdout.splitlines()[1] == (
+        f"  error: git fetch origin: fatal: '{world.remote}' does not appear to be a git "
+        "repository"
+    )
+
+
+def test_an_ssh_host_that_does_not_resolve_is_named(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    failing = _script(
+        tmp_path / "ssh-fails",
+        "#!/bin/sh\necho 'ssh: Could not resolve hostname memhost: Name or service not known'"
+        " >&2\nexit 255\n",
+    )
+    monkeypatch.setenv("GIT_SSH_COMMAND", str(failing))
+    git(world.a.root, "remote", "set-url", "origin", f"memhost:{world.remote}")
+    world.a.write("facts/x.md", memory("facts/x", "x", "written on a train\n"))
+    done = _sync_a(world)
+    assert done.returncode == 1
+    assert done.stdout.splitlines()[1] == (
+        "  error: git fetch origin: ssh: Could not resolve hostname memhost: "
+        "Name or service not known"
+    )
+
+
+@pytest.mark.parametrize("how", ["core.sshCommand", "GIT_SSH"])
+def test_the_users_own_ssh_command_reaches_the_remote(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """docs/service.md's key only for memory sync (git config core.sshCommand 'ssh -i <key>'),
+    or GIT_SSH (plink): the fetch and push by hand use it, and memoryd's batch-mode ssh, set as
+    GIT_SSH_COMMAND, beat both, so every sync was offline while git by hand worked."""
+    log = tmp_path / "ssh.log"
+    ssh = _script(tmp_path / "my-ssh", FAKE_SSH.format(log=log))
+    if how == "core.sshCommand":
+        git(world.a.root, "config", "core.sshCommand", f"{ssh} -i ~/.ssh/memoryd_key")
+    else:
+        monkeypatch.setenv("GIT_SSH", str(ssh))
+    git(world.a.root, "remote", "set-url", "origin", f"memhost:{world.remote}")
+    world.a.write("facts/x.md", memory("facts/x", "x", "pushed with my own key\n"))
+    done = _sync_a(world)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith(f"{world.a.root}: ok: pushed")
+    assert "facts/x" in git(world.remote, "log", "-1", "--format=%s", "main")
+    said = log.read_text()
+    assert "git-upload-pack" in said and "git-receive-pack" in said
+    assert ("-i " in said) == (how == "core.sshCommand")
+
+
+def test_plain_ssh_runs_in_batch_mode_and_a_chosen_one_without_askpass(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from memoryd import gitcli
+
+    for key in ("GIT_SSH_COMMAND", "GIT_SSH", "SSH_ASKPASS_REQUIRE"):
+        monkeypatch.delenv(key, raising=False)
+    assert gitcli.net_env(None) == {"GIT_SSH_COMMAND": "ssh -o BatchMode=yes"}
+    assert gitcli.net_env("ssh -i key") == {"SSH_ASKPASS_REQUIRE": "never"}
+    monkeypatch.setenv("GIT_SSH_COMMAND", "ssh -p 2222")
+    assert gitcli.net_env(None) == {"SSH_ASKPASS_REQUIRE": "never"}
+    monkeypatch.setenv("SSH_ASKPASS_REQUIRE", "force")
+    assert gitcli.net_env(None) == {}
+
+
+def test_a_sync_waiting_on_a_silent_remote_is_named_by_the_one_it_blocks(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A memoryd sync stuck on an ssh that never answers holds the repository's lock: the other
+    sync said "(the daemon syncs this repository now)" though no daemon ran. Now it names
+    the holder's pid and command, and how long such a wait lasts."""
+    import signal
+    import sys
+    import time
+
+    from memoryd.sync.engine import sync_root
+
+    hang = _script(tmp_path / "ssh-hangs", "#!/bin/sh\nexec sleep 600\n")
+    git(world.a.root, "remote", "set-url", "origin", f"memhost:{world.remote}")
+    env = {**os.environ, "MEMORYD_HOME": str(world.a.paths.home), "GIT_SSH_COMMAND": str(hang)}
+    stuck = subprocess.Popen(
+        [sys.executable, "-m", "memoryd", "sync"], env=env, start_new_session=True,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        locks = world.a.paths.state_dir / "sync"
+        deadline = time.monotonic() + 30
+        while not any(f"pid {stuck.pid}," in p.read_text() for p in locks.glob("*.lock")):
+            assert time.monotonic() < deadline, "the stuck sync never took the lock"
+            time.sleep(0.1)
+        outcome = sync_root(
+            world.a.config, world.a.paths, world.a.root_config, force=True, lock_wait_s=0.2
+        )
+    finally:  # Ctrl-C: the CLI kills its git and the ssh with it (gitcli.run)
+        stuck.send_signal(signal.SIGINT)
+        stuck.wait(timeout=30)
+    assert (outcome.status, outcome.error, outcome.hint) == (
+        "busy",
+        f"another memoryd sync (pid {stuck.pid}, memoryd sync) is running on {world.a.root}",
+        "wait for it to finish and try again (a fetch or push waits up to 120 s for a remote "
+        "that does not answer)",
+    )
