@@ -239,3 +239,49 @@ def test_iron_rules_over_the_total_are_announced_and_inspect_reports_them(setup:
         "injection.max_total_chars in config.yaml (Claude Code stops inlining a hook's output "
         "above 10000)"
     ) in inspected.stdout
+
+
+def in_deleted_folder(folder: Path, *args: str, stdin: str = "", pwd: bool = True) -> Any:
+    """A real ``memoryd ARGS`` whose working folder was deleted under it (a removed
+    worktree): the shell cds in, removes the folder, then execs memoryd."""
+    import shlex
+    import subprocess
+    import sys
+
+    folder.mkdir(parents=True)
+    command = " ".join(shlex.quote(a) for a in [sys.executable, "-m", "memoryd", *args])
+    unset = "" if pwd else "unset PWD; "
+    script = f'cd {shlex.quote(str(folder))} && rmdir "$PWD" && export PWD && {unset}exec {command}'
+    return subprocess.run(
+        ["sh", "-c", script], input=stdin, capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+def test_a_deleted_working_folder_still_gets_its_projects_block(setup: Setup) -> None:
+    """A session whose folder was removed (git worktree remove) still gets the block of the
+    project the folder was in, not a traceback (os.getcwd() fails there)."""
+    fill(setup)
+    gone = setup.repo / "feature"
+    event = json.dumps({"hook_event_name": "UserPromptSubmit", "cwd": str(gone), "prompt": "FTS5"})
+    done = in_deleted_folder(gone, "context", "--hook", "--json", stdin=event)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert "### pitfalls/fts5 (project pitfall)" in json.loads(done.stdout)["hookSpecificOutput"][
+        "additionalContext"
+    ]
+    recalled = in_deleted_folder(setup.repo / "other", "recall", "bastion")
+    assert recalled.returncode == 0, recalled.stderr
+    assert "facts/the-bastion-host-deploys-staging" in recalled.stdout
+
+
+def test_a_deleted_working_folder_with_no_name_left_is_one_clear_error(setup: Setup) -> None:
+    done = in_deleted_folder(setup.repo / "gone", "recall", "--json", "bastion", pwd=False)
+    assert done.returncode == 1
+    assert done.stderr == (
+        "memoryd: error: the current folder no longer exists (it was deleted or moved)\n"
+        "  hint: cd to an existing folder and run the command again\n"
+    )
+    assert json.loads(done.stdout) == {
+        "error": "the current folder no longer exists (it was deleted or moved)",
+        "hint": "cd to an existing folder and run the command again",
+        "exit": 1,
+    }
