@@ -177,6 +177,40 @@ def test_the_stdio_server_serves_a_real_client(setup: Setup) -> None:
     assert (setup.project / "facts" / "release-notes-live-in-changes-md.md").exists()
 
 
+def test_a_broken_config_at_start_still_serves_the_tools_and_they_recover(setup: Setup) -> None:
+    """A client drops a server that exits at start for the whole session: with config.yaml
+    broken the tools still come up, say what is wrong, and work once it is fixed."""
+    config = Path(os.environ["MEMORYD_HOME"]) / "config.yaml"
+    good = config.read_text()
+    config.write_text(good + "serach: 1\n")
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "memoryd", "mcp"], cwd=str(setup.repo),
+        env=dict(os.environ),
+    )  # fmt: skip
+    arguments = {"kind": "fact", "summary": "Release notes live in CHANGES.md"}
+
+    async def main() -> tuple[set[str], Any, Any]:
+        async with Client(params) as client:
+            listed = await client.list_tools()
+            broken = await client.call_tool("memory_remember", arguments)
+            config.write_text(good)
+            return {t.name for t in listed.tools}, broken, await client.call_tool(
+                "memory_remember", arguments
+            )
+
+    names, broken, saved = anyio.run(main)
+    assert names == TOOLS
+    assert broken.is_error
+    assert broken.content[0].text == (
+        f"{config}: serach: unknown key (did you mean 'search'?)\n"
+        f"  hint: edit {config} (see docs/config.md)"
+    )
+    assert not saved.is_error
+    assert saved.content[0].text == (
+        "Saved facts/release-notes-live-in-changes-md (project memory, kind fact)."
+    )
+
+
 def test_without_the_sdk_the_command_names_the_extra() -> None:
     code = (
         "import sys; sys.modules['mcp'] = None; sys.modules['mcp.server.mcpserver'] = None\n"
