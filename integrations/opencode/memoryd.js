@@ -5,10 +5,11 @@
 // .opencode/plugins/, and add the MCP server from opencode.json beside it to your config.
 // memoryd must be on OpenCode's PATH (or set MEMORYD_BIN to its absolute path).
 //
-// Prompts and paths are data, never options: each goes after "--", as one argument
-// (Bun's $ never hands an interpolated value to a shell parser), so a prompt "-h" is a
-// query, not a request for help. memoryd failing never blocks OpenCode: no block is
-// injected and the edit goes ahead; only a refusal of the guard (exit 3) stops a write.
+// Prompts and paths are data, never options: a prompt goes on stdin inside a JSON event,
+// a path after "--" as one argument (Bun's $ never hands an interpolated value to a shell
+// parser), so a prompt "-h" is a query, not a request for help. memoryd failing never
+// blocks OpenCode: no block is injected and the edit goes ahead; only a refusal of the guard
+// (exit 3) stops a write.
 
 // the tools that write a file (a read of any path is none of the guard's business)
 const WRITE_TOOLS = new Set(["write", "edit", "multiedit", "patch"])
@@ -22,10 +23,19 @@ export const Memoryd = async ({ $, directory }) => {
 
   const run = (args) => $`${memoryd} ${args}`.cwd(directory).nothrow().quiet()
 
+  // the prompt goes on stdin, as a hook event: the kernel refuses an argument over 128 KiB
+  // (E2BIG), and a prompt with a pasted log is that long
+  const context = (prompt) => {
+    const event = new Response(JSON.stringify({ prompt, cwd: directory }))
+    return $`${memoryd} context --hook < ${event}`.cwd(directory).nothrow().quiet()
+  }
+
   async function block(prompt) {
     if (!blocks.has(prompt)) {
-      const done = await run(["context", "--", prompt])
-      if (done.exitCode !== 0) console.error(`memoryd context failed: ${done.stderr.toString().trim()}`)
+      const done = await context(prompt)
+      const said = done.stderr.toString().trim()
+      if (done.exitCode !== 0) console.error(`memoryd context failed: ${said}`)
+      else if (said) console.error(said) // --hook injected nothing, and says why
       blocks.set(prompt, done.exitCode === 0 ? done.stdout.toString().trim() : "")
     }
     return blocks.get(prompt)

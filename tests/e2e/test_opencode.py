@@ -94,6 +94,25 @@ def test_a_prompt_that_looks_like_an_option_is_a_query(node_bin: Path, project: 
     assert "usage: memoryd" not in json.dumps(first)
 
 
+def test_a_prompt_longer_than_an_argument_may_be_still_gets_the_block(
+    node_bin: Path, project: Project
+) -> None:
+    """Linux refuses one argument over 128 KiB (E2BIG): a prompt with a pasted log gets
+    memoryd's block all the same (the plugin hands it over on stdin)."""
+    project.seed()
+    prompt = "Why does FTS5 miss short Chinese words? " + "log line of the failing run\n" * 8000
+    assert len(prompt.encode()) > 128 * 1024
+    with FakeModelAPI([Turn(text="ok")]) as api:
+        client = opencode(node_bin, project, api)
+        done = client.run("opencode", "run", timeout=240, input=prompt)  # argv has a cap too
+        assert done.returncode == 0, done.stderr[-4000:]
+        (first,) = api.agent_requests()
+    user = content(messages(first)[0])
+    assert user.startswith("Why does FTS5 miss short Chinese words? log line")
+    assert "- 部署只用 pnpm (`rules/pnpm`) [project]" in user
+    assert "### pitfalls/fts5-unicode61-merges-a-chinese-run (project pitfall)" in user
+
+
 def test_the_plugin_guard_refuses_a_bad_memory_write_and_fails_open(
     node_bin: Path, project: Project
 ) -> None:
