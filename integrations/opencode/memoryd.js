@@ -12,7 +12,22 @@
 // (exit 3) stops a write.
 
 // the tools that write a file (a read of any path is none of the guard's business)
-const WRITE_TOOLS = new Set(["write", "edit", "multiedit", "patch"])
+const WRITE_TOOLS = new Set(["write", "edit", "multiedit"])
+// the tools that write the files a patch names (OpenCode offers GPT models apply_patch
+// instead of write and edit): every file it adds, updates, deletes or moves to
+const PATCH_TOOLS = new Set(["apply_patch", "patch"])
+const PATCH_FILE = /^\*\*\* (?:(?:Add|Update|Delete) File|Move to): (.+)$/gm
+
+function written(tool, args) {
+  if (PATCH_TOOLS.has(tool)) {
+    const patch = args?.patchText ?? args?.patch
+    if (typeof patch !== "string") return []
+    return [...patch.matchAll(PATCH_FILE)].map((m) => m[1].trim()).filter(Boolean)
+  }
+  if (!WRITE_TOOLS.has(tool)) return []
+  const path = args?.filePath ?? args?.file_path
+  return typeof path === "string" && path ? [path] : []
+}
 
 /** @type {import("@opencode-ai/plugin").Plugin} */
 export const Memoryd = async ({ $, directory }) => {
@@ -51,14 +66,13 @@ export const Memoryd = async ({ $, directory }) => {
     },
 
     "tool.execute.before": async (input, output) => {
-      if (!WRITE_TOOLS.has(input.tool)) return
-      const path = output.args?.filePath ?? output.args?.file_path
-      if (typeof path !== "string" || !path) return
-      const done = await run(["guard", "--", path])
-      if (done.exitCode === 3) {
-        throw new Error(done.stderr.toString().replace(/^memoryd: error: /, "").trim())
+      for (const path of written(input.tool, output.args)) {
+        const done = await run(["guard", "--", path])
+        if (done.exitCode === 3) {
+          throw new Error(done.stderr.toString().replace(/^memoryd: error: /, "").trim())
+        }
+        if (done.exitCode !== 0) console.error(`memoryd guard failed: ${done.stderr.toString().trim()}`)
       }
-      if (done.exitCode !== 0) console.error(`memoryd guard failed: ${done.stderr.toString().trim()}`)
     },
   }
 }

@@ -22,17 +22,21 @@ from tests.e2e.fake_models import FakeModelAPI, Turn, call
 pytestmark = pytest.mark.e2e
 
 
-def opencode(node_bin: Path, project: Project, api: FakeModelAPI) -> Client:
+def opencode(
+    node_bin: Path, project: Project, api: FakeModelAPI, model: str = "fake-model"
+) -> Client:
+    """OpenCode with the shipped plugin and MCP entry, ``model`` served by the fake (a
+    ``gpt-`` name gets OpenCode's tools for GPT models: apply_patch instead of write and edit)."""
     config_dir = project.home / ".config" / "opencode"
     (config_dir / "plugins").mkdir(parents=True, exist_ok=True)
     shutil.copyfile(INTEGRATIONS / "opencode" / "memoryd.js", config_dir / "plugins" / "memoryd.js")
     config = json.loads((INTEGRATIONS / "opencode" / "opencode.json").read_text())
-    config["model"] = "fake/fake-model"
+    config["model"] = f"fake/{model}"
     config["permission"] = {"external_directory": "allow"}  # the layered tree is outside it
     config["provider"] = {"fake": {
         "npm": "@ai-sdk/openai-compatible", "name": "Fake",
         "options": {"baseURL": f"{api.url}/v1", "apiKey": "sk-e2e-fake"},
-        "models": {"fake-model": {"name": "Fake model", "tool_call": True}},
+        "models": {model: {"name": "Fake model", "tool_call": True}},
     }}  # fmt: skip
     (config_dir / "opencode.json").write_text(json.dumps(config))
     return Client(node_bin, client_env(project.home), project.repo)
@@ -143,6 +147,32 @@ def test_the_plugin_guard_refuses_a_bad_memory_write_and_fails_open(
         sent = api.agent_requests()
     assert other.read_text() == "x\n"
     assert "<memory>" not in content(messages(sent[0])[0])
+
+
+def test_the_plugin_guard_checks_every_file_an_apply_patch_writes(
+    node_bin: Path, project: Project
+) -> None:
+    """OpenCode gives GPT models apply_patch and no write or edit: the guard reads the files
+    out of the patch, so the layered tree's rules hold for them too."""
+    layered = project.home / ".local" / "share" / "mimocode" / "memory"
+    layered.mkdir(parents=True)
+    bad, good = layered / "MEMORY.md", project.repo / "src" / "app.py"
+
+    def patch(*lines: str) -> Turn:
+        return call("apply_patch", patchText="\n".join(["*** Begin Patch", *lines, "*** End Patch"]))
+
+    turns = [
+        patch("*** Add File: src/app.py", "+print('hi')", f"*** Add File: {bad}", "+# notes"),
+        patch("*** Add File: src/app.py", "+print('hi')"),
+        Turn(text="done"),
+    ]
+    with FakeModelAPI(turns) as api:
+        run(opencode(node_bin, project, api, model="gpt-5"), "write two files")
+        sent = api.agent_requests()
+    assert "apply_patch" in {t["function"]["name"] for t in sent[0]["tools"]}
+    assert f"{bad} is not a memory path" in content(messages(sent[1])[-1])
+    assert not bad.exists()
+    assert good.read_text() == "print('hi')\n"
 
 
 def test_a_rule_remembered_through_the_bash_tool_is_only_a_proposal(
