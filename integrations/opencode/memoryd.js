@@ -32,9 +32,12 @@ function written(tool, args) {
 /** @type {import("@opencode-ai/plugin").Plugin} */
 export const Memoryd = async ({ $, directory }) => {
   const memoryd = process.env.MEMORYD_BIN || "memoryd"
-  // prompt -> block: the transform runs before every model call of a turn and sees the whole
-  // history each time (so a compaction never loses the rules: the next call adds them again)
+  // user message -> block: the transform runs before every model call of a turn and sees the
+  // whole history each time (so a compaction never loses the rules: the next call adds them
+  // again). Keyed by the message, not its text: a later "continue" in this long-lived process
+  // gets the memory as it is then, not the block of an earlier "continue".
   const blocks = new Map()
+  const KEPT = 64 // the blocks of the last messages (one per concurrent session is enough)
 
   const run = (args) => $`${memoryd} ${args}`.cwd(directory).nothrow().quiet()
 
@@ -45,15 +48,17 @@ export const Memoryd = async ({ $, directory }) => {
     return $`${memoryd} context --hook < ${event}`.cwd(directory).nothrow().quiet()
   }
 
-  async function block(prompt) {
-    if (!blocks.has(prompt)) {
+  async function block(message, prompt) {
+    const key = `${message}\0${prompt}`
+    if (!blocks.has(key)) {
       const done = await context(prompt)
       const said = done.stderr.toString().trim()
       if (done.exitCode !== 0) console.error(`memoryd context failed: ${said}`)
       else if (said) console.error(said) // --hook injected nothing, and says why
-      blocks.set(prompt, done.exitCode === 0 ? done.stdout.toString().trim() : "")
+      blocks.set(key, done.exitCode === 0 ? done.stdout.toString().trim() : "")
+      if (blocks.size > KEPT) blocks.delete(blocks.keys().next().value)
     }
-    return blocks.get(prompt)
+    return blocks.get(key)
   }
 
   return {
@@ -61,7 +66,7 @@ export const Memoryd = async ({ $, directory }) => {
       const user = [...output.messages].reverse().find((m) => m.info?.role === "user")
       const part = user?.parts?.findLast((p) => p.type === "text" && !p.synthetic)
       if (!part || part.text.includes("<memory>")) return
-      const text = await block(part.text)
+      const text = await block(user.info?.id ?? "", part.text)
       if (text) part.text = `${part.text}\n\n${text}`
     },
 

@@ -8,14 +8,19 @@ The plugin is ``integrations/opencode/memoryd.js`` and the MCP entry
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.e2e.clients import INTEGRATIONS, Client, client_env
+from tests.e2e.clients import INTEGRATIONS, Client, _end_group, client_env
 from tests.e2e.conftest import Project
 from tests.e2e.fake_models import FakeModelAPI, Turn, call
 
@@ -173,6 +178,52 @@ def test_the_plugin_guard_checks_every_file_an_apply_patch_writes(
     assert f"{bad} is not a memory path" in content(messages(sent[1])[-1])
     assert not bad.exists()
     assert good.read_text() == "print('hi')\n"
+
+
+@contextlib.contextmanager
+def served(client: Client) -> Iterator[str]:
+    """``opencode serve`` (the long-lived process a TUI is) on a free loopback port: its URL."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [str(client.bin_dir / "opencode"), "serve", "--port", str(port)], cwd=client.cwd,
+        env={**client.env, "PWD": str(client.cwd)}, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            with socket.socket() as knock:
+                if knock.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            assert time.monotonic() < deadline and server.poll() is None, "opencode serve"
+            time.sleep(0.2)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        _end_group(server.pid)
+        server.wait(timeout=10)
+
+
+def test_the_same_prompt_later_gets_the_memory_as_it_is_then(
+    node_bin: Path, project: Project
+) -> None:
+    """One OpenCode process serves many prompts: a second "continue" after a new iron rule
+    carries that rule (the block is made per message, not kept per prompt text)."""
+    project.remember("--kind", "rule", "--summary", "Use pnpm")
+    with FakeModelAPI([Turn(text="one"), Turn(text="two")]) as api:
+        client = opencode(node_bin, project, api)
+        with served(client) as url:
+            attach = ("opencode", "run", "--attach", url, "--dir", str(project.repo), "--")
+            assert client.run(*attach, "continue", timeout=240).returncode == 0
+            project.remember("--kind", "rule", "--summary", "Never deploy on Fridays")
+            assert client.run(*attach, "continue", timeout=240).returncode == 0
+        first, second = api.agent_requests()
+    before, after = (content(messages(body)[0]) for body in (first, second))
+    assert "- Use pnpm (`rules/use-pnpm`) [project]" in before
+    assert "Never deploy on Fridays" not in before
+    assert after.startswith("continue\n\n<memory>\n")
+    assert "- Never deploy on Fridays (`rules/never-deploy-on-fridays`) [project]" in after
 
 
 def test_a_rule_remembered_through_the_bash_tool_is_only_a_proposal(
