@@ -183,6 +183,17 @@ def test_a_broken_config_blocks_neither_the_prompt_nor_an_edit(
     (started,) = hook_runs(project, result["session_id"], "SessionStart")
     assert started["exitCode"] == 0
     assert started["stderr"].startswith("memoryd: context --hook injected nothing: ")
+    # the user is told, once: at the session's start, not again with the prompt; the guard
+    # says what it means for edits once too
+    told = [
+        (event, run["content"])
+        for event in ("SessionStart", "UserPromptSubmit", "PreToolUse")
+        for run in hook_runs(project, result["session_id"], event, "hook_system_message")
+    ]
+    assert [event for event, _ in told] == ["SessionStart", "PreToolUse"]
+    assert told[0][1].startswith("memoryd: context --hook injected nothing: ")
+    assert told[1][1].startswith("memoryd: guard --hook could not check the write, allowing it: ")
+    assert all("config.yaml" in text and "\n" not in text for _, text in told)
 
 
 def test_a_rule_remembered_through_the_bash_tool_is_only_a_proposal(

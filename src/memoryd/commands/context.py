@@ -84,9 +84,15 @@ def _block(app: App, args: argparse.Namespace, query: str) -> Block:
 
 
 def _run_hook(app: App, args: argparse.Namespace) -> int:
-    """The hook's answer, or nothing at all (and the reason on stderr): exit 0 either way."""
+    """The hook's answer, or nothing at all (and the reason on stderr): exit 0 either way.
+
+    With ``--json`` the reason is also the answer's ``systemMessage``, which Claude Code
+    shows the user (its stderr is shown only in the transcript view), once per session.
+    """
+    from memoryd.agent import notice
     from memoryd.errors import MemorydError
 
+    event: dict[str, Any] = {}
     try:
         event = _event(app, sys.stdin.read(), HOOK_EVENT, HOOK_EVENT_HINT, objects_only=True)
         prompt = event.get("prompt")
@@ -94,8 +100,12 @@ def _run_hook(app: App, args: argparse.Namespace) -> int:
         block = _block(app, args, query)
     except MemorydError as exc:
         app.note(f"memoryd: context --hook injected nothing: {exc}")
+        told = notice.once(app, event.get("session_id"), "context --hook injected nothing", exc)
+        if args.json and told:
+            app.out.write(json.dumps({"systemMessage": told}, ensure_ascii=False) + "\n")
         return 0
     if args.json:
+        notice.solved(app, event.get("session_id"))
         name = event.get("hook_event_name")
         output = {
             "hookEventName": name if isinstance(name, str) and name else "UserPromptSubmit",
