@@ -37,6 +37,7 @@ export const Memoryd = async ({ $, directory }) => {
   // again). Keyed by the message, not its text: a later "continue" in this long-lived process
   // gets the memory as it is then, not the block of an earlier "continue".
   const blocks = new Map()
+  const given = new Map() // user message -> its text with the block added
   const KEPT = 64 // the blocks of the last messages (one per concurrent session is enough)
 
   const run = (args) => $`${memoryd} ${args}`.cwd(directory).nothrow().quiet()
@@ -65,9 +66,15 @@ export const Memoryd = async ({ $, directory }) => {
     "experimental.chat.messages.transform": async (_input, output) => {
       const user = [...output.messages].reverse().find((m) => m.info?.role === "user")
       const part = user?.parts?.findLast((p) => p.type === "text" && !p.synthetic)
-      if (!part || part.text.includes("<memory>")) return
-      const text = await block(user.info?.id ?? "", part.text)
-      if (text) part.text = `${part.text}\n\n${text}`
+      const message = user?.info?.id ?? ""
+      // a part that comes back as this plugin left it has its block (a prompt that merely
+      // quotes a <memory> block is still a prompt and gets one)
+      if (!part || given.get(message) === part.text) return
+      const text = await block(message, part.text)
+      if (!text) return
+      part.text = `${part.text}\n\n${text}`
+      given.set(message, part.text)
+      if (given.size > KEPT) given.delete(given.keys().next().value)
     },
 
     "tool.execute.before": async (input, output) => {

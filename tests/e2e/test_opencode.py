@@ -122,6 +122,25 @@ def test_a_prompt_longer_than_an_argument_may_be_still_gets_the_block(
     assert "### pitfalls/fts5-unicode61-merges-a-chinese-run (project pitfall)" in user
 
 
+def test_a_prompt_that_quotes_a_block_still_gets_one_and_only_one(
+    node_bin: Path, project: Project
+) -> None:
+    """The plugin took any prompt holding "<memory>" for one it had already given a block:
+    a user asking about a pasted block got no memory at all."""
+    project.seed()
+    prompt = "Why does FTS5 miss short Chinese words? My last <memory> block said nothing."
+    turns = [call("memoryd_memory_recall", query="unicode61"), Turn(text="done")]
+    with FakeModelAPI(turns) as api:
+        run(opencode(node_bin, project, api), prompt)
+        sent = api.agent_requests()
+    assert len(sent) == 2  # two model calls of one turn: the block once in each
+    for body in sent:
+        user = content(messages(body)[0])
+        assert prompt in user.split("\n\n<memory>\n## Iron rules")[0]  # OpenCode may quote it
+        assert user.count("\n<memory>\n") == 1
+        assert "### pitfalls/fts5-unicode61-merges-a-chinese-run (project pitfall)" in user
+
+
 def test_the_plugin_guard_refuses_a_bad_memory_write_and_fails_open(
     node_bin: Path, project: Project
 ) -> None:
