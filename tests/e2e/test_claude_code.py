@@ -145,6 +145,31 @@ def test_a_scripted_remember_lands_on_disk_and_in_the_next_request(
     assert "summary: Deploy with Kamal" in saved and "Chosen over k8s" in saved
 
 
+def test_inspect_of_a_large_tree_reaches_the_model_with_its_problems(
+    node_bin: Path, project: Project
+) -> None:
+    """Claude Code saves a long tool answer to a file and shows the model its first 2 KB:
+    the listing of 3000 memories came first and the problems were never seen."""
+    facts = project.memory / "facts"
+    facts.mkdir(exist_ok=True)
+    for i in range(3000):
+        (facts / f"fact-{i}.md").write_text(
+            f"---\nkind: fact\nsummary: fact number {i} about deploying service {i}\n---\nx\n"
+        )
+    (facts / "broken.md").write_text("---\nid: facts/other\nkind: fact\nsummary: b\n---\nx\n")
+    turns = [call("mcp__memoryd__memory_inspect"), Turn(text="done")]
+    with FakeModelAPI(turns) as api:
+        client = claude(node_bin, project, api)
+        ask(client, "check the memory", "--allowedTools", "mcp__memoryd__memory_inspect")
+        sent = api.agent_requests()
+    (answer,) = tool_results(sent[1])
+    text = result_text(answer)
+    assert "persisted-output" not in text
+    assert text.startswith("3001 memories, ")
+    assert "facts/broken.md: id 'facts/other' does not match its path" in text
+    assert "more lines of the listing left out (size limit): 'memoryd inspect' lists them all" in text
+
+
 def test_the_guard_hook_blocks_a_bad_memory_write_and_lets_source_edits_through(
     node_bin: Path, project: Project, tmp_path: Path
 ) -> None:

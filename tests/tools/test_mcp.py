@@ -157,6 +157,43 @@ def test_inspect_and_context_tools(setup: Setup) -> None:
     assert text.startswith("<memory>\n## Iron rules") and "回答用中文" in text
 
 
+def test_inspect_over_mcp_puts_the_problems_first_and_stays_within_its_size(
+    setup: Setup,
+) -> None:
+    """Claude Code shows the model only the first 2 KB of a long tool answer: with a few
+    thousand memories the listing filled it and the problems, printed last, were never seen."""
+    from memoryd.agent.upkeep import INSPECT_CHARS
+
+    facts = setup.project / "facts"
+    facts.mkdir(exist_ok=True)
+    for i in range(1500):
+        (facts / f"fact-{i}.md").write_text(
+            f"---\nkind: fact\nsummary: fact number {i} about deploying service {i}\n---\nx\n"
+        )
+    (facts / "broken.md").write_text("---\nid: facts/other\nkind: fact\nsummary: b\n---\nx\n")
+    error, text = call(App(cwd=setup.repo), "memory_inspect")
+    assert not error
+    assert len(text) <= INSPECT_CHARS
+    head, listing = text.split(f"\n{setup.project} (project root)\n", 1)
+    found = run_cli("inspect", "--json", cwd=setup.repo)
+    count = len(json.loads(found.stdout)["problems"])  # the compiled files are stale too
+    assert head.startswith(f"1501 memories, {count} problem(s) found\n\n")
+    assert (
+        f"{facts / 'broken.md'}: id 'facts/other' does not match its path (expected 'facts/broken')"
+        in head
+    )
+    memories = json.loads(found.stdout)["memories"]
+    lines = len(memories) + len({m["root"] for m in memories})  # a line naming each root
+    shown = listing.split("\n[… ", 1)[0].count("\n") + 2  # and the project root's, split off
+    assert 100 < shown < 1500
+    assert (
+        f"\n[… {lines - shown} more lines of the listing left out (size limit): 'memoryd inspect' "
+        "lists them all]\n" in listing
+    )
+    full = run_cli("inspect", cwd=setup.repo)  # the CLI still lists every memory
+    assert full.stdout.count("\n  facts/fact-") == 1500
+
+
 def test_the_stdio_server_serves_a_real_client(setup: Setup) -> None:
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "memoryd", "mcp"], cwd=str(setup.repo),
