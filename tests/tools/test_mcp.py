@@ -248,6 +248,18 @@ def test_a_broken_config_at_start_still_serves_the_tools_and_they_recover(setup:
     )
 
 
+def test_a_project_folder_that_does_not_exist_is_refused_at_start(tmp_path: Path) -> None:
+    """A typo in the client's --project served the global memory alone and said nothing."""
+    missing = tmp_path / "myap"
+    done = run_cli("mcp", "--project", str(missing), input="")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"memoryd: error: --project {missing}: {missing} is not a folder\n"
+        "  hint: pass the project's folder, or leave --project out to serve the folder the "
+        "client starts memoryd in\n"
+    )
+
+
 def test_without_the_sdk_the_command_names_the_extra() -> None:
     code = (
         "import sys; sys.modules['mcp'] = None; sys.modules['mcp.server.mcpserver'] = None\n"
