@@ -221,6 +221,28 @@ def test_a_broken_config_blocks_neither_the_prompt_nor_an_edit(
     assert all("config.yaml" in text and "\n" not in text for _, text in told)
 
 
+def test_a_missing_global_root_is_told_once_and_the_project_block_still_comes(
+    node_bin: Path, project: Project
+) -> None:
+    project.seed()
+    shutil.rmtree(project.global_root)  # hooks set up on a machine without 'memoryd init'
+    with FakeModelAPI([Turn(text="ok")]) as api:
+        client = claude(node_bin, project, api)
+        session = ask(client, "Why does FTS5 miss short Chinese words?")["session_id"]
+        sent = api.agent_requests()
+    assert "- 部署只用 pnpm (`rules/pnpm`) [project]" in texts(sent[0])
+    told = [
+        (event, run["content"]) for event in ("SessionStart", "UserPromptSubmit")
+        for run in hook_runs(project, session, event, "hook_system_message")
+    ]  # fmt: skip
+    assert told == [(
+        "SessionStart",
+        f"memoryd: context --hook: the global root {project.global_root} does not exist, so "
+        "nothing of it was injected; hint: create it with 'memoryd init', or correct or remove "
+        f"its path in {project.home.parent / 'memoryd-home' / 'config.yaml'}",
+    )]  # fmt: skip
+
+
 def test_a_rule_remembered_through_the_bash_tool_is_only_a_proposal(
     node_bin: Path, project: Project
 ) -> None:

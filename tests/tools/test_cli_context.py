@@ -328,3 +328,32 @@ def hook_ok(setup: Setup, session: str) -> dict[str, Any]:
     assert (done.returncode, done.stderr) == (0, "")
     answer: dict[str, Any] = json.loads(done.stdout)
     return answer
+
+
+def test_a_root_that_is_not_there_is_told_once_and_the_block_still_comes(setup: Setup) -> None:
+    """Hooks set up before 'memoryd init' (or a root moved away) injected an empty block on
+    every prompt and said nothing, where 'memoryd recall' calls the same thing an error."""
+    fill(setup)
+    moved = setup.global_root.with_name("moved-away")
+    setup.global_root.rename(moved)
+    config = Path(os.environ["MEMORYD_HOME"]) / "config.yaml"
+    problem = (
+        f"the global root {setup.global_root} does not exist, so nothing of it was injected; "
+        f"hint: create it with 'memoryd init', or correct or remove its path in {config}"
+    )
+    event = json.dumps({"session_id": "s1", "hook_event_name": "UserPromptSubmit",
+                        "cwd": str(setup.repo), "prompt": "FTS5"})  # fmt: skip
+    first = run_cli("context", "--hook", "--json", input=event)
+    assert first.returncode == 0
+    answer = json.loads(first.stdout)
+    assert answer["systemMessage"] == f"memoryd: context --hook: {problem}"
+    assert "### pitfalls/fts5 (project pitfall)" in answer["hookSpecificOutput"]["additionalContext"]
+    assert first.stderr == (
+        f"memoryd: context --hook: the global root {setup.global_root} does not exist, so nothing "
+        "of it was injected\n"
+        f"  hint: create it with 'memoryd init', or correct or remove its path in {config}\n"
+    )
+    again = run_cli("context", "--hook", "--json", input=event)
+    assert list(json.loads(again.stdout)) == ["hookSpecificOutput"]  # told once
+    moved.rename(setup.global_root)
+    assert list(hook_ok(setup, "s1")) == ["hookSpecificOutput"]

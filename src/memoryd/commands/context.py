@@ -20,6 +20,7 @@ from memoryd.commands import add_json
 
 if TYPE_CHECKING:
     from memoryd.agent.context import Block
+    from memoryd.errors import ConfigError
 
 HOOK_HINT = "configure 'memoryd context --rebuild --hook' as a SessionStart hook (matcher compact)"
 HOOK_EVENT = "--hook expects the hook's JSON event on stdin"
@@ -104,17 +105,37 @@ def _run_hook(app: App, args: argparse.Namespace) -> int:
         if args.json and told:
             app.out.write(json.dumps({"systemMessage": told}, ensure_ascii=False) + "\n")
         return 0
+    if block.missing:
+        app.note(f"memoryd: context --hook: {_missing(app, block)}")
     if args.json:
-        notice.solved(app, event.get("session_id"))
         name = event.get("hook_event_name")
         output = {
             "hookEventName": name if isinstance(name, str) and name else "UserPromptSubmit",
             "additionalContext": block.text,
         }
-        app.out.write(json.dumps({"hookSpecificOutput": output}, ensure_ascii=False) + "\n")
+        answer: dict[str, Any] = {"hookSpecificOutput": output}
+        if block.missing:  # the block is there, but a root it should hold is not
+            told = notice.once(app, event.get("session_id"), "context --hook", _missing(app, block))
+            answer.update({"systemMessage": told} if told else {})
+        else:
+            notice.solved(app, event.get("session_id"))
+        app.out.write(json.dumps(answer, ensure_ascii=False) + "\n")
     else:
         app.emit(False, None, block.text)
     return 0
+
+
+def _missing(app: App, block: Block) -> ConfigError:
+    """The first root the block should have drawn on that is not there (as recall says it)."""
+    from memoryd.errors import ConfigError
+
+    scope, path = block.missing[0]
+    init = "memoryd init --project" if scope == "project" else "memoryd init"
+    where = app.config.source or app.paths.config_file
+    return ConfigError(
+        f"the {scope} root {path} does not exist, so nothing of it was injected",
+        hint=f"create it with '{init}', or correct or remove its path in {where}",
+    )
 
 
 def _event(
