@@ -5,50 +5,86 @@
 // .opencode/plugins/, and add the MCP server from opencode.json beside it to your config.
 // memoryd must be on OpenCode's PATH (or set MEMORYD_BIN to its absolute path).
 //
-// Prompts and paths are data, never options: each goes after "--", as one argument
-// (Bun's $ never hands an interpolated value to a shell parser), so a prompt "-h" is a
-// query, not a request for help. memoryd failing never blocks OpenCode: no block is
-// injected and the edit goes ahead; only a refusal of the guard (exit 3) stops a write.
+// Prompts and paths are data, never options: a prompt goes on stdin inside a JSON event,
+// a path after "--" as one argument (Bun's $ never hands an interpolated value to a shell
+// parser), so a prompt "-h" is a query, not a request for help. memoryd failing never
+// blocks OpenCode: no block is injected and the edit goes ahead; only a refusal of the guard
+// (exit 3) stops a write.
 
 // the tools that write a file (a read of any path is none of the guard's business)
-const WRITE_TOOLS = new Set(["write", "edit", "multiedit", "patch"])
+const WRITE_TOOLS = new Set(["write", "edit", "multiedit"])
+// the tools that write the files a patch names (OpenCode offers GPT models apply_patch
+// instead of write and edit): every file it adds, updates, deletes or moves to
+const PATCH_TOOLS = new Set(["apply_patch", "patch"])
+const PATCH_FILE = /^\*\*\* (?:(?:Add|Update|Delete) File|Move to): (.+)$/gm
+
+function written(tool, args) {
+  if (PATCH_TOOLS.has(tool)) {
+    const patch = args?.patchText ?? args?.patch
+    if (typeof patch !== "string") return []
+    return [...patch.matchAll(PATCH_FILE)].map((m) => m[1].trim()).filter(Boolean)
+  }
+  if (!WRITE_TOOLS.has(tool)) return []
+  const path = args?.filePath ?? args?.file_path
+  return typeof path === "string" && path ? [path] : []
+}
 
 /** @type {import("@opencode-ai/plugin").Plugin} */
 export const Memoryd = async ({ $, directory }) => {
   const memoryd = process.env.MEMORYD_BIN || "memoryd"
-  // prompt -> block: the transform runs before every model call of a turn and sees the whole
-  // history each time (so a compaction never loses the rules: the next call adds them again)
+  // user message -> block: the transform runs before every model call of a turn and sees the
+  // whole history each time (so a compaction never loses the rules: the next call adds them
+  // again). Keyed by the message, not its text: a later "continue" in this long-lived process
+  // gets the memory as it is then, not the block of an earlier "continue".
   const blocks = new Map()
+  const given = new Map() // user message -> its text with the block added
+  const KEPT = 64 // the blocks of the last messages (one per concurrent session is enough)
 
   const run = (args) => $`${memoryd} ${args}`.cwd(directory).nothrow().quiet()
 
-  async function block(prompt) {
-    if (!blocks.has(prompt)) {
-      const done = await run(["context", "--", prompt])
-      if (done.exitCode !== 0) console.error(`memoryd context failed: ${done.stderr.toString().trim()}`)
-      blocks.set(prompt, done.exitCode === 0 ? done.stdout.toString().trim() : "")
+  // the prompt goes on stdin, as a hook event: the kernel refuses an argument over 128 KiB
+  // (E2BIG), and a prompt with a pasted log is that long
+  const context = (prompt) => {
+    const event = new Response(JSON.stringify({ prompt, cwd: directory }))
+    return $`${memoryd} context --hook < ${event}`.cwd(directory).nothrow().quiet()
+  }
+
+  async function block(message, prompt) {
+    const key = `${message}\0${prompt}`
+    if (!blocks.has(key)) {
+      const done = await context(prompt)
+      const said = done.stderr.toString().trim()
+      if (done.exitCode !== 0) console.error(`memoryd context failed: ${said}`)
+      else if (said) console.error(said) // --hook injected nothing, and says why
+      blocks.set(key, done.exitCode === 0 ? done.stdout.toString().trim() : "")
+      if (blocks.size > KEPT) blocks.delete(blocks.keys().next().value)
     }
-    return blocks.get(prompt)
+    return blocks.get(key)
   }
 
   return {
     "experimental.chat.messages.transform": async (_input, output) => {
       const user = [...output.messages].reverse().find((m) => m.info?.role === "user")
       const part = user?.parts?.findLast((p) => p.type === "text" && !p.synthetic)
-      if (!part || part.text.includes("<memory>")) return
-      const text = await block(part.text)
-      if (text) part.text = `${part.text}\n\n${text}`
+      const message = user?.info?.id ?? ""
+      // a part that comes back as this plugin left it has its block (a prompt that merely
+      // quotes a <memory> block is still a prompt and gets one)
+      if (!part || given.get(message) === part.text) return
+      const text = await block(message, part.text)
+      if (!text) return
+      part.text = `${part.text}\n\n${text}`
+      given.set(message, part.text)
+      if (given.size > KEPT) given.delete(given.keys().next().value)
     },
 
     "tool.execute.before": async (input, output) => {
-      if (!WRITE_TOOLS.has(input.tool)) return
-      const path = output.args?.filePath ?? output.args?.file_path
-      if (typeof path !== "string" || !path) return
-      const done = await run(["guard", "--", path])
-      if (done.exitCode === 3) {
-        throw new Error(done.stderr.toString().replace(/^memoryd: error: /, "").trim())
+      for (const path of written(input.tool, output.args)) {
+        const done = await run(["guard", "--", path])
+        if (done.exitCode === 3) {
+          throw new Error(done.stderr.toString().replace(/^memoryd: error: /, "").trim())
+        }
+        if (done.exitCode !== 0) console.error(`memoryd guard failed: ${done.stderr.toString().trim()}`)
       }
-      if (done.exitCode !== 0) console.error(`memoryd guard failed: ${done.stderr.toString().trim()}`)
     },
   }
 }

@@ -14,10 +14,30 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from memoryd.errors import PathError
 from memoryd.paths import Paths, resolve_paths
 
 if TYPE_CHECKING:  # config (and YAML) load when a command first asks for it
     from memoryd.config import Config
+
+
+def current_dir(env: Mapping[str, str]) -> Path:
+    """The working directory; when it was deleted under the process (a removed worktree,
+    the folder an agent session started in), the shell's name for it in ``$PWD``.
+
+    ``os.getcwd()`` fails in a deleted folder, but the roots a command sees follow from the
+    folder's path (its project is found by walking up from it), so the name is enough.
+    """
+    try:
+        return Path(os.getcwd())
+    except FileNotFoundError:
+        named = env.get("PWD", "")
+        if os.path.isabs(named):
+            return Path(named)
+        raise PathError(
+            "the current folder no longer exists (it was deleted or moved)",
+            hint="cd to an existing folder and run the command again",
+        ) from None
 
 
 @dataclass
@@ -25,7 +45,7 @@ class App:
     """The process's environment, working directory and streams; config and paths on first use."""
 
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
-    cwd: Path = field(default_factory=Path.cwd)
+    cwd: Path = field(default_factory=lambda: current_dir(os.environ))
     out: TextIO = field(default_factory=lambda: sys.stdout)
     err: TextIO = field(default_factory=lambda: sys.stderr)
 

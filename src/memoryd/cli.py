@@ -85,9 +85,13 @@ def main(argv: Sequence[str] | None = None, app: App | None = None) -> int:
             gc.freeze()  # and later collections need not walk them again
         if collecting:
             gc.enable()
-    app = app or App()
-    _setup_logging(args.verbose)
     as_json = bool(getattr(args, "json", False))
+    try:
+        app = app or App()
+    except MemorydError as exc:  # not even a working folder to start from
+        sys.stderr.write(f"memoryd: error: {exc}\n")
+        return _json_error(sys.stdout, as_json, exc.message, exc.hint, exc.exit_code)
+    _setup_logging(args.verbose)
     try:
         code: int = args.handler(app, args)
         return code

@@ -121,6 +121,18 @@ def memory_rows(
 
 def render_text(result: Inspection) -> str:
     """The human listing: one line per memory, then the problems with their fixes."""
+    lines = [*listing_lines(result), f"{len(result.memories)} memories", *proposal_lines(result)]
+    if result.findings:
+        lines.append("")
+        lines += [f.text() for f in result.findings]
+        lines.append(f"{len(result.findings)} problem(s) found")
+    else:
+        lines.append("no problems found")
+    return "\n".join(lines)
+
+
+def listing_lines(result: Inspection) -> list[str]:
+    """One line per memory, under a line naming each root."""
     lines = []
     width = max((len(m.id) for m in result.memories), default=2)
     kinds = max((len(m.kind or m.type or "-") for m in result.memories), default=4)
@@ -137,13 +149,44 @@ def render_text(result: Inspection) -> str:
             f"  {m.id:<{width}}  {m.kind or m.type or '-':<{kinds}}  {m.scope:<7}  "
             f"hits {m.hits:<4} {flags}{summary}"
         )
-    lines.append(f"{len(result.memories)} memories")
+    return lines
+
+
+def proposal_lines(result: Inspection) -> list[str]:
     proposals = [m.id for m in result.memories if m.kind == "rule-proposal"]
-    lines += [f"rule-proposal waiting for a person: {p} (memoryd accept {p})" for p in proposals]
-    if result.findings:
-        lines.append("")
-        lines += [f.text() for f in result.findings]
-        lines.append(f"{len(result.findings)} problem(s) found")
-    else:
-        lines.append("no problems found")
-    return "\n".join(lines)
+    return [f"rule-proposal waiting for a person: {p} (memoryd accept {p})" for p in proposals]
+
+
+BRIEF_CUT = "[… {count} more {what} left out (size limit): 'memoryd inspect' lists them all]"
+
+
+def render_brief(result: Inspection, budget: int) -> str:
+    """inspect for an agent, within ``budget`` characters: the counts, the problems and the
+    proposals first (what an agent asks inspect for), then the listing; a cut says how much
+    was left out. A client keeps a long tool answer out of the model's context (Claude Code
+    saves it to a file and shows its first 2 KB), and the problems came last."""
+    found = len(result.findings)
+    verdict = f"{found} problem(s) found" if found else "no problems found"
+    out = [f"{len(result.memories)} memories, {verdict}"]
+    sections = (
+        ([f.text() for f in result.findings], "problem(s)"),
+        (proposal_lines(result), "rule-proposal(s)"),
+        (listing_lines(result), "lines of the listing"),
+    )
+    for items, what in sections:
+        if not items:
+            continue
+        room = budget - _size(out) - len(BRIEF_CUT.format(count=len(items), what=what)) - 2
+        kept: list[str] = []
+        for item in items:
+            if _size(kept) + len(item) + 1 > room:
+                break
+            kept.append(item)
+        out += ["", *kept]
+        if len(kept) < len(items):
+            out.append(BRIEF_CUT.format(count=len(items) - len(kept), what=what))
+    return "\n".join(out)
+
+
+def _size(lines: list[str]) -> int:
+    return sum(len(line) + 1 for line in lines)

@@ -145,6 +145,31 @@ def test_a_scripted_remember_lands_on_disk_and_in_the_next_request(
     assert "summary: Deploy with Kamal" in saved and "Chosen over k8s" in saved
 
 
+def test_inspect_of_a_large_tree_reaches_the_model_with_its_problems(
+    node_bin: Path, project: Project
+) -> None:
+    """Claude Code saves a long tool answer to a file and shows the model its first 2 KB:
+    the listing of 3000 memories came first and the problems were never seen."""
+    facts = project.memory / "facts"
+    facts.mkdir(exist_ok=True)
+    for i in range(3000):
+        (facts / f"fact-{i}.md").write_text(
+            f"---\nkind: fact\nsummary: fact number {i} about deploying service {i}\n---\nx\n"
+        )
+    (facts / "broken.md").write_text("---\nid: facts/other\nkind: fact\nsummary: b\n---\nx\n")
+    turns = [call("mcp__memoryd__memory_inspect"), Turn(text="done")]
+    with FakeModelAPI(turns) as api:
+        client = claude(node_bin, project, api)
+        ask(client, "check the memory", "--allowedTools", "mcp__memoryd__memory_inspect")
+        sent = api.agent_requests()
+    (answer,) = tool_results(sent[1])
+    text = result_text(answer)
+    assert "persisted-output" not in text
+    assert text.startswith("3001 memories, ")
+    assert "facts/broken.md: id 'facts/other' does not match its path" in text
+    assert "more lines of the listing left out (size limit): 'memoryd inspect' lists them all" in text
+
+
 def test_the_guard_hook_blocks_a_bad_memory_write_and_lets_source_edits_through(
     node_bin: Path, project: Project, tmp_path: Path
 ) -> None:
@@ -183,6 +208,39 @@ def test_a_broken_config_blocks_neither_the_prompt_nor_an_edit(
     (started,) = hook_runs(project, result["session_id"], "SessionStart")
     assert started["exitCode"] == 0
     assert started["stderr"].startswith("memoryd: context --hook injected nothing: ")
+    # the user is told, once: at the session's start, not again with the prompt; the guard
+    # says what it means for edits once too
+    told = [
+        (event, run["content"])
+        for event in ("SessionStart", "UserPromptSubmit", "PreToolUse")
+        for run in hook_runs(project, result["session_id"], event, "hook_system_message")
+    ]
+    assert [event for event, _ in told] == ["SessionStart", "PreToolUse"]
+    assert told[0][1].startswith("memoryd: context --hook injected nothing: ")
+    assert told[1][1].startswith("memoryd: guard --hook could not check the write, allowing it: ")
+    assert all("config.yaml" in text and "\n" not in text for _, text in told)
+
+
+def test_a_missing_global_root_is_told_once_and_the_project_block_still_comes(
+    node_bin: Path, project: Project
+) -> None:
+    project.seed()
+    shutil.rmtree(project.global_root)  # hooks set up on a machine without 'memoryd init'
+    with FakeModelAPI([Turn(text="ok")]) as api:
+        client = claude(node_bin, project, api)
+        session = ask(client, "Why does FTS5 miss short Chinese words?")["session_id"]
+        sent = api.agent_requests()
+    assert "- 部署只用 pnpm (`rules/pnpm`) [project]" in texts(sent[0])
+    told = [
+        (event, run["content"]) for event in ("SessionStart", "UserPromptSubmit")
+        for run in hook_runs(project, session, event, "hook_system_message")
+    ]  # fmt: skip
+    assert told == [(
+        "SessionStart",
+        f"memoryd: context --hook: the global root {project.global_root} does not exist, so "
+        "nothing of it was injected; hint: create it with 'memoryd init', or correct or remove "
+        f"its path in {project.home.parent / 'memoryd-home' / 'config.yaml'}",
+    )]  # fmt: skip
 
 
 def test_a_rule_remembered_through_the_bash_tool_is_only_a_proposal(

@@ -8,31 +8,40 @@ The plugin is ``integrations/opencode/memoryd.js`` and the MCP entry
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.e2e.clients import INTEGRATIONS, Client, client_env
+from tests.e2e.clients import INTEGRATIONS, Client, _end_group, client_env
 from tests.e2e.conftest import Project
 from tests.e2e.fake_models import FakeModelAPI, Turn, call
 
 pytestmark = pytest.mark.e2e
 
 
-def opencode(node_bin: Path, project: Project, api: FakeModelAPI) -> Client:
+def opencode(
+    node_bin: Path, project: Project, api: FakeModelAPI, model: str = "fake-model"
+) -> Client:
+    """OpenCode with the shipped plugin and MCP entry, ``model`` served by the fake (a
+    ``gpt-`` name gets OpenCode's tools for GPT models: apply_patch instead of write and edit)."""
     config_dir = project.home / ".config" / "opencode"
     (config_dir / "plugins").mkdir(parents=True, exist_ok=True)
     shutil.copyfile(INTEGRATIONS / "opencode" / "memoryd.js", config_dir / "plugins" / "memoryd.js")
     config = json.loads((INTEGRATIONS / "opencode" / "opencode.json").read_text())
-    config["model"] = "fake/fake-model"
+    config["model"] = f"fake/{model}"
     config["permission"] = {"external_directory": "allow"}  # the layered tree is outside it
     config["provider"] = {"fake": {
         "npm": "@ai-sdk/openai-compatible", "name": "Fake",
         "options": {"baseURL": f"{api.url}/v1", "apiKey": "sk-e2e-fake"},
-        "models": {"fake-model": {"name": "Fake model", "tool_call": True}},
+        "models": {model: {"name": "Fake model", "tool_call": True}},
     }}  # fmt: skip
     (config_dir / "opencode.json").write_text(json.dumps(config))
     return Client(node_bin, client_env(project.home), project.repo)
@@ -94,6 +103,44 @@ def test_a_prompt_that_looks_like_an_option_is_a_query(node_bin: Path, project: 
     assert "usage: memoryd" not in json.dumps(first)
 
 
+def test_a_prompt_longer_than_an_argument_may_be_still_gets_the_block(
+    node_bin: Path, project: Project
+) -> None:
+    """Linux refuses one argument over 128 KiB (E2BIG): a prompt with a pasted log gets
+    memoryd's block all the same (the plugin hands it over on stdin)."""
+    project.seed()
+    prompt = "Why does FTS5 miss short Chinese words? " + "log line of the failing run\n" * 8000
+    assert len(prompt.encode()) > 128 * 1024
+    with FakeModelAPI([Turn(text="ok")]) as api:
+        client = opencode(node_bin, project, api)
+        done = client.run("opencode", "run", timeout=240, input=prompt)  # argv has a cap too
+        assert done.returncode == 0, done.stderr[-4000:]
+        (first,) = api.agent_requests()
+    user = content(messages(first)[0])
+    assert user.startswith("Why does FTS5 miss short Chinese words? log line")
+    assert "- 部署只用 pnpm (`rules/pnpm`) [project]" in user
+    assert "### pitfalls/fts5-unicode61-merges-a-chinese-run (project pitfall)" in user
+
+
+def test_a_prompt_that_quotes_a_block_still_gets_one_and_only_one(
+    node_bin: Path, project: Project
+) -> None:
+    """The plugin took any prompt holding "<memory>" for one it had already given a block:
+    a user asking about a pasted block got no memory at all."""
+    project.seed()
+    prompt = "Why does FTS5 miss short Chinese words? My last <memory> block said nothing."
+    turns = [call("memoryd_memory_recall", query="unicode61"), Turn(text="done")]
+    with FakeModelAPI(turns) as api:
+        run(opencode(node_bin, project, api), prompt)
+        sent = api.agent_requests()
+    assert len(sent) == 2  # two model calls of one turn: the block once in each
+    for body in sent:
+        user = content(messages(body)[0])
+        assert prompt in user.split("\n\n<memory>\n## Iron rules")[0]  # OpenCode may quote it
+        assert user.count("\n<memory>\n") == 1
+        assert "### pitfalls/fts5-unicode61-merges-a-chinese-run (project pitfall)" in user
+
+
 def test_the_plugin_guard_refuses_a_bad_memory_write_and_fails_open(
     node_bin: Path, project: Project
 ) -> None:
@@ -124,6 +171,78 @@ def test_the_plugin_guard_refuses_a_bad_memory_write_and_fails_open(
         sent = api.agent_requests()
     assert other.read_text() == "x\n"
     assert "<memory>" not in content(messages(sent[0])[0])
+
+
+def test_the_plugin_guard_checks_every_file_an_apply_patch_writes(
+    node_bin: Path, project: Project
+) -> None:
+    """OpenCode gives GPT models apply_patch and no write or edit: the guard reads the files
+    out of the patch, so the layered tree's rules hold for them too."""
+    layered = project.home / ".local" / "share" / "mimocode" / "memory"
+    layered.mkdir(parents=True)
+    bad, good = layered / "MEMORY.md", project.repo / "src" / "app.py"
+
+    def patch(*lines: str) -> Turn:
+        return call("apply_patch", patchText="\n".join(["*** Begin Patch", *lines, "*** End Patch"]))
+
+    turns = [
+        patch("*** Add File: src/app.py", "+print('hi')", f"*** Add File: {bad}", "+# notes"),
+        patch("*** Add File: src/app.py", "+print('hi')"),
+        Turn(text="done"),
+    ]
+    with FakeModelAPI(turns) as api:
+        run(opencode(node_bin, project, api, model="gpt-5"), "write two files")
+        sent = api.agent_requests()
+    assert "apply_patch" in {t["function"]["name"] for t in sent[0]["tools"]}
+    assert f"{bad} is not a memory path" in content(messages(sent[1])[-1])
+    assert not bad.exists()
+    assert good.read_text() == "print('hi')\n"
+
+
+@contextlib.contextmanager
+def served(client: Client) -> Iterator[str]:
+    """``opencode serve`` (the long-lived process a TUI is) on a free loopback port: its URL."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [str(client.bin_dir / "opencode"), "serve", "--port", str(port)], cwd=client.cwd,
+        env={**client.env, "PWD": str(client.cwd)}, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            with socket.socket() as knock:
+                if knock.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            assert time.monotonic() < deadline and server.poll() is None, "opencode serve"
+            time.sleep(0.2)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        _end_group(server.pid)
+        server.wait(timeout=10)
+
+
+def test_the_same_prompt_later_gets_the_memory_as_it_is_then(
+    node_bin: Path, project: Project
+) -> None:
+    """One OpenCode process serves many prompts: a second "continue" after a new iron rule
+    carries that rule (the block is made per message, not kept per prompt text)."""
+    project.remember("--kind", "rule", "--summary", "Use pnpm")
+    with FakeModelAPI([Turn(text="one"), Turn(text="two")]) as api:
+        client = opencode(node_bin, project, api)
+        with served(client) as url:
+            attach = ("opencode", "run", "--attach", url, "--dir", str(project.repo), "--")
+            assert client.run(*attach, "continue", timeout=240).returncode == 0
+            project.remember("--kind", "rule", "--summary", "Never deploy on Fridays")
+            assert client.run(*attach, "continue", timeout=240).returncode == 0
+        first, second = api.agent_requests()
+    before, after = (content(messages(body)[0]) for body in (first, second))
+    assert "- Use pnpm (`rules/use-pnpm`) [project]" in before
+    assert "Never deploy on Fridays" not in before
+    assert after.startswith("continue\n\n<memory>\n")
+    assert "- Never deploy on Fridays (`rules/never-deploy-on-fridays`) [project]" in after
 
 
 def test_a_rule_remembered_through_the_bash_tool_is_only_a_proposal(

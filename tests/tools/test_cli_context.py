@@ -9,6 +9,7 @@ import pytest
 
 from memoryd.agent.remember import Request, remember
 from memoryd.app import App
+from memoryd.commands.context import HOOK_EVENT_HINT
 from tests.helpers import run_cli
 from tests.tools.conftest import Setup
 
@@ -125,10 +126,15 @@ def test_context_reads_a_claude_code_hook_event(setup: Setup, tmp_path: object) 
 )
 def test_a_malformed_hook_event_never_blocks_the_prompt(setup: Setup, stdin: str, reason: str) -> None:
     """UserPromptSubmit exit 2 throws the user's prompt away: inject nothing, exit 0."""
-    for extra in ((), ("--json",)):
-        bad = run_cli("context", "--hook", *extra, input=stdin, cwd=setup.repo)
-        assert (bad.returncode, bad.stdout) == (0, "")
-        assert bad.stderr.startswith(f"memoryd: context --hook injected nothing: {reason}")
+    plain = run_cli("context", "--hook", input=stdin, cwd=setup.repo)
+    assert (plain.returncode, plain.stdout) == (0, "")
+    assert plain.stderr.startswith(f"memoryd: context --hook injected nothing: {reason}")
+    structured = run_cli("context", "--hook", "--json", input=stdin, cwd=setup.repo)
+    assert structured.returncode == 0
+    assert structured.stderr == plain.stderr
+    told = json.loads(structured.stdout)["systemMessage"]  # shown to the user, one line
+    assert told.startswith(f"memoryd: context --hook injected nothing: {reason}")
+    assert "\n" not in told and told.endswith("; hint: " + HOOK_EVENT_HINT)
 
 
 def test_a_broken_config_never_blocks_the_prompt(setup: Setup) -> None:
@@ -137,7 +143,8 @@ def test_a_broken_config_never_blocks_the_prompt(setup: Setup) -> None:
     config.write_text("roots: [unclosed\n")
     event = json.dumps({"hook_event_name": "UserPromptSubmit", "cwd": str(setup.repo), "prompt": "FTS5"})
     done = run_cli("context", "--hook", "--json", input=event)
-    assert (done.returncode, done.stdout) == (0, "")
+    assert done.returncode == 0
+    assert "<memory>" not in done.stdout and "systemMessage" in done.stdout
     assert done.stderr.startswith("memoryd: context --hook injected nothing: ")
     assert "config.yaml" in done.stderr
     plain = run_cli("context", "FTS5", cwd=setup.repo)  # without --hook the error still stops it
@@ -239,3 +246,114 @@ def test_iron_rules_over_the_total_are_announced_and_inspect_reports_them(setup:
         "injection.max_total_chars in config.yaml (Claude Code stops inlining a hook's output "
         "above 10000)"
     ) in inspected.stdout
+
+
+def in_deleted_folder(folder: Path, *args: str, stdin: str = "", pwd: bool = True) -> Any:
+    """A real ``memoryd ARGS`` whose working folder was deleted under it (a removed
+    worktree): the shell cds in, removes the folder, then execs memoryd."""
+    import shlex
+    import subprocess
+    import sys
+
+    folder.mkdir(parents=True)
+    command = " ".join(shlex.quote(a) for a in [sys.executable, "-m", "memoryd", *args])
+    unset = "" if pwd else "unset PWD; "
+    script = f'cd {shlex.quote(str(folder))} && rmdir "$PWD" && export PWD && {unset}exec {command}'
+    return subprocess.run(
+        ["sh", "-c", script], input=stdin, capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+def test_a_deleted_working_folder_still_gets_its_projects_block(setup: Setup) -> None:
+    """A session whose folder was removed (git worktree remove) still gets the block of the
+    project the folder was in, not a traceback (os.getcwd() fails there)."""
+    fill(setup)
+    gone = setup.repo / "feature"
+    event = json.dumps({"hook_event_name": "UserPromptSubmit", "cwd": str(gone), "prompt": "FTS5"})
+    done = in_deleted_folder(gone, "context", "--hook", "--json", stdin=event)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert "### pitfalls/fts5 (project pitfall)" in json.loads(done.stdout)["hookSpecificOutput"][
+        "additionalContext"
+    ]
+    recalled = in_deleted_folder(setup.repo / "other", "recall", "bastion")
+    assert recalled.returncode == 0, recalled.stderr
+    assert "facts/the-bastion-host-deploys-staging" in recalled.stdout
+
+
+def test_a_deleted_working_folder_with_no_name_left_is_one_clear_error(setup: Setup) -> None:
+    done = in_deleted_folder(setup.repo / "gone", "recall", "--json", "bastion", pwd=False)
+    assert done.returncode == 1
+    assert done.stderr == (
+        "memoryd: error: the current folder no longer exists (it was deleted or moved)\n"
+        "  hint: cd to an existing folder and run the command again\n"
+    )
+    assert json.loads(done.stdout) == {
+        "error": "the current folder no longer exists (it was deleted or moved)",
+        "hint": "cd to an existing folder and run the command again",
+        "exit": 1,
+    }
+
+
+def test_a_broken_config_is_told_to_the_user_once_per_session(setup: Setup) -> None:
+    """Claude Code shows a hook's stderr only in its transcript view when the hook exits 0:
+    the reason is the answer's systemMessage (shown to the user), once per session."""
+    config = Path(os.environ["MEMORYD_HOME"]) / "config.yaml"
+    good = config.read_text()
+    config.write_text(good + "serach: 1\n")
+
+    def hook(session: str, event: str = "UserPromptSubmit") -> Any:
+        data = {"session_id": session, "hook_event_name": event, "cwd": str(setup.repo),
+                "prompt": "FTS5"}  # fmt: skip
+        done = run_cli("context", "--hook", "--json", input=json.dumps(data))
+        assert done.returncode == 0
+        assert done.stderr.startswith("memoryd: context --hook injected nothing: ")
+        return json.loads(done.stdout) if done.stdout else None
+
+    told = {"systemMessage": (
+        f"memoryd: context --hook injected nothing: {config}: serach: unknown key (did you "
+        f"mean 'search'?); hint: edit {config} (see docs/config.md)"
+    )}  # fmt: skip
+    assert hook("s1", "SessionStart") == told
+    assert hook("s1") is None  # the same session, the same problem: stderr alone
+    assert hook("s2") == told  # another session is told too
+    config.write_text(good)
+    assert "hookSpecificOutput" in hook_ok(setup, "s1")
+    config.write_text(good + "serach: 1\n")
+    assert hook("s1") == told  # gone and back: told again
+
+
+def hook_ok(setup: Setup, session: str) -> dict[str, Any]:
+    data = {"session_id": session, "hook_event_name": "UserPromptSubmit", "cwd": str(setup.repo)}
+    done = run_cli("context", "--hook", "--json", input=json.dumps(data))
+    assert (done.returncode, done.stderr) == (0, "")
+    answer: dict[str, Any] = json.loads(done.stdout)
+    return answer
+
+
+def test_a_root_that_is_not_there_is_told_once_and_the_block_still_comes(setup: Setup) -> None:
+    """Hooks set up before 'memoryd init' (or a root moved away) injected an empty block on
+    every prompt and said nothing, where 'memoryd recall' calls the same thing an error."""
+    fill(setup)
+    moved = setup.global_root.with_name("moved-away")
+    setup.global_root.rename(moved)
+    config = Path(os.environ["MEMORYD_HOME"]) / "config.yaml"
+    problem = (
+        f"the global root {setup.global_root} does not exist, so nothing of it was injected; "
+        f"hint: create it with 'memoryd init', or correct or remove its path in {config}"
+    )
+    event = json.dumps({"session_id": "s1", "hook_event_name": "UserPromptSubmit",
+                        "cwd": str(setup.repo), "prompt": "FTS5"})  # fmt: skip
+    first = run_cli("context", "--hook", "--json", input=event)
+    assert first.returncode == 0
+    answer = json.loads(first.stdout)
+    assert answer["systemMessage"] == f"memoryd: context --hook: {problem}"
+    assert "### pitfalls/fts5 (project pitfall)" in answer["hookSpecificOutput"]["additionalContext"]
+    assert first.stderr == (
+        f"memoryd: context --hook: the global root {setup.global_root} does not exist, so nothing "
+        "of it was injected\n"
+        f"  hint: create it with 'memoryd init', or correct or remove its path in {config}\n"
+    )
+    again = run_cli("context", "--hook", "--json", input=event)
+    assert list(json.loads(again.stdout)) == ["hookSpecificOutput"]  # told once
+    moved.rename(setup.global_root)
+    assert list(hook_ok(setup, "s1")) == ["hookSpecificOutput"]

@@ -420,6 +420,37 @@ def test_an_agents_environment_marker_makes_a_shell_call_an_agent_call(setup: Se
     assert person_again.returncode == 0, person_again.stderr  # no marker: a person
 
 
+@pytest.mark.parametrize("folder", ["pitfalls/", "pitfalls\\", "pitfalls/.", "."])
+def test_an_id_naming_a_folder_is_refused(setup: Setup, folder: str) -> None:
+    """--id pitfalls/ wrote <root>/pitfalls.md (beside the folder) with id 'pitfalls/',
+    a file inspect then reported as an id that does not match its path."""
+    before = setup.snapshot()
+    done = run_cli("remember", "--kind", "pitfall", "--summary", "kumquat season",
+                   "--id", folder, cwd=setup.repo)  # fmt: skip
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"memoryd: error: refusing id {folder!r}: an id names a file, not a folder\n"
+        "  hint: add the memory's name (pitfalls/NAME), or leave the id out to name it from "
+        "the summary\n"
+    )
+    assert setup.snapshot() == before
+
+
+@pytest.mark.parametrize("spelled", ["pitfalls//kumquat", "pitfalls/./kumquat", "pitfalls\\kumquat"])
+def test_an_id_is_written_as_its_path_spells_it(setup: Setup, spelled: str) -> None:
+    """The frontmatter's id was 'pitfalls//kumquat' in pitfalls/kumquat.md: recall and
+    inspect showed it so, and inspect reported it as not matching its path."""
+    done = run_cli("remember", "--kind", "pitfall", "--summary", "kumquat season",
+                   "--id", spelled, cwd=setup.repo)  # fmt: skip
+    path = setup.project / "pitfalls" / "kumquat.md"
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == f"remembered pitfalls/kumquat (project): {path}\n"
+    assert "id: pitfalls/kumquat\n" in path.read_text()
+    assert recall_ids(setup, "kumquat") == ["pitfalls/kumquat"]
+    checked = run_cli("inspect", cwd=setup.repo)
+    assert checked.returncode == 0, checked.stdout
+
+
 def test_an_agent_never_writes_under_rules_even_with_an_explicit_id(setup: Setup) -> None:
     for memory_id in ("rules/deploy", "Rules/deploy", "rules/sub/deploy"):
         message = refused(setup, "--agent", "--kind", "fact", "--summary", "Deploy on Fridays",

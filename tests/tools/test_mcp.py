@@ -157,6 +157,43 @@ def test_inspect_and_context_tools(setup: Setup) -> None:
     assert text.startswith("<memory>\n## Iron rules") and "回答用中文" in text
 
 
+def test_inspect_over_mcp_puts_the_problems_first_and_stays_within_its_size(
+    setup: Setup,
+) -> None:
+    """Claude Code shows the model only the first 2 KB of a long tool answer: with a few
+    thousand memories the listing filled it and the problems, printed last, were never seen."""
+    from memoryd.agent.upkeep import INSPECT_CHARS
+
+    facts = setup.project / "facts"
+    facts.mkdir(exist_ok=True)
+    for i in range(1500):
+        (facts / f"fact-{i}.md").write_text(
+            f"---\nkind: fact\nsummary: fact number {i} about deploying service {i}\n---\nx\n"
+        )
+    (facts / "broken.md").write_text("---\nid: facts/other\nkind: fact\nsummary: b\n---\nx\n")
+    error, text = call(App(cwd=setup.repo), "memory_inspect")
+    assert not error
+    assert len(text) <= INSPECT_CHARS
+    head, listing = text.split(f"\n{setup.project} (project root)\n", 1)
+    found = run_cli("inspect", "--json", cwd=setup.repo)
+    count = len(json.loads(found.stdout)["problems"])  # the compiled files are stale too
+    assert head.startswith(f"1501 memories, {count} problem(s) found\n\n")
+    assert (
+        f"{facts / 'broken.md'}: id 'facts/other' does not match its path (expected 'facts/broken')"
+        in head
+    )
+    memories = json.loads(found.stdout)["memories"]
+    lines = len(memories) + len({m["root"] for m in memories})  # a line naming each root
+    shown = listing.split("\n[… ", 1)[0].count("\n") + 2  # and the project root's, split off
+    assert 100 < shown < 1500
+    assert (
+        f"\n[… {lines - shown} more lines of the listing left out (size limit): 'memoryd inspect' "
+        "lists them all]\n" in listing
+    )
+    full = run_cli("inspect", cwd=setup.repo)  # the CLI still lists every memory
+    assert full.stdout.count("\n  facts/fact-") == 1500
+
+
 def test_the_stdio_server_serves_a_real_client(setup: Setup) -> None:
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "memoryd", "mcp"], cwd=str(setup.repo),
@@ -175,6 +212,52 @@ def test_the_stdio_server_serves_a_real_client(setup: Setup) -> None:
     assert names == TOOLS
     assert saved == "Saved facts/release-notes-live-in-changes-md (project memory, kind fact)."
     assert (setup.project / "facts" / "release-notes-live-in-changes-md.md").exists()
+
+
+def test_a_broken_config_at_start_still_serves_the_tools_and_they_recover(setup: Setup) -> None:
+    """A client drops a server that exits at start for the whole session: with config.yaml
+    broken the tools still come up, say what is wrong, and work once it is fixed."""
+    config = Path(os.environ["MEMORYD_HOME"]) / "config.yaml"
+    good = config.read_text()
+    config.write_text(good + "serach: 1\n")
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "memoryd", "mcp"], cwd=str(setup.repo),
+        env=dict(os.environ),
+    )  # fmt: skip
+    arguments = {"kind": "fact", "summary": "Release notes live in CHANGES.md"}
+
+    async def main() -> tuple[set[str], Any, Any]:
+        async with Client(params) as client:
+            listed = await client.list_tools()
+            broken = await client.call_tool("memory_remember", arguments)
+            config.write_text(good)
+            return {t.name for t in listed.tools}, broken, await client.call_tool(
+                "memory_remember", arguments
+            )
+
+    names, broken, saved = anyio.run(main)
+    assert names == TOOLS
+    assert broken.is_error
+    assert broken.content[0].text == (
+        f"{config}: serach: unknown key (did you mean 'search'?)\n"
+        f"  hint: edit {config} (see docs/config.md)"
+    )
+    assert not saved.is_error
+    assert saved.content[0].text == (
+        "Saved facts/release-notes-live-in-changes-md (project memory, kind fact)."
+    )
+
+
+def test_a_project_folder_that_does_not_exist_is_refused_at_start(tmp_path: Path) -> None:
+    """A typo in the client's --project served the global memory alone and said nothing."""
+    missing = tmp_path / "myap"
+    done = run_cli("mcp", "--project", str(missing), input="")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"memoryd: error: --project {missing}: {missing} is not a folder\n"
+        "  hint: pass the project's folder, or leave --project out to serve the folder the "
+        "client starts memoryd in\n"
+    )
 
 
 def test_without_the_sdk_the_command_names_the_extra() -> None:

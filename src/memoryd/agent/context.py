@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -87,6 +87,7 @@ class Block:
     cut: bool = False
     rules_left_out: int = 0  # iron rules that did not fit in the total
     cut_roots: list[str] = field(default_factory=list)  # roots whose outline was cut
+    missing: list[tuple[str, str]] = field(default_factory=list)  # (scope, path): not there
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -416,9 +417,11 @@ def gather(
             found = upkeep.search(app, roots, query, limit=entries * 2, count_hits=False, db=db)
             hits = [Shown(h.id, h.scope, h.kind, h.summary, h.body) for h in found]
             hits = _checked(app, hits, [h.path for h in found])
-    return build(
+    block = build(
         views, hits, chars, entries, settings.outline_chars, total_chars=settings.max_total_chars
     )
+    missing = [(r.scope, str(r.path)) for r in roots if not r.path.is_dir()]
+    return replace(block, missing=missing) if missing else block
 
 
 def _checked(app: App, shown: list[Shown], paths: list[Any]) -> list[Shown]:

@@ -19,6 +19,7 @@ and one resource per root, its ROOT.md, served as advertised.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -42,6 +43,8 @@ except ImportError as exc:
         "the MCP server needs the official mcp SDK, which is not installed",
         hint="pip install 'memoryd[mcp]'",
     ) from exc
+
+log = logging.getLogger(__name__)
 
 NAME = "memoryd"
 Scope = Literal["global", "project"]
@@ -211,8 +214,18 @@ class StrictServer(MCPServer):
 
 
 def add_root_resources(server: Any, app: App) -> None:
-    """Each root's ROOT.md as ``memoryd://<scope>/ROOT.md``, read when the client asks."""
-    for root in locate.active_roots(app.config, app.cwd):
+    """Each root's ROOT.md as ``memoryd://<scope>/ROOT.md``, read when the client asks.
+
+    A config.yaml that does not load leaves them out (said once, on stderr) rather than
+    keeping the server from starting: the client would drop memoryd for the whole session,
+    while every tool call reloads config.yaml and so says what is wrong until it is fixed.
+    """
+    try:
+        roots = locate.active_roots(app.config, app.cwd)
+    except MemorydError as exc:
+        log.warning("serving no ROOT.md resources this session: %s", exc)
+        return
+    for root in roots:
         path = root.path / "ROOT.md"
         if not path.is_file():
             continue

@@ -226,8 +226,27 @@ def remember(app: App, request: Request, stamp: int | None = None) -> Outcome:
 def _new_id(root: RootConfig, request: Request, kind: str) -> str:
     if request.id:
         raw = locate.normal_id(request.id)
-        return raw if "/" in raw else f"{category_for(kind)}/{raw}"
+        *folders, name = raw.replace("\\", "/").split("/")
+        if name in ("", "."):  # pitfalls/, pitfalls/. or .
+            folder = "/".join(f for f in folders if f not in ("", ".")) or category_for(kind)
+            raise UsageError(
+                f"refusing id {raw!r}: an id names a file, not a folder",
+                hint=f"add the memory's name ({folder}/NAME), or leave the id out "
+                "to name it from the summary",
+            )
+        spelled = _as_path_says(raw)
+        return spelled if "/" in spelled else f"{category_for(kind)}/{spelled}"
     return unique_id(root.path, category_for(kind), slugify(request.summary))
+
+
+def _as_path_says(memory_id: str) -> str:
+    """The id spelled as the file's path gives it back (``a//b``, ``a/./b`` and ``a\\b`` are
+    ``a/b``), so the frontmatter's id matches its path, as inspect checks. An absolute id or
+    one with ``..`` stays as it is: the path guard refuses it in its own words."""
+    parts = memory_id.replace("\\", "/").split("/")
+    if memory_id.startswith(("/", "\\")) or ".." in parts:
+        return memory_id
+    return "/".join(part for part in parts if part not in ("", "."))
 
 
 def content_text(request: Request) -> str:

@@ -151,10 +151,18 @@ def root_goal(root: RootConfig) -> list[str]:
     return goal_lines(text.splitlines())
 
 
+# What memory_inspect answers at most: Claude Code keeps a longer MCP answer out of the
+# model's context (it saves it to a file and shows the model its first 2 KB).
+INSPECT_CHARS = 20_000
+
+
 def inspect_text(app: App) -> str:
-    """What ``memoryd inspect`` prints, for the MCP tool."""
+    """What ``memoryd inspect`` finds, for the MCP tool: its problems first, then the
+    listing, within :data:`INSPECT_CHARS`."""
     from memoryd.extract.report import lines, report
     from memoryd.index.hits import read_hits
-    from memoryd.inspection import inspect, render_text
+    from memoryd.inspection import inspect, render_brief
 
-    return "\n".join([render_text(inspect(app, hits=read_hits)), "", *lines(report(app))])
+    extraction = lines(report(app))
+    budget = INSPECT_CHARS - sum(len(line) + 1 for line in extraction) - 1
+    return "\n".join([render_brief(inspect(app, hits=read_hits), budget), "", *extraction])

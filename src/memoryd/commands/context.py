@@ -20,6 +20,7 @@ from memoryd.commands import add_json
 
 if TYPE_CHECKING:
     from memoryd.agent.context import Block
+    from memoryd.errors import ConfigError
 
 HOOK_HINT = "configure 'memoryd context --rebuild --hook' as a SessionStart hook (matcher compact)"
 HOOK_EVENT = "--hook expects the hook's JSON event on stdin"
@@ -84,9 +85,15 @@ def _block(app: App, args: argparse.Namespace, query: str) -> Block:
 
 
 def _run_hook(app: App, args: argparse.Namespace) -> int:
-    """The hook's answer, or nothing at all (and the reason on stderr): exit 0 either way."""
+    """The hook's answer, or nothing at all (and the reason on stderr): exit 0 either way.
+
+    With ``--json`` the reason is also the answer's ``systemMessage``, which Claude Code
+    shows the user (its stderr is shown only in the transcript view), once per session.
+    """
+    from memoryd.agent import notice
     from memoryd.errors import MemorydError
 
+    event: dict[str, Any] = {}
     try:
         event = _event(app, sys.stdin.read(), HOOK_EVENT, HOOK_EVENT_HINT, objects_only=True)
         prompt = event.get("prompt")
@@ -94,17 +101,41 @@ def _run_hook(app: App, args: argparse.Namespace) -> int:
         block = _block(app, args, query)
     except MemorydError as exc:
         app.note(f"memoryd: context --hook injected nothing: {exc}")
+        told = notice.once(app, event.get("session_id"), "context --hook injected nothing", exc)
+        if args.json and told:
+            app.out.write(json.dumps({"systemMessage": told}, ensure_ascii=False) + "\n")
         return 0
+    if block.missing:
+        app.note(f"memoryd: context --hook: {_missing(app, block)}")
     if args.json:
         name = event.get("hook_event_name")
         output = {
             "hookEventName": name if isinstance(name, str) and name else "UserPromptSubmit",
             "additionalContext": block.text,
         }
-        app.out.write(json.dumps({"hookSpecificOutput": output}, ensure_ascii=False) + "\n")
+        answer: dict[str, Any] = {"hookSpecificOutput": output}
+        if block.missing:  # the block is there, but a root it should hold is not
+            told = notice.once(app, event.get("session_id"), "context --hook", _missing(app, block))
+            answer.update({"systemMessage": told} if told else {})
+        else:
+            notice.solved(app, event.get("session_id"))
+        app.out.write(json.dumps(answer, ensure_ascii=False) + "\n")
     else:
         app.emit(False, None, block.text)
     return 0
+
+
+def _missing(app: App, block: Block) -> ConfigError:
+    """The first root the block should have drawn on that is not there (as recall says it)."""
+    from memoryd.errors import ConfigError
+
+    scope, path = block.missing[0]
+    init = "memoryd init --project" if scope == "project" else "memoryd init"
+    where = app.config.source or app.paths.config_file
+    return ConfigError(
+        f"the {scope} root {path} does not exist, so nothing of it was injected",
+        hint=f"create it with '{init}', or correct or remove its path in {where}",
+    )
 
 
 def _event(

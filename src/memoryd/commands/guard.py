@@ -54,10 +54,14 @@ def run(app: App, args: argparse.Namespace) -> int:
         if not args.path:
             raise UsageError("guard needs the PATH about to be written", hint="memoryd guard PATH")
         return _check(app, args, args.path)
+    from memoryd.agent import notice
+
+    event: dict[str, Any] = {}
     try:
-        path = _from_event(app, args, sys.stdin.read())
+        path = _from_event(app, args, sys.stdin.read(), event)
         if path:
             _check(app, args, path)
+            notice.solved(app, event.get("session_id"))
     except WriteRefused as exc:
         import json
 
@@ -68,12 +72,19 @@ def run(app: App, args: argparse.Namespace) -> int:
         }
         app.out.write(json.dumps({"hookSpecificOutput": decision}, ensure_ascii=False) + "\n")
     except MemorydError as exc:
-        app.note(f"memoryd: guard --hook could not check the write, allowing it: {exc}")
+        what = "guard --hook could not check the write, allowing it"
+        app.note(f"memoryd: {what}: {exc}")
+        told = notice.once(app, event.get("session_id"), what, exc)
+        if told:  # Claude Code shows the user this (its stderr only in the transcript view)
+            import json
+
+            app.out.write(json.dumps({"systemMessage": told}, ensure_ascii=False) + "\n")
     return 0
 
 
-def _from_event(app: App, args: argparse.Namespace, raw: str) -> str:
-    """The path a PreToolUse event's tool is about to write ('' when it names none)."""
+def _from_event(app: App, args: argparse.Namespace, raw: str, seen: dict[str, Any]) -> str:
+    """The path a PreToolUse event's tool is about to write ('' when it names none); the
+    event goes into ``seen``."""
     import json
     from pathlib import Path
 
@@ -85,6 +96,7 @@ def _from_event(app: App, args: argparse.Namespace, raw: str) -> str:
         raise UsageError(f"--hook expects the PreToolUse event's JSON on stdin: {exc}") from exc
     if not isinstance(event, dict):
         raise UsageError("--hook expects a JSON object on stdin")
+    seen.update(event)
     cwd = event.get("cwd")
     if isinstance(cwd, str) and cwd:
         app.cwd = Path(cwd)

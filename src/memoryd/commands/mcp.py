@@ -24,6 +24,15 @@ def run(app: App, args: argparse.Namespace) -> int:
     from memoryd.agent.mcp_server import serve
 
     if args.project:
-        app.cwd = (app.cwd / args.project).resolve()
+        from memoryd.errors import UsageError
+
+        project = (app.cwd / args.project).resolve()
+        if not project.is_dir():  # a typo would serve the global memory alone, and say nothing
+            raise UsageError(
+                f"--project {args.project}: {project} is not a folder",
+                hint="pass the project's folder, or leave --project out to serve the folder "
+                "the client starts memoryd in",
+            )
+        app.cwd = project
     serve(app)
     return 0
