@@ -316,30 +316,6 @@ def test_text_that_is_not_utf8_is_refused_in_one_line(setup: Setup, process: boo
 
 
 @pytest.mark.parametrize(
-    ("memory_id", "error", "hint"),
-    [
-        ("facts/", "it ends in '/', so it names a folder, not a memory",
-         "add the memory's name, like facts/sqlite-cjk-tokenizer"),
-        ("facts//kumquat", "its file would be facts/kumquat.md, whose id is 'facts/kumquat'",
-         "pass --id facts/kumquat"),
-        ("facts/./kumquat", "its file would be facts/kumquat.md, whose id is 'facts/kumquat'",
-         "pass --id facts/kumquat"),
-    ],
-)  # fmt: skip
-def test_an_id_its_file_would_not_have_is_refused(
-    setup: Setup, memory_id: str, error: str, hint: str
-) -> None:
-    """--id facts/ wrote facts.md saying 'id: facts/', and the next inspect reported the
-    memory remember had just written: its id does not match its path."""
-    before = setup.snapshot()
-    done = run_cli("remember", "--kind", "fact", "--summary", "kumquat season",
-                   "--id", memory_id, cwd=setup.repo)  # fmt: skip
-    assert (done.returncode, done.stdout) == (2, "")
-    assert done.stderr == f"memoryd: error: refusing id {memory_id!r}: {error}\n  hint: {hint}\n"
-    assert setup.snapshot() == before
-
-
-@pytest.mark.parametrize(
     ("memory_id", "why"),
     [
         ("facts/index", "facts/index.md is a file memoryd compiles and rewrites, never a memory"),

@@ -29,7 +29,7 @@ from memoryd.errors import (
 )
 from memoryd.frontmatter_edit import edit_fields
 from memoryd.fsutil import atomic_write
-from memoryd.memory import KIND_FOLDERS, KIND_OF_FOLDER, Memory, id_for_path, new_memory, render
+from memoryd.memory import KIND_FOLDERS, KIND_OF_FOLDER, Memory, new_memory, render
 from memoryd.roots import listed_by_name
 from memoryd.suggest import closest
 
@@ -202,7 +202,6 @@ def remember(app: App, request: Request, stamp: int | None = None) -> Outcome:
         _refuse_rules_folder(memory_id)
     path = safepath.inside(root.path, memory_id, ".md")
     _refuse_unseen(root.path, memory_id, path)
-    _refuse_other_spelling(root.path, memory_id, path)
     _refuse_existing(root, memory_id, path)
     old = _old_memory(root, request) if request.supersedes else None
     cites = citing.anchor(app, request.cites, root.scope)
@@ -281,25 +280,6 @@ def _refuse_unseen(root: Path, memory_id: str, path: Path) -> None:
     raise UsageError(
         f"refusing id {memory_id!r}: {why}, so recall could never find it",
         hint="choose another id, like pitfalls/sqlite-cjk-tokenizer",
-    )
-
-
-def _refuse_other_spelling(root: Path, memory_id: str, path: Path) -> None:
-    """The id written into the file is the one its path gives: ``--id facts/`` wrote
-    ``facts.md`` saying ``id: facts/``, which inspect then reported as not matching its
-    path (``facts//x`` and ``facts/./x`` the same)."""
-    rel = path.relative_to(root).as_posix()
-    own = id_for_path(rel)
-    if own == memory_id:
-        return
-    if memory_id.endswith("/"):
-        raise UsageError(
-            f"refusing id {memory_id!r}: it ends in '/', so it names a folder, not a memory",
-            hint=f"add the memory's name, like {memory_id}sqlite-cjk-tokenizer",
-        )
-    raise UsageError(
-        f"refusing id {memory_id!r}: its file would be {rel}, whose id is {own!r}",
-        hint=f"pass --id {own}",
     )
 
 
