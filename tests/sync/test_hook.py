@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -72,6 +76,59 @@ def test_foreign_hook_is_kept_run_and_restored(tmp_path: Path) -> None:
     removed = hook.uninstall(repo)
     assert removed.action == "removed" and removed.legacy == foreign
     assert "legacy-ran" in foreign.read_text() and not (hooks / "pre-commit.legacy").exists()
+
+
+_CHAINING_HOOK = """#!/bin/sh
+# what `pre-commit install` writes in migration mode: run pre-commit.legacy, then itself
+legacy="$(dirname "$0")/pre-commit.legacy"
+if [ -x "$legacy" ]; then "$legacy" "$@" || exit $?; fi
+echo framework-ran >> "$(git rev-parse --git-dir)/framework.log"
+"""
+
+
+def _commit_in_own_group(repo: Path, timeout: float) -> tuple[int, str]:
+    """``git commit`` in a process group of its own, every process of which is killed after
+    (a hook that runs itself forks until the group is gone, not only until git is)."""
+    proc = subprocess.Popen(
+        ["git", "commit", "-q", "-m", "note"],
+        cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+        return proc.returncode, out
+    except subprocess.TimeoutExpired:
+        return -1, "timed out"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()  # reaped, so the group is gone once its last orphan is
+        while True:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                break
+            time.sleep(0.1)
+
+
+def test_hook_moved_to_legacy_by_another_installer_runs_once(tmp_path: Path) -> None:
+    """``pre-commit install`` after ``memoryd hook install`` moves memoryd's hook to
+    pre-commit.legacy and chains to it; the hook then named itself as its legacy hook and ran
+    itself until git was killed (a commit that never ended)."""
+    repo = _repo(tmp_path)
+    hooks = repo / ".git" / "hooks"
+    hook.install(repo)
+    (hooks / "pre-commit").replace(hooks / "pre-commit.legacy")  # the framework moves ours aside
+    (hooks / "pre-commit").write_text(_CHAINING_HOOK)
+    (hooks / "pre-commit").chmod(0o755)
+    (repo / "note.md").write_text(f"token: {github('hook-chain')}\n")
+    git(repo, "add", "note.md")
+    code, out = _commit_in_own_group(repo, timeout=10)
+    assert code == 1
+    assert "note.md:1:8: github-token" in out
+    git(repo, "reset", "-q")
+    assert _commit(repo, "clean.md", "nothing secret here\n").returncode == 0
+    assert (repo / ".git" / "framework.log").read_text() == "framework-ran\n"
 
 
 def test_failing_legacy_hook_still_blocks(tmp_path: Path) -> None:

@@ -2,8 +2,9 @@
 
 The hook runs ``memoryd scan --staged`` with the absolute interpreter that
 installed it, so it works without memoryd on PATH. A foreign hook already in
-place is kept as ``pre-commit.legacy`` and still runs first; uninstall removes
-only memoryd's own hook and puts the legacy one back.
+place is kept as ``pre-commit.legacy`` and still runs first (unless it is memoryd's
+hook itself, which another installer moved there: it would run itself for ever);
+uninstall removes only memoryd's own hook and puts the legacy one back.
 """
 
 from __future__ import annotations
@@ -27,8 +28,10 @@ _TEMPLATE = """\
 {marker}: refuses a commit whose staged files contain a secret.
 # Installed by `memoryd hook install`; `memoryd hook uninstall` removes it and restores
 # pre-commit.legacy, the hook that was here before (which still runs first).
+# Not when this script is itself pre-commit.legacy or that is memoryd's hook too (another
+# installer, e.g. `pre-commit install`, moved ours aside and chains to it): it would run itself.
 legacy="$(dirname "$0")/{legacy}"
-if [ -x "$legacy" ]; then
+if [ "$(basename "$0")" != {legacy} ] && [ -x "$legacy" ] && ! grep -qF '{marker}' "$legacy"; then
     "$legacy" "$@" || exit $?
 fi
 exec {python} -m memoryd scan --staged
