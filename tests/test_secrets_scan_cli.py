@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from memoryd.secrets.scanner import fingerprint, preview
 from tests.helpers import git, run_cli
 from tests.sync.fake_tokens import github
 
@@ -67,3 +68,18 @@ def test_scan_staged_outside_a_repository(tmp_path: Path) -> None:
     done = run_cli("scan", "--staged", cwd=tmp_path)
     assert done.returncode == 1
     assert "is not inside a git work tree" in done.stderr
+
+
+def test_scan_staged_reads_a_file_of_many_megabytes(tmp_path: Path) -> None:
+    """A 5 MB staged log with a token in it passed the hook: 'no secrets found in 0 file(s)'."""
+    git(tmp_path, "init", "-q")
+    line = "2026-12-01 INFO request ok path=/api/v1/items status=200\n"
+    token = github("big2")
+    (tmp_path / "app.log").write_text(line * 90_000 + f"GITHUB_TOKEN={token}\n")
+    git(tmp_path, "add", "app.log")
+    done = run_cli("scan", "--staged", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stdout.splitlines() == [
+        f"app.log:90001:14: github-token {preview(token)} (fingerprint {fingerprint(token)})",
+        "1 secret(s) found in 1 file(s) scanned",
+    ]

@@ -18,7 +18,7 @@ import hashlib
 import logging
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -35,7 +35,9 @@ log = logging.getLogger(__name__)
 
 ALLOWLIST_FILE = ".memoryd-allowlist"
 PRAGMAS = ("memoryd:allow", "gitleaks:allow", "pragma: allowlist secret")
-MAX_SCAN_BYTES = 4 * 1024 * 1024
+WINDOW_CHARS = 1024 * 1024  # a long text is scanned in windows this long...
+OVERLAP_CHARS = 64 * 1024  # ...each reaching this far into the next (no secret is longer)
+BINARY_PROBE_BYTES = 8192  # a NUL in the first bytes: a binary file, not scanned
 _RULES_BY_KEYWORD: dict[str, list[int]] = {}
 for _i, _rule in enumerate(RULES):
     for _k in () if _rule.context else _rule.keywords:
@@ -73,7 +75,11 @@ class _Candidate:
 
 def scan(text: str, *, pragmas: bool = True, allow: Collection[str] = ()) -> list[SecretFinding]:
     """Every secret in ``text``, in order. Pragma lines and ``allow`` fingerprints are skipped."""
-    candidates = _dedupe(_candidates(text))
+    candidates = _dedupe(
+        _Candidate(c.priority, c.rule, c.start + at, c.end + at)
+        for at, end in windows(text)
+        for c in _candidates(text[at:end] if (at, end) != (0, len(text)) else text)
+    )
     if not candidates:
         return []
     line_starts = _line_starts(text)
@@ -105,16 +111,34 @@ def scan_path(
 
 
 def read_text(path: Path) -> str | None:
-    """The file as text, or None for binary and oversized files."""
-    with path.open("rb") as handle:
-        data = handle.read(MAX_SCAN_BYTES + 1)
-    return decode(data)
+    """The file as text, or None for a binary file. A big file is read whole: a secret
+    at the end of a 5 MB log is still a secret (the scan takes windows of it)."""
+    return decode(path.read_bytes())
 
 
 def decode(data: bytes) -> str | None:
-    if len(data) > MAX_SCAN_BYTES or b"\0" in data[:8192]:
+    if b"\0" in data[:BINARY_PROBE_BYTES]:
         return None
     return data.decode("utf-8", errors="replace")
+
+
+def windows(text: str) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` of the windows a text is scanned in: the whole of a short text;
+    a long one in windows of about :data:`WINDOW_CHARS`, starting and ending on line
+    boundaries where a line allows, each overlapping the next by at least
+    :data:`OVERLAP_CHARS`, so a secret shorter than that lies whole in one of them and
+    each scan stays the size the detectors were measured on."""
+    size, start = len(text), 0
+    while True:
+        end = min(size, start + WINDOW_CHARS + OVERLAP_CHARS)
+        if end < size:
+            cut = text.rfind("\n", start + WINDOW_CHARS, end)
+            end = cut + 1 if cut != -1 else end
+        yield start, end
+        if end >= size:
+            return
+        following = text.rfind("\n", start, end - OVERLAP_CHARS) + 1
+        start = following if following > start else end - OVERLAP_CHARS
 
 
 # --- allowlist -------------------------------------------------------------------
