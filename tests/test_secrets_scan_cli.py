@@ -83,3 +83,25 @@ def test_scan_staged_reads_a_file_of_many_megabytes(tmp_path: Path) -> None:
         f"app.log:90001:14: github-token {preview(token)} (fingerprint {fingerprint(token)})",
         "1 secret(s) found in 1 file(s) scanned",
     ]
+
+
+def test_scan_finds_a_secret_in_a_file_name(tmp_path: Path) -> None:
+    """``memoryd scan`` and the hook read what files hold, never what they are called."""
+    token = github("named")
+    tmp_path = tmp_path / "root"
+    (tmp_path / "facts").mkdir(parents=True)
+    (tmp_path / "facts" / f"{token}.md").write_text("see the name\n")
+    (tmp_path / "facts" / "fine.md").write_text("nothing here\n")
+    done = run_cli("scan", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stdout.splitlines() == [
+        f"facts/{token}.md:0:7: github-token {preview(token)} (fingerprint {fingerprint(token)})",
+        "1 secret(s) found in 2 file(s) scanned",
+    ]
+    git(tmp_path, "init", "-q")
+    (tmp_path / f"{token}.png").write_bytes(b"\x89PNG\0\0binary")
+    git(tmp_path, "add", f"{token}.png", "facts/fine.md")
+    done = run_cli("scan", "--staged", cwd=tmp_path)
+    assert (done.returncode, done.stdout.splitlines()[0]) == (
+        1, f"{token}.png:0:1: github-token {preview(token)} (fingerprint {fingerprint(token)})",
+    )  # fmt: skip

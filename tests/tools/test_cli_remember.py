@@ -10,7 +10,9 @@ from memoryd.agent.upkeep import search
 from memoryd.app import App
 from memoryd.locate import active_roots
 from memoryd.memory import parse
+from memoryd.secrets.scanner import preview
 from tests.helpers import run_cli
+from tests.sync.fake_tokens import github
 from tests.tools.conftest import Setup
 
 PNPM = "部署脚本用 pnpm 而不是 npm,因为 lockfile 不兼容"
@@ -104,6 +106,16 @@ def test_a_secret_is_refused_with_file_line_rule_and_preview(setup: Setup) -> No
         "  hint: remove the secret (say where it lives instead, e.g. 'the token is in the "
         "password manager') and run again; memories are synced through git"
     )
+
+
+def test_a_secret_in_the_id_is_refused_without_showing_it(setup: Setup) -> None:
+    """The refusal named the file it would have written, facts/<the whole token>.md."""
+    token = github("remember-id")
+    err = refused(setup, "--kind", "fact", "--summary", "a", "--id", f"facts/{token}", "body")
+    assert err.splitlines()[1] == (
+        f"  facts/{preview(token)}.md:2: github-token {preview(token)}"
+    )
+    assert token not in err
 
 
 def test_a_duplicate_is_refused_naming_the_existing_id_and_force_writes(setup: Setup) -> None:

@@ -309,7 +309,7 @@ def _refuse_secrets(root: RootConfig, path: Path, data: bytes) -> None:
     findings = upkeep.secrets(data.decode("utf-8"), root.path)
     if not findings:
         return
-    where = path.relative_to(root.path).as_posix()
+    where = upkeep.redacted_name(path.relative_to(root.path).as_posix())
     lines = [f"  {where}:{f.line}: {f.rule} {f.preview}" for f in findings]
     raise SecretRefused(
         "refusing to remember: the memory contains what looks like a secret\n" + "\n".join(lines),

@@ -19,7 +19,7 @@ import logging
 import re
 from bisect import bisect_right
 from collections.abc import Callable, Collection, Iterable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -105,9 +105,36 @@ def scan_path(
     if text is None:
         return []
     if allow is None:
-        allow_root = root if root is not None else find_allowlist_root(path)
-        allow = load_allowlist(allow_root) if allow_root is not None else frozenset()
+        allow = allowlist_for(path, root)
     return scan(text, allow=allow)
+
+
+def allowlist_for(path: Path, root: Path | None = None) -> frozenset[str]:
+    """The allowlist of ``root``, or the one found upwards from ``path`` if None."""
+    allow_root = root if root is not None else find_allowlist_root(path)
+    return load_allowlist(allow_root) if allow_root is not None else frozenset()
+
+
+NAME_LINE = 0  # the ``line`` of a finding in a file's name, not in its text
+
+
+def scan_name(name: str, allow: Collection[str] = ()) -> list[SecretFinding]:
+    """Secrets in a file's (relative) name: ``facts/<token>.md`` puts the token in every
+    tree, commit message and compiled index that names the file. Each folder is read as a
+    line of its own; the findings have ``line`` :data:`NAME_LINE` and columns in ``name``."""
+    found = []
+    starts = _line_starts(name.replace("/", "\n"))
+    for f in scan(name.replace("/", "\n"), pragmas=False, allow=allow):
+        offset = starts[f.line - 1]
+        found.append(replace(f, line=NAME_LINE, start=offset + f.start, end=offset + f.end))
+    return found
+
+
+def redact_name(name: str, findings: Iterable[SecretFinding]) -> str:
+    """``name`` with each of its secrets (findings of :func:`scan_name`) shown as the preview."""
+    for f in sorted(findings, key=lambda f: f.start, reverse=True):
+        name = name[: f.start - 1] + f.preview + name[f.end - 1 :]
+    return name
 
 
 def read_text(path: Path) -> str | None:

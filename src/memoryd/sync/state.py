@@ -26,6 +26,8 @@ from memoryd.paths import Paths
 MAX_NOTICES = 20
 
 
+NAME_LINE = 0  # a quarantined file's line when the secret is in its name (the scanner's)
+
 @dataclass
 class SyncState:
     """What the last cycles of one root left behind (JSON in the state folder)."""
