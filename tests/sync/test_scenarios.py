@@ -345,6 +345,16 @@ def test_second_device_with_its_own_history_joins(world: World) -> None:
     assert "from B" in world.a.read("facts/b.md") and "from A" in world.a.read("facts/a.md")
 
 
+def test_the_status_line_counts_quarantined_files_not_findings(world: World) -> None:
+    """A pasted .env with four secrets read 'pushed; 4 file(s) quarantined' for one file."""
+    env = "".join(f"{name}_TOKEN={github(name)}\n" for name in ("CI", "BOT", "DEPLOY"))
+    world.a.write("facts/env.md", memory("facts/env", "env", env))
+    world.a.write("facts/ci.md", memory("facts/ci", "ci", f"GH={github('one')}\n"))
+    outcome = world.a.sync()
+    assert len(outcome.quarantined) == 4
+    assert outcome.message == "pushed; 2 file(s) quarantined"
+
+
 def test_a_secret_in_a_file_name_is_quarantined_until_renamed(world: World) -> None:
     """A memory written by hand as facts/<token>.md went to the remote: the name (in the
     tree, in the commit message and in facts/index.md) was never scanned."""
