@@ -298,6 +298,12 @@ def test_conflict_markers_are_quarantined_while_the_rest_commits(world: World) -
     assert (world.a.root / "facts/bad.md").exists()  # kept on disk
     state = load_state(world.a.paths, world.a.root)
     assert state.quarantined[0]["path"] == "facts/bad.md"
+    [problem] = sync_problems(world.a.config, world.a.paths)  # not "remove the secret"
+    assert (problem.message, problem.fix) == (
+        "kept out of sync: line 1: conflict markers",
+        "keep the text you want and delete the <<<<<<<, ======= and >>>>>>> lines; "
+        "it syncs once they are gone",
+    )
     world.a.write("facts/bad.md", memory("facts/bad", "fixed", "fixed\n"))
     world.oracle.versions.pop(0)  # the user overwrote the quarantined text: never meant to sync
     assert world.a.sync().quarantined == []

@@ -11,7 +11,7 @@ from memoryd.errors import PathError
 from memoryd.memory import printable
 from memoryd.paths import Paths
 from memoryd.sync.resolve import all_conflicts
-from memoryd.sync.state import NAME_LINE, all_states
+from memoryd.sync.state import CONFLICT_MARKERS, NAME_LINE, all_states
 
 if TYPE_CHECKING:  # only `memoryd sync` tells an outcome: status and inspect skip the engine
     from memoryd.sync.engine import SyncOutcome
@@ -69,6 +69,27 @@ def outcome_text(o: SyncOutcome) -> str:
     return printable("\n".join(lines))
 
 
+def quarantine_advice(line: object, rule: object, preview: object) -> tuple[str, str]:
+    """(what was found where, what to do) for one quarantined file's finding: a secret in its
+    text or its name, or conflict markers (which no allowlist or pragma lets through)."""
+    if rule == CONFLICT_MARKERS:
+        return (
+            f"line {line}: conflict markers",
+            "keep the text you want and delete the <<<<<<<, ======= and >>>>>>> lines; "
+            "it syncs once they are gone",
+        )
+    if line == NAME_LINE:
+        return (
+            f"its file name: {rule} ({preview})",
+            "rename it to a name without the secret (or allow it: see memoryd scan); "
+            "it syncs once the name is clean",
+        )
+    return (
+        f"line {line}: {rule} ({preview})",
+        "remove the secret (or allow it: see memoryd scan); it syncs once it is gone",
+    )
+
+
 def sync_problems(config: Config, paths: Paths) -> list[SyncProblem]:
     """Pending conflicts, pauses, quarantined files, errors, unpushed commits."""
     problems = [
@@ -96,14 +117,9 @@ def state_problems(config: Config, paths: Paths) -> list[SyncProblem]:
                 f"restore the files, or memoryd sync --root {root} --allow-mass-delete",
             ))  # fmt: skip
         for q in state.quarantined:
-            in_name = q.get("line") == NAME_LINE
-            where = "its file name" if in_name else f"line {q.get('line')}"
+            what, fix = quarantine_advice(q.get("line"), q.get("rule"), q.get("preview"))
             problems.append(SyncProblem(
-                root, "sync.quarantined", q.get("path"),
-                f"kept out of sync: {where}: {q.get('rule')} ({q.get('preview')})",
-                "rename it to a name without the secret (or allow it: see memoryd scan); it "
-                "syncs once the name is clean" if in_name else
-                "remove the secret (or allow it: see memoryd scan); it syncs once it is gone",
+                root, "sync.quarantined", q.get("path"), f"kept out of sync: {what}", fix
             ))  # fmt: skip
         for item in state.left_out:
             problems.append(SyncProblem(
