@@ -170,6 +170,21 @@ def test_hook_uses_the_absolute_interpreter(tmp_path: Path) -> None:
     assert result.path.stat().st_mode & 0o111
 
 
+def test_hook_whose_interpreter_is_gone_says_what_to_do(tmp_path: Path) -> None:
+    """memoryd's venv removed or moved: every commit failed with
+    '.git/hooks/pre-commit: 11: exec: /gone/bin/python: not found'."""
+    repo = _repo(tmp_path)
+    gone = tmp_path / "gone" / "bin" / "python"
+    hook.install(repo, python=str(gone))
+    done = _commit(repo, "a.md", "clean\n")
+    assert done.returncode == 1
+    assert done.stderr == (
+        f"memoryd pre-commit hook: {gone} is gone (memoryd was removed or moved); run "
+        "'memoryd hook install' here again with the memoryd you use now, or delete "
+        ".git/hooks/pre-commit\n"
+    )
+
+
 def test_hook_outside_a_repository(tmp_path: Path) -> None:
     done = run_cli("hook", "install", "--repo", str(tmp_path))
     assert done.returncode == 1

@@ -4,7 +4,9 @@ The hook runs ``memoryd scan --staged`` with the absolute interpreter that
 installed it, so it works without memoryd on PATH. A foreign hook already in
 place is kept as ``pre-commit.legacy`` and still runs first (unless it is memoryd's
 hook itself, which another installer moved there: it would run itself for ever);
-uninstall removes only memoryd's own hook and puts the legacy one back.
+uninstall removes only memoryd's own hook and puts the legacy one back. When that
+interpreter is gone (memoryd removed or moved) the hook says so in one line and how
+to go on, instead of the shell's ``exec: ...: not found`` on every commit.
 """
 
 from __future__ import annotations
@@ -33,6 +35,12 @@ _TEMPLATE = """\
 legacy="$(dirname "$0")/{legacy}"
 if [ "$(basename "$0")" != {legacy} ] && [ -x "$legacy" ] && ! grep -qF '{marker}' "$legacy"; then
     "$legacy" "$@" || exit $?
+fi
+if [ ! -x {python} ]; then
+    gone="memoryd pre-commit hook: "{python}" is gone (memoryd was removed or moved)"
+    next="run 'memoryd hook install' here again with the memoryd you use now, or delete $0"
+    echo "$gone; $next" >&2
+    exit 1
 fi
 exec {python} -m memoryd scan --staged
 """
