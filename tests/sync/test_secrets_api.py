@@ -84,6 +84,18 @@ def test_scan_path_skips_binary_files(tmp_path: Path) -> None:
     assert scan_path(blob) == []
 
 
+def test_a_utf16_file_with_its_byte_order_mark_is_text(tmp_path: Path) -> None:
+    """Windows PowerShell's ``"GITHUB_TOKEN=..." > .env`` writes UTF-16 with a BOM; its NUL
+    bytes read as binary, so the file was never scanned and sync pushed it."""
+    token = github("utf16")
+    for codec in ("utf-16-le", "utf-16-be"):
+        env = tmp_path / f"{codec}.env"
+        bom = b"\xff\xfe" if codec.endswith("le") else b"\xfe\xff"
+        env.write_bytes(bom + f"# CI\r\nGITHUB_TOKEN={token}\r\n".encode(codec))
+        [f] = scan_path(env)
+        assert (f.rule, f.line, f.start) == ("github-token", 2, 14)
+
+
 def test_findings_are_in_text_order_and_do_not_overlap() -> None:
     token = github("api6")
     text = f"url: https://bot:{token}@github.com/acme/repo.git\npassword: Xy7#{rand('o', 10)}\n"

@@ -143,7 +143,16 @@ def read_text(path: Path) -> str | None:
     return decode(path.read_bytes())
 
 
+_UTF16_BOMS = {b"\xff\xfe": "utf-16-le", b"\xfe\xff": "utf-16-be"}
+
+
 def decode(data: bytes) -> str | None:
+    """Text as the scanner reads it, or None for a binary file. UTF-16 with its byte order
+    mark (what Windows PowerShell's ``>`` writes, an ``.env`` among them) is text too,
+    though every other byte of it is a NUL."""
+    codec = _UTF16_BOMS.get(data[:2])
+    if codec is not None and not data.startswith(b"\xff\xfe\0\0"):  # not UTF-32
+        return data[2:].decode(codec, errors="replace")
     if b"\0" in data[:BINARY_PROBE_BYTES]:
         return None
     return data.decode("utf-8", errors="replace")
