@@ -105,3 +105,19 @@ def test_scan_finds_a_secret_in_a_file_name(tmp_path: Path) -> None:
     assert (done.returncode, done.stdout.splitlines()[0]) == (
         1, f"{token}.png:0:1: github-token {preview(token)} (fingerprint {fingerprint(token)})",
     )  # fmt: skip
+
+
+def test_scan_staged_reads_an_allowlist_for_its_entries(tmp_path: Path) -> None:
+    """The hook skipped the allowlist whole, so a token pasted into it was committed."""
+    git(tmp_path, "init", "-q")
+    token = github("pasted-into-allowlist")
+    (tmp_path / ".memoryd-allowlist").write_text(
+        f"{token}\n1d96b723a57c75d22535  # generic-password facts/env.md:8\n"
+    )
+    git(tmp_path, "add", ".memoryd-allowlist")
+    done = run_cli("scan", "--staged", cwd=tmp_path)
+    assert (done.returncode, done.stdout.splitlines()) == (1, [
+        f".memoryd-allowlist:1:1: github-token {preview(token)} "
+        f"(fingerprint {fingerprint(token)})",
+        "1 secret(s) found in 1 file(s) scanned",
+    ])  # fmt: skip

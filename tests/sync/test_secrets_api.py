@@ -138,3 +138,18 @@ def test_windows_of_a_long_text_miss_no_secret_at_their_seams(
         assert (f.line, f.start) == (shift // 3 + 1, shift % 3 + 2)
     pem_at_seam = "a\n" * 2040 + pem() + "\n" + "b\n" * 3000
     assert [(f.rule, f.line) for f in scan(pem_at_seam)] == [("private-key", 2041)]
+
+
+def test_an_allowlist_is_read_for_its_entries_not_its_comments(tmp_path: Path) -> None:
+    """The allowlist as docs/secrets.md writes it ('<fingerprint>  # generic-password
+    facts/env.md:8') was itself quarantined by sync: its comment read as a password."""
+    token = github("allowlist-entry")
+    allowlist = tmp_path / ALLOWLIST_FILE
+    allowlist.write_text(
+        "# .memoryd-allowlist\n"
+        "1d96b723a57c75d22535  # generic-password facts/env.md:8\n"
+        "5316c5ed2c016b0fa68a  # github-token facts/ci.md:3 (the token is ghp_ + 36)\n"
+    )
+    assert scan_path(allowlist) == []
+    allowlist.write_text(f"{token}  # the value itself, not its fingerprint\n")
+    assert [(f.rule, f.line, f.start) for f in scan_path(allowlist)] == [("github-token", 1, 1)]

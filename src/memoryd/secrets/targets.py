@@ -15,11 +15,10 @@ from pathlib import Path
 from memoryd import gitcli
 from memoryd.errors import PathError
 from memoryd.secrets.scanner import (
-    ALLOWLIST_FILE,
     AllowlistCache,
     SecretFinding,
     decode,
-    scan,
+    scan_file_text,
     scan_name,
     scan_path,
 )
@@ -66,7 +65,7 @@ def _files_under(path: Path) -> list[Path]:
             if entry.is_dir(follow_symlinks=False):
                 if entry.name not in SKIP_DIRS:
                     stack.append(entry.path)
-            elif entry.is_file(follow_symlinks=False) and entry.name != ALLOWLIST_FILE:
+            elif entry.is_file(follow_symlinks=False):
                 found.append(Path(entry.path))
     return found
 
@@ -95,8 +94,8 @@ def scan_staged(repo: Path) -> ScanReport:
         allow = allowlists.for_file(top_path / name)
         found = scan_name(name, allow)  # a binary file's name is committed too
         text = decode(data)
-        if text is not None and Path(name).name != ALLOWLIST_FILE:
-            found += scan(text, allow=allow)
+        if text is not None:
+            found += scan_file_text(name, text, allow)
         if found or text is not None:
             report.add(name, found)
     return report
