@@ -633,6 +633,13 @@ def _more_negatives() -> list[Case]:
             "tokenizer-config",
             note('"bos_token": "<s>",\n"pad_token_id": 0,\n"tokenizer_class": "LlamaTokenizer"'),
         ),
+        Case(  # PHP's superglobals and arrays (was flagged generic-password)
+            "php-env-subscript",
+            note(
+                "```php\n$password = $_ENV['DB_PASSWORD'];\n"
+                "$token = $_SERVER[\"API_TOKEN\"];\n$secret = $config['auth']['secret'];\n```"
+            ),
+        ),
         Case(  # TypeScript's non-null assertion after a reference (was flagged generic-secret)
             "ts-non-null-env",
             note(

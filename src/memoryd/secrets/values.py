@@ -81,6 +81,7 @@ _PLACEHOLDER_RE = re.compile(
 _REFERENCE_RE = re.compile(
     r"""(?x)
     ^\$(?:[{(]|[A-Za-z_]\w*$|\d$) | ^[{\[(]           # a variable; structure
+    | ^\$[A-Za-z_]\w*\[                              # PHP's $_ENV['X'], $config['db']
     | ^[}\])>]                                        # the end of a template: }}@host
     | ^![\w!/:]+$ | ^@[\w.\-/]+$                      # a YAML tag; an @reference
     | \w\(                                             # a function call: getenv(...)
