@@ -128,12 +128,17 @@ def allowlist_for(path: Path, root: Path | None = None) -> frozenset[str]:
 
 
 NAME_LINE = 0  # the ``line`` of a finding in a file's name, not in its text
+# What any rule needs in a name: a run of 16 characters no separator cuts (every token is
+# that long), or an assignment, URL or prose character (key=value, user:pw@host, spaces).
+_NAME_WORTH_SCANNING_RE = re.compile(r"[^/_\-.\s]{16,}|[=:@\s]")
 
 
 def scan_name(name: str, allow: Collection[str] = ()) -> list[SecretFinding]:
     """Secrets in a file's (relative) name: ``facts/<token>.md`` puts the token in every
     tree, commit message and compiled index that names the file. Each folder is read as a
     line of its own; the findings have ``line`` :data:`NAME_LINE` and columns in ``name``."""
+    if not _NAME_WORTH_SCANNING_RE.search(name):
+        return []  # a slug of short words (facts/the-build-uses-python-3-12.md)
     found = []
     starts = _line_starts(name.replace("/", "\n"))
     for f in scan(name.replace("/", "\n"), pragmas=False, allow=allow):
