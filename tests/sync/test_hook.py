@@ -157,6 +157,23 @@ def test_the_pre_commit_frameworks_hook_is_left_alone_with_the_way_to_add_memory
     assert not (repo / ".git" / "hooks" / "pre-commit.legacy").exists()
 
 
+def test_uninstall_finds_memoryds_hook_another_installer_moved_aside(tmp_path: Path) -> None:
+    """After ``pre-commit install`` moved memoryd's hook to pre-commit.legacy, uninstall said
+    the framework's hook 'is not memoryd's hook; left it alone' and memoryd's kept running."""
+    repo = _repo(tmp_path)
+    hooks = repo / ".git" / "hooks"
+    hook.install(repo)
+    (hooks / "pre-commit").replace(hooks / "pre-commit.legacy")
+    (hooks / "pre-commit").write_text(_CHAINING_HOOK)
+    (hooks / "pre-commit").chmod(0o755)
+    done = run_cli("hook", "uninstall", "--repo", str(repo))
+    assert (done.returncode, done.stdout, done.stderr) == (
+        0, f"{hooks / 'pre-commit.legacy'}: removed\n", ""
+    )  # fmt: skip
+    assert (hooks / "pre-commit").read_text() == _CHAINING_HOOK
+    assert not (hooks / "pre-commit.legacy").exists()
+
+
 def test_failing_legacy_hook_still_blocks(tmp_path: Path) -> None:
     repo = _repo(tmp_path)
     foreign = repo / ".git" / "hooks" / "pre-commit"

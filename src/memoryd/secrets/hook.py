@@ -108,11 +108,15 @@ def install(repo: Path, python: str | None = None) -> HookResult:
 
 
 def uninstall(repo: Path) -> HookResult:
-    """Remove memoryd's hook (only ours) and restore pre-commit.legacy if there is one."""
+    """Remove memoryd's hook (only ours) and restore pre-commit.legacy if there is one; when
+    another installer moved ours to pre-commit.legacy, remove that and leave theirs alone."""
     hooks = hooks_dir(repo)
     hook, legacy = hooks / HOOK_NAME, hooks / LEGACY_NAME
     if not hook.exists():
         return HookResult(hook, "absent")
+    if not is_ours(hook) and is_ours(legacy):  # another installer moved ours aside
+        legacy.unlink()
+        return HookResult(legacy, "removed")
     if not is_ours(hook):
         raise Refused(
             f"{hook} is not memoryd's hook; left it alone",
