@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from memoryd.secrets.scanner import fingerprint, preview
 from tests.helpers import git, run_cli
 from tests.sync.fake_tokens import github
 
@@ -67,3 +68,56 @@ def test_scan_staged_outside_a_repository(tmp_path: Path) -> None:
     done = run_cli("scan", "--staged", cwd=tmp_path)
     assert done.returncode == 1
     assert "is not inside a git work tree" in done.stderr
+
+
+def test_scan_staged_reads_a_file_of_many_megabytes(tmp_path: Path) -> None:
+    """A 5 MB staged log with a token in it passed the hook: 'no secrets found in 0 file(s)'."""
+    git(tmp_path, "init", "-q")
+    line = "2026-12-01 INFO request ok path=/api/v1/items status=200\n"
+    token = github("big2")
+    (tmp_path / "app.log").write_text(line * 90_000 + f"GITHUB_TOKEN={token}\n")
+    git(tmp_path, "add", "app.log")
+    done = run_cli("scan", "--staged", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stdout.splitlines() == [
+        f"app.log:90001:14: github-token {preview(token)} (fingerprint {fingerprint(token)})",
+        "1 secret(s) found in 1 file(s) scanned",
+    ]
+
+
+def test_scan_finds_a_secret_in_a_file_name(tmp_path: Path) -> None:
+    """``memoryd scan`` and the hook read what files hold, never what they are called."""
+    token = github("named")
+    tmp_path = tmp_path / "root"
+    (tmp_path / "facts").mkdir(parents=True)
+    (tmp_path / "facts" / f"{token}.md").write_text("see the name\n")
+    (tmp_path / "facts" / "fine.md").write_text("nothing here\n")
+    done = run_cli("scan", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stdout.splitlines() == [
+        f"facts/{token}.md:0:7: github-token {preview(token)} (fingerprint {fingerprint(token)})",
+        "1 secret(s) found in 2 file(s) scanned",
+    ]
+    git(tmp_path, "init", "-q")
+    (tmp_path / f"{token}.png").write_bytes(b"\x89PNG\0\0binary")
+    git(tmp_path, "add", f"{token}.png", "facts/fine.md")
+    done = run_cli("scan", "--staged", cwd=tmp_path)
+    assert (done.returncode, done.stdout.splitlines()[0]) == (
+        1, f"{token}.png:0:1: github-token {preview(token)} (fingerprint {fingerprint(token)})",
+    )  # fmt: skip
+
+
+def test_scan_staged_reads_an_allowlist_for_its_entries(tmp_path: Path) -> None:
+    """The hook skipped the allowlist whole, so a token pasted into it was committed."""
+    git(tmp_path, "init", "-q")
+    token = github("pasted-into-allowlist")
+    (tmp_path / ".memoryd-allowlist").write_text(
+        f"{token}\n1d96b723a57c75d22535  # generic-password facts/env.md:8\n"
+    )
+    git(tmp_path, "add", ".memoryd-allowlist")
+    done = run_cli("scan", "--staged", cwd=tmp_path)
+    assert (done.returncode, done.stdout.splitlines()) == (1, [
+        f".memoryd-allowlist:1:1: github-token {preview(token)} "
+        f"(fingerprint {fingerprint(token)})",
+        "1 secret(s) found in 1 file(s) scanned",
+    ])  # fmt: skip

@@ -133,3 +133,42 @@ def test_a_daemon_stopped_while_a_sync_waits_on_the_network_stops_at_once(
         assert said in daemon.output()
     finally:
         daemon.kill()
+
+
+def test_a_quarantined_file_is_told_once_in_the_log_with_what_to_do(tmp_path: Path) -> None:
+    """The daemon held a file with a secret back with not a word in its log (the journal of
+    the service): the user learnt of it only by running status or inspect."""
+    from memoryd.app import App
+    from tests.sync.fake_tokens import github
+
+    app, root = app_with_root()
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "remote", "add", "origin", str(remote))
+    settings = {"roots": [{"path": str(root), "sync": {"debounce_s": 0.2}}]}
+    app.paths.config_file.write_text(yaml.safe_dump(settings))
+    app = App()
+    daemon = DaemonProcess(tmp_path)
+    token = github("daemon-once")
+    told = (
+        f"memoryd: WARNING: sync of {root}: facts/ci.md kept out of git: line 5: github-token "
+        f"({token[:4]}…{token[-4:]}); remove the secret (or allow it: see memoryd scan); "
+        "it syncs once it is gone"
+    )
+    try:
+        daemon.wait_ready(app)
+        (root / "facts" / "ci.md").write_text(memory("ci token", f"GH={token}"))
+        (root / "facts" / "one.md").write_text(memory("first clean memory"))
+        assert wait_until(lambda: "facts/one.md" in remote_files(remote)), daemon.output()
+        (root / "facts" / "two.md").write_text(memory("second clean memory"))
+        assert wait_until(lambda: "facts/two.md" in remote_files(remote)), daemon.output()
+        assert "facts/ci.md" not in remote_files(remote)
+        (root / "facts" / "ci.md").write_text(memory("ci token", "GH is in the CI's secrets"))
+        assert wait_until(lambda: "facts/ci.md" in remote_files(remote)), daemon.output()
+        assert daemon.terminate() == 0
+        lines = daemon.output().splitlines()
+        assert [line for line in lines if "kept out of git" in line] == [told]
+        assert token not in daemon.output()
+    finally:
+        daemon.kill()

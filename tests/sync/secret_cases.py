@@ -491,6 +491,12 @@ def _more_positives() -> list[Case]:
     db_pw = rand("dbpw", 14) + "#!"
     url_pw = rand("urlpw", 16)
     return [
+        _pos(  # ends in '!' like TypeScript's non-null process.env.X!, yet two words: a password
+            "dotted-password-bang",
+            "generic-password",
+            "Summer.Time!",
+            note("DB_PASSWORD={s}"),
+        ),
         _pos(
             "prose-api-key",
             "generic-secret",
@@ -626,6 +632,20 @@ def _more_negatives() -> list[Case]:
         Case(
             "tokenizer-config",
             note('"bos_token": "<s>",\n"pad_token_id": 0,\n"tokenizer_class": "LlamaTokenizer"'),
+        ),
+        Case(  # PHP's superglobals and arrays (was flagged generic-password)
+            "php-env-subscript",
+            note(
+                "```php\n$password = $_ENV['DB_PASSWORD'];\n"
+                "$token = $_SERVER[\"API_TOKEN\"];\n$secret = $config['auth']['secret'];\n```"
+            ),
+        ),
+        Case(  # TypeScript's non-null assertion after a reference (was flagged generic-secret)
+            "ts-non-null-env",
+            note(
+                "```ts\nconst apiKey = process.env.OPENAI_API_KEY!;\n"
+                "const secret: string = config.auth.jwtSecret!\n```"
+            ),
         ),
     ]
 

@@ -13,6 +13,7 @@ from memoryd.sync.derived import recompile
 from memoryd.sync.report import sync_problems
 from memoryd.sync.state import load_state
 from tests.helpers import git
+from tests.sync.fake_tokens import github
 from tests.sync.world import Device, World, make_world, memory
 
 LINES = "".join(f"line {n}\n" for n in range(1, 9))
@@ -415,6 +416,12 @@ def test_conflict_markers_are_quarantined_while_the_rest_commits(world: World) -
     assert (world.a.root / "facts/bad.md").exists()  # kept on disk
     state = load_state(world.a.paths, world.a.root)
     assert state.quarantined[0]["path"] == "facts/bad.md"
+    [problem] = sync_problems(world.a.config, world.a.paths)  # not "remove the secret"
+    assert (problem.message, problem.fix) == (
+        "kept out of sync: line 1: conflict markers",
+        "keep the text you want and delete the <<<<<<<, ======= and >>>>>>> lines; "
+        "it syncs once they are gone",
+    )
     world.a.write("facts/bad.md", memory("facts/bad", "fixed", "fixed\n"))
     world.oracle.versions.pop(0)  # the user overwrote the quarantined text: never meant to sync
     assert world.a.sync().quarantined == []
@@ -460,6 +467,45 @@ def test_second_device_with_its_own_history_joins(world: World) -> None:
     assert outcome.pushed and [c["path"] for c in outcome.conflicts] == ["facts/a.md"]
     world.settle()
     assert "from B" in world.a.read("facts/b.md") and "from A" in world.a.read("facts/a.md")
+
+
+def test_the_status_line_counts_quarantined_files_not_findings(world: World) -> None:
+    """A pasted .env with four secrets read 'pushed; 4 file(s) quarantined' for one file."""
+    env = "".join(f"{name}_TOKEN={github(name)}\n" for name in ("CI", "BOT", "DEPLOY"))
+    world.a.write("facts/env.md", memory("facts/env", "env", env))
+    world.a.write("facts/ci.md", memory("facts/ci", "ci", f"GH={github('one')}\n"))
+    outcome = world.a.sync()
+    assert len(outcome.quarantined) == 4
+    assert outcome.message == "pushed; 2 file(s) quarantined"
+
+
+def test_a_secret_in_a_file_name_is_quarantined_until_renamed(world: World) -> None:
+    """A memory written by hand as facts/<token>.md went to the remote: the name (in the
+    tree, in the commit message and in facts/index.md) was never scanned."""
+    token = github("in-a-name")
+    world.a.write(f"facts/{token}.md", "---\nsummary: a token to keep\n---\nsee the name\n")
+    world.a.write("facts/fine.md", memory("facts/fine", "fine", "nothing secret\n"))
+    outcome = world.a.sync()
+    assert outcome.pushed
+    assert [(q.path, q.line, q.rule) for q in outcome.quarantined] == [
+        (f"facts/{token}.md", 0, "github-token")
+    ]
+    assert world.a.files() >= {"facts/fine.md", "facts/index.md"}
+    assert token not in git(world.remote, "log", "--all", "-p", "--stat")
+    [problem] = sync_problems(world.a.config, world.a.paths)
+    assert (problem.code, problem.path, problem.message, problem.fix) == (
+        "sync.quarantined",
+        f"facts/{token}.md",
+        f"kept out of sync: its file name: github-token ({token[:4]}…{token[-4:]})",
+        "rename it to a name without the secret (or allow it: see memoryd scan); "
+        "it syncs once the name is clean",
+    )
+    (world.a.root / f"facts/{token}.md").rename(world.a.root / "facts/kept-token.md")
+    assert world.a.sync().quarantined == []  # released once the name is clean
+    world.settle()
+    assert "facts/kept-token.md" in world.b.files()
+    for device in (world.a.root, world.b.root, world.remote):
+        assert token not in git(device, "log", "--all", "-p", "--stat")
 
 
 def test_a_secret_is_quarantined_while_the_rest_commits(world: World) -> None:

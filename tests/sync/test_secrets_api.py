@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from memoryd.secrets.scanner import (
     ALLOWLIST_FILE,
     SecretFinding,
@@ -15,7 +17,7 @@ from memoryd.secrets.scanner import (
     scan,
     scan_path,
 )
-from tests.sync.fake_tokens import github, rand
+from tests.sync.fake_tokens import github, pem, rand
 
 
 def test_finding_has_rule_line_columns_preview_and_fingerprint() -> None:
@@ -82,9 +84,72 @@ def test_scan_path_skips_binary_files(tmp_path: Path) -> None:
     assert scan_path(blob) == []
 
 
+def test_a_utf16_file_with_its_byte_order_mark_is_text(tmp_path: Path) -> None:
+    """Windows PowerShell's ``"GITHUB_TOKEN=..." > .env`` writes UTF-16 with a BOM; its NUL
+    bytes read as binary, so the file was never scanned and sync pushed it."""
+    token = github("utf16")
+    for codec in ("utf-16-le", "utf-16-be"):
+        env = tmp_path / f"{codec}.env"
+        bom = b"\xff\xfe" if codec.endswith("le") else b"\xfe\xff"
+        env.write_bytes(bom + f"# CI\r\nGITHUB_TOKEN={token}\r\n".encode(codec))
+        [f] = scan_path(env)
+        assert (f.rule, f.line, f.start) == ("github-token", 2, 14)
+
+
 def test_findings_are_in_text_order_and_do_not_overlap() -> None:
     token = github("api6")
     text = f"url: https://bot:{token}@github.com/acme/repo.git\npassword: Xy7#{rand('o', 10)}\n"
     findings = scan(text)
     assert [f.rule for f in findings] == ["github-token", "generic-password"]
     assert isinstance(findings[0], SecretFinding)
+
+
+_LOG_LINE = "2026-12-01 INFO request ok path=/api/v1/items status=200\n"
+
+
+def test_a_file_of_many_megabytes_is_scanned_to_its_end(tmp_path: Path) -> None:
+    """A 5 MB log with a token on its last line was skipped whole (over 4 MiB) and passed."""
+    token = github("big1")
+    lines = 90_000
+    big = tmp_path / "app.log"
+    big.write_text(_LOG_LINE * lines + f"DEBUG env GITHUB_TOKEN={token}\n")
+    assert big.stat().st_size > 5_000_000
+    [f] = scan_path(big)
+    assert (f.rule, f.line, f.start) == ("github-token", lines + 1, 24)
+
+
+def test_windows_of_a_long_text_miss_no_secret_at_their_seams(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A token at every offset across a window's end, on one endless line (no line boundary
+    to cut at) and among short lines, is found once, where it is; so is a PEM block."""
+    from memoryd.secrets import scanner
+
+    monkeypatch.setattr(scanner, "WINDOW_CHARS", 4096)
+    monkeypatch.setattr(scanner, "OVERLAP_CHARS", 512)
+    token = github("seam")
+    assert list(scanner.windows("z" * 9000)) == [(0, 4608), (4096, 8704), (8192, 9000)]
+    for shift in range(4096 + 512 - 60, 4096 + 512 + 20):
+        one_line = "x" * shift + f" {token} " + "y" * 5000
+        [f] = scan(one_line)
+        assert (f.line, f.start) == (1, shift + 2)
+        short_lines = "ab\n" * (shift // 3) + "c" * (shift % 3) + f" {token}\n" + "d\n" * 3000
+        [f] = scan(short_lines)
+        assert (f.line, f.start) == (shift // 3 + 1, shift % 3 + 2)
+    pem_at_seam = "a\n" * 2040 + pem() + "\n" + "b\n" * 3000
+    assert [(f.rule, f.line) for f in scan(pem_at_seam)] == [("private-key", 2041)]
+
+
+def test_an_allowlist_is_read_for_its_entries_not_its_comments(tmp_path: Path) -> None:
+    """The allowlist as docs/secrets.md writes it ('<fingerprint>  # generic-password
+    facts/env.md:8') was itself quarantined by sync: its comment read as a password."""
+    token = github("allowlist-entry")
+    allowlist = tmp_path / ALLOWLIST_FILE
+    allowlist.write_text(
+        "# .memoryd-allowlist\n"
+        "1d96b723a57c75d22535  # generic-password facts/env.md:8\n"
+        "5316c5ed2c016b0fa68a  # github-token facts/ci.md:3 (the token is ghp_ + 36)\n"
+    )
+    assert scan_path(allowlist) == []
+    allowlist.write_text(f"{token}  # the value itself, not its fingerprint\n")
+    assert [(f.rule, f.line, f.start) for f in scan_path(allowlist)] == [("github-token", 1, 1)]

@@ -13,7 +13,9 @@ from memoryd.agent.upkeep import search
 from memoryd.app import App
 from memoryd.locate import active_roots
 from memoryd.memory import parse
+from memoryd.secrets.scanner import fingerprint, preview
 from tests.helpers import run_cli
+from tests.sync.fake_tokens import github
 from tests.tools.conftest import Setup
 
 PNPM = "部署脚本用 pnpm 而不是 npm,因为 lockfile 不兼容"
@@ -101,12 +103,46 @@ def test_a_secret_is_refused_with_file_line_rule_and_preview(setup: Setup) -> No
         lines[0]
         == "memoryd: error: refusing to remember: the memory contains what looks like a secret"
     )
-    assert lines[1] == "  facts/stripe-live-key.md:8: stripe-secret-key sk_l…6Wd1"
+    assert lines[1] == (
+        f"  facts/stripe-live-key.md:8: stripe-secret-key sk_l…6Wd1 "
+        f"(fingerprint {fingerprint(SECRET)})"
+    )
     assert SECRET not in err
     assert lines[2] == (
         "  hint: remove the secret (say where it lives instead, e.g. 'the token is in the "
-        "password manager') and run again; memories are synced through git"
+        "password manager') and run again; memories are synced through git. Not a secret? "
+        f"Add its fingerprint to {setup.project / '.memoryd-allowlist'}"
     )
+
+
+def test_a_false_positive_is_let_through_by_the_fingerprint_the_refusal_names(
+    setup: Setup,
+) -> None:
+    """The refusal named no fingerprint, so the allowlist docs/secrets.md describes could
+    not be filled in from it (only by writing the text to a file for memoryd scan)."""
+    body = "the docs' sample is DB_PASSWORD=Walnut.Copper46! (public, on the login page)"
+    err = refused(setup, "--kind", "fact", "--summary", "docs sample password", body)
+    hint = err.splitlines()[-1]
+    assert hint.endswith(f"Add its fingerprint to {setup.project / '.memoryd-allowlist'}")
+    found = err.splitlines()[1].split("(fingerprint ")[1].rstrip(")")
+    (setup.project / ".memoryd-allowlist").write_text(f"{found}  # the docs' sample\n")
+    remember(setup, "--kind", "fact", "--summary", "docs sample password", body)
+    agent = refused(setup, "--agent", "--kind", "fact", "--summary", "ci key", f"it is {SECRET}")
+    assert agent.splitlines()[-1] == (
+        "  hint: remove the secret (say where it lives instead, e.g. 'the token is in the "
+        "password manager') and run again; memories are synced through git"
+    )  # an agent is not told how to let a secret through
+
+
+def test_a_secret_in_the_id_is_refused_without_showing_it(setup: Setup) -> None:
+    """The refusal named the file it would have written, facts/<the whole token>.md."""
+    token = github("remember-id")
+    err = refused(setup, "--kind", "fact", "--summary", "a", "--id", f"facts/{token}", "body")
+    assert err.splitlines()[1] == (
+        f"  facts/{preview(token)}.md:2: github-token {preview(token)} "
+        f"(fingerprint {fingerprint(token)})"
+    )
+    assert token not in err
 
 
 def test_a_duplicate_is_refused_naming_the_existing_id_and_force_writes(setup: Setup) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memoryd.app import App
-from memoryd.secrets.scanner import preview
+from memoryd.secrets.scanner import fingerprint, preview
 from tests.sync.fake_tokens import rand
 from tests.tools.conftest import Setup
 from tests.tools.test_cli_remember import refused
@@ -26,7 +26,9 @@ def test_a_prose_password_in_the_summary_is_refused_at_its_frontmatter_line(setu
     assert lines[0] == (
         "memoryd: error: refusing to remember: the memory contains what looks like a secret"
     )
-    assert lines[1] == f"  facts/router.md:4: generic-password {preview(PW)}"
+    assert lines[1] == (
+        f"  facts/router.md:4: generic-password {preview(PW)} (fingerprint {fingerprint(PW)})"
+    )
     assert PW not in err
 
 

@@ -207,7 +207,7 @@ def remember(app: App, request: Request, stamp: int | None = None) -> Outcome:
     cites = citing.anchor(app, request.cites, root.scope)
     data = render(build_memory(request, memory_id, kind, stamp or now_ms(), cites))
     _refuse_oversized(data, app.config.search.max_file_bytes)
-    _refuse_secrets(root, path, data)
+    _refuse_secrets(root, path, data, agent=request.agent)
     if not request.force:
         _refuse_duplicate(app, roots, content_text(request), old)
     old_data = None if old is None else _superseded(old, memory_id)  # before any write
@@ -344,16 +344,26 @@ def _superseded(old: locate.Found, memory_id: str) -> bytes:
         ) from exc
 
 
-def _refuse_secrets(root: RootConfig, path: Path, data: bytes) -> None:
+def _refuse_secrets(root: RootConfig, path: Path, data: bytes, *, agent: bool) -> None:
+    """Refuse a memory with a secret; a person is also told how to let a false positive
+    through (the fingerprint into the root's allowlist), an agent is not."""
     findings = upkeep.secrets(data.decode("utf-8"), root.path)
     if not findings:
         return
-    where = path.relative_to(root.path).as_posix()
-    lines = [f"  {where}:{f.line}: {f.rule} {f.preview}" for f in findings]
+    where = upkeep.redacted_name(path.relative_to(root.path).as_posix())
+    lines = [
+        f"  {where}:{f.line}: {f.rule} {f.preview} (fingerprint {f.fingerprint})"
+        for f in findings
+    ]
+    hint = (
+        "remove the secret (say where it lives instead, e.g. 'the token is in the "
+        "password manager') and run again; memories are synced through git"
+    )
+    if not agent:
+        hint += f". Not a secret? Add its fingerprint to {upkeep.allowlist_file(root.path)}"
     raise SecretRefused(
         "refusing to remember: the memory contains what looks like a secret\n" + "\n".join(lines),
-        hint="remove the secret (say where it lives instead, e.g. 'the token is in the "
-        "password manager') and run again; memories are synced through git",
+        hint=hint,
     )
 
 

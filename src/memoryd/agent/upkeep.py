@@ -112,6 +112,20 @@ def secrets(text: str, root: Path) -> list[SecretFinding]:
     return scan(text, allow=load_allowlist(root))
 
 
+def allowlist_file(root: Path) -> Path:
+    """Where ``root``'s allowlist of fingerprints lives (it may not exist yet)."""
+    from memoryd.secrets.scanner import ALLOWLIST_FILE
+
+    return root / ALLOWLIST_FILE
+
+
+def redacted_name(rel: str) -> str:
+    """``rel`` with any secret in it shown as its preview (an id can hold a token too)."""
+    from memoryd.secrets.scanner import redact_name, scan_name
+
+    return redact_name(rel, scan_name(rel))
+
+
 def freshen(app: App, roots: Sequence[RootConfig]) -> IndexDB:
     """Without a daemon: reconcile ``roots`` and recompile the ones whose memories changed.
 

@@ -3,6 +3,8 @@
 All git work for one repository goes through one lock, so the daemon never
 runs two git operations on a repo at the same time (jobs run on the
 scheduler's thread pool; a second job for the same root waits its turn).
+A file the cycle quarantines (a secret, conflict markers) is told once in the log,
+with what to do, when it is first held back, not every cycle it stays so.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ class Syncer:
         self.config, self.paused = config, paused
         self._locks: dict[Path, threading.Lock] = {}
         self._guard = threading.Lock()
+        self._told: dict[Path, set[tuple[str, int, str, str]]] = {}  # quarantined, logged
 
     def touch(self, root: RootConfig) -> None:
         """A batch changed ``root``: sync it once it has been quiet for ``debounce_s``."""
@@ -66,7 +69,9 @@ class Syncer:
         if root is None or self.paused(path) or not path.is_dir():
             return
         with self._lock_for(path):
-            outcome, message, hint = self._sync(root)
+            outcome, message, hint, held = self._sync(root)
+            if outcome not in ("busy", "failed", "unavailable"):  # a cycle that sorted files
+                self._tell_quarantined(path, held)
         self.status.root(path, last_sync={"at": now_iso(), "outcome": outcome, "message": message})
         if outcome == "busy":  # another process was syncing this repo: nothing learned
             return
@@ -80,18 +85,31 @@ class Syncer:
             if text.startswith(prefix) and text != current:
                 self.status.problem(text, present=False)
 
-    def _sync(self, root: RootConfig) -> tuple[str, str, str | None]:
-        """(status word, message, hint) of one cycle; never raises."""
+    def _sync(self, root: RootConfig) -> tuple[str, str, str | None, list[Any]]:
+        """(status word, message, hint, quarantined findings) of one cycle; never raises."""
         try:  # the sync engine is a separate subsystem; a build without it still serves
             engine: Any = importlib.import_module("memoryd.sync.engine")
         except ImportError:
-            return "unavailable", "this memoryd has no sync engine", None
+            return "unavailable", "this memoryd has no sync engine", None, []
         try:
             outcome = engine.sync_root(self.config(), self.paths, root)
         except Exception as exc:  # a failed cycle must not stop the daemon
             log.exception("sync of %s failed", root.path)
-            return "failed", f"{type(exc).__name__}: {exc}", None
-        return (*describe(outcome), getattr(outcome, "hint", None))
+            return "failed", f"{type(exc).__name__}: {exc}", None, []
+        held = list(getattr(outcome, "quarantined", None) or [])
+        return (*describe(outcome), getattr(outcome, "hint", None), held)
+
+    def _tell_quarantined(self, path: Path, held: list[Any]) -> None:
+        """Log each finding that newly holds a file back; one released and back is new again."""
+        if not held and not self._told.get(path):
+            return
+        from memoryd.sync.report import quarantine_advice
+
+        now = {(q.path, q.line, q.rule, q.preview) for q in held}
+        for rel, line, rule, preview in sorted(now - self._told.get(path, set())):
+            what, fix = quarantine_advice(line, rule, preview)
+            log.warning("sync of %s: %s kept out of git: %s; %s", path, rel, what, fix)
+        self._told[path] = now
 
     def _lock_for(self, path: Path) -> threading.Lock:
         with self._guard:

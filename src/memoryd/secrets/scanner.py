@@ -18,8 +18,8 @@ import hashlib
 import logging
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Collection, Iterable
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Collection, Iterable, Iterator
+from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -35,7 +35,9 @@ log = logging.getLogger(__name__)
 
 ALLOWLIST_FILE = ".memoryd-allowlist"
 PRAGMAS = ("memoryd:allow", "gitleaks:allow", "pragma: allowlist secret")
-MAX_SCAN_BYTES = 4 * 1024 * 1024
+WINDOW_CHARS = 1024 * 1024  # a long text is scanned in windows this long...
+OVERLAP_CHARS = 64 * 1024  # ...each reaching this far into the next (no secret is longer)
+BINARY_PROBE_BYTES = 8192  # a NUL in the first bytes: a binary file, not scanned
 _RULES_BY_KEYWORD: dict[str, list[int]] = {}
 for _i, _rule in enumerate(RULES):
     for _k in () if _rule.context else _rule.keywords:
@@ -73,7 +75,11 @@ class _Candidate:
 
 def scan(text: str, *, pragmas: bool = True, allow: Collection[str] = ()) -> list[SecretFinding]:
     """Every secret in ``text``, in order. Pragma lines and ``allow`` fingerprints are skipped."""
-    candidates = _dedupe(_candidates(text))
+    candidates = _dedupe(
+        _Candidate(c.priority, c.rule, c.start + at, c.end + at)
+        for at, end in windows(text)
+        for c in _candidates(text[at:end] if (at, end) != (0, len(text)) else text)
+    )
     if not candidates:
         return []
     line_starts = _line_starts(text)
@@ -99,22 +105,93 @@ def scan_path(
     if text is None:
         return []
     if allow is None:
-        allow_root = root if root is not None else find_allowlist_root(path)
-        allow = load_allowlist(allow_root) if allow_root is not None else frozenset()
+        allow = allowlist_for(path, root)
+    return scan_file_text(path.name, text, allow)
+
+
+def scan_file_text(name: str, text: str, allow: Collection[str] = ()) -> list[SecretFinding]:
+    """The text of a file called ``name``. An allowlist is read for its entries alone: a
+    value pasted in place of a fingerprint leaks, a comment naming a finding
+    (``# generic-password facts/env.md:8``) is not one."""
+    if name.rsplit("/", 1)[-1] == ALLOWLIST_FILE:
+        text = _COMMENT_RE.sub(lambda m: " " * len(m.group()), text)  # columns kept
     return scan(text, allow=allow)
 
 
+_COMMENT_RE = re.compile(r"#[^\n]*")
+
+
+def allowlist_for(path: Path, root: Path | None = None) -> frozenset[str]:
+    """The allowlist of ``root``, or the one found upwards from ``path`` if None."""
+    allow_root = root if root is not None else find_allowlist_root(path)
+    return load_allowlist(allow_root) if allow_root is not None else frozenset()
+
+
+NAME_LINE = 0  # the ``line`` of a finding in a file's name, not in its text
+# What any rule needs in a name: a run of 16 characters no separator cuts (every token is
+# that long), or an assignment, URL or prose character (key=value, user:pw@host, spaces).
+_NAME_WORTH_SCANNING_RE = re.compile(r"[^/_\-.\s]{16,}|[=:@\s]")
+
+
+def scan_name(name: str, allow: Collection[str] = ()) -> list[SecretFinding]:
+    """Secrets in a file's (relative) name: ``facts/<token>.md`` puts the token in every
+    tree, commit message and compiled index that names the file. Each folder is read as a
+    line of its own; the findings have ``line`` :data:`NAME_LINE` and columns in ``name``."""
+    if not _NAME_WORTH_SCANNING_RE.search(name):
+        return []  # a slug of short words (facts/the-build-uses-python-3-12.md)
+    found = []
+    starts = _line_starts(name.replace("/", "\n"))
+    for f in scan(name.replace("/", "\n"), pragmas=False, allow=allow):
+        offset = starts[f.line - 1]
+        found.append(replace(f, line=NAME_LINE, start=offset + f.start, end=offset + f.end))
+    return found
+
+
+def redact_name(name: str, findings: Iterable[SecretFinding]) -> str:
+    """``name`` with each of its secrets (findings of :func:`scan_name`) shown as the preview."""
+    for f in sorted(findings, key=lambda f: f.start, reverse=True):
+        name = name[: f.start - 1] + f.preview + name[f.end - 1 :]
+    return name
+
+
 def read_text(path: Path) -> str | None:
-    """The file as text, or None for binary and oversized files."""
-    with path.open("rb") as handle:
-        data = handle.read(MAX_SCAN_BYTES + 1)
-    return decode(data)
+    """The file as text, or None for a binary file. A big file is read whole: a secret
+    at the end of a 5 MB log is still a secret (the scan takes windows of it)."""
+    return decode(path.read_bytes())
+
+
+_UTF16_BOMS = {b"\xff\xfe": "utf-16-le", b"\xfe\xff": "utf-16-be"}
 
 
 def decode(data: bytes) -> str | None:
-    if len(data) > MAX_SCAN_BYTES or b"\0" in data[:8192]:
+    """Text as the scanner reads it, or None for a binary file. UTF-16 with its byte order
+    mark (what Windows PowerShell's ``>`` writes, an ``.env`` among them) is text too,
+    though every other byte of it is a NUL."""
+    codec = _UTF16_BOMS.get(data[:2])
+    if codec is not None and not data.startswith(b"\xff\xfe\0\0"):  # not UTF-32
+        return data[2:].decode(codec, errors="replace")
+    if b"\0" in data[:BINARY_PROBE_BYTES]:
         return None
     return data.decode("utf-8", errors="replace")
+
+
+def windows(text: str) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` of the windows a text is scanned in: the whole of a short text;
+    a long one in windows of about :data:`WINDOW_CHARS`, starting and ending on line
+    boundaries where a line allows, each overlapping the next by at least
+    :data:`OVERLAP_CHARS`, so a secret shorter than that lies whole in one of them and
+    each scan stays the size the detectors were measured on."""
+    size, start = len(text), 0
+    while True:
+        end = min(size, start + WINDOW_CHARS + OVERLAP_CHARS)
+        if end < size:
+            cut = text.rfind("\n", start + WINDOW_CHARS, end)
+            end = cut + 1 if cut != -1 else end
+        yield start, end
+        if end >= size:
+            return
+        following = text.rfind("\n", start, end - OVERLAP_CHARS) + 1
+        start = following if following > start else end - OVERLAP_CHARS
 
 
 # --- allowlist -------------------------------------------------------------------

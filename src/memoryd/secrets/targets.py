@@ -15,11 +15,11 @@ from pathlib import Path
 from memoryd import gitcli
 from memoryd.errors import PathError
 from memoryd.secrets.scanner import (
-    ALLOWLIST_FILE,
     AllowlistCache,
     SecretFinding,
     decode,
-    scan,
+    scan_file_text,
+    scan_name,
     scan_path,
 )
 
@@ -45,8 +45,8 @@ def scan_paths(paths: list[Path], cwd: Path) -> ScanReport:
         if not given.exists():
             raise PathError(f"{given} does not exist", hint="check the path and run again")
         for file in _files_under(Path(os.path.realpath(given))):
-            found = scan_path(file, allow=allowlists.for_file(file))
-            report.add(_display(file, base), found)
+            allow, shown = allowlists.for_file(file), _display(file, base)
+            report.add(shown, scan_name(shown, allow) + scan_path(file, allow=allow))
     return report
 
 
@@ -65,7 +65,7 @@ def _files_under(path: Path) -> list[Path]:
             if entry.is_dir(follow_symlinks=False):
                 if entry.name not in SKIP_DIRS:
                     stack.append(entry.path)
-            elif entry.is_file(follow_symlinks=False) and entry.name != ALLOWLIST_FILE:
+            elif entry.is_file(follow_symlinks=False):
                 found.append(Path(entry.path))
     return found
 
@@ -91,10 +91,13 @@ def scan_staged(repo: Path) -> ScanReport:
     blobs = _staged_blobs(top_path, set(names))
     allowlists = AllowlistCache()
     for name, data in _cat_blobs(top_path, blobs):
+        allow = allowlists.for_file(top_path / name)
+        found = scan_name(name, allow)  # a binary file's name is committed too
         text = decode(data)
-        if text is None or Path(name).name == ALLOWLIST_FILE:
-            continue
-        report.add(name, scan(text, allow=allowlists.for_file(top_path / name)))
+        if text is not None:
+            found += scan_file_text(name, text, allow)
+        if found or text is not None:
+            report.add(name, found)
     return report
 
 

@@ -81,6 +81,7 @@ _PLACEHOLDER_RE = re.compile(
 _REFERENCE_RE = re.compile(
     r"""(?x)
     ^\$(?:[{(]|[A-Za-z_]\w*$|\d$) | ^[{\[(]           # a variable; structure
+    | ^\$[A-Za-z_]\w*\[                              # PHP's $_ENV['X'], $config['db']
     | ^[}\])>]                                        # the end of a template: }}@host
     | ^![\w!/:]+$ | ^@[\w.\-/]+$                      # a YAML tag; an @reference
     | \w\(                                             # a function call: getenv(...)
@@ -92,9 +93,10 @@ _REFERENCE_RE = re.compile(
     | ^AAAA[BCE][0-9A-Za-z]{8} | ^(?:ssh|ecdsa|sk-ssh)-  # an SSH public key
     """
 )
-# An attribute path (settings.X, a.b()) when its parts are names; walnut.copper46 is not.
+# An attribute path (settings.X, a.b(), TypeScript's non-null process.env.X!) when its parts
+# are names; walnut.copper46 is not.
 _ATTRIBUTE_RE = re.compile(
-    r"^(?![a-z]+\.[a-z]+\d{2,}$)[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:[(\[].*)?$"
+    r"^(?![a-z]+\.[a-z]+\d{2,}$)[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:[(\[].*|!)?$"
 )
 _EMAIL_RE = re.compile(r"^[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+$")
 _UPPER_NAME_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
@@ -147,7 +149,10 @@ def is_reference(value: str) -> bool:
     if value[:1] in "*&" and (is_identifier(value[1:]) or _LOWER_NAME_RE.match(value[1:])):
         return True  # a YAML alias or anchor: *default_password
     if _ATTRIBUTE_RE.match(value):
-        return "(" in value or "[" in value or all(_is_name(p) for p in value.split("."))
+        names = value.removesuffix("!").split(".")
+        if value.endswith("!") and len(names) < 3 and names[0] != "this":
+            return False  # Summer.Time! is a password; process.env.X!, this.key! are code
+        return "(" in value or "[" in value or all(_is_name(p) for p in names)
     return bool(_REFERENCE_RE.search(value))
 
 

@@ -28,6 +28,7 @@ from memoryd.sync import exclude
 from memoryd.sync.conflicts import has_conflict_markers, never_synced
 from memoryd.sync.derived import Quarantined, is_generated, scan_file
 from memoryd.sync.repo import Repo
+from memoryd.sync.state import CONFLICT_MARKERS
 
 log = logging.getLogger(__name__)
 
@@ -187,7 +188,7 @@ def _left_out(
             f"to keep it on this machine only: git -C {root} rm --cached {rel}"
         )
     if has_conflict_markers(data):
-        marked = Quarantined(rel, _marker_line(data), "conflict-markers", "<<<<<<<")
+        marked = Quarantined(rel, _marker_line(data), CONFLICT_MARKERS, "<<<<<<<")
         batch.quarantined.append(marked)
         return "conflict markers"
     findings = scan_file(full, root)

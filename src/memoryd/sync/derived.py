@@ -46,8 +46,10 @@ def recompile(root: RootConfig, config: Config) -> list[Path]:
 
 
 def scan_file(path: Path, root: Path) -> list[Quarantined]:
-    """Secret findings in one file about to be committed."""
-    from memoryd.secrets.scanner import scan_path
+    """Secret findings in one file about to be committed: in its name (line 0), then its text."""
+    from memoryd.secrets.scanner import allowlist_for, scan_name, scan_path
 
     rel = path.relative_to(root).as_posix()
-    return [Quarantined(rel, f.line, f.rule, f.preview) for f in scan_path(path, root)]
+    allow = allowlist_for(path, root)
+    found = scan_name(rel, allow) + scan_path(path, root, allow=allow)
+    return [Quarantined(rel, f.line, f.rule, f.preview) for f in found]

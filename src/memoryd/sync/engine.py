@@ -98,7 +98,7 @@ class SyncOutcome:
         if self.conflicts:
             parts.append(f"{len(self.conflicts)} new conflict copy(ies)")
         if self.quarantined:
-            parts.append(f"{len(self.quarantined)} file(s) quarantined")
+            parts.append(f"{len({q.path for q in self.quarantined})} file(s) quarantined")
         return "; ".join(parts) or self.status
 
     def to_json(self) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from memoryd.errors import PathError
 from memoryd.memory import printable
 from memoryd.paths import Paths
 from memoryd.sync.resolve import all_conflicts
-from memoryd.sync.state import all_states
+from memoryd.sync.state import CONFLICT_MARKERS, NAME_LINE, all_states
 
 if TYPE_CHECKING:  # only `memoryd sync` tells an outcome: status and inspect skip the engine
     from memoryd.sync.engine import SyncOutcome
@@ -61,11 +61,33 @@ def outcome_text(o: SyncOutcome) -> str:
         lines.append(f"  conflict: {c['path']}: a version saved as {c['copy']}")
     lines += [f"  notice: {n}" for n in o.notices]
     for q in o.quarantined:
-        lines.append(f"  quarantined: {q.path}:{q.line} {q.rule} ({q.preview}): not committed")
+        where = f"{q.path} (its file name)" if q.line == NAME_LINE else f"{q.path}:{q.line}"
+        lines.append(f"  quarantined: {where} {q.rule} ({q.preview}): not committed")
     lines += [f"  left out: {item['path']} ({item['why']})" for item in o.left_out]
     if o.backup_ref:
         lines.append(f"  local commits backed up at {o.backup_ref}")
     return printable("\n".join(lines))
+
+
+def quarantine_advice(line: object, rule: object, preview: object) -> tuple[str, str]:
+    """(what was found where, what to do) for one quarantined file's finding: a secret in its
+    text or its name, or conflict markers (which no allowlist or pragma lets through)."""
+    if rule == CONFLICT_MARKERS:
+        return (
+            f"line {line}: conflict markers",
+            "keep the text you want and delete the <<<<<<<, ======= and >>>>>>> lines; "
+            "it syncs once they are gone",
+        )
+    if line == NAME_LINE:
+        return (
+            f"its file name: {rule} ({preview})",
+            "rename it to a name without the secret (or allow it: see memoryd scan); "
+            "it syncs once the name is clean",
+        )
+    return (
+        f"line {line}: {rule} ({preview})",
+        "remove the secret (or allow it: see memoryd scan); it syncs once it is gone",
+    )
 
 
 def sync_problems(config: Config, paths: Paths) -> list[SyncProblem]:
@@ -95,10 +117,9 @@ def state_problems(config: Config, paths: Paths) -> list[SyncProblem]:
                 f"restore the files, or memoryd sync --root {root} --allow-mass-delete",
             ))  # fmt: skip
         for q in state.quarantined:
+            what, fix = quarantine_advice(q.get("line"), q.get("rule"), q.get("preview"))
             problems.append(SyncProblem(
-                root, "sync.quarantined", q.get("path"),
-                f"kept out of sync: line {q.get('line')}: {q.get('rule')} ({q.get('preview')})",
-                "remove the secret (or allow it: see memoryd scan); it syncs once it is gone",
+                root, "sync.quarantined", q.get("path"), f"kept out of sync: {what}", fix
             ))  # fmt: skip
         for item in state.left_out:
             problems.append(SyncProblem(
