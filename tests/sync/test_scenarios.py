@@ -562,6 +562,32 @@ def test_a_secret_in_a_commit_made_by_hand_is_not_pushed(world: World) -> None:
     assert github("by-hand") not in git(world.remote, "log", "--all", "-p")
 
 
+def test_a_secret_in_the_name_of_a_file_committed_by_hand_is_not_pushed(world: World) -> None:
+    """The outgoing check reads names as the commit's quarantine does: a hand-made commit of
+    facts/<token>.md would put the token in the remote's tree and log; the refusal shows
+    the name redacted."""
+    from memoryd.secrets.scanner import redact_name, scan_name
+    from tests.sync.fake_tokens import github
+
+    root = world.a.root
+    name = f"facts/{github('in-a-name')}.md"
+    (root / name).write_text(memory("facts/x", "x", "nothing secret in here\n"))
+    git(root, "add", name)
+    git(root, "commit", "-q", "-m", "named notes")
+    made = git(root, "rev-parse", "HEAD").strip()
+    found = scan_name(name)
+    before = world.remote_head()
+    outcome = world.a.sync()
+    assert (outcome.status, outcome.error) == (
+        "refused",
+        f"a commit not pushed yet adds a secret: {redact_name(name, found)} (its file name) "
+        f"github-token {found[0].preview} (commit {made[:12]} 'named notes'); memoryd does "
+        "not push it",
+    )
+    assert github("in-a-name") not in outcome.error
+    assert world.remote_head() == before
+
+
 def test_outcome_message_for_the_daemon(world: World) -> None:
     from memoryd.daemon.syncing import describe
 

@@ -28,8 +28,9 @@ class Leak:
 
     @property
     def message(self) -> str:
+        where = f"{self.path} (its file name)" if self.line == 0 else f"{self.path}:{self.line}"
         return printable(
-            f"a commit not pushed yet adds a secret: {self.path}:{self.line} {self.rule} "
+            f"a commit not pushed yet adds a secret: {where} {self.rule} "
             f"{self.preview} (commit {self.commit[:12]} {self.subject!r}); memoryd does not "
             "push it"
         )
@@ -37,7 +38,13 @@ class Leak:
 
 def first_leak(repo: Repo, since: str | None, head: str) -> Leak | None:
     """The first secret that the commits in ``since..head`` add under the root, or None."""
-    from memoryd.secrets.scanner import ALLOWLIST_FILE, decode, load_allowlist, scan
+    from memoryd.secrets.scanner import (
+        decode,
+        load_allowlist,
+        redact_name,
+        scan_file_text,
+        scan_name,
+    )
 
     git = repo.git
     spec = f"{since}..{head}" if since else head
@@ -56,12 +63,13 @@ def first_leak(repo: Repo, since: str | None, head: str) -> Leak | None:
                 continue
             seen.add(parts[3])
             path = repo.root_path(name.decode("utf-8", "surrogateescape"))
-            text = decode(git.blob(parts[3]))
-            if text is None or path.rsplit("/", 1)[-1] == ALLOWLIST_FILE:
-                continue
-            findings = scan(text, allow=allow)
+            findings = scan_name(path, allow)  # a binary file's name too
+            shown = redact_name(path, findings) if findings else path
+            if not findings:
+                text = decode(git.blob(parts[3]))
+                findings = [] if text is None else scan_file_text(path, text, allow)
             if findings:
                 f = findings[0]
                 subject = git.out("log", "-1", "--format=%s", commit)
-                return Leak(path, f.line, f.rule, f.preview, f.fingerprint, commit, subject)
+                return Leak(shown, f.line, f.rule, f.preview, f.fingerprint, commit, subject)
     return None
