@@ -336,3 +336,37 @@ def test_a_hand_edit_of_a_compiled_block_is_restored_with_one_log_line(
         f"restored the compiled parts of {root_md}: a hand edit there is overwritten by every "
         "compile (edit the memories' frontmatter instead)"
     ]
+
+
+def test_what_the_start_up_reconcile_finds_is_synced_however_fast_it_runs(
+    tmp_path: Path, threads_checked: None
+) -> None:
+    """The start-up reconcile ran on the worker thread before the scheduler started: when it
+    was quicker than the main thread, its changes asked a scheduler not yet running for a
+    sync, which dropped the request, and they waited for the periodic sync (5 minutes)."""
+    import subprocess
+
+    from tests.daemon.test_daemon_sync import remote_files
+    from tests.helpers import git
+
+    app, root = app_with_root()
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "remote", "add", "origin", str(remote))
+    settings = {"roots": [{"path": str(root), "sync": {"debounce_s": 0.2}}]}
+    app.paths.config_file.write_text(yaml.safe_dump(settings))
+    app = App()
+    daemon = Daemon(app)
+    starting = daemon.scheduler.start
+
+    def slow_start() -> None:  # a main thread slower than the worker's reconcile, if sent
+        wait_until(lambda: daemon.status.status.last_reconcile is not None, timeout=2)
+        starting()
+
+    daemon.scheduler.start = slow_start  # type: ignore[method-assign]
+    daemon.start()
+    try:
+        assert wait_until(lambda: "ROOT.md" in remote_files(remote), timeout=20)
+    finally:
+        daemon.stop()

@@ -89,9 +89,9 @@ class Daemon:
         self.overflow.install()
         for root in self.config.roots:
             self.guard.watch(root.path)
-        self.worker.send(Cmd.RECONCILE)
         self._schedule()
-        self.scheduler.start()
+        self.scheduler.start()  # before the reconcile: a change it finds schedules a sync
+        self.worker.send(Cmd.RECONCILE)
         self.extraction.start(since=began)
         log.info("memoryd %d serving %d roots", self.status.status.pid, len(self.config.roots))
 
