@@ -147,4 +147,34 @@ def app_with_root() -> tuple[App, Path]:
     return App(), root  # a fresh App re-reads the config init wrote
 
 
+def root_with_remote(
+    tmp_path: Path, debounce_s: float, daemon: dict[str, float] | None = None
+) -> tuple[App, Path, Path]:
+    """The global root as a git repository with a bare remote (another device's view), and
+    config.yaml giving it ``debounce_s`` (and ``daemon`` settings): (app, root, remote)."""
+    import yaml
+
+    from tests.helpers import git
+
+    app, root = app_with_root()
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "remote", "add", "origin", str(remote))
+    settings: dict[str, object] = {"roots": [{"path": str(root), "sync": {"debounce_s": debounce_s}}]}
+    if daemon:
+        settings["daemon"] = daemon
+    app.paths.config_file.write_text(yaml.safe_dump(settings))
+    return App(), root, remote
+
+
+def remote_files(remote: Path) -> set[str]:
+    """The files of the remote's main branch (none before its first push)."""
+    done = subprocess.run(
+        ["git", "ls-tree", "-r", "--name-only", "main"],
+        cwd=remote, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    return set(done.stdout.split()) if done.returncode == 0 else set()
+
+
 __all__ = ["resolve_paths"]

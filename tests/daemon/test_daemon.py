@@ -23,6 +23,8 @@ from tests.daemon.harness import (
     indexed,
     memory,
     new_threads,
+    remote_files,
+    root_with_remote,
     settled,
     wait_until,
 )
@@ -41,6 +43,14 @@ def start(app: App, **kwargs: object) -> Daemon:
     daemon.start()
     assert wait_until(lambda: daemon.status.status.last_reconcile is not None)
     return daemon
+
+
+def checking_often(app: App) -> tuple[App, Daemon]:
+    """The daemon started with its roots checked every 0.2 s (config.yaml re-read)."""
+    with open(app.paths.config_file, "a") as handle:
+        handle.write("daemon:\n  root_check_s: 0.2\n")
+    app = App()
+    return app, start(app)
 
 
 def test_refused_watch_polls_and_keeps_the_index_fresh(
@@ -110,10 +120,7 @@ def test_a_changed_watch_setting_applies_on_reload(tmp_path: Path, threads_check
 def test_a_root_that_disappears_pauses_and_resumes(tmp_path: Path, threads_checked: None) -> None:
     app, root = app_with_root()
     (root / "facts" / "keep.md").write_text(memory("kept while away"))
-    with open(app.paths.config_file, "a") as handle:
-        handle.write("daemon:\n  root_check_s: 0.2\n")
-    app = App()
-    daemon = start(app)
+    app, daemon = checking_often(app)
     try:
         assert wait_until(lambda: settled(app, tmp_path / "s"))
         rows = indexed(app)
@@ -136,10 +143,7 @@ def test_a_root_replaced_by_a_symlink_is_followed(tmp_path: Path, threads_checke
     """The user moves the root into a dotfiles repo and leaves a symlink where it was: every
     command now resolves the configured path to the new place, so the daemon must too."""
     app, root = app_with_root()
-    with open(app.paths.config_file, "a") as handle:
-        handle.write("daemon:\n  root_check_s: 0.2\n")
-    app = App()
-    daemon = start(app)
+    app, daemon = checking_often(app)
     try:
         moved = tmp_path / "dotfiles" / "memory"
         moved.parent.mkdir()
@@ -254,10 +258,7 @@ def add_root(app: App, root: Path, **daemon_settings: object) -> None:
 
 def test_a_root_added_to_config_is_picked_up(tmp_path: Path, threads_checked: None) -> None:
     app, _root = app_with_root()
-    with open(app.paths.config_file, "a") as handle:
-        handle.write("daemon:\n  root_check_s: 0.2\n")
-    app = App()
-    daemon = start(app)
+    app, daemon = checking_often(app)
     try:
         project = tmp_path / "proj" / ".memory"
         (project / "facts").mkdir(parents=True)
@@ -278,10 +279,7 @@ def test_a_clock_set_back_restarts_the_timers(tmp_path: Path, threads_checked: N
     import datetime
 
     app, _root = app_with_root()
-    with open(app.paths.config_file, "a") as handle:
-        handle.write("daemon:\n  root_check_s: 0.2\n")
-    app = App()
-    daemon = start(app)
+    app, daemon = checking_often(app)
     try:
         later = datetime.datetime.now(datetime.UTC) + datetime.timedelta(hours=1)
         for job in daemon.scheduler._s.get_jobs():  # what a set-back of an hour leaves
@@ -344,19 +342,7 @@ def test_what_the_start_up_reconcile_finds_is_synced_however_fast_it_runs(
     """The start-up reconcile ran on the worker thread before the scheduler started: when it
     was quicker than the main thread, its changes asked a scheduler not yet running for a
     sync, which dropped the request, and they waited for the periodic sync (5 minutes)."""
-    import subprocess
-
-    from tests.daemon.test_daemon_sync import remote_files
-    from tests.helpers import git
-
-    app, root = app_with_root()
-    remote = tmp_path / "remote.git"
-    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
-    git(root, "init", "-q", "-b", "main")
-    git(root, "remote", "add", "origin", str(remote))
-    settings = {"roots": [{"path": str(root), "sync": {"debounce_s": 0.2}}]}
-    app.paths.config_file.write_text(yaml.safe_dump(settings))
-    app = App()
+    app, _root, remote = root_with_remote(tmp_path, 0.2)
     daemon = Daemon(app)
     starting = daemon.scheduler.start
 

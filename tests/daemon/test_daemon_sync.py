@@ -8,35 +8,24 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.daemon.harness import DaemonProcess, app_with_root, indexed, memory, wait_until
+from tests.daemon.harness import (
+    DaemonProcess,
+    app_with_root,
+    indexed,
+    memory,
+    remote_files,
+    root_with_remote,
+    wait_until,
+)
 from tests.helpers import git, run_cli
 
 pytest.importorskip("memoryd.sync.engine")
 
 
-def remote_files(remote: Path) -> set[str]:
-    done = subprocess.run(
-        ["git", "ls-tree", "-r", "--name-only", "main"],
-        cwd=remote, capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    return set(done.stdout.split()) if done.returncode == 0 else set()
-
-
 def test_changes_are_pushed_after_the_debounce_and_pulls_are_indexed(tmp_path: Path) -> None:
-    from memoryd.app import App
     from memoryd.daemon.status import read_status
 
-    app, root = app_with_root()
-    remote = tmp_path / "remote.git"
-    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
-    git(root, "init", "-q", "-b", "main")
-    git(root, "remote", "add", "origin", str(remote))
-    settings = {
-        "roots": [{"path": str(root), "sync": {"debounce_s": 0.3}}],
-        "daemon": {"sync_interval_s": 1.0},
-    }
-    app.paths.config_file.write_text(yaml.safe_dump(settings))
-    app = App()
+    app, root, remote = root_with_remote(tmp_path, 0.3, daemon={"sync_interval_s": 1.0})
     daemon = DaemonProcess(tmp_path)
     try:
         daemon.wait_ready(app)
@@ -74,19 +63,8 @@ def test_a_memory_another_process_indexed_is_pushed_after_the_debounce(tmp_path:
     """``memoryd remember`` writes, indexes and compiles by itself: the daemon's batch then
     finds its rows fresh, and the memory must still be committed and pushed after
     ``debounce_s``, not at the next periodic sync."""
-    from memoryd.app import App
-
-    app, root = app_with_root()
-    remote = tmp_path / "remote.git"
-    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
-    git(root, "init", "-q", "-b", "main")
-    git(root, "remote", "add", "origin", str(remote))
-    settings = {
-        "roots": [{"path": str(root), "sync": {"debounce_s": 0.3}}],
-        "daemon": {"quiet_ms": 1500, "max_wait_ms": 3000},  # the batch after remember is done
-    }
-    app.paths.config_file.write_text(yaml.safe_dump(settings))
-    app = App()
+    batch = {"quiet_ms": 1500, "max_wait_ms": 3000}  # the batch after remember is done
+    app, _root, remote = root_with_remote(tmp_path, 0.3, daemon=batch)
     daemon = DaemonProcess(tmp_path)
     try:
         daemon.wait_ready(app)
@@ -138,17 +116,9 @@ def test_a_daemon_stopped_while_a_sync_waits_on_the_network_stops_at_once(
 def test_a_quarantined_file_is_told_once_in_the_log_with_what_to_do(tmp_path: Path) -> None:
     """The daemon held a file with a secret back with not a word in its log (the journal of
     the service): the user learnt of it only by running status or inspect."""
-    from memoryd.app import App
     from tests.sync.fake_tokens import github
 
-    app, root = app_with_root()
-    remote = tmp_path / "remote.git"
-    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
-    git(root, "init", "-q", "-b", "main")
-    git(root, "remote", "add", "origin", str(remote))
-    settings = {"roots": [{"path": str(root), "sync": {"debounce_s": 0.2}}]}
-    app.paths.config_file.write_text(yaml.safe_dump(settings))
-    app = App()
+    app, root, remote = root_with_remote(tmp_path, 0.2)
     daemon = DaemonProcess(tmp_path)
     token = github("daemon-once")
     told = (
