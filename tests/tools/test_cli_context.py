@@ -357,3 +357,30 @@ def test_a_root_that_is_not_there_is_told_once_and_the_block_still_comes(setup: 
     assert list(json.loads(again.stdout)) == ["hookSpecificOutput"]  # told once
     moved.rename(setup.global_root)
     assert list(hook_ok(setup, "s1")) == ["hookSpecificOutput"]
+
+
+def test_a_prompt_with_a_pasted_log_searches_its_opening_and_closing_words(setup: Setup) -> None:
+    """Every distinct term of a prompt was one more OR branch of recall's query: a pasted
+    290 KB log kept the hook about 3 s (580 KB: 9 s, by Claude Code's 10 s hook timeout)."""
+    fill(setup)
+    log = "\n".join(f"2026-12-01 ERROR worker{i} exited code={i} trace=t{i * 7919}" for i in range(3000))
+    prompt = f"Deploy failed again, log below.\n{log}\nwhy does 分词 miss short words?"
+    event = json.dumps({"hook_event_name": "UserPromptSubmit", "cwd": str(setup.repo), "prompt": prompt})
+    done = run_cli("context", "--hook", input=event)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    # the question after the log and the request before it are both searched
+    assert "### pitfalls/fts5 (project pitfall): FTS5 分词漏掉两字中文词\n" in done.stdout
+    assert "### facts/the-bastion-host-deploys-staging (project fact)" in done.stdout
+    assert done.stdout.endswith(
+        "\n\n[… recall searched 256 of the prompt's 9015 search terms (its first and last): "
+        "memory_recall with a few rare words finds the rest]\n</memory>\n"
+    )
+    plain = run_cli("context", "--json", prompt, cwd=setup.repo)
+    assert json.loads(plain.stdout)["query_terms_left_out"] == 9015 - 256
+
+
+def test_a_prompt_of_few_terms_is_searched_whole_and_says_nothing_of_it(setup: Setup) -> None:
+    fill(setup)
+    done = run_cli("context", "--json", "分词", "deploy", cwd=setup.repo)
+    answer = json.loads(done.stdout)
+    assert answer["query_terms_left_out"] == 0 and "recall searched" not in answer["text"]

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from memoryd.agent.query import PromptQuery
     from memoryd.app import App
 
 RULES_BLOCK = "rules"
@@ -41,6 +42,10 @@ RULES_CUT = (
 )
 GOAL_CUT = "[… goal cut: the rest is in {path}/ROOT.md]"
 OUTLINE_LEFT_OUT = "[… outline left out (size limit): each root's ROOT.md has it]"
+QUERY_CUT = (
+    "[… recall searched {kept} of the prompt's {total} search terms (its first and last): "
+    "memory_recall with a few rare words finds the rest]"
+)
 BODIES_CUT = "[… {count} more relevant memor{y} left out (size limit): memory_recall has them]"
 GOAL_HEADING = "## Current goal"
 DEFAULT_TOTAL = 8000
@@ -88,11 +93,13 @@ class Block:
     rules_left_out: int = 0  # iron rules that did not fit in the total
     cut_roots: list[str] = field(default_factory=list)  # roots whose outline was cut
     missing: list[tuple[str, str]] = field(default_factory=list)  # (scope, path): not there
+    query_terms_left_out: int = 0  # the prompt's search terms recall was not given
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "text": self.text, "rules": self.rules, "entries": self.entries, "cut": self.cut,
             "rules_left_out": self.rules_left_out, "cut_roots": self.cut_roots,
+            "query_terms_left_out": self.query_terms_left_out,
         }  # fmt: skip
 
 
@@ -224,9 +231,11 @@ def build(
     outline_chars: int,
     *,
     total_chars: int = DEFAULT_TOTAL,
+    query: PromptQuery | None = None,
 ) -> Block:
     """The injection block (pure: the same inputs give the same text), never longer than
-    ``total_chars`` (as long as that leaves room for the frame and one notice)."""
+    ``total_chars`` (as long as that leaves room for the frame and one notice).
+    ``query``: what recall searched, when that was not the whole prompt (it is said)."""
     rules = rule_lines(views)
     out = ["<memory>", RULES_HEADING]
     shown, missing = _fit_rules(views, rules, _left(out, total_chars))
@@ -243,16 +252,23 @@ def build(
         out.append(OUTLINE_LEFT_OUT)  # the notice takes from the room kept for notices
         cut_roots = [v.path for v in specific_first(views) if _root_outline(v)]
     out += [*outline_head, *outline] if outline else []
-    room = total_chars - _size(out) - len("</memory>\n")
+    left_out = query.left_out if query is not None else 0
+    searched: list[str] = []
+    if query is not None and left_out:
+        searched = ["", QUERY_CUT.format(kept=query.kept, total=query.total)]
+    room = total_chars - _size(out) - len("</memory>\n") - _size(searched)
     stale_lines, stale_entries, stale_cut = _stale_section(hits, max_entries, room // 2)
     fresh = [h for h in hits if not h.stale]
     body_lines, entries, body_cut = _body_section(
         fresh, rules, max_chars, max_entries, room - _size(stale_lines)
     )
-    out += [*body_lines, *stale_lines, "</memory>"]
+    out += [*body_lines, *stale_lines, *searched, "</memory>"]
     entries += stale_entries
-    cut = body_cut or stale_cut or bool(cut_roots) or bool(missing)
-    return Block("\n".join(out) + "\n", rules, entries, cut, len(missing), cut_roots)
+    cut = body_cut or stale_cut or bool(cut_roots) or bool(missing) or bool(searched)
+    return Block(
+        "\n".join(out) + "\n", rules, entries, cut, len(missing), cut_roots,
+        query_terms_left_out=left_out,
+    )  # fmt: skip
 
 
 def _size(lines: Sequence[str]) -> int:
@@ -402,24 +418,29 @@ def gather(
     """Read the roots' compiled blocks and the best hits for ``query``, then build the block."""
     from memoryd import locate
     from memoryd.agent import upkeep
+    from memoryd.agent.query import prompt_query
 
     settings = app.config.injection
     chars = settings.max_chars if max_chars is None else max_chars
     entries = settings.max_entries if max_entries is None else max_entries
     roots = locate.active_roots(app.config, app.cwd)
     hits: list[Shown] = []
+    searched = prompt_query(query) if query.strip() and entries > 0 else None
     with upkeep.freshen(app, roots) as db:  # opened once: every open checks the database
         views = [
             RootBlocks(r.scope, str(r.path), upkeep.root_blocks(r), upkeep.root_goal(r))
             for r in roots
         ]
-        if query.strip() and entries > 0:
-            found = upkeep.search(app, roots, query, limit=entries * 2, count_hits=False, db=db)
+        if searched is not None:
+            found = upkeep.search(
+                app, roots, searched.text, limit=entries * 2, count_hits=False, db=db
+            )
             hits = [Shown(h.id, h.scope, h.kind, h.summary, h.body) for h in found]
             hits = _checked(app, hits, [h.path for h in found])
     block = build(
-        views, hits, chars, entries, settings.outline_chars, total_chars=settings.max_total_chars
-    )
+        views, hits, chars, entries, settings.outline_chars,
+        total_chars=settings.max_total_chars, query=searched,
+    )  # fmt: skip
     missing = [(r.scope, str(r.path)) for r in roots if not r.path.is_dir()]
     return replace(block, missing=missing) if missing else block
 

@@ -92,6 +92,14 @@ def terms(text: str) -> set[str]:
     return content_terms(text)
 
 
+def query_words(text: str) -> dict[str, str]:
+    """The distinct search terms of a query, first seen first, each with its word as
+    written: what recall searches ``text`` for."""
+    from memoryd.index.tokenizer import query_words as words
+
+    return words(text)
+
+
 def covering(
     app: App, roots: Sequence[RootConfig], text: str, share: float
 ) -> list[tuple[Row, float]]:
