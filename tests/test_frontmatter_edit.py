@@ -151,3 +151,9 @@ def test_a_file_that_is_not_utf8_is_never_rewritten_whole() -> None:
         "cannot rewrite a memory that is not valid UTF-8: its other bytes would be lost\n"
         "  hint: save the file as UTF-8 first (e.g. iconv -f latin1 -t utf-8)"
     )
+
+
+def test_fences_with_trailing_blanks_are_kept_as_written() -> None:
+    raw = b"--- \nkind: fact\nsummary: old\n---\t\nbody\n"
+    out = edit_fields(parse(raw), {"superseded_by": "facts/new"})
+    assert out == b"--- \nkind: fact\nsummary: old\nsuperseded_by: facts/new\n---\t\nbody\n"

@@ -194,3 +194,18 @@ def test_remember_says_when_damaged_markers_keep_root_md_as_it_was(root: Path) -
         "block once) or delete them all to get fresh blocks, then run 'memoryd compile'\n"
     )
     assert root_md.read_text(encoding="utf-8") == damaged
+
+
+def test_a_fence_with_trailing_blanks_still_opens_and_closes_the_frontmatter(root: Path) -> None:
+    """Editors keep a space or tab after '---' (Jekyll and python-frontmatter read it as a
+    fence): the memory was all body, '(no summary)' in index.md, and inspect told the
+    person to add the summary: line they had written."""
+    write(root / "facts/spaced.md", "--- \nkind: fact\nsummary: Spaced fences\n---\t\nbody\n")
+    write(root / "facts/crlf.md", "---  \r\nkind: fact\r\nsummary: CRLF spaced\r\n--- \r\nb\r\n")
+    done = run_cli("compile")
+    assert done.returncode == 0, done.stdout + done.stderr
+    index = (root / "facts/index.md").read_text(encoding="utf-8")
+    assert "- [spaced.md](spaced.md) `facts/spaced`: Spaced fences\n" in index
+    assert "- [crlf.md](crlf.md) `facts/crlf`: CRLF spaced\n" in index
+    assert findings() == []
+

@@ -374,3 +374,28 @@ def test_a_key_written_twice_is_a_problem_naming_its_lines() -> None:
     crlf = parse(b"---\r\npinned: true\r\nkind: fact\r\npinned: false\r\n---\r\n")
     assert [p.code for p in crlf.problems] == ["duplicate.pinned"]
     assert parse(b"---\nkind: fact\nnested:\n  kind: x\n---\n").problems == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "body"),
+    [
+        ("--- \nkind: fact\n---\nbody\n", "body\n"),
+        ("---\nkind: fact\n---  \nbody\n---\nrule below\n", "body\n---\nrule below\n"),
+        ("---\t\nkind: fact\n...\t\nbody\n", "body\n"),
+        ("--- \r\nkind: fact\r\n--- \r\nbody\r\n", "body\r\n"),
+        ("---\nkind: fact\n--- ", ""),
+    ],
+)
+def test_a_fence_may_end_in_spaces_and_tabs(text: str, body: str) -> None:
+    memory = parse(text.encode())
+    assert (memory.meta, memory.body, memory.problems) == ({"kind": "fact"}, body, ())
+    assert render(memory) == text.encode()
+    edited = parse(render(memory.with_fields(summary="s")))
+    assert (edited.meta, edited.body) == ({"kind": "fact", "summary": "s"}, body)
+
+
+def test_a_body_that_starts_with_a_spaced_fence_stays_body() -> None:
+    m = Memory(meta={}, body="--- \nnot: frontmatter\n---\n")
+    back = parse(render(m))
+    assert (back.meta, back.body) == ({}, m.body)
+

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memoryd.frontmatter import pyyaml_load
-from memoryd.memory import BOM, FENCE, Memory, parse, render
+from memoryd.memory import BOM, CLOSING, Memory, is_fence, parse, render
 
 _KEY_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]|$)")
 _ITEM_LINE = re.compile(r"([ \t]*)-[ \t]+")
@@ -60,11 +60,9 @@ def _edit(raw: bytes, changes: Mapping[str, Any], present: set[Any]) -> bytes | 
     # replacement character parse() read it as is never written into the user's file.
     text = raw[len(BOM) if bom else 0 :].decode("utf-8", "surrogateescape")
     lines = text.splitlines(keepends=True)
-    if not lines or lines[0].rstrip("\r\n") != FENCE or not lines[0].endswith("\n"):
+    if not lines or not is_fence(lines[0]) or not lines[0].endswith("\n"):
         return None
-    close = next(
-        (n for n, line in enumerate(lines[1:], 1) if line.rstrip("\r\n") in (FENCE, "...")), None
-    )
+    close = next((n for n, line in enumerate(lines[1:], 1) if is_fence(line, CLOSING)), None)
     if close is None:
         return None
     newline = "\r\n" if lines[0].endswith("\r\n") else "\n"

@@ -181,6 +181,16 @@ def parse(raw: bytes, *, keep_source: bool = True) -> Memory:
 _OTHER_BREAKS = ("\r", "\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
 
 
+def is_fence(line: str, marks: tuple[str, ...] = (FENCE,)) -> bool:
+    """Is ``line`` (with its line break or without) a fence: one of ``marks`` with nothing
+    after it but spaces and tabs? Editors leave those, and Jekyll and python-frontmatter
+    read such a line as a fence: an exact match made a person's whole frontmatter body."""
+    return line.rstrip("\r\n").rstrip(" \t") in marks
+
+
+CLOSING = (FENCE, "...")
+
+
 def _split(text: str) -> tuple[dict[Any, Any], str, list[Problem]]:
     """The frontmatter mapping, the body and the frontmatter's problems.
 
@@ -188,24 +198,30 @@ def _split(text: str) -> tuple[dict[Any, Any], str, list[Problem]]:
     other line breaks: beyond it they change nothing (the body is the rest of the text,
     line by line or not), and a body is most of a file. A frontmatter that
     :func:`~memoryd.frontmatter.load_flat` reads has none (they are not printable), and
-    the fences around it are plain: it needs no search.
+    the fences around it are plain: it needs no search. A first line that is not exactly
+    ``---`` (spaces after it, a CR) is read line by line: it is rare.
     """
     if not text.startswith(FENCE):
         return {}, text, []  # no first line of "---", however lines end
-    end = _closing_fence(text) if text.startswith(_OPENING) else -1
-    if end >= 0:
+    if not text.startswith(_OPENING):
+        return _split_lines(text)
+    end = _closing_fence(text)
+    after = -1 if end < 0 else _line_end(text, end + 4)
+    if end >= 0 and (after == end + 5 or after == end + 4):  # '---' and a line break or EOF
         flat = load_flat(text[4 : end + 1])
         if flat is not None:
-            return flat, text[end + 5 :], []
-    head = text if end < 0 else text[: end + 5]
-    if any(mark in head for mark in _OTHER_BREAKS):
+            return flat, text[after:], []
+    head = text if end < 0 else text[:after]
+    if end < 0 or any(mark in head for mark in _OTHER_BREAKS):
         return _split_lines(text)
-    if end < 0:
-        if not text.startswith(_OPENING):
-            return {}, text, []
-        return {}, text, [Problem("frontmatter.unclosed", "frontmatter has no closing '---' line")]
     meta, problems = _load_yaml(text[4 : end + 1], load_lines)  # load_flat said no above
-    return meta, text[end + 5 :], problems
+    return meta, text[after:], problems
+
+
+def _line_end(text: str, start: int) -> int:
+    """Where the line holding ``start`` ends: after its "\\n", or the end of the text."""
+    at = text.find("\n", start)
+    return len(text) if at < 0 else at + 1
 
 
 def _closing_fence(text: str) -> int:
@@ -217,10 +233,12 @@ def _closing_fence(text: str) -> int:
 
 
 def _fence_line(text: str, fence: str, limit: int) -> int:
-    """The first ``fence`` (a line break and three marks) that is a whole line, wholly
-    before ``limit``, or -1."""
+    """The first ``fence`` (a line break and three marks) that is a whole line, but for
+    spaces and tabs after it, wholly before ``limit``, or -1."""
     at = text.find(fence, 3, limit)
     while at >= 0 and at + 4 < len(text) and text[at + 4] != "\n":
+        if text[at + 4] in " \t" and not text[at + 4 : _line_end(text, at + 4)].strip(" \t\n"):
+            return at
         at = text.find(fence, at + 1, limit)
     return at
 
@@ -228,10 +246,10 @@ def _fence_line(text: str, fence: str, limit: int) -> int:
 def _split_lines(text: str) -> tuple[dict[Any, Any], str, list[Problem]]:
     """:func:`_split` for any text: line by line, as str.splitlines() ends lines."""
     lines = text.splitlines(keepends=True)
-    if not lines or lines[0].rstrip("\r\n") != FENCE or not lines[0].endswith("\n"):
+    if not lines or not is_fence(lines[0]) or not lines[0].endswith("\n"):
         return {}, text, []
     for number, line in enumerate(lines[1:], start=1):
-        if line.rstrip("\r\n") in (FENCE, "..."):
+        if is_fence(line, CLOSING):
             yaml_text = "".join(lines[1:number])
             body = "".join(lines[number + 1 :])
             meta, problems = _load_yaml(yaml_text)
@@ -325,7 +343,7 @@ def render(memory: Memory) -> bytes:
         )
     text = memory.body
     # An empty frontmatter keeps a body that starts with '---' from reading as one.
-    if memory.meta or text.split("\n", 1)[0].rstrip("\r") == FENCE:
+    if memory.meta or is_fence(text.split("\n", 1)[0]):
         dumped = _dump(memory.meta) if memory.meta else ""
         front = f"{FENCE}\n{dumped}{FENCE}\n"
         if memory.newline != "\n":

@@ -38,7 +38,9 @@ from collections.abc import Callable, Iterable
 # 3: a compiled ROOT.md or index.md gives FTS5 no text (memoryd.index.store.compiled).
 # 4: a frontmatter holding a date that does not exist (2023-02-30) is read, the date kept as
 #    text (memoryd.frontmatter.pyyaml_load): its id, summary and load_when are indexed.
-TOKENIZER_VERSION = 4
+# 5: a fence with spaces or tabs after its '---' opens and closes a frontmatter
+#    (memoryd.memory.is_fence): such a file was all body, without its fields.
+TOKENIZER_VERSION = 5
 # Function words a query does not search for (unless it is made of nothing else).
 _STOP_LIST = """
 a an and are as at be but by for from has have how i if in into is it its of on or so than

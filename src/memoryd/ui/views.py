@@ -379,12 +379,14 @@ def _file(app: App, params: Params) -> tuple[RootConfig, Path, str]:
 
 
 def _frontmatter_text(raw: bytes) -> str:
+    from memoryd.memory import CLOSING, is_fence
+
     text = raw.decode("utf-8", "replace").removeprefix("\ufeff")
     lines = text.splitlines(keepends=True)
-    if not lines or lines[0].rstrip("\r\n") != "---":
+    if not lines or not is_fence(lines[0]):
         return ""
     for n, line in enumerate(lines[1:], start=1):
-        if line.rstrip("\r\n") in ("---", "..."):
+        if is_fence(line, CLOSING):
             return "".join(lines[1:n])
     return ""
 
