@@ -209,3 +209,25 @@ def test_a_fence_with_trailing_blanks_still_opens_and_closes_the_frontmatter(roo
     assert "- [crlf.md](crlf.md) `facts/crlf`: CRLF spaced\n" in index
     assert findings() == []
 
+
+def test_a_field_written_in_another_case_is_reported_with_the_name_memoryd_reads(
+    root: Path,
+) -> None:
+    """'Summary:' and 'Pinned:' were kept as unknown fields without a word, so inspect
+    said to add the summary: the person had written, and 'kind: Rule' was no iron rule."""
+    write(root / "rules/caps.md", "---\nKind: rule\nSummary: Use pnpm\nload-when: [npm]\n---\nb\n")
+    write(root / "rules/shout.md", "---\nkind: Rule\nsummary: Never force-push main\n---\nb\n")
+    recompile(root)
+    caps, shout = "memory/rules/caps.md", "memory/rules/shout.md"
+    assert findings() == [
+        ("files.malformed", caps, "'Kind:' is not read: memoryd reads 'kind:'",
+         "rename 'Kind:' to 'kind:'"),
+        ("files.malformed", caps, "'Summary:' is not read: memoryd reads 'summary:'",
+         "rename 'Summary:' to 'summary:'"),
+        ("files.malformed", caps, "'load-when:' is not read: memoryd reads 'load_when:'",
+         "rename 'load-when:' to 'load_when:'"),
+        ("files.malformed", shout, "kind 'Rule' is not the kind 'rule' (kinds are lower case): "
+         "write kind: rule", "correct the 'kind:' field in the frontmatter"),
+        ("files.summary", caps, "has no summary, so index.md and recall show '(no summary)'",
+         "add a one-line 'summary:' to its frontmatter"),
+    ]  # fmt: skip

@@ -399,3 +399,11 @@ def test_a_body_that_starts_with_a_spaced_fence_stays_body() -> None:
     back = parse(render(m))
     assert (back.meta, back.body) == ({}, m.body)
 
+
+def test_only_a_field_spelled_another_way_is_a_spelling_problem() -> None:
+    memory = parse(b"---\nSUMMARY: s\nLoadWhen: [x]\nTags: a, b\nowner: me\nsync: true\n---\n")
+    assert [(p.code, p.message) for p in validate(memory)] == [
+        ("spelling.SUMMARY", "'SUMMARY:' is not read: memoryd reads 'summary:'"),
+        ("spelling.LoadWhen", "'LoadWhen:' is not read: memoryd reads 'load_when:'"),
+    ]
+    assert validate(parse(b"---\nkind: my-Kind\n---\n")) == []  # a kind of one's own

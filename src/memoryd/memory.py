@@ -37,6 +37,15 @@ KIND_FOLDERS = {
     "fact": "facts",
 }
 KIND_OF_FOLDER = {folder: kind for kind, folder in KIND_FOLDERS.items()}
+# The frontmatter keys memoryd reads, and how people also spell them ('Summary',
+# 'load-when', 'LoadWhen'): a key so spelled is an unknown field, kept but never read,
+# so validate() names the key memoryd reads instead.
+FIELDS = frozenset(
+    {"id", "kind", "summary", "highlight", "created", "updated", "load_when", "pinned",
+     "supersedes", "superseded_by", "sync"}
+)  # fmt: skip
+_FIELD_OF_SPELLING = {name.replace("_", ""): name for name in FIELDS}
+SPELLING = "spelling"  # the problem code of a field spelled another way: spelling.<key>
 
 # yaml is imported where a frontmatter is read or written: 10 ms that a recall
 # reading no file (and a daemon's CLI) does without.
@@ -429,15 +438,7 @@ def validate(memory: Memory, expected_id: str | None = None) -> list[Problem]:
         value = get(name, _ABSENT)
         if value is not _ABSENT and not isinstance(value, str):
             problems.append(_type_problem(name, "a string", value))
-    kind = get("kind")
-    if isinstance(kind, str) and kind in KIND_OF_FOLDER:  # kind: rules is no iron rule
-        problems.append(
-            Problem(
-                "field.kind",
-                f"kind {kind!r} is the name of a folder, not a kind: "
-                f"write kind: {KIND_OF_FOLDER[kind]}",
-            )
-        )
+    problems.extend(_kind_problems(get("kind")))
     summary = get("summary")
     if isinstance(summary, str) and "\n" in summary.strip():
         problems.append(Problem("field.summary", "summary should be one line"))
@@ -456,12 +457,49 @@ def validate(memory: Memory, expected_id: str | None = None) -> list[Problem]:
         ok_list = isinstance(value, list) and all(isinstance(v, str) for v in value)
         if not ok_list and not (name == "supersedes" and isinstance(value, str)):
             problems.append(_type_problem(name, "a list of strings", value))
+    problems.extend(
+        Problem(f"{SPELLING}.{key}", f"'{key}:' is not read: memoryd reads '{field}:'")
+        for key in meta
+        if key not in FIELDS and (field := read_as(key)) is not None
+    )
     own_id = get("id")
     if expected_id is not None and isinstance(own_id, str) and own_id != expected_id:
         problems.append(
             Problem("field.id", f"id {own_id!r} does not match its path (expected {expected_id!r})")
         )
     return problems
+
+
+def _kind_problems(kind: Any) -> list[Problem]:
+    """A kind that is a folder's name (kind: rules is no iron rule) or a known kind in
+    capitals (kind: Rule is no iron rule either: kinds are compared as written)."""
+    if not isinstance(kind, str):
+        return []
+    if kind in KIND_OF_FOLDER:
+        return [
+            Problem(
+                "field.kind",
+                f"kind {kind!r} is the name of a folder, not a kind: "
+                f"write kind: {KIND_OF_FOLDER[kind]}",
+            )
+        ]
+    if not kind.islower() and kind.lower() in KIND_FOLDERS:
+        return [
+            Problem(
+                "field.kind",
+                f"kind {kind!r} is not the kind {kind.lower()!r} (kinds are lower case): "
+                f"write kind: {kind.lower()}",
+            )
+        ]
+    return []
+
+
+def read_as(key: Any) -> str | None:
+    """The field memoryd reads that ``key`` spells another way (``Summary``, ``load-when``,
+    ``LoadWhen``: its case, '-' or no '_'), or None: a field it reads, or another key."""
+    if type(key) is not str or key in FIELDS:
+        return None
+    return _FIELD_OF_SPELLING.get(key.lower().replace("_", "").replace("-", ""))
 
 
 _ABSENT = object()  # a field the frontmatter does not have (None is a value: null)

@@ -12,8 +12,10 @@ from memoryd.findings import Finding
 from memoryd.memory import (
     BINARY,
     DUPLICATE,
+    SPELLING,
     escape_controls,
     id_for_path,
+    read_as,
     shown_name,
     validate,
 )
@@ -71,6 +73,9 @@ def _fix(code: str, own: str | None = None) -> str:
     if code.startswith(f"{DUPLICATE}."):
         key = code.partition(".")[2]
         return f"keep one '{key}:' line in the frontmatter (delete the others)"
+    if code.startswith(f"{SPELLING}."):
+        key = code.partition(".")[2]
+        return f"rename '{key}:' to '{read_as(key)}:'"
     name = code.partition(".")[2] or code
     return f"correct the '{name}:' field in the frontmatter"
 
