@@ -19,6 +19,7 @@ import pytest
 from tests.e2e.clients import INTEGRATIONS, Client, client_env
 from tests.e2e.conftest import Project
 from tests.e2e.fake_models import FakeModelAPI, Turn, call
+from tests.helpers import run_cli
 
 pytestmark = pytest.mark.e2e
 
@@ -293,3 +294,27 @@ def test_session_start_reinjects_the_rules_on_resume_and_after_a_compaction(
     assert names[0] == "SessionStart:startup" and "SessionStart:compact" in names
     # after the compaction the old history is a summary; the rules came back with it
     assert "summary" in texts(after[-1]) and texts(after[-1]).count(rule) >= 2
+
+
+def test_claude_codes_memories_of_a_deep_project_reach_its_prompt(
+    node_bin: Path, project: Project
+) -> None:
+    """Claude Code cuts a project folder name over 200 characters and appends a hash (and
+    makes an emoji two '-'): memoryd looked for the uncut name, so none of such a project's
+    Claude Code memories were ever injected or recalled."""
+    deep = project.repo / ("packages-" * 12) / ("services-" * 12) / "部署 📦"
+    deep.mkdir(parents=True)
+    with FakeModelAPI([Turn(text="hi"), Turn(text="ok")]) as api:
+        client = Client(node_bin, claude(node_bin, project, api).env, deep)
+        ask(client, "hello")  # Claude Code makes the project's folder, named its own way
+        (folder,) = [
+            p for p in (project.home / ".claude" / "projects").iterdir() if len(p.name) > 200
+        ]  # fmt: skip
+        memory = folder / "memory" / "deploy.md"
+        memory.parent.mkdir()
+        memory.write_text("---\ntype: project\n---\nThis service deploys with kamal.\n")
+        done = run_cli("init", "--claude", cwd=deep)
+        assert done.returncode == 0, done.stderr
+        ask(client, "how do we deploy with kamal?")
+        sent = api.agent_requests()
+    assert "This service deploys with kamal." in texts(sent[-1])

@@ -301,3 +301,22 @@ def test_recall_sees_only_this_projects_and_sessions_folders_unless_asked(
     )
     nowhere = run_cli("recall", "heroku", cwd=app_dir).stderr
     assert nowhere.startswith("no memory matches 'heroku' (searched ")
+
+
+def test_claude_codes_folder_name_of_a_deep_path_is_cut_and_hashed_as_claude_code_does() -> None:
+    """The names Claude Code 2.1 gave these folders (tests/e2e made them): a name over 200
+    characters is cut and ends in a hash of the path, an emoji is two '-'. memoryd's own
+    name for the deep one was 259 characters, a folder that never exists."""
+    from memoryd.layouts.visible import claude_slug
+
+    deep = Path(
+        "/tmp/agents-pt/pytest-of-root/pytest-6/test_scratch0/app/" + "very-long-folder-name-" * 4
+        + "/" + "another-long-folder-name-" * 4 + "/项目 ünïcode 📦"
+    )  # fmt: skip
+    assert claude_slug(deep) == (
+        "-tmp-agents-pt-pytest-of-root-pytest-6-test-scratch0-app-very-long-folder-name-very-long-"
+        "folder-name-very-long-folder-name-very-long-folder-name--another-long-folder-name-"
+        "another-long-folder-name-anot-zdwqu1"
+    )
+    assert claude_slug(Path("/home/me/📦 app")) == "-home-me----app"
+    assert claude_slug(Path("/home/me/my.app")) == "-home-me-my-app"

@@ -200,8 +200,11 @@ class ClaudeReader:
 
 
 def claude_slug(cwd: Path) -> str:
-    """Claude Code's folder name for a working directory: every non-alphanumeric becomes '-'."""
-    return "".join(c if c.isascii() and c.isalnum() else "-" for c in str(cwd))
+    """Claude Code's folder name for a working directory (see
+    :func:`memoryd.layouts.visible.claude_slug`)."""
+    from memoryd.layouts.visible import claude_slug as slug
+
+    return slug(cwd)
 
 
 # -- OpenCode ----------------------------------------------------------------------

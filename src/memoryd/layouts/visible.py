@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-_NOT_ALNUM = re.compile(r"[^A-Za-z0-9]")
+CLAUDE_SLUG_MAX = 200  # Claude Code cuts a longer folder name and appends a hash
 PROJECT_ID_FILE = "mimocode-project-id"  # in the main git dir, written by MiMo Code
 GLOBAL_PROJECT = "global"
 _SAFE_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -60,8 +60,41 @@ class Visible:
 
 
 def claude_slug(path: Path) -> str:
-    """Claude Code's project folder name for ``path``."""
-    return _NOT_ALNUM.sub("-", str(path))
+    """Claude Code's project folder name for ``path``, as Claude Code makes it.
+
+    Claude Code (``J$`` in 2.1) replaces every UTF-16 unit that is not an ASCII letter or
+    digit with ``-`` (a character outside the BMP is two), and a name longer than
+    :data:`CLAUDE_SLUG_MAX` is cut there and ends in ``-`` and the base-36 hash of the path
+    (:func:`_claude_hash`): a project deeper than that otherwise had no folder memoryd
+    would look in, so none of its Claude Code memories were ever recalled or injected.
+    """
+    text = str(path)
+    slug = "".join(
+        c if c.isascii() and c.isalnum() else "-" * (2 if ord(c) > 0xFFFF else 1) for c in text
+    )
+    if len(slug) <= CLAUDE_SLUG_MAX:
+        return slug
+    return f"{slug[:CLAUDE_SLUG_MAX]}-{_base36(abs(_claude_hash(text)))}"
+
+
+def _claude_hash(text: str) -> int:
+    """Claude Code's string hash: ``h = h * 31 + unit`` over the UTF-16 units, in int32."""
+    units = text.encode("utf-16-le", "surrogatepass")
+    value = 0
+    for i in range(0, len(units), 2):
+        value = (value * 31 + int.from_bytes(units[i : i + 2], "little")) & 0xFFFFFFFF
+    return value - (1 << 32) if value >= 1 << 31 else value
+
+
+def _base36(number: int) -> str:
+    """``number.toString(36)`` of JavaScript, for a number that is not negative."""
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        number, rest = divmod(number, 36)
+        out = digits[rest] + out
+        if number == 0:
+            return out
 
 
 def session_from(env: Mapping[str, str]) -> str | None:
