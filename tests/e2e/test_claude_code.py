@@ -10,6 +10,7 @@ recorded requests are exactly what a real model would have been sent.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ import pytest
 from tests.e2e.clients import INTEGRATIONS, Client, client_env
 from tests.e2e.conftest import Project
 from tests.e2e.fake_models import FakeModelAPI, Turn, call
-from tests.helpers import run_cli
+from tests.helpers import git, run_cli
 
 pytestmark = pytest.mark.e2e
 
@@ -296,25 +297,49 @@ def test_session_start_reinjects_the_rules_on_resume_and_after_a_compaction(
     assert "summary" in texts(after[-1]) and texts(after[-1]).count(rule) >= 2
 
 
-def test_claude_codes_memories_of_a_deep_project_reach_its_prompt(
-    node_bin: Path, project: Project
+MEMORY_DIR = re.compile(r"You have a persistent file-based memory at `([^`]+)`")
+
+
+def memory_dir(body: dict[str, Any]) -> Path:
+    """Claude Code's auto-memory folder of the session, as its system prompt names it."""
+    found = MEMORY_DIR.search(texts(body))
+    assert found, "Claude Code's system prompt names no memory folder"
+    return Path(found[1])
+
+
+@pytest.mark.parametrize("where", ["deep repository", "linked worktree"])
+def test_claude_codes_own_memories_of_the_project_reach_its_prompt(
+    node_bin: Path, project: Project, where: str
 ) -> None:
-    """Claude Code cuts a project folder name over 200 characters and appends a hash (and
-    makes an emoji two '-'): memoryd looked for the uncut name, so none of such a project's
-    Claude Code memories were ever injected or recalled."""
-    deep = project.repo / ("packages-" * 12) / ("services-" * 12) / "部署 📦"
-    deep.mkdir(parents=True)
+    """Claude Code keeps a project's auto memory in ~/.claude/projects/<folder>/memory,
+    <folder> named after the main checkout (a linked worktree's session uses it) and cut
+    and hashed past 200 characters (an emoji is two '-'). memoryd looked in the worktree's
+    folder and in the uncut name: none of those memories were injected or recalled."""
+    if where == "deep repository":
+        cwd = project.repo.parent / ("packages-" * 12) / ("services-" * 12) / "部署 📦"
+        cwd.mkdir(parents=True)
+        git(cwd, "init", "-q")
+    else:
+        (project.repo / "README.md").write_text("app\n")
+        git(project.repo, "add", "README.md")
+        git(project.repo, "commit", "-qm", "start")
+        cwd = project.repo.parent / "wt" / "feature"
+        git(project.repo, "worktree", "add", "-q", "-b", "feature", str(cwd))
     with FakeModelAPI([Turn(text="hi"), Turn(text="ok")]) as api:
-        client = Client(node_bin, claude(node_bin, project, api).env, deep)
-        ask(client, "hello")  # Claude Code makes the project's folder, named its own way
-        (folder,) = [
-            p for p in (project.home / ".claude" / "projects").iterdir() if len(p.name) > 200
-        ]  # fmt: skip
-        memory = folder / "memory" / "deploy.md"
-        memory.parent.mkdir()
-        memory.write_text("---\ntype: project\n---\nThis service deploys with kamal.\n")
-        done = run_cli("init", "--claude", cwd=deep)
+        client = Client(node_bin, claude(node_bin, project, api).env, cwd)
+        ask(client, "hello")
+        folder = memory_dir(api.agent_requests()[0])
+        assert (folder.parent.name == claude_folder(project.repo)) is (where != "deep repository")
+        (folder / "deploy.md").write_text("---\ntype: project\n---\nWe deploy with kamal.\n")
+        done = run_cli("init", "--claude", cwd=cwd)
         assert done.returncode == 0, done.stderr
         ask(client, "how do we deploy with kamal?")
         sent = api.agent_requests()
-    assert "This service deploys with kamal." in texts(sent[-1])
+    assert "### " + folder.parent.name + "/memory/deploy" in texts(sent[-1])
+    assert "We deploy with kamal." in texts(sent[-1])
+
+
+def claude_folder(path: Path) -> str:
+    from memoryd.layouts.visible import claude_slug
+
+    return claude_slug(path)

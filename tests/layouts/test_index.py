@@ -320,3 +320,22 @@ def test_claude_codes_folder_name_of_a_deep_path_is_cut_and_hashed_as_claude_cod
     )
     assert claude_slug(Path("/home/me/📦 app")) == "-home-me----app"
     assert claude_slug(Path("/home/me/my.app")) == "-home-me-my-app"
+
+
+def test_a_linked_worktree_sees_claude_codes_folder_of_the_main_checkout(tmp_path: Path) -> None:
+    """Claude Code keeps the memories of a session in ../wt/feature in the main checkout's
+    folder (tests/e2e shows it): memoryd saw only the worktree's own folder."""
+    from memoryd.layouts.visible import claude_slug, visible_for
+    from tests.helpers import git
+
+    main = tmp_path / "app"
+    main.mkdir()
+    git(main, "init", "-q")
+    (main / "README.md").write_text("app\n")
+    git(main, "add", "README.md")
+    git(main, "commit", "-qm", "start")
+    linked = tmp_path / "wt" / "feature"
+    git(main, "worktree", "add", "-q", "-b", "feature", str(linked))
+    assert visible_for(linked, {}).claude_slugs == (
+        claude_slug(linked), claude_slug(main),
+    )  # fmt: skip

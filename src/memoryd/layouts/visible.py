@@ -124,11 +124,15 @@ def valid_project_id(text: str) -> bool:
 
 
 def visible_for(cwd: Path, env: Mapping[str, str]) -> Visible:
-    from memoryd.roots import git_toplevel
+    """What ``cwd`` sees: Claude Code's folders of the folder itself, of its work tree and
+    of the project's main work tree (Claude Code keeps a linked worktree's memories in the
+    main checkout's folder, so a session in ``../wt/feature`` saw none of them), MiMo
+    Code's project id and the session of ``env``."""
+    from memoryd.roots import canonical_toplevel, git_toplevel
 
     places = [cwd, cwd.resolve()]
-    top = git_toplevel(cwd)
-    if top is not None:
-        places += [top, top.resolve()]
+    for top in (git_toplevel(cwd), canonical_toplevel(cwd)):
+        if top is not None:
+            places += [top, top.resolve()]
     slugs = tuple(dict.fromkeys(claude_slug(p) for p in places))
     return Visible(slugs, project_id_for(cwd), session_from(env))
