@@ -155,3 +155,41 @@ def test_a_sync_waiting_on_a_silent_remote_is_named_by_the_one_it_blocks(
         "wait for it to finish and try again (a fetch or push waits up to 120 s for a remote "
         "that does not answer)",
     )
+
+
+def test_a_remote_that_never_answers_is_told_after_one_timeout_not_two(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A listener that accepts and never answers: the default-branch probe (ls-remote) timed
+    out, then the fetch waited its own whole timeout for the same silence ('memoryd sync' took
+    4 minutes to say "git fetch origin timed out"), and every cycle backing off asked again."""
+    import socket
+    import time
+
+    from memoryd.sync import remote
+    from memoryd.sync.engine import sync_root
+
+    silent = socket.create_server(("127.0.0.1", 0))  # the kernel accepts; nobody answers
+    port = silent.getsockname()[1]
+    try:
+        git(world.a.root, "remote", "set-url", "origin", f"http://127.0.0.1:{port}/memory.git")
+        subprocess.run(
+            ["git", "update-ref", "-d", "refs/remotes/origin/HEAD"], cwd=world.a.root, check=False
+        )
+        monkeypatch.setattr(remote, "NET_TIMEOUT_S", 2.0)
+        world.a.write("facts/x.md", memory("facts/x", "x", "written while the remote hangs\n"))
+        started = time.monotonic()
+        outcome = world.a.sync()
+        took = time.monotonic() - started
+        assert (outcome.status, outcome.error) == (
+            "offline",
+            "git ls-remote origin timed out: origin did not answer in 2 s",
+        )
+        assert outcome.commits and outcome.not_pushed == 1
+        assert took < 3.5, f"waited {took:.1f} s for two timeouts of 2 s"
+        started = time.monotonic()
+        daemon = sync_root(world.a.config, world.a.paths, world.a.root_config)  # backing off
+        assert time.monotonic() - started < 1.5
+        assert (daemon.status, daemon.error) == ("offline", outcome.error)
+    finally:
+        silent.close()

@@ -217,8 +217,9 @@ class _Cycle:
             self.outcome.action = "committed locally (pull and push are off for this root)"
             return
         branch = self.repo.git.branch()
-        t = remote.target(self.repo, self.policy.remote, branch) if branch else None
-        if t is None:
+        # not asking the remote yet: a cycle backing off must not wait on it either
+        t = remote.target(self.repo, self.policy.remote, branch, probe=False) if branch else None
+        if t is None or branch is None:
             self.outcome.action = f"committed locally (no remote {self.policy.remote!r})"
             return
         if self.state.retry_after_ms > now_ms() and not self.force:
@@ -226,6 +227,7 @@ class _Cycle:
             self._count_unpushed(t)
             return
         try:
+            t = remote.target(self.repo, self.policy.remote, branch) or t
             self.exchange(t)
         except remote.Offline as exc:
             self._offline(str(exc), t, backoff=True)

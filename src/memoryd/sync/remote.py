@@ -32,6 +32,16 @@ class Offline(Exception):
     """The remote could not be reached (or refused us); git's message says why."""
 
 
+class Unanswered(Offline):
+    """The remote took the whole timeout without answering: asking it again now waits as long."""
+
+
+def _timed_out(command: str, remote: str) -> Unanswered:
+    return Unanswered(
+        f"git {command} {remote} timed out: {remote} did not answer in {NET_TIMEOUT_S:g} s"
+    )
+
+
 @dataclass
 class Target:
     remote: str
@@ -54,6 +64,7 @@ def target(repo: Repo, remote: str, branch: str, *, probe: bool = True) -> Targe
     nobody reads. An empty remote, or one that cannot be reached now, gets the local
     branch's name. Blocked when the remote has several branches and no default.
     ``probe=False`` never asks the remote (the local branch's name, at worst).
+    :class:`Unanswered` when the remote took the whole timeout to say nothing.
     """
     if remote not in repo.git.remotes():
         return None
@@ -69,6 +80,8 @@ def target(repo: Repo, remote: str, branch: str, *, probe: bool = True) -> Targe
         return Target(remote, branch, branch)
     try:
         name = _default_branch(repo, remote, branch)
+    except Unanswered:  # the fetch would wait as long again, for the same silence
+        raise
     except Offline:  # the fetch says so in its own words; ask again next time
         return Target(remote, branch, branch)
     if name != branch or repo.git.rev(f"refs/remotes/{remote}/{name}") is not None:
@@ -83,7 +96,7 @@ def _default_branch(repo: Repo, remote: str, branch: str) -> str:
             check=False, timeout=NET_TIMEOUT_S, env=repo.git.net_env(),
         )  # fmt: skip
     except subprocess.TimeoutExpired as exc:
-        raise Offline(f"git ls-remote {remote} timed out") from exc
+        raise _timed_out("ls-remote", remote) from exc
     if done.code != 0:
         raise Offline(f"git ls-remote {remote}: {_reason(done.err)}")
     heads, default = [], None
@@ -136,7 +149,7 @@ def fetch(repo: Repo, t: Target) -> str | None:
             check=False, timeout=NET_TIMEOUT_S, env=repo.git.net_env(),
         )  # fmt: skip
     except subprocess.TimeoutExpired as exc:
-        raise Offline(f"git fetch {t.remote} timed out") from exc
+        raise _timed_out("fetch", t.remote) from exc
     if done.code != 0:
         if "couldn't find remote ref" in done.err:
             with contextlib.suppress(GitError):
@@ -155,7 +168,7 @@ def push(repo: Repo, t: Target, commit: str) -> bool:
             check=False, timeout=NET_TIMEOUT_S, env=repo.git.net_env(),
         )  # fmt: skip
     except subprocess.TimeoutExpired as exc:
-        raise Offline(f"git push {t.remote} timed out") from exc
+        raise _timed_out("push", t.remote) from exc
     if done.code == 0:
         repo.git.run("update-ref", t.tracking, commit)
         return True
