@@ -42,6 +42,7 @@ BATCH_SSH = "ssh -o BatchMode=yes"
 NOT_OURS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_LITERAL_PATHSPECS")
 NETWORK = ("fetch", "push", "ls-remote", "pull", "clone")  # they may wait minutes on a remote
 STOPPING = "fatal: memoryd is stopping, so it stopped waiting for the remote"
+NO_ASKPASS = "false"  # git's askpass: it fails, so git says "could not read Username for ..."
 
 
 @dataclass(frozen=True)
@@ -70,8 +71,8 @@ def repo_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def net_env(ssh_command: str | None) -> dict[str, str]:
-    """What a git that talks to a remote adds to :func:`repo_env`, so that ssh never prompts.
+def net_env(ssh_command: str | None, askpass: str | None = None) -> dict[str, str]:
+    """What a git that talks to a remote adds to :func:`repo_env`, so that nothing prompts.
 
     git's ssh is ``GIT_SSH_COMMAND``, else ``core.sshCommand`` (``ssh_command``), else
     ``GIT_SSH``, else ``ssh``. memoryd's batch-mode ssh goes in only in place of plain
@@ -79,10 +80,21 @@ def net_env(ssh_command: str | None) -> dict[str, str]:
     ``GIT_SSH`` (a key of its own, plink), and the push that works by hand would fail in
     memoryd. The user's own command still gets no terminal to prompt on (its own session, no
     stdin) and no askpass window (``SSH_ASKPASS_REQUIRE=never`` unless the user set it).
+
+    An https remote that wants a password no credential helper has: git asks
+    ``GIT_ASKPASS``, else ``core.askPass`` (``askpass``), else ``SSH_ASKPASS``, a desktop's
+    ssh-add dialog (ksshaskpass, seahorse) that ``GIT_TERMINAL_PROMPT=0`` does not stop. The
+    daemon opened that window on every cycle. An askpass of the user's own still runs (one
+    that prints a token); otherwise git's asks :data:`NO_ASKPASS`, which answers nothing.
     """
+    env: dict[str, str] = {}
+    if not (os.environ.get("GIT_ASKPASS") or askpass):
+        env["GIT_ASKPASS"] = NO_ASKPASS
     if os.environ.get("GIT_SSH_COMMAND") or ssh_command or os.environ.get("GIT_SSH"):
-        return {} if "SSH_ASKPASS_REQUIRE" in os.environ else {"SSH_ASKPASS_REQUIRE": "never"}
-    return {"GIT_SSH_COMMAND": BATCH_SSH}
+        if "SSH_ASKPASS_REQUIRE" not in os.environ:
+            env["SSH_ASKPASS_REQUIRE"] = "never"
+        return env
+    return {**env, "GIT_SSH_COMMAND": BATCH_SSH}
 
 
 def hook_env() -> dict[str, str]:

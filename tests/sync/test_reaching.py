@@ -110,6 +110,7 @@ def test_plain_ssh_runs_in_batch_mode_and_a_chosen_one_without_askpass(
 
     for key in ("GIT_SSH_COMMAND", "GIT_SSH", "SSH_ASKPASS_REQUIRE"):
         monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("GIT_ASKPASS", "my-token-printer")
     assert gitcli.net_env(None) == {"GIT_SSH_COMMAND": "ssh -o BatchMode=yes"}
     assert gitcli.net_env("ssh -i key") == {"SSH_ASKPASS_REQUIRE": "never"}
     monkeypatch.setenv("GIT_SSH_COMMAND", "ssh -p 2222")
@@ -193,3 +194,64 @@ def test_a_remote_that_never_answers_is_told_after_one_timeout_not_two(
         assert (daemon.status, daemon.error) == ("offline", outcome.error)
     finally:
         silent.close()
+
+
+ASKS_FOR_A_PASSWORD = """
+import http.server, sys
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(401)
+        self.send_header("WWW-Authenticate", 'Basic realm="memory"')
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+    do_POST = do_GET
+    def log_message(self, *args):
+        pass
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"""
+
+
+@pytest.mark.parametrize("own", [False, True])
+def test_an_https_remote_that_wants_a_password_opens_no_window(
+    world: World, tmp_path: Path, own: bool
+) -> None:
+    """A desktop session's SSH_ASKPASS (ksshaskpass) is git's last resort for an https
+    password, and GIT_TERMINAL_PROMPT=0 does not stop it: every daemon cycle opened a password
+    window (twice: the branch probe and the fetch), and the hint said to wait for the remote
+    to come back. The user's own GIT_ASKPASS (one that prints a token) still runs."""
+    import sys
+
+    asked = tmp_path / "asked.log"
+    dialog = _script(tmp_path / "askpass", f'#!/bin/sh\necho "$1" >> "{asked}"\necho hunter2\n')
+    server = subprocess.Popen(
+        [sys.executable, "-c", ASKS_FOR_A_PASSWORD], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert server.stdout is not None
+        port = server.stdout.readline().strip()
+        git(world.a.root, "remote", "set-url", "origin", f"http://127.0.0.1:{port}/memory.git")
+        world.a.write("facts/x.md", memory("facts/x", "x", "written behind a login\n"))
+        env = {**os.environ, "MEMORYD_HOME": str(world.a.paths.home), "DISPLAY": ":0"}
+        env.pop("GIT_ASKPASS", None)
+        env["GIT_ASKPASS" if own else "SSH_ASKPASS"] = str(dialog)
+        done = subprocess.run(
+            [sys.executable, "-m", "memoryd", "sync"], env=env, capture_output=True, text=True,
+            stdin=subprocess.DEVNULL, timeout=60, check=False,
+        )  # fmt: skip
+    finally:
+        server.kill()
+        server.wait()
+    assert done.returncode == 1, done.stdout + done.stderr
+    if own:
+        assert asked.read_text().splitlines()[0] == f"Username for 'http://127.0.0.1:{port}': "
+        return
+    assert not asked.exists(), asked.read_text()
+    assert done.stdout.splitlines()[1:3] == [
+        f"  error: git fetch origin: fatal: could not read Username for "
+        f"'http://127.0.0.1:{port}': terminal prompts disabled",
+        f"  hint: origin wants credentials and memoryd never asks for them: run "
+        f"'git -C {world.a.root} fetch origin' in a terminal and set up a credential helper or "
+        "an ssh key so it works without a prompt; memoryd keeps committing locally meanwhile",
+    ]

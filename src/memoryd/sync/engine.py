@@ -506,7 +506,7 @@ class _Cycle:
             delay = min(BACKOFF_BASE_S * 2 ** (self.state.failures - 1), BACKOFF_MAX_S)
             self.state.retry_after_ms = now_ms() + int(delay * random.uniform(0.8, 1.2) * 1000)
         self.outcome.status, self.outcome.error = "offline", error
-        self.outcome.hint = "memoryd keeps committing locally and pushes when the remote is back"
+        self.outcome.hint = remote.offline_hint(error, t.remote, self.repo.top)
 
 
 def _replay_message(

@@ -113,7 +113,7 @@ class Git:
 
     def net_env(self) -> dict[str, str]:
         """The environment a fetch, push or ls-remote adds (see :func:`memoryd.gitcli.net_env`)."""
-        return gitcli.net_env(self.config_get("core.sshCommand"))
+        return gitcli.net_env(self.config_get("core.sshCommand"), self.config_get("core.askPass"))
 
     def remotes(self) -> list[str]:
         return self.out("remote").split()

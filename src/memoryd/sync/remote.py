@@ -123,6 +123,30 @@ def _default_branch(repo: Repo, remote: str, branch: str) -> str:
     )
 
 
+# git's line when its askpass (memoryd's gitcli.NO_ASKPASS) answered nothing; the next says why
+_ASKPASS_REFUSED = "error: unable to read askpass response from"
+
+# What a remote that wants credentials memoryd cannot give says (https without a credential
+# helper that knows them; ssh without a key the agent holds): waiting for the network to come
+# back never fixes it
+_NO_CREDENTIALS = (
+    "terminal prompts disabled",
+    "Authentication failed for",
+    "Permission denied (publickey",
+)
+
+
+def offline_hint(error: str, remote: str, top: Path) -> str:
+    """What to do about a remote that could not be reached (or would not let us in)."""
+    if any(words in error for words in _NO_CREDENTIALS):
+        return (
+            f"{remote} wants credentials and memoryd never asks for them: run "
+            f"'git -C {top} fetch {remote}' in a terminal and set up a credential helper or an "
+            "ssh key so it works without a prompt; memoryd keeps committing locally meanwhile"
+        )
+    return "memoryd keeps committing locally and pushes when the remote is back"
+
+
 # What git adds after every failure to reach a remote (ssh's own words come before it): as
 # the one line shown it told nothing ("and the repository exists.").
 _BOILERPLATE = (
@@ -135,7 +159,11 @@ _BOILERPLATE = (
 def _reason(text: str) -> str:
     """The line of git's stderr that says why: ssh's or git's own, never the boilerplate."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    said = [line for line in lines if line.lower() not in _BOILERPLATE]
+    said = [
+        line
+        for line in lines
+        if line.lower() not in _BOILERPLATE and not line.startswith(_ASKPASS_REFUSED)
+    ]
     told = [line for line in said if not line.startswith(("warning:", "hint:"))]
     return (told or said or lines or ["unknown error"])[0]
 
