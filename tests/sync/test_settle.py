@@ -133,3 +133,68 @@ def test_a_tracked_held_back_memory_is_compiled_as_committed(world: World) -> No
     assert [world.a.sync().commits, world.b.sync().commits] == [[], []]
     assert world.a.head() == world.b.head() == world.remote_head()
     world.oracle.versions.clear()
+
+
+def test_a_clone_of_a_remote_whose_head_names_no_branch_syncs_with_the_one_it_has(
+    tmp_path: Path,
+) -> None:
+    """A bare remote made with -b main, a first device on master: its push left the remote's
+    HEAD naming main, which nobody pushed. 'git clone' then set the upstream to that missing
+    main, and memoryd pushed main as a second branch: the devices on it and the device on
+    master never saw each other's memories again, and every sync said ok."""
+    import subprocess
+
+    from memoryd.roots import init_root
+    from tests.sync.world import Oracle, _device
+
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    oracle = Oracle()
+    a = _device("laptop", tmp_path / "a", oracle)
+    init_root(a.root)
+    git(a.root, "init", "-q", "-b", "master")
+    git(a.root, "remote", "add", "origin", str(remote))
+    a.write("facts/a.md", memory("facts/a", "from a", "alpha\n"))
+    assert a.sync().pushed
+    b = _device("desktop", tmp_path / "b", oracle)
+    subprocess.run(["git", "clone", "-q", str(remote), str(b.root)], check=True)
+    b.write("facts/b.md", memory("facts/b", "from b", "beta\n"))
+    outcome = b.sync()
+    assert outcome.ok and outcome.pushed, outcome
+    assert git(remote, "for-each-ref", "--format=%(refname)", "refs/heads").split() == [
+        "refs/heads/master"
+    ]
+    assert (
+        "origin has no branch main (the upstream of main here): main syncs with origin/master, "
+        "its only branch, from now on (instead of pushing main as a second branch)"
+    ) in outcome.notices
+    assert "alpha" in b.read("facts/a.md")
+    assert git(b.root, "rev-parse", "--abbrev-ref", "main@{upstream}").strip() == "origin/master"
+    assert a.sync().ok
+    assert "beta" in a.read("facts/b.md")
+    again = b.sync()
+    assert (again.action, again.notices) == ("up to date", [])
+    assert a.head() == b.head() == git(remote, "rev-parse", "master").strip()
+    assert not oracle.lost([remote, a.root, b.root], [a.root, b.root])
+
+
+def test_a_remote_that_renamed_its_default_branch_is_followed(world: World) -> None:
+    """GitHub's rename (master to main, here main to trunk): every clone's upstream, and the
+    default branch memoryd kept, still named the old branch, and the next sync pushed it back
+    as a second branch, where only the devices that had not noticed met."""
+    world.a.write("facts/a.md", memory("facts/a", "from a", "alpha\n"))
+    world.settle()  # both have seen origin's default branch
+    git(world.remote, "branch", "-m", "main", "trunk")
+    world.a.write("facts/a2.md", memory("facts/a2", "from a", "after the rename\n"))
+    world.b.write("facts/b.md", memory("facts/b", "from b", "beta\n"))
+    for device in world.devices:
+        outcome = device.sync()
+        assert outcome.ok and outcome.pushed, outcome
+    assert git(world.remote, "for-each-ref", "--format=%(refname)", "refs/heads").split() == [
+        "refs/heads/trunk"
+    ]
+    assert world.a.sync().ok
+    for device in world.devices:
+        assert "beta" in device.read("facts/b.md")
+        assert "after the rename" in device.read("facts/a2.md")
+    assert world.a.head() == world.b.head() == git(world.remote, "rev-parse", "trunk").strip()

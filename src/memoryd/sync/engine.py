@@ -311,6 +311,11 @@ class _Cycle:
         git = self.repo.git
         for attempt in range(PUSH_ATTEMPTS):
             theirs = remote.fetch(self.repo, t)
+            if theirs is None and not self.repo.prefix:  # a memory repository
+                followed = remote.follow_default(self.repo, t)
+                if followed is not None:
+                    self.outcome.notices.append(followed)
+                    theirs = remote.fetch(self.repo, t)
             head = git.rev("HEAD")
             if (
                 theirs is not None

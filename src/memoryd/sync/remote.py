@@ -48,6 +48,7 @@ class Target:
     branch: str  # local branch
     remote_branch: str
     last_rejection: str = ""
+    remembered: str = ""  # what named remote_branch when this device kept it, not the remote
 
     @property
     def tracking(self) -> str:
@@ -71,11 +72,11 @@ def target(repo: Repo, remote: str, branch: str, *, probe: bool = True) -> Targe
     merge = repo.git.config_get(f"branch.{branch}.merge")
     upstream_remote = repo.git.config_get(f"branch.{branch}.remote")
     if merge and upstream_remote == remote and merge.startswith("refs/heads/"):
-        return Target(remote, branch, merge[len("refs/heads/") :])
+        return Target(remote, branch, merge[len("refs/heads/") :], remembered=UPSTREAM)
     head = f"refs/remotes/{remote}/HEAD"
     known = repo.git.run("symbolic-ref", "-q", head, check=False, readonly=True).text.strip()
     if known.startswith(f"refs/remotes/{remote}/"):
-        return Target(remote, branch, known[len(f"refs/remotes/{remote}/") :])
+        return Target(remote, branch, known[len(f"refs/remotes/{remote}/") :], remembered=KEPT)
     if not probe:
         return Target(remote, branch, branch)
     try:
@@ -89,7 +90,51 @@ def target(repo: Repo, remote: str, branch: str, *, probe: bool = True) -> Targe
     return Target(remote, branch, name)
 
 
-def _default_branch(repo: Repo, remote: str, branch: str) -> str:
+UPSTREAM = "the upstream of {branch} here"
+KEPT = "the default branch this device last saw there"
+
+
+def follow_default(repo: Repo, t: Target) -> str | None:
+    """Sync with the remote's default branch when the one this device kept is not there.
+
+    ``git clone`` of a remote whose HEAD names a branch nobody pushed (a bare repository made
+    with ``-b main``, a first device on ``master``) sets the upstream to that missing branch,
+    and a remote that renamed its default branch (GitHub's rename, master to main) leaves the
+    old name in every clone. memoryd pushed the branch as named: a second branch on the
+    remote, and the devices on it never saw the others' memories again. Only for a memory
+    repository (a project's feature branch whose upstream was merged and deleted is pushed
+    as git would push it). A notice when it follows; None when it does not.
+    """
+    if not t.remembered:
+        return None
+    heads, default = _remote_heads(repo, t.remote)
+    if not heads or t.remote_branch in heads:
+        return None  # an empty remote: the first push names its branch
+    name = default if default in heads else heads[0] if len(heads) == 1 else None
+    kept = t.remembered.format(branch=t.branch)
+    if name is None:
+        raise Blocked(
+            "refused",
+            f"{t.remote} has no branch {t.remote_branch} ({kept}); it has "
+            f"{', '.join(sorted(heads))} and no default",
+            f"pick one: git -C {repo.top} branch --set-upstream-to={t.remote}/<branch> "
+            f"(after git fetch {t.remote})",
+        )
+    which = "its default branch" if name == default else "its only branch"
+    if t.remembered == UPSTREAM:
+        repo.git.run("config", f"branch.{t.branch}.merge", f"refs/heads/{name}")
+    repo.git.run(
+        "symbolic-ref", f"refs/remotes/{t.remote}/HEAD", f"refs/remotes/{t.remote}/{name}"
+    )
+    old, t.remote_branch, t.remembered = t.remote_branch, name, ""
+    return (
+        f"{t.remote} has no branch {old} ({kept}): {t.branch} syncs with {t.remote}/{name}, "
+        f"{which}, from now on (instead of pushing {old} as a second branch)"
+    )
+
+
+def _remote_heads(repo: Repo, remote: str) -> tuple[list[str], str | None]:
+    """The remote's branches, and the one its HEAD names (None: it names none it has)."""
     try:
         done = repo.git.run(
             "ls-remote", "--symref", remote, "HEAD", "refs/heads/*",
@@ -106,6 +151,11 @@ def _default_branch(repo: Repo, remote: str, branch: str) -> str:
             default = where[len("ref: refs/heads/") :]
         elif name.startswith("refs/heads/"):
             heads.append(name[len("refs/heads/") :])
+    return heads, default
+
+
+def _default_branch(repo: Repo, remote: str, branch: str) -> str:
+    heads, default = _remote_heads(repo, remote)
     if default in heads:
         return default
     if len(heads) == 1:
