@@ -91,10 +91,10 @@ def test_exclude_block_round_trips_and_keeps_user_lines(tmp_path: Path) -> None:
     (git_dir / "info").mkdir(parents=True)
     (git_dir / "info/exclude").write_text("# user line\n*.log\n")
     (top / "a [1].md").write_text("---\nsync: false\n---\nx\n")
-    assert exclude.keep_out(git_dir, top, ["a [1].md"]) == ["a [1].md"]
+    assert exclude.keep_out(git_dir, [top], ["a [1].md"]) == ["a [1].md"]
     text = (git_dir / "info/exclude").read_text()
     assert text.startswith("# user line\n*.log\n") and "/a\\ \\[1\\].md" in text
     assert exclude.split(text)[1] == ["a [1].md"]
     (top / "a [1].md").write_text("now synced\n")
-    assert exclude.keep_out(git_dir, top, []) == []
+    assert exclude.keep_out(git_dir, [top], []) == []
     assert (git_dir / "info/exclude").read_text() == "# user line\n*.log\n"

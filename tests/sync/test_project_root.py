@@ -164,3 +164,34 @@ def test_incoming_code_over_uncommitted_work_is_refused_in_one_line(
     assert outcome.ok and outcome.pushed, outcome
     assert (repo / theirs).read_text() == "teammate = True\n"
     assert "facts/p.md" in git(remote, "ls-tree", "-r", "--name-only", "main", ".memory/facts")
+
+
+def test_a_sync_false_memory_stays_out_of_git_in_a_worktree_of_a_bare_repository(
+    tmp_path: Path,
+) -> None:
+    """A bare repository with its work trees beside it (git worktree add): the project root
+    is the work tree's own .memory/. memoryd wrote the block keeping a 'sync: false' memory
+    out to .git/worktrees/<name>/info/exclude, which git never reads: 'git status' listed the
+    private memory, and the user's next 'git add -A' committed it to the project."""
+    code = make_project(tmp_path)
+    bare = tmp_path / "proj.git"
+    git(tmp_path, "clone", "-q", "--bare", str(code), str(bare))
+    feature = tmp_path / "feature"
+    git(bare, "worktree", "add", "-q", str(feature), "-b", "feature")
+    root = feature / ".memory"
+    init_root(root)
+    (root / "facts").mkdir(exist_ok=True)
+    (root / "facts/private.md").write_text(
+        "---\nid: facts/private\nkind: fact\nsummary: mine alone\nsync: false\n---\nlocal\n"
+    )
+    (root / "facts/shared.md").write_text(memory("facts/shared", "for the team", "shared\n"))
+    rc = RootConfig(path=root, scope="project", sync=dataclasses.replace(PROJECT_SYNC, commit=True))
+    paths = resolve_paths({"MEMORYD_HOME": str(tmp_path / "home")})
+    outcome = sync_root(Config(device="laptop", roots=(rc,)), paths, rc)
+    assert outcome.ok and len(outcome.commits) == 1, outcome
+    assert git(feature, "status", "--porcelain", "--", ".memory") == ""
+    git(feature, "add", "-A")
+    assert ".memory/facts/private.md" not in git(feature, "diff", "--cached", "--name-only")
+    assert "/.memory/facts/private.md" in (bare / "info/exclude").read_text()
+    assert sync_root(Config(device="laptop", roots=(rc,)), paths, rc).commits == []
+    assert "/.memory/facts/private.md" in (bare / "info/exclude").read_text()

@@ -319,8 +319,8 @@ def refresh_user_index(repo: Repo, paths: list[str]) -> None:
 
 
 def prune_exclude(repo: Repo) -> None:
-    exclude.keep_out(repo.git_dir, repo.top, [])
-    exclude.keep_private(repo.git_dir, repo.top, [])
+    exclude.keep_out(repo.common_dir, repo.work_trees(), [])
+    exclude.keep_private(repo.common_dir, repo.work_trees(), [])
 
 
 def held_back(repo: Repo, batch: Batch, head: str | None) -> tuple[list[str], dict[str, bytes]]:
@@ -329,7 +329,7 @@ def held_back(repo: Repo, batch: Batch, head: str | None) -> tuple[list[str], di
     found = {q.path for q in batch.quarantined} | {item["path"] for item in batch.left_out}
     text = ""
     with contextlib.suppress(OSError, UnicodeDecodeError):
-        text = (repo.git_dir / "info" / "exclude").read_text(encoding="utf-8")
+        text = exclude.exclude_file(repo.common_dir).read_text(encoding="utf-8")
     for path in exclude.split(text, exclude.PRIVATE_BEGIN)[1]:
         if not repo.prefix or path.startswith(repo.prefix + "/"):
             found.add(repo.root_path(path))
@@ -345,4 +345,6 @@ def held_back(repo: Repo, batch: Batch, head: str | None) -> tuple[list[str], di
 
 
 def update_exclude(repo: Repo, batch: Batch) -> None:
-    exclude.keep_out(repo.git_dir, repo.top, [repo.repo_path(r) for r in batch.local_only])
+    exclude.keep_out(
+        repo.common_dir, repo.work_trees(), [repo.repo_path(r) for r in batch.local_only]
+    )

@@ -485,7 +485,9 @@ class _Cycle:
         if rel in held_here:
             # for this device's user only (the version is on the remote already): committed,
             # it would send every device one more copy of a version they all have
-            exclude.keep_private(self.repo.git_dir, self.repo.top, [self.repo.repo_path(copy)])
+            exclude.keep_private(
+                self.repo.common_dir, self.repo.work_trees(), [self.repo.repo_path(copy)]
+            )
         atomic_write(self.root.path / copy, data)
         self.outcome.conflicts.append({"path": rel, "copy": copy})
         return copy

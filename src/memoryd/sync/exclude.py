@@ -1,5 +1,7 @@
 """Files that stay out of git through blocks memoryd owns in ``.git/info/exclude``.
 
+The one file every work tree of the repository shares (see :func:`exclude_file`).
+
 One block lists each ``sync: false`` memory by its exact path. Entries whose file
 is gone, or no longer says ``sync: false``, are dropped every cycle so a memory
 turned back to ``sync: true`` shows up in ``git status`` again.
@@ -12,7 +14,7 @@ the moved file keeps the privacy of the path it came from, until it is gone.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from memoryd.fsutil import write_if_changed
@@ -53,20 +55,31 @@ def still_local(top: Path, path: str) -> bool:
         return False
 
 
-def keep_out(git_dir: Path, top: Path, new: Iterable[str]) -> list[str]:
-    """Add ``new`` (repo-relative) to the block, drop stale entries; the block's paths."""
-    return _settle(git_dir, BEGIN, new, lambda p: still_local(top, p))
+def exclude_file(common_dir: Path) -> Path:
+    """The ``info/exclude`` git reads: in the git dir every work tree shares. A linked work
+    tree's own git dir (``.git/worktrees/<name>``) has none git reads, and the block written
+    there kept nothing out: ``git status`` listed a ``sync: false`` memory, ``git add -A``
+    committed it."""
+    return common_dir / "info" / "exclude"
 
 
-def keep_private(git_dir: Path, top: Path, new: Iterable[str]) -> list[str]:
+def keep_out(common_dir: Path, tops: Sequence[Path], new: Iterable[str]) -> list[str]:
+    """Add ``new`` (repo-relative) to the block, drop stale entries; the block's paths.
+
+    ``tops``: every work tree the block serves; an entry stays while one of them needs it.
+    """
+    return _settle(common_dir, BEGIN, new, lambda p: any(still_local(t, p) for t in tops))
+
+
+def keep_private(common_dir: Path, tops: Sequence[Path], new: Iterable[str]) -> list[str]:
     """Keep ``new`` (repo-relative files moved aside) ignored; drop the ones gone."""
-    return _settle(git_dir, PRIVATE_BEGIN, new, lambda p: (top / p).exists())
+    return _settle(common_dir, PRIVATE_BEGIN, new, lambda p: any((t / p).exists() for t in tops))
 
 
 def _settle(
-    git_dir: Path, begin: str, new: Iterable[str], keep: Callable[[str], bool]
+    common_dir: Path, begin: str, new: Iterable[str], keep: Callable[[str], bool]
 ) -> list[str]:
-    file = git_dir / "info" / "exclude"
+    file = exclude_file(common_dir)
     try:
         text = file.read_text(encoding="utf-8")
     except FileNotFoundError:

@@ -70,6 +70,17 @@ class Git:
     def git_dir(self) -> Path:
         return Path(self.out("rev-parse", "--absolute-git-dir"))
 
+    def common_dir(self) -> Path:
+        """What every work tree of the repository shares (``info/exclude``, ``hooks``, refs):
+        the git dir, except in a linked work tree (``git worktree add``)."""
+        said = Path(self.out("rev-parse", "--git-common-dir"))
+        return said if said.is_absolute() else (self.workdir / said).resolve()
+
+    def work_trees(self) -> list[Path]:
+        """The top of every work tree of the repository (``git worktree list``)."""
+        listed = self.out("worktree", "list", "--porcelain").splitlines()
+        return [Path(line[len("worktree ") :]) for line in listed if line.startswith("worktree ")]
+
     def branch(self) -> str | None:
         """The current branch, or None on a detached HEAD."""
         done = self.run("symbolic-ref", "-q", "--short", "HEAD", check=False, readonly=True)

@@ -480,7 +480,7 @@ def _clear_the_way(
         rel = repo.root_path(path)
         target = aside(rel)
         if _ignored(repo, path):  # moved aside, it keeps the privacy of where it was
-            exclude.keep_private(repo.git_dir, repo.top, [repo.repo_path(target)])
+            exclude.keep_private(repo.common_dir, repo.work_trees(), [repo.repo_path(target)])
         os.replace(full, repo.root / target)
         notices.append(f"{rel} arrived from another device; your local file was moved to {target}")
     return notices, kept

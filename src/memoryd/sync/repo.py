@@ -53,6 +53,12 @@ class Repo:
     git_dir: Path
     root: Path
     prefix: str  # the root relative to the top ('' when the root is the top)
+    common_dir: Path  # the git dir every work tree shares (info/exclude, hooks): see Git
+
+    def work_trees(self) -> list[Path]:
+        """This work tree's top and every other one of the repository (``info/exclude`` is
+        theirs too: a block entry stays while any of them still needs it)."""
+        return [self.top, *(t for t in self.git.work_trees() if t != self.top)]
 
     def repo_path(self, rel: str) -> str:
         """Repository-relative path of a root-relative one."""
@@ -83,7 +89,7 @@ def open_repo(root: Path) -> Repo:
         ) from None
     real = root.resolve()
     prefix = "" if real == top else real.relative_to(top).as_posix()
-    return Repo(Git(top), top, git_dir, root, prefix)
+    return Repo(Git(top), top, git_dir, root, prefix, Git(top).common_dir())
 
 
 def preflight(repo: Repo, stale_after_s: float) -> list[str]:
