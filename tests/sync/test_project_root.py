@@ -166,6 +166,16 @@ def test_incoming_code_over_uncommitted_work_is_refused_in_one_line(
     assert "facts/p.md" in git(remote, "ls-tree", "-r", "--name-only", "main", ".memory/facts")
 
 
+def bare_with_a_work_tree(tmp_path: Path) -> tuple[Path, Path]:
+    """A bare clone of a project and its work tree ``feature`` beside it (git worktree add)."""
+    code = make_project(tmp_path)
+    bare = tmp_path / "proj.git"
+    git(tmp_path, "clone", "-q", "--bare", str(code), str(bare))
+    feature = tmp_path / "feature"
+    git(bare, "worktree", "add", "-q", str(feature), "-b", "feature")
+    return bare, feature
+
+
 def test_a_sync_false_memory_stays_out_of_git_in_a_worktree_of_a_bare_repository(
     tmp_path: Path,
 ) -> None:
@@ -173,11 +183,7 @@ def test_a_sync_false_memory_stays_out_of_git_in_a_worktree_of_a_bare_repository
     is the work tree's own .memory/. memoryd wrote the block keeping a 'sync: false' memory
     out to .git/worktrees/<name>/info/exclude, which git never reads: 'git status' listed the
     private memory, and the user's next 'git add -A' committed it to the project."""
-    code = make_project(tmp_path)
-    bare = tmp_path / "proj.git"
-    git(tmp_path, "clone", "-q", "--bare", str(code), str(bare))
-    feature = tmp_path / "feature"
-    git(bare, "worktree", "add", "-q", str(feature), "-b", "feature")
+    bare, feature = bare_with_a_work_tree(tmp_path)
     root = feature / ".memory"
     init_root(root)
     (root / "facts").mkdir(exist_ok=True)
@@ -195,3 +201,29 @@ def test_a_sync_false_memory_stays_out_of_git_in_a_worktree_of_a_bare_repository
     assert "/.memory/facts/private.md" in (bare / "info/exclude").read_text()
     assert sync_root(Config(device="laptop", roots=(rc,)), paths, rc).commits == []
     assert "/.memory/facts/private.md" in (bare / "info/exclude").read_text()
+
+
+def test_a_refusing_pre_push_hook_is_found_from_a_linked_work_tree(tmp_path: Path) -> None:
+    """git runs a linked work tree's hooks from the repository's hooks/ (the common dir);
+    memoryd looked in .git/worktrees/<name>/hooks, did not find the hook, and its refusal
+    read as "offline ... pushes when the remote is back", with the network back-off."""
+    bare, feature = bare_with_a_work_tree(tmp_path)
+    shared = tmp_path / "shared.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "feature", str(shared))
+    git(feature, "remote", "add", "team", str(shared))
+    hook = bare / "hooks/pre-push"
+    hook.write_text("#!/bin/sh\necho 'memory pushes wait for review' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    root = feature / ".memory"
+    init_root(root)
+    (root / "facts").mkdir(exist_ok=True)
+    (root / "facts/x.md").write_text(memory("facts/x", "for the team", "x\n"))
+    policy = dataclasses.replace(PROJECT_SYNC, commit=True, push=True, remote="team")
+    rc = RootConfig(path=root, scope="project", sync=policy)
+    paths = resolve_paths({"MEMORYD_HOME": str(tmp_path / "home")})
+    outcome = sync_root(Config(device="laptop", roots=(rc,)), paths, rc, force=True)
+    assert (outcome.status, outcome.error) == (
+        "error",
+        "the pre-push hook refused the push: memory pushes wait for review",
+    )
+    assert outcome.hint is not None and f"fix the hook in {bare / 'hooks'})" in outcome.hint

@@ -303,7 +303,7 @@ def _hooks_dir(repo: Repo) -> Path:
     configured = done.text.strip() if done.code == 0 else ""
     if configured:
         return Path(configured) if Path(configured).is_absolute() else repo.top / configured
-    return repo.git_dir / "hooks"
+    return repo.common_dir / "hooks"  # a linked work tree's too: git runs the repository's
 
 
 def _hook_refusal(repo: Repo, err: str) -> str | None:
