@@ -255,3 +255,47 @@ def test_an_https_remote_that_wants_a_password_opens_no_window(
         f"'git -C {world.a.root} fetch origin' in a terminal and set up a credential helper or "
         "an ssh key so it works without a prompt; memoryd keeps committing locally meanwhile",
     ]
+
+
+def test_status_says_what_to_do_about_the_last_failed_sync(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The daemon's sync failed on credentials: 'memoryd status' showed git's line and no next
+    step, and its JSON's fix said memoryd retries on its own, which never helps there."""
+    import json
+    import sys
+
+    from memoryd.daemon.lock import DaemonLock
+    from memoryd.daemon.status import StatusBoard
+
+    server = subprocess.Popen(
+        [sys.executable, "-c", ASKS_FOR_A_PASSWORD], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert server.stdout is not None
+        port = server.stdout.readline().strip()
+        git(world.a.root, "remote", "set-url", "origin", f"http://127.0.0.1:{port}/memory.git")
+        world.a.write("facts/x.md", memory("facts/x", "x", "written behind a login\n"))
+        monkeypatch.delenv("GIT_ASKPASS", raising=False)
+        assert world.a.sync().status == "offline"
+    finally:
+        server.kill()
+        server.wait()
+    monkeypatch.setenv("MEMORYD_HOME", str(world.a.paths.home))
+    StatusBoard(world.a.paths.status_file).root(world.a.root, mode="events", state="watching")
+    with DaemonLock(world.a.paths.lock_file):
+        done = run_cli("status")
+        data = json.loads(run_cli("status", "--json").stdout)
+    assert done.returncode == 0, done.stderr
+    fix = (
+        f"origin wants credentials and memoryd never asks for them: run 'git -C {world.a.root} "
+        "fetch origin' in a terminal and set up a credential helper or an ssh key so it works "
+        "without a prompt; memoryd keeps committing locally meanwhile"
+    )
+    lines = done.stdout.splitlines()
+    said = lines.index(
+        f"  sync: {world.a.root}: last sync: git fetch origin: fatal: could not read Username "
+        f"for 'http://127.0.0.1:{port}': terminal prompts disabled"
+    )
+    assert lines[said + 1] == f"    fix: {fix}"
+    assert [p["fix"] for p in data["sync"] if p["code"] == "sync.error"] == [fix]

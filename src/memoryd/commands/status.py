@@ -110,5 +110,7 @@ def render(status: Any, sync_items: Sequence[Any] = (), more: Sequence[str] = ()
     for item in sync_items:
         where = f"{item.root}/{item.path}" if item.path else item.root
         problems.append(f"  sync: {where}: {item.message}")
+        if item.code == "sync.error":  # what to do: only the cycle that failed could tell
+            problems.append(f"    fix: {item.fix}")
     lines += problems or ["  no problems"]
     return "\n".join(lines)

@@ -182,6 +182,7 @@ def _record(state: SyncState, outcome: SyncOutcome) -> None:
     stamp = now_ms()
     state.last_status = outcome.status
     state.last_error = outcome.error
+    state.last_hint = outcome.hint if outcome.error else None
     state.not_pushed = outcome.not_pushed
     state.quarantined = [q.__dict__ for q in outcome.quarantined]
     state.left_out = outcome.left_out

@@ -130,7 +130,9 @@ def state_problems(config: Config, paths: Paths) -> list[SyncProblem]:
         if state.last_error and not state.paused:
             problems.append(SyncProblem(
                 root, "sync.error", None, f"last sync: {state.last_error}",
-                "memoryd retries on its own; memoryd sync --root ROOT runs one now",
+                # the cycle's own hint: retrying never fixes credentials, an identity, a refusal
+                state.last_hint
+                or f"memoryd retries on its own; memoryd sync --root {root} runs one now",
             ))  # fmt: skip
         if state.not_pushed:
             problems.append(SyncProblem(

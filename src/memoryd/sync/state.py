@@ -41,6 +41,7 @@ class SyncState:
     last_sync_ms: int = 0  # last cycle that reached the remote (or had none to reach)
     last_status: str = ""
     last_error: str | None = None
+    last_hint: str | None = None  # what to do about last_error, as the cycle said it
     not_pushed: int = 0
     paused: dict[str, Any] | None = None  # {"reason", "deleted", "total"}
     quarantined: list[dict[str, Any]] = field(default_factory=list)  # path, line, rule, preview
