@@ -264,3 +264,30 @@ def test_a_rule_remembered_through_the_bash_tool_is_only_a_proposal(
     assert "this runs under an agent (OPENCODE=1 (OpenCode))" in refused
     assert (project.memory / "proposals" / "never-push-on-fridays.md").exists()
     assert not (project.memory / "rules" / "never-push-on-fridays.md").exists()
+
+
+def test_numbers_and_booleans_a_model_sends_as_strings_or_null_are_read_as_meant(
+    node_bin: Path, project: Project
+) -> None:
+    """OpenCode hands a tool call's arguments on as the model wrote them (Claude Code turns
+    "3" into 3 first): limit "3" was refused as 'invalid integer value: '3'', pinned "true"
+    and limit null too."""
+    project.seed()
+    turns = [
+        call("memoryd_memory_recall", query="unicode61", limit="1", kind=None),
+        call("memoryd_memory_remember", kind="fact", summary="Staging lives on the bastion",
+             pinned="true", scope=None, force="false"),
+        call("memoryd_memory_remember", kind="fact", summary="Prod lives elsewhere", pinned="yes"),
+        Turn(text="ok"),
+    ]  # fmt: skip
+    with FakeModelAPI(turns) as api:
+        run(opencode(node_bin, project, api), "recall and remember")
+        sent = api.agent_requests()
+    recalled, saved, refused = (content(messages(sent[i])[-1]) for i in (1, 2, 3))
+    assert recalled.startswith("## pitfalls/fts5-unicode61-merges-a-chinese-run (project pitfall")
+    assert saved == "Saved facts/staging-lives-on-the-bastion (project memory, kind fact)."
+    written = (project.memory / "facts" / "staging-lives-on-the-bastion.md").read_text()
+    assert "pinned: true" in written
+    assert refused.startswith(
+        "memory_remember: argument pinned: invalid boolean (true or false) value: 'yes'"
+    )

@@ -419,6 +419,28 @@ def test_bad_arguments_are_refused_in_the_clis_words(
     assert setup.snapshot() == before
 
 
+def test_an_integer_or_boolean_spelled_as_a_string_and_a_null_are_read_as_meant(
+    setup: Setup,
+) -> None:
+    """OpenCode passes "3", "true" and null on as the model wrote them (Claude Code turns
+    the first two into JSON values): each was refused, 'invalid integer value: '3''."""
+    app = App(cwd=setup.repo)
+    for summary in ("Deploy with kamal", "Deploy docs live in ops/"):
+        assert call(app, "memory_remember", kind="fact", summary=summary, load_when=["deploy"],
+                    pinned="true", force="false", scope=None)[0] is False  # fmt: skip
+    assert "pinned: true" in (setup.project / "facts" / "deploy-with-kamal.md").read_text()
+    error, text = call(app, "memory_recall", query="deploy", limit="1", kind=None)
+    assert not error and text.count("## facts/") == 1, text
+    error, text = call(app, "memory_recall", query="deploy", limit=None)
+    assert not error and text.count("## facts/") == 2, text
+    assert call(app, "memory_recall", query=None) == (
+        True, "memory_recall: the following arguments are required: query\n" + RECALL_TAKES,
+    )  # fmt: skip
+    assert call(app, "memory_recall", query="deploy", limit="1.0") == (
+        True, "memory_recall: argument limit: invalid integer value: '1.0'\n" + RECALL_TAKES,
+    )  # fmt: skip
+
+
 def test_each_roots_root_md_is_an_advertised_and_served_resource(setup: Setup) -> None:
     async def work(client: Client) -> tuple[Any, dict[str, str]]:
         listed = (await client.list_resources()).resources

@@ -206,7 +206,7 @@ class StrictServer(MCPServer):
         schema = self.schemas.get(name)
         if schema is not None:
             try:
-                mcp_args.check(name, schema, arguments)
+                arguments = mcp_args.check(name, schema, arguments)
             except MemorydError as exc:
                 text = TextContent(type="text", text=str(exc))
                 return CallToolResult(content=[text], is_error=True)
