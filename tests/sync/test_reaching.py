@@ -299,3 +299,45 @@ def test_status_says_what_to_do_about_the_last_failed_sync(
     )
     assert lines[said + 1] == f"    fix: {fix}"
     assert [p["fix"] for p in data["sync"] if p["code"] == "sync.error"] == [fix]
+
+
+CHANGED_HOST_KEY = """@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@
+@    WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!     @
+@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@
+IT IS POSSIBLE THAT SOMEONE IS DOING SOMETHING NASTY!
+Someone could be eavesdropping on you right now (man-in-the-middle attack)!
+Host key for memhost has changed and you have requested strict checking.
+Host key verification failed."""
+
+
+@pytest.mark.parametrize(
+    ("said", "error"),
+    [
+        (
+            "No ED25519 host key is known for memhost and you have requested strict checking.\n"
+            "Host key verification failed.",
+            "No ED25519 host key is known for memhost and you have requested strict checking.",
+        ),
+        (CHANGED_HOST_KEY, "WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!"),
+    ],
+)
+def test_a_host_key_ssh_cannot_check_says_what_to_do(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, said: str, error: str
+) -> None:
+    """ssh in batch mode (memoryd's) never asks to trust a host key: the error was a line of
+    @ signs for a changed key, and the hint said to wait for the remote to come back."""
+    text = tmp_path / "ssh-said.txt"
+    text.write_text(said + "\n")
+    refusing = _script(tmp_path / "ssh-refuses", f"#!/bin/sh\ncat '{text}' >&2\nexit 255\n")
+    monkeypatch.setenv("GIT_SSH_COMMAND", str(refusing))
+    git(world.a.root, "remote", "set-url", "origin", f"memhost:{world.remote}")
+    world.a.write("facts/x.md", memory("facts/x", "x", "written on a new laptop\n"))
+    done = _sync_a(world)
+    assert done.returncode == 1
+    assert done.stdout.splitlines()[1:3] == [
+        f"  error: git fetch origin: {error}",
+        f"  hint: ssh could not check the host key of origin's host, and memoryd never asks to "
+        f"trust one: run 'git -C {world.a.root} fetch origin' in a terminal, check the key it "
+        "shows and accept it (ssh adds it to ~/.ssh/known_hosts); memoryd keeps committing "
+        "locally meanwhile",
+    ]

@@ -186,13 +186,29 @@ _NO_CREDENTIALS = (
 )
 
 
+# ssh in batch mode never asks to trust a host key: an unknown one (OpenSSH 8's first line, or
+# the older one line) or a changed one (the banner's words)
+_HOST_KEY = (
+    "host key is known for",
+    "Host key verification failed",
+    "REMOTE HOST IDENTIFICATION HAS CHANGED",
+)
+
+
 def offline_hint(error: str, remote: str, top: Path) -> str:
     """What to do about a remote that could not be reached (or would not let us in)."""
+    by_hand = f"run 'git -C {top} fetch {remote}' in a terminal"
     if any(words in error for words in _NO_CREDENTIALS):
         return (
-            f"{remote} wants credentials and memoryd never asks for them: run "
-            f"'git -C {top} fetch {remote}' in a terminal and set up a credential helper or an "
-            "ssh key so it works without a prompt; memoryd keeps committing locally meanwhile"
+            f"{remote} wants credentials and memoryd never asks for them: {by_hand} and set up "
+            "a credential helper or an ssh key so it works without a prompt; memoryd keeps "
+            "committing locally meanwhile"
+        )
+    if any(words in error for words in _HOST_KEY):
+        return (
+            f"ssh could not check the host key of {remote}'s host, and memoryd never asks to "
+            f"trust one: {by_hand}, check the key it shows and accept it (ssh adds it to "
+            "~/.ssh/known_hosts); memoryd keeps committing locally meanwhile"
         )
     return "memoryd keeps committing locally and pushes when the remote is back"
 
@@ -208,7 +224,9 @@ _BOILERPLATE = (
 
 def _reason(text: str) -> str:
     """The line of git's stderr that says why: ssh's or git's own, never the boilerplate."""
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    # ssh's banners frame their words in @ (a changed host key): the line shown was all @
+    lines = [line.strip().strip("@").strip() for line in text.splitlines()]
+    lines = [line for line in lines if line]
     said = [
         line
         for line in lines
