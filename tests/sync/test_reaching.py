@@ -341,3 +341,24 @@ def test_a_host_key_ssh_cannot_check_says_what_to_do(
         "shows and accept it (ssh adds it to ~/.ssh/known_hosts); memoryd keeps committing "
         "locally meanwhile",
     ]
+
+
+def test_a_remote_that_is_another_devices_memory_folder_says_to_use_a_bare_one(
+    world: World,
+) -> None:
+    """Two laptops synced directly (the remote is the other one's memory folder): git never
+    updates a branch a work tree has checked out, and the hint said to fix a protected branch,
+    a hook or permissions on the remote."""
+    git(world.a.root, "remote", "set-url", "origin", str(world.b.root))
+    world.a.write("facts/x.md", memory("facts/x", "x", "for the other laptop\n"))
+    done = _sync_a(world)
+    assert done.returncode == 1
+    assert done.stdout.splitlines()[1:3] == [
+        "  error: origin refused the push (branch is currently checked out): error: refusing "
+        "to update checked out branch: refs/heads/main",
+        f"  hint: {world.b.root} is a repository with a work tree (another device's memory "
+        "folder?), and git never pushes into its checked-out branch: make a bare repository "
+        f"every device pushes to (git clone --bare {world.b.root} <new place>), then point "
+        f"origin at it (git -C {world.a.root} remote set-url origin <new place>); memoryd "
+        "keeps committing locally and pushes after that",
+    ]

@@ -280,8 +280,7 @@ def push(repo: Repo, t: Target, commit: str) -> bool:
         raise Blocked(
             "error",
             f"{t.remote} refused the push {reason}" + (f": {told[0]}" if told else ""),
-            "fix that on the remote (a protected branch, a hook, your permissions); memoryd "
-            "keeps committing locally and pushes after that",
+            _refusal_hint(repo, t, reason),
         )
     if any(word in said for word in ("[rejected]", "[remote rejected]", "non-fast-forward")):
         # someone else pushed first, or holds the remote's ref lock right now: fetch, go again
@@ -297,6 +296,21 @@ def push(repo: Repo, t: Target, commit: str) -> bool:
             f"{_hooks_dir(repo)}); memoryd keeps committing locally and pushes after that",
         )
     raise Offline(f"git push {t.remote}: {_reason(done.err)}")
+
+
+def _refusal_hint(repo: Repo, t: Target, reason: str) -> str:
+    after = "memoryd keeps committing locally and pushes after that"
+    if "checked out" in reason:
+        # another device's own memory folder as the remote: git never updates the branch
+        # a work tree has checked out, so this push can never succeed, however often tried
+        url = repo.git.config_get(f"remote.{t.remote}.url") or t.remote
+        return (
+            f"{url} is a repository with a work tree (another device's memory folder?), and "
+            "git never pushes into its checked-out branch: make a bare repository every "
+            f"device pushes to (git clone --bare {url} <new place>), then point {t.remote} at "
+            f"it (git -C {repo.top} remote set-url {t.remote} <new place>); {after}"
+        )
+    return f"fix that on the remote (a protected branch, a hook, your permissions); {after}"
 
 
 # A "[remote rejected]" that is a race, not a refusal: another push holds the ref's lock, or
