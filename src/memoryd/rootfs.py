@@ -117,6 +117,16 @@ def git_toplevel(start: str) -> str | None:
         folder = parent
 
 
+def own_git_dir(top: str) -> str:
+    """The git dir of the work tree ``top`` itself (``git rev-parse --git-dir``): its
+    ``.git`` folder, or the folder its ``.git`` file names (a linked worktree's, where
+    a rebase or merge in that worktree keeps its state; a submodule's)."""
+    dot_git = os.path.join(top, ".git")
+    if os.path.isdir(dot_git):
+        return dot_git
+    return clean(os.path.join(top, _read(dot_git).removeprefix("gitdir:").strip()))
+
+
 def main_git_dir(top: str) -> str:
     """The common git dir of the work tree ``top`` (``git rev-parse --git-common-dir``).
 

@@ -23,6 +23,7 @@ from memoryd.daemon.batch_worker import Cmd, Command, Worker
 from memoryd.daemon.batching import Batch, root_of
 from memoryd.daemon.compiling import Compiler
 from memoryd.daemon.extracting import Extraction
+from memoryd.daemon.gitops import GitOps
 from memoryd.daemon.indexing import Engine
 from memoryd.daemon.lock import DaemonLock
 from memoryd.daemon.logs import OverflowTrap, daemon_logging
@@ -60,6 +61,7 @@ class Daemon:
         )  # fmt: skip
         self.watcher = Watcher(self.worker.put, settings.poll_interval_s, native)
         self.compiler = Compiler(self._compile, self._compiled)
+        self.gitops = GitOps()
         self.scheduler = Scheduler()
         self.guard = RootGuard(self.watcher, self.status, self._rescan, self._watch_setting)
         self.syncer = Syncer(
@@ -207,7 +209,9 @@ class Daemon:
     def _compile(self, path: Path, changed: list[Path] | None) -> list[Path]:  # compile thread
         root = self._root(path)
         self.trimmer.worked()
-        return [] if root is None else self.engine.compile(self.config, root, changed)
+        if root is None or self.gitops.holds(path):  # compiled on the tick after it ends
+            return []
+        return self.engine.compile(self.config, root, changed)
 
     def _compiled(self, path: Path, written: list[Path]) -> None:  # compile thread
         self.worker.send(Cmd.REINDEX, (path,), paths=tuple(written))
@@ -274,6 +278,8 @@ class Daemon:
             self.scheduler.now("sync-on-wake", self.syncer.run_all)
         for root in self.config.roots:
             self.guard.check(root.path)
+        for path in self.gitops.ended():
+            self.compiler.request(path, None)
         failed_at = self._failed_at
         if failed_at is not None and time.monotonic() - failed_at >= RETRY_S:
             self._failed_at = time.monotonic()  # one retry each RETRY_S, not one a tick

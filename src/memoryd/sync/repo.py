@@ -94,16 +94,15 @@ def open_repo(root: Path) -> Repo:
 
 def preflight(repo: Repo, stale_after_s: float) -> list[str]:
     """Raise Blocked when the repo is mid-operation; return notices (a stale lock moved)."""
-    for name, named in IN_PROGRESS.items():
-        if (repo.git_dir / name).exists():
-            am = (repo.git_dir / name / "applying").exists()
-            what, command = ("a git am", "git am") if am else named
-            raise Blocked(
-                "refused",
-                f"{what} is in progress in {repo.top} (memoryd did not start it)",
-                f"finish it or abort it ({command} --continue, or {command} --abort); "
-                "memoryd syncs again after that",
-            )
+    operation = in_progress(repo.git_dir)
+    if operation is not None:
+        what, command = operation
+        raise Blocked(
+            "refused",
+            f"{what} is in progress in {repo.top} (memoryd did not start it)",
+            f"finish it or abort it ({command} --continue, or {command} --abort); "
+            "memoryd syncs again after that",
+        )
     notices = check_index_lock(repo, stale_after_s)
     if repo.git.branch() is None and repo.git.rev("HEAD") is not None:
         raise Blocked(
@@ -112,6 +111,16 @@ def preflight(repo: Repo, stale_after_s: float) -> list[str]:
             "check out a branch (git switch <branch>); memoryd syncs again after that",
         )
     return notices
+
+
+def in_progress(git_dir: Path) -> tuple[str, str] | None:
+    """The person's operation in progress in the work tree of ``git_dir``, as (what it is,
+    the git command that finishes or abandons it), or None."""
+    for name, named in IN_PROGRESS.items():
+        if (git_dir / name).exists():
+            am = (git_dir / name / "applying").exists()
+            return ("a git am", "git am") if am else named
+    return None
 
 
 def check_index_lock(repo: Repo, stale_after_s: float) -> list[str]:

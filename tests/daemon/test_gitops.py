@@ -1,0 +1,139 @@
+"""The real daemon while a person rebases the project that holds a memory root."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from memoryd.app import App
+from memoryd.index import open_index
+from tests.daemon.harness import DaemonProcess, app_with_root, settled, wait_until
+from tests.helpers import git, run_cli
+
+
+def fact(summary: str) -> str:
+    return f"---\nkind: fact\nsummary: {summary}\n---\nbody\n"
+
+
+def commit_all(repo: Path, message: str) -> None:
+    assert run_cli("compile").returncode == 0  # as a person who runs memoryd would
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+
+
+def row_problems(app: App, path: Path) -> list[str]:
+    with open_index(app.paths) as db:
+        found = db.conn.execute("SELECT problems FROM memories WHERE path = ?", (str(path),))
+        row = found.fetchone()
+    return [] if row is None else [p["code"] for p in json.loads(row[0])]
+
+
+def test_a_rebase_stopped_on_a_memory_is_not_blocked_by_a_compiled_file(tmp_path: Path) -> None:
+    """A teammate's commit changed a memory but not its index.md. While 'git rebase' waited
+    on the conflict, the daemon rewrote facts/index.md, an unstaged change git had not
+    made: 'git rebase --continue' then refused ('You must edit all merge conflicts')."""
+    app, _global = app_with_root()
+    proj = tmp_path / "proj"
+    memory = proj / ".memory"
+    (memory / "facts").mkdir(parents=True)
+    (memory / "decisions").mkdir()
+    git(proj, "init", "-q", "-b", "main")
+    assert run_cli("init", "--project", cwd=proj).returncode == 0
+    app = App()
+    m1, decision = memory / "facts/m1.md", memory / "decisions/d.md"
+    m1.write_text(fact("memory one"))
+    (memory / "facts/m2.md").write_text(fact("memory two"))
+    decision.write_text(fact("a decision"))
+    commit_all(proj, "base")
+    git(proj, "switch", "-q", "-c", "feature")
+    m1.write_text(fact("feature one"))
+    git(proj, "commit", "-q", "-am", "a teammate's: m1 without its index.md")
+    decision.write_text(fact("the decision changed"))
+    assert run_cli("compile").returncode == 0
+    git(proj, "add", ".memory/decisions")
+    git(proj, "commit", "-q", "-m", "d with its index.md")
+    git(proj, "checkout", "--", ".memory/facts/index.md")  # the teammate's stays stale
+    git(proj, "switch", "-q", "main")
+    m1.write_text(fact("main one"))
+    commit_all(proj, "m1 on main")
+
+    daemon = DaemonProcess(tmp_path)
+    try:
+        daemon.wait_serving(app, tmp_path / "scratch")
+        stopped = subprocess.run(
+            ["git", "rebase", "main", "feature"], cwd=proj, capture_output=True, text=True, check=False
+        )
+        assert stopped.returncode == 1 and "CONFLICT" in stopped.stdout, stopped
+        assert wait_until(lambda: "frontmatter.yaml" in row_problems(app, m1))  # indexed
+        held = f"a rebase is in progress in {memory}: its ROOT.md and index.md are compiled"
+        wait_until(lambda: held in daemon.output(), 10)
+        assert git(proj, "status", "--porcelain").splitlines() == ["UU .memory/facts/m1.md"]
+
+        m1.write_text(fact("feature one"))
+        git(proj, "add", str(m1))
+        done = subprocess.run(
+            ["git", "rebase", "--continue"], cwd=proj, capture_output=True, text=True,
+            check=False, env={**os.environ, "GIT_EDITOR": "true"},
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert git(proj, "log", "--format=%s", "-3").splitlines() == [
+            "d with its index.md", "a teammate's: m1 without its index.md", "m1 on main",
+        ]  # fmt: skip
+
+        assert wait_until(lambda: settled(app, tmp_path / "scratch")), daemon.output()
+        assert f"the git operation in {memory} ended: compiling it" in daemon.output()
+        index = (memory / "facts/index.md").read_text()
+        assert "- [m1.md](m1.md) `facts/m1`: feature one\n" in index
+        assert daemon.terminate() == 0, daemon.output()
+    finally:
+        daemon.kill()
+
+
+def test_a_compiled_file_git_left_conflicted_is_compiled_during_the_rebase(
+    tmp_path: Path,
+) -> None:
+    """Both sides changed a summary and their index.md: only a compile resolves the
+    conflict markers git wrote into index.md, so that one is not held for the rebase."""
+    _app, _global = app_with_root()
+    proj = tmp_path / "proj"
+    memory = proj / ".memory"
+    (memory / "facts").mkdir(parents=True)
+    git(proj, "init", "-q", "-b", "main")
+    assert run_cli("init", "--project", cwd=proj).returncode == 0
+    app = App()
+    m1, index = memory / "facts/m1.md", memory / "facts/index.md"
+    m1.write_text(fact("memory one"))
+    commit_all(proj, "base")
+    git(proj, "switch", "-q", "-c", "feature")
+    m1.write_text(fact("feature one"))
+    commit_all(proj, "m1 on feature")
+    git(proj, "switch", "-q", "main")
+    m1.write_text(fact("main one"))
+    commit_all(proj, "m1 on main")
+
+    daemon = DaemonProcess(tmp_path)
+    try:
+        daemon.wait_serving(app, tmp_path / "scratch")
+        stopped = subprocess.run(
+            ["git", "rebase", "main", "feature"], cwd=proj, capture_output=True, text=True,
+            check=False,
+        )  # fmt: skip
+        assert "CONFLICT (content): Merge conflict in .memory/facts/index.md" in stopped.stdout
+        assert wait_until(lambda: "<<<<<<<" not in index.read_text()), daemon.output()
+        assert "- [m1.md](m1.md) `facts/m1`: (no summary)\n" in index.read_text()
+        assert f"a rebase in {memory} left a conflict in a compiled file" in daemon.output()
+
+        m1.write_text(fact("main one, then feature one"))
+        assert wait_until(lambda: "then feature one" in index.read_text()), daemon.output()
+        git(proj, "add", ".memory")
+        done = subprocess.run(
+            ["git", "rebase", "--continue"], cwd=proj, capture_output=True, text=True,
+            check=False, env={**os.environ, "GIT_EDITOR": "true"},
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert git(proj, "status", "--porcelain") == ""
+        assert daemon.terminate() == 0, daemon.output()
+    finally:
+        daemon.kill()
