@@ -172,6 +172,30 @@ def test_inspect_of_a_large_tree_reaches_the_model_with_its_problems(
     assert "more lines of the listing left out (size limit): 'memoryd inspect' lists them all" in text
 
 
+def test_a_recall_of_long_memories_reaches_the_model_whole_not_as_a_preview(
+    node_bin: Path, project: Project
+) -> None:
+    """Claude Code saves a tool answer over about 50,000 characters to a file and shows the
+    model its first 2 KB: five 14 KB runbooks reached it as the start of the first one."""
+    facts = project.memory / "facts"
+    facts.mkdir(exist_ok=True)
+    for i in range(5):
+        steps = "".join(f"step {j} of runbook {i}: restart the zebra worker\n" for j in range(300))
+        (facts / f"runbook-{i}.md").write_text(
+            f"---\nkind: fact\nsummary: runbook {i} for the zebra worker\n---\n{steps}"
+        )
+    turns = [call("mcp__memoryd__memory_recall", query="zebra", limit=5), Turn(text="ok")]
+    with FakeModelAPI(turns) as api:
+        ask(claude(node_bin, project, api), "how do I restart the zebra worker?")
+        sent = api.agent_requests()
+    (answer,) = tool_results(sent[1])
+    text = result_text(answer)
+    assert "persisted-output" not in text
+    assert text.startswith("## facts/runbook-")
+    assert "[… cut at the 20000-character answer limit: the whole memory is " in text
+    assert "[… 3 more matching memories left out at the 20000-character answer limit: " in text
+
+
 def test_the_guard_hook_blocks_a_bad_memory_write_and_lets_source_edits_through(
     node_bin: Path, project: Project, tmp_path: Path
 ) -> None:

@@ -157,6 +157,44 @@ def test_inspect_and_context_tools(setup: Setup) -> None:
     assert text.startswith("<memory>\n## Iron rules") and "回答用中文" in text
 
 
+def runbooks(root: Path, count: int, lines: int) -> None:
+    facts = root / "facts"
+    facts.mkdir(exist_ok=True)
+    for i in range(count):
+        steps = "".join(f"step {j} of runbook {i}: restart the zebra worker\n" for j in range(lines))
+        (facts / f"runbook-{i}.md").write_text(
+            f"---\nkind: fact\nsummary: runbook {i} for the zebra worker\n---\n{steps}"
+        )
+
+
+def test_recall_over_mcp_stays_within_what_claude_code_shows_the_model(setup: Setup) -> None:
+    """Claude Code saves a tool answer over about 50,000 characters to a file and shows the
+    model its first 2 KB: five 14 KB runbooks reached the model as the start of the first."""
+    from memoryd.agent.mcp_server import RECALL_CHARS
+
+    runbooks(setup.project, 5, 300)
+    error, text = call(App(cwd=setup.repo), "memory_recall", query="zebra", limit=5)
+    assert not error and len(text) <= RECALL_CHARS
+    shown = [line[3:].split(" ", 1)[0] for line in text.splitlines() if line.startswith("## ")]
+    assert len(shown) == 2 and text.startswith(f"## {shown[0]} (project fact")
+    left = sorted({f"facts/runbook-{i}" for i in range(5)} - set(shown))
+    cut = f"[… cut at the 20000-character answer limit: the whole memory is {setup.project}/"
+    assert f"\n{cut}{shown[1]}.md]\n\n" in text
+    notice = text.rsplit("\n\n", 1)[1]
+    head = "[… 3 more matching memories left out at the 20000-character answer limit: "
+    tail = "; recall one with rarer words, or read its file]"
+    assert notice.startswith(head) and notice.endswith(tail)
+    ids = notice[len(head) : -len(tail)]
+    assert sorted(ids.split(", ")) == left
+
+
+def test_recall_answers_that_fit_are_whole(setup: Setup) -> None:
+    runbooks(setup.project, 3, 20)
+    error, text = call(App(cwd=setup.repo), "memory_recall", query="zebra")
+    assert not error and "[… " not in text and text.count("\n## facts/runbook-") == 2
+    assert text.endswith("step 19 of runbook " + text.rsplit("step 19 of runbook ", 1)[1])
+
+
 def test_inspect_over_mcp_puts_the_problems_first_and_stays_within_its_size(
     setup: Setup,
 ) -> None:

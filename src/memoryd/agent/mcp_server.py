@@ -166,11 +166,58 @@ def format_hits(query: str, hits: list[Hit], checker: citing.Checker | None = No
         head = f"## {hit.id} ({describe(hit)}, score {hit.score:.2f}"
         stale = citing.stale_reasons(checker.of_file(hit.path)) if checker else []
         warning = "".join(f"\nMAY BE STALE, check before trusting: {reason}" for reason in stale)
-        parts.append(
+        parts.append((hit, (
             f"{head}, matched: {matched or '-'})\n{hit.summary or '(no summary)'}{warning}\n\n"
             f"{hit.body.strip()}"
-        )
-    return "\n\n".join(parts)
+        )))  # fmt: skip
+    return within(parts, RECALL_CHARS)
+
+
+# What memory_recall answers at most: Claude Code keeps a longer tool answer out of the
+# model's context (above about 50,000 characters it saves it to a file and shows the model
+# its first 2 KB, so five runbooks of 14 KB reached the model as the start of the first).
+RECALL_CHARS = upkeep.INSPECT_CHARS
+RECALL_CUT = "[… cut at the {limit}-character answer limit: the whole memory is {path}]"
+RECALL_LEFT_OUT = (
+    "[… {count} more matching memor{y} left out at the {limit}-character answer limit: "
+    "{ids}; recall one with rarer words, or read its file]"
+)
+_MIN_ROOM = 200  # less room than this for a hit: it is left out, not cut to its heading
+
+
+def within(parts: list[tuple[Hit, str]], limit: int) -> str:
+    """The hits' texts, best first, in at most ``limit`` characters: whole while they fit,
+    then the first that does not cut at a line (with where the whole memory is), then the
+    ids of those left out. Each hit kept leaves room for the notice of those after it."""
+    kept: list[str] = []
+    used = 0
+    for index, (hit, text) in enumerate(parts):
+        after = _left_out(parts[index + 1 :], limit)
+        reserve = len(after) + 2 if after else 0
+        gap = 2 if kept else 0
+        if used + gap + len(text) + reserve <= limit:
+            kept.append(text)
+            used += gap + len(text)
+            continue
+        marker = RECALL_CUT.format(limit=limit, path=hit.path)
+        room = limit - used - gap - len(marker) - 1 - reserve
+        left = parts[index + 1 :]
+        if room >= _MIN_ROOM:
+            head, _ = context.cut_body(text, room)
+            kept.append(f"{head}\n{marker}")
+        else:  # no room worth cutting to: this one is left out too
+            left = parts[index:]
+        notice = _left_out(left, limit)
+        return "\n\n".join([*kept, *([notice] if notice else [])])
+    return "\n\n".join(kept)
+
+
+def _left_out(parts: list[tuple[Hit, str]], limit: int) -> str:
+    if not parts:
+        return ""
+    ids = ", ".join(hit.id for hit, _ in parts)
+    count = len(parts)
+    return RECALL_LEFT_OUT.format(count=count, y="y" if count == 1 else "ies", limit=limit, ids=ids)
 
 
 def describe(hit: Hit) -> str:
