@@ -36,6 +36,16 @@ def of_path(path: Path) -> Fingerprint | None:
         return None
 
 
+def identity(path: Path) -> tuple[int, int] | None:
+    """Which file ``path`` is now (device, inode), or None when there is none: a file held
+    open stays the one opened after it is deleted or replaced, so a holder compares."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
 def settled(mtime_ns: int, read_ns: int) -> bool:
     """Was a file with this mtime settled when it was read at ``read_ns``?"""
     return read_ns - mtime_ns > SETTLED_NS

@@ -26,6 +26,7 @@ class Cmd(enum.Enum):
     RECONCILE = "reconcile"  # roots: the roots to rescan (None: all)
     REINDEX = "reindex"  # paths: files the compiler wrote, to index without recompiling
     RELOAD = "reload"
+    REOPEN = "reopen"  # the index file was deleted or replaced: open it anew, reconcile all
     FLUSH = "flush"  # close the open batch now
     STOP = "stop"  # flush, finish what is queued, then end
 

@@ -18,6 +18,7 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
+from memoryd import fingerprint
 from memoryd.config import Config, RootConfig
 from memoryd.daemon.batching import Op
 from memoryd.paths import Paths
@@ -80,11 +81,24 @@ class Engine:
         self.paths = paths
         self.db: Any = None
         self.own = OwnWrites()
+        self.opened: tuple[int, int] | None = None  # the index file the connection holds
 
     def open(self) -> None:
+        """Open the index (again: the old connection is closed once the new one is open)."""
         from memoryd.index import open_index
 
-        self.db = open_index(self.paths)
+        db = open_index(self.paths)
+        old, self.db = self.db, db
+        self.opened = fingerprint.identity(self.paths.index_db)
+        if old is not None:
+            old.close()
+
+    def replaced(self) -> bool:
+        """Whether the index file at its path is no longer the one open: the cache folder
+        cleaned out (``rm -rf ~/.cache/*``, a disk cleaner), or the file moved aside by a
+        command that found it damaged. The connection keeps writing to the old inode, which
+        nothing else reads: every change since was missing from recall until a restart."""
+        return self.db is not None and fingerprint.identity(self.paths.index_db) != self.opened
 
     def close(self) -> None:
         if self.db is not None:

@@ -76,6 +76,7 @@ class Daemon:
         self._config_stamp = fingerprint.of_path(self.paths.config_file)
         self._told_moved: dict[str, str] = {}  # a root's given path: where it led when told
         self._failed_at: float | None = None  # monotonic time of the last failed batch or retry
+        self._reopen_due = 0.0  # monotonic time before which no new reopen is sent
         self._hooks: list[tuple[int, object]] = []
 
     # -- lifecycle
@@ -172,6 +173,8 @@ class Daemon:
             self._reconcile(command.roots)
         elif command.cmd is Cmd.REINDEX:
             self._reindex(command)
+        elif command.cmd is Cmd.REOPEN:
+            self._reopen()
 
     def _failed(self, what: str, exc: Exception) -> None:  # batch worker thread
         """A batch or command raised (a full disk: 'database or disk is full'): its changes
@@ -195,6 +198,19 @@ class Daemon:
         info = {"at": now_iso(), "ms": ms, "roots": len(wanted), "changed": changed}
         self.status.update(last_reconcile=info)
         log.info("reconcile: %d roots, %d changes, %.1f ms", len(wanted), changed, ms)
+
+    def _reopen(self) -> None:
+        """The index file is gone or another one (see Engine.replaced): open the file now at
+        its path and index every root into it, since what it holds is unknown."""
+        if not self.engine.replaced():
+            return
+        log.warning(
+            "the index %s was deleted or replaced while memoryd ran: opening it again and "
+            "indexing every root", self.paths.index_db,
+        )  # fmt: skip
+        self.engine.open()
+        self._reopen_due = 0.0
+        self._reconcile(None)
 
     def _refresh(self, root: RootConfig, only: Collection[Path] | None) -> int:
         """Reindex now (searchable at once), recompile on the compile thread."""
@@ -271,8 +287,9 @@ class Daemon:
         self.worker.send(Cmd.RECONCILE, (root,))
 
     def _tick(self) -> None:
-        """Roots that vanished or came back; config.yaml changed; a resume from sleep;
-        memory freed by work since the last tick handed back (see daemon/trim.py)."""
+        """Roots that vanished or came back; the index file deleted under the daemon;
+        config.yaml changed; a resume from sleep; memory freed by work since the last tick
+        handed back (see daemon/trim.py)."""
         if self.wake.check(time.monotonic(), time.time()):
             log.info("resumed after %.0f s asleep: syncing now", self.wake.last_gap_s)
             self.scheduler.now("sync-on-wake", self.syncer.run_all)
@@ -280,6 +297,9 @@ class Daemon:
             self.guard.check(root.path)
         for path in self.gitops.ended():
             self.compiler.request(path, None)
+        if time.monotonic() >= self._reopen_due and self.engine.replaced():
+            self._reopen_due = time.monotonic() + RETRY_S  # a reopen that fails: once each RETRY_S
+            self.worker.send(Cmd.REOPEN)
         failed_at = self._failed_at
         if failed_at is not None and time.monotonic() - failed_at >= RETRY_S:
             self._failed_at = time.monotonic()  # one retry each RETRY_S, not one a tick
