@@ -8,9 +8,11 @@ else reads.
 from __future__ import annotations
 
 import shutil
+import signal
 from pathlib import Path
 
 from memoryd.app import App
+from memoryd.recall_client import SOCKET_NAME
 from tests.daemon.harness import (
     DaemonProcess,
     app_with_root,
@@ -52,3 +54,56 @@ def test_the_cache_folder_deleted_while_running_is_indexed_again(tmp_path: Path)
         assert daemon.terminate() == 0, daemon.output()
     finally:
         daemon.kill()
+
+
+def test_the_state_folder_deleted_while_running_is_made_again(tmp_path: Path) -> None:
+    app, _root = app_with_root()
+    daemon = DaemonProcess(tmp_path)
+    try:
+        daemon.wait_ready(app)
+        shutil.rmtree(app.paths.state_dir)  # the lock, the status file and the recall socket
+
+        # the daemon takes its lock again: status finds it, a second daemon is refused
+        assert wait_until(lambda: run_cli("status").returncode == 0, 20), daemon.output()
+        status = run_cli("status")
+        assert f"memoryd is running (pid {daemon.proc.pid}, since " in status.stdout
+        second = run_cli("run", timeout=60)
+        assert second.returncode == 1, second.stderr
+        assert f"memoryd is already running (pid {daemon.proc.pid}, lock " in second.stderr
+        assert (app.paths.state_dir / SOCKET_NAME).is_socket()
+        assert (app.paths.state_dir / SOCKET_NAME).stat().st_mode & 0o777 == 0o600
+        assert (
+            f"{app.paths.state_dir} was deleted while memoryd ran: its lock, status file and "
+            "recall socket are made again" in daemon.output()
+        )
+        assert daemon.terminate() == 0, daemon.output()
+    finally:
+        daemon.kill()
+    assert not (app.paths.state_dir / SOCKET_NAME).exists()
+
+
+def test_a_daemon_whose_lock_another_took_stops_and_leaves_its_files(tmp_path: Path) -> None:
+    app, _root = app_with_root()
+    first = DaemonProcess(tmp_path)
+    second: DaemonProcess | None = None
+    try:
+        first.wait_ready(app)
+        first.proc.send_signal(signal.SIGSTOP)  # suspended: it cannot take the lock back
+        shutil.rmtree(app.paths.state_dir)
+        second = DaemonProcess(tmp_path)
+        second.wait_ready(app)
+        first.proc.send_signal(signal.SIGCONT)
+
+        assert first.proc.wait(timeout=60) == 1, first.output()
+        assert (
+            f"{app.paths.state_dir} was deleted while memoryd ran, and another daemon "
+            f"(pid {second.proc.pid}) took its lock: this one stops" in first.output()
+        )
+        status = run_cli("status")  # the second's status file and socket are left alone
+        assert f"memoryd is running (pid {second.proc.pid}, since " in status.stdout, status
+        assert (app.paths.state_dir / SOCKET_NAME).is_socket()
+        assert second.terminate() == 0, second.output()
+    finally:
+        first.kill()
+        if second is not None:
+            second.kill()

@@ -2,7 +2,9 @@
 
 The kernel drops an flock when its process dies, so a stale lock file (left by
 a SIGKILL) never blocks a new daemon, and ``running_pid`` never believes a dead
-one.
+one. An flock is held on an inode, not a path: a lock file deleted under the
+daemon (its state folder removed) blocks nobody, so the daemon asks
+:meth:`DaemonLock.intact` on its tick and takes the lock again at the path.
 """
 
 from __future__ import annotations
@@ -47,6 +49,33 @@ class DaemonLock:
         os.write(fd, f"{os.getpid()}\n".encode())
         os.fsync(fd)
         self.fd = fd
+
+    def intact(self) -> bool:
+        """Whether the file at the lock's path is still the one held (True when none is held).
+
+        Deleted, or replaced by another file, it locks nothing: a second ``memoryd run``
+        started beside this one, and ``memoryd status`` said no daemon runs.
+        """
+        if self.fd is None:
+            return True
+        try:
+            here = os.stat(self.path)
+        except OSError:
+            return False
+        held = os.fstat(self.fd)
+        return (here.st_dev, here.st_ino) == (held.st_dev, held.st_ino)
+
+    def retake(self) -> None:
+        """Take the lock at its path again, then let the old file go; AlreadyRunning (the
+        old file still held) when another daemon took the path's lock first."""
+        old, self.fd = self.fd, None
+        try:
+            self.acquire()
+        except BaseException:
+            self.fd = old
+            raise
+        if old is not None:
+            os.close(old)  # drops its flock too
 
     def release(self) -> None:
         if self.fd is not None:

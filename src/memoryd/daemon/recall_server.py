@@ -26,11 +26,12 @@ import os
 import select
 import socket
 import struct
+import tempfile
 import threading
 import time
 from pathlib import Path
 
-from memoryd import lean_recall
+from memoryd import fingerprint, lean_recall
 from memoryd.recall_client import (
     ERRORS,
     MAX_REQUEST,
@@ -63,12 +64,15 @@ class RecallServer:
         self._wake: tuple[int, int] | None = None
         self._thread: threading.Thread | None = None
         self._kept = lean_recall.Kept()  # index connections, open between answers
+        self._bound: tuple[int, int] | None = None  # the socket file this server bound
 
     def start(self) -> bool:
         """Listen on the socket (True), or log why there is none (False).
 
-        Call it before the daemon's other threads run: the umask that makes the socket
-        0600 while it is bound is the process's.
+        The socket is bound in a private folder of its own (0700), made 0600 and renamed
+        into place, so it is never reachable with a wider mode, and no umask (the
+        process's, for every thread) is changed: the daemon binds it again from a timer
+        thread when its state folder was deleted.
         """
         if len(os.fsencode(self.path)) > MAX_SOCKET_PATH:
             log.info(
@@ -79,13 +83,7 @@ class RecallServer:
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with contextlib.suppress(FileNotFoundError):
-                self.path.unlink()  # a dead daemon's: this one holds the lock
-            old = os.umask(0o177)
-            try:
-                listener.bind(str(self.path))
-            finally:
-                os.umask(old)
+            self._bind(listener)  # over a dead daemon's socket: this one holds the lock
             listener.listen(BACKLOG)
         except OSError as exc:
             listener.close()
@@ -98,14 +96,31 @@ class RecallServer:
         log.info("answering recall on %s", self.path)
         return True
 
+    def _bind(self, listener: socket.socket) -> None:
+        """Bind ``listener`` at :attr:`path`, mode 0600, replacing what is there."""
+        folder = tempfile.mkdtemp(prefix="", dir=self.path.parent)  # 8 letters: no longer
+        try:
+            private = os.path.join(folder, "s")
+            listener.bind(private)
+            os.chmod(private, 0o600)
+            os.replace(private, self.path)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(os.path.join(folder, "s"))
+            os.rmdir(folder)
+        self._bound = fingerprint.identity(self.path)
+
     def stop(self, timeout: float = 30.0) -> None:
-        """Stop serving (the client being answered is answered first), remove the socket."""
+        """Stop serving (the client being answered is answered first), remove the socket
+        (only while it is the one bound: another daemon's is left alone)."""
         if self._thread is None or self._wake is None or self._listener is None:
             return
         os.write(self._wake[1], b"x")
         self._thread.join(timeout)
-        with contextlib.suppress(FileNotFoundError):
-            self.path.unlink()
+        if self._bound is not None and fingerprint.identity(self.path) == self._bound:
+            with contextlib.suppress(FileNotFoundError):
+                self.path.unlink()
+        self._bound = None
         self._listener.close()
         for fd in self._wake:
             os.close(fd)

@@ -25,7 +25,7 @@ from memoryd.daemon.compiling import Compiler
 from memoryd.daemon.extracting import Extraction
 from memoryd.daemon.gitops import GitOps
 from memoryd.daemon.indexing import Engine
-from memoryd.daemon.lock import DaemonLock
+from memoryd.daemon.lock import AlreadyRunning, DaemonLock
 from memoryd.daemon.logs import OverflowTrap, daemon_logging
 from memoryd.daemon.recall_server import RecallServer
 from memoryd.daemon.rootguard import RootGuard
@@ -77,6 +77,7 @@ class Daemon:
         self._told_moved: dict[str, str] = {}  # a root's given path: where it led when told
         self._failed_at: float | None = None  # monotonic time of the last failed batch or retry
         self._reopen_due = 0.0  # monotonic time before which no new reopen is sent
+        self._told_lock = ""  # why the lock could not be taken again, once told
         self._hooks: list[tuple[int, object]] = []
 
     # -- lifecycle
@@ -85,7 +86,7 @@ class Daemon:
         began = time.time()  # before the status says we run: extraction counts changes since
         self.lock.acquire()
         self.status.update()
-        self.recall.start()  # before the other threads: it binds under a umask of its own
+        self.recall.start()
         self.worker.start()
         self.compiler.start()
         self.watcher.start()
@@ -98,9 +99,9 @@ class Daemon:
         self.extraction.start(since=began)
         log.info("memoryd %d serving %d roots", self.status.status.pid, len(self.config.roots))
 
-    def stop(self) -> None:
+    def stop(self) -> int:
         """Stop answering recall, flush the batch, finish the running job, stop scheduler,
-        observer, compiler, database."""
+        observer, compiler, database; the exit code (1: another daemon took over)."""
         self.recall.stop()  # from here on the lean path answers, and sees the lock held
         self.worker.send(Cmd.FLUSH, wait=True)
         self.extraction.stop()
@@ -115,9 +116,11 @@ class Daemon:
         self.status.update(stopped_at=now_iso())
         self.lock.release()
         log.info("memoryd stopped")
+        return 1 if self.status.detached else 0
 
     def serve(self, verbosity: int = 0) -> int:
-        """Run until SIGTERM or SIGINT (SIGHUP reloads config.yaml); exit code 0."""
+        """Run until SIGTERM or SIGINT (SIGHUP reloads config.yaml); exit code 0 (1 when
+        another daemon took the lock after the state folder was deleted)."""
         with daemon_logging(self.paths.log_file, verbosity):
             self._install_signals()
             try:
@@ -126,10 +129,10 @@ class Daemon:
                 while not self.stopping.wait(CLOCK_CHECK_S):
                     self.check_clock(time.monotonic(), time.time())
                 log.info("stopping")
-                self.stop()
+                code = self.stop()
             finally:
                 self._restore_signals()
-        return 0
+        return code
 
     # -- work on the batch worker thread
     def _settle(self, batch: Batch) -> None:
@@ -293,6 +296,8 @@ class Daemon:
         if self.wake.check(time.monotonic(), time.time()):
             log.info("resumed after %.0f s asleep: syncing now", self.wake.last_gap_s)
             self.scheduler.now("sync-on-wake", self.syncer.run_all)
+        if not self.lock.intact():
+            self._retake_lock()
         for root in self.config.roots:
             self.guard.check(root.path)
         for path in self.gitops.ended():
@@ -314,6 +319,40 @@ class Daemon:
             self.worker.send(Cmd.RELOAD)
         if not self.worker.busy.is_set() and self.compiler.wait_idle(timeout=0):
             self.trimmer.idle()
+
+    def _retake_lock(self) -> None:
+        """The lock file is gone (the state folder deleted while the daemon ran): take the
+        lock at its path again and write the status file and the recall socket anew, since
+        a lock on a deleted file locks nothing: a second ``memoryd run`` started beside this
+        one, and ``memoryd status`` and the doctor said that no daemon ran. When another
+        daemon took the path's lock first, this one stops and leaves its files alone."""
+        state = self.paths.state_dir
+        try:
+            self.lock.retake()
+        except AlreadyRunning as exc:
+            self.status.detach()
+            log.error(
+                "%s was deleted while memoryd ran, and another daemon (pid %s) took its "
+                "lock: this one stops", state, exc.pid,
+            )  # fmt: skip
+            self.stopping.set()
+            return
+        except OSError as exc:  # a state folder that cannot be made again: told once
+            if self._told_lock != str(exc):
+                self._told_lock = str(exc)
+                log.warning(
+                    "%s was deleted while memoryd ran and cannot be made again: %s; "
+                    "a second 'memoryd run' is not refused meanwhile", state, exc,
+                )  # fmt: skip
+            return
+        self._told_lock = ""
+        log.warning(
+            "%s was deleted while memoryd ran: its lock, status file and recall socket "
+            "are made again", state,
+        )  # fmt: skip
+        self.status.update()
+        self.recall.stop()
+        self.recall.start()
 
     def _moved_roots(self) -> bool:
         """Whether a root's configured path now leads elsewhere (its folder moved away and a

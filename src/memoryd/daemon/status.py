@@ -100,6 +100,12 @@ class StatusBoard:
         self.file = file
         self._lock = threading.Lock()
         self.status = Status(pid=os.getpid(), started_at=now_iso())
+        self.detached = False  # another daemon owns the file now: never write it again
+
+    def detach(self) -> None:
+        """Write the file no more (another daemon took the lock and writes its own)."""
+        with self._lock:
+            self.detached = True
 
     def update(self, **fields: Any) -> None:
         with self._lock:
@@ -146,6 +152,8 @@ class StatusBoard:
             return Status.from_json(json.loads(json.dumps(self.status.to_json())))
 
     def _write(self) -> None:
+        if self.detached:
+            return
         self.status.updated_at = now_iso()
         data = json.dumps(self.status.to_json(), indent=2, ensure_ascii=False) + "\n"
         try:
