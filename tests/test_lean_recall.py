@@ -338,6 +338,25 @@ def test_with_a_daemon_a_changed_file_is_left_to_the_daemon(home: Home) -> None:
     assert lean.out == ""  # not yet indexed: the daemon would have reconciled it
 
 
+@pytest.mark.parametrize("how", ["older tokenizer", "deleted"])
+def test_an_index_emptied_under_a_running_daemon_is_reconciled(home: Home, how: str) -> None:
+    index = resolve_paths().index_db
+    if how == "older tokenizer":  # memoryd upgraded while the old daemon runs
+        with sqlite3.connect(index) as conn:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            conn.execute(f"PRAGMA user_version = {version - 1}")
+        conn.close()
+    else:  # the cache folder cleaned out
+        for file in index.parent.glob(index.name + "*"):
+            file.unlink()
+    with DaemonLock(resolve_paths().lock_file):
+        done = home.run(ENTRY, ["recall", "sqlite"], home.repo)
+        again = home.run(ENTRY, ["recall", "sqlite"], home.repo)
+    assert done.returncode == 0, done.stderr
+    assert "1. facts/sqlite  (fact, global, score " in done.stdout, done.stderr
+    assert "1. facts/sqlite  (fact, global, score " in again.stdout, again.stderr
+
+
 def test_an_unlisted_project_root_is_reconciled_even_with_a_daemon(
     home: Home, tmp_path: Path
 ) -> None:

@@ -58,7 +58,7 @@ def _same(a: Path, b: Path) -> bool:
 def ensure_fresh(
     app: App, *, roots: Sequence[RootConfig] | None = None, recompile: bool = False
 ) -> IndexDB:
-    """Open the index; reconcile first unless a daemon keeps it fresh.
+    """Open the index; reconcile first unless a daemon keeps it fresh (and it is not empty).
 
     ``roots`` (default: every configured root) are the roots about to be read.
     Roots that config.yaml does not list are reconciled even when a daemon runs,
@@ -70,7 +70,11 @@ def ensure_fresh(
     wanted = list(app.config.roots if roots is None else roots)
     db = open_index(app.paths)
     try:
-        if running_pid(app.paths.lock_file) is not None:
+        if running_pid(app.paths.lock_file) is not None and db.count():
+            # an empty index is not the daemon's work: this open just created it, emptied it
+            # (an index of an older tokenizer, as after an upgrade while the old daemon ran)
+            # or moved a damaged one aside, and trusting it answered every recall with
+            # nothing until the daemon's next full reconcile, 10 minutes later
             wanted = [r for r in wanted if r not in app.config.roots]
         if wanted:
             report = reconcile(db, app.config, wanted)
