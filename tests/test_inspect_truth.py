@@ -231,3 +231,28 @@ def test_a_field_written_in_another_case_is_reported_with_the_name_memoryd_reads
         ("files.summary", caps, "has no summary, so index.md and recall show '(no summary)'",
          "add a one-line 'summary:' to its frontmatter"),
     ]  # fmt: skip
+
+
+def test_a_utf16_memory_is_read_and_reported_not_called_binary(root: Path) -> None:
+    """Windows PowerShell's '>' (and Notepad's 'Unicode') save UTF-16 with a byte order
+    mark: every other byte is a NUL, so the file was 'a binary file, not Markdown', left
+    out of index.md, and the fix said to move it out of the root."""
+    text = "---\r\nkind: fact\r\nsummary: Written by PowerShell\r\n---\r\nquokka notes\r\n"
+    (root / "facts/win.md").write_bytes(text.encode("utf-16"))  # BOM, little-endian
+    (root / "facts/mac.md").write_bytes(b"\xfe\xff" + text.encode("utf-16-be"))
+    done = run_cli("compile")
+    assert done.returncode == 0, done.stdout + done.stderr
+    index = (root / "facts/index.md").read_text(encoding="utf-8")
+    assert "- [win.md](win.md) `facts/win`: Written by PowerShell\n" in index
+    assert "- [mac.md](mac.md) `facts/mac`: Written by PowerShell\n" in index
+    utf16 = (
+        "is UTF-16 text (as Windows PowerShell's > writes it): memoryd reads it, but edits "
+        "only UTF-8 files"
+    )
+    fix = "save it as UTF-8: iconv -f UTF-16 -t UTF-8 {0} > {0}.new, then mv {0}.new {0}"
+    assert findings() == [
+        ("files.malformed", "memory/facts/mac.md", utf16, fix.format("mac.md")),
+        ("files.malformed", "memory/facts/win.md", utf16, fix.format("win.md")),
+    ]
+    found = run_cli("recall", "quokka")
+    assert "facts/win" in found.stdout and "facts/mac" in found.stdout, found.stdout

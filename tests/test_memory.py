@@ -407,3 +407,15 @@ def test_only_a_field_spelled_another_way_is_a_spelling_problem() -> None:
         ("spelling.LoadWhen", "'LoadWhen:' is not read: memoryd reads 'load_when:'"),
     ]
     assert validate(parse(b"---\nkind: my-Kind\n---\n")) == []  # a kind of one's own
+
+
+@pytest.mark.parametrize("raw", ["---\r\nkind: fact\r\n---\r\nb\r\n".encode("utf-16"),
+                                 b"\xfe\xff" + "---\nkind: fact\n---\nb\n".encode("utf-16-be")])
+def test_utf16_with_its_byte_order_mark_is_read_and_never_rewritten(raw: bytes) -> None:
+    memory = parse(raw)
+    assert memory.meta == {"kind": "fact"} and memory.body.strip() == "b"
+    assert [p.code for p in memory.problems] == ["encoding"]
+    assert render(memory) == raw  # untouched: byte for byte
+    with pytest.raises(MemorydError) as refused:
+        render(memory.with_fields(summary="s"))
+    assert refused.value.hint == "save it as UTF-8 first (iconv -f UTF-16 -t UTF-8)"

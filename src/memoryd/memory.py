@@ -21,6 +21,13 @@ from memoryd.frontmatter import load_flat, load_lines, load_simple, pyyaml_load
 
 BOM = b"\xef\xbb\xbf"
 ENCODING = "encoding"  # the problem code of a file that is not valid UTF-8
+# What Windows PowerShell's '>' (and Notepad's 'Unicode') write: UTF-16 after its byte order
+# mark. Every other byte is a NUL, which made such a memory 'a binary file, not Markdown'.
+UTF16 = (
+    "is UTF-16 text (as Windows PowerShell's > writes it): memoryd reads it, but edits only "
+    "UTF-8 files"
+)
+_UTF16_BOMS = {b"\xff\xfe": "utf-16-le", b"\xfe\xff": "utf-16-be"}
 DUPLICATE = "duplicate"  # the problem code of a key written twice: duplicate.<key>
 FENCE = "---"
 _OPENING = FENCE + "\n"  # the first line of a frontmatter
@@ -171,11 +178,16 @@ def parse(raw: bytes, *, keep_source: bool = True) -> Memory:
     problems: list[Problem] = []
     bom = raw.startswith(BOM)
     payload = raw[len(BOM) :] if bom else raw
-    try:
-        text = payload.decode("utf-8")
-    except UnicodeDecodeError:
-        text = payload.decode("utf-8", errors="replace")
-        problems.append(Problem(ENCODING, "not valid UTF-8; read with replacement characters"))
+    codec = utf16_codec(raw)
+    if codec is not None:  # read, as the secret scan reads it; render() refuses to rewrite it
+        text = raw[2:].decode(codec, errors="replace")
+        problems.append(Problem(ENCODING, UTF16))
+    else:
+        try:
+            text = payload.decode("utf-8")
+        except UnicodeDecodeError:
+            text = payload.decode("utf-8", errors="replace")
+            problems.append(Problem(ENCODING, "not valid UTF-8; read with replacement characters"))
     first_end = text.find("\n")
     first_line = text if first_end < 0 else text[:first_end]
     newline = "\r\n" if first_line.endswith("\r") else "\n"
@@ -345,6 +357,11 @@ def render(memory: Memory) -> bytes:
             "cannot rewrite a memory whose frontmatter is malformed",
             hint="fix the YAML between the '---' lines by hand first (memoryd inspect shows where)",
         )
+    if src is not None and any(p.message == UTF16 for p in memory.problems):
+        raise MemorydError(
+            "cannot rewrite a memory that is UTF-16 text: memoryd writes only UTF-8",
+            hint="save it as UTF-8 first (iconv -f UTF-16 -t UTF-8)",
+        )
     if src is not None and any(p.code == ENCODING for p in memory.problems):
         raise MemorydError(  # its text was read with replacement characters
             "cannot rewrite a memory that is not valid UTF-8: its other bytes would be lost",
@@ -383,7 +400,13 @@ _BINARY_SNIFF = 8000  # git's heuristic: a NUL byte in the first 8000 bytes mean
 
 def looks_binary(raw: bytes) -> bool:
     """Is this file's content binary (an image or archive named ``*.md``), not text?"""
-    return b"\0" in raw[:_BINARY_SNIFF]
+    return b"\0" in raw[:_BINARY_SNIFF] and utf16_codec(raw) is None
+
+
+def utf16_codec(raw: bytes) -> str | None:
+    """The codec of UTF-16 text after its byte order mark (not UTF-32's), or None."""
+    codec = _UTF16_BOMS.get(raw[:2])
+    return None if codec is None or raw.startswith(b"\xff\xfe\0\0") else codec
 
 
 def new_memory(meta: Mapping[str, Any], body: str) -> Memory:

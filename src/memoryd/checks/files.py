@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from memoryd.memory import (
     BINARY,
     DUPLICATE,
     SPELLING,
+    UTF16,
     escape_controls,
     id_for_path,
     read_as,
@@ -60,7 +62,12 @@ def malformed(ctx: Context, root: RootView) -> Iterator[Finding]:
         assert item.memory is not None
         own = id_for_path(item.rel) if root.config.layout == "plugin" else None
         for problem in validate(item.memory, expected_id=own):
-            yield Finding(item.path, problem.message, _fix(problem.code, own))
+            if problem.message == UTF16:
+                name = shlex.quote(os.path.basename(item.path))
+                fix = f"save it as UTF-8: iconv -f UTF-16 -t UTF-8 {name} > {name}.new, then "
+                yield Finding(item.path, problem.message, f"{fix}mv {name}.new {name}")
+            else:
+                yield Finding(item.path, problem.message, _fix(problem.code, own))
 
 
 def _fix(code: str, own: str | None = None) -> str:

@@ -40,7 +40,9 @@ from collections.abc import Callable, Iterable
 #    text (memoryd.frontmatter.pyyaml_load): its id, summary and load_when are indexed.
 # 5: a fence with spaces or tabs after its '---' opens and closes a frontmatter
 #    (memoryd.memory.is_fence): such a file was all body, without its fields.
-TOKENIZER_VERSION = 5
+# 6: UTF-16 text after its byte order mark is read as text (memoryd.memory.utf16_codec),
+#    not as UTF-8 with a replacement character for every other byte.
+TOKENIZER_VERSION = 6
 # Function words a query does not search for (unless it is made of nothing else).
 _STOP_LIST = """
 a an and are as at be but by for from has have how i if in into is it its of on or so than
