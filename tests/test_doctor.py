@@ -235,6 +235,17 @@ def test_no_daemon_at_all(world: World) -> None:
     assert (check.status, check.detail) == ("fail", "no memoryd daemon is running")
 
 
+def test_a_running_daemon_whose_status_file_is_deleted_is_running(world: World) -> None:
+    world.ctx.paths.status_file.unlink()
+    check = world.check("daemon")
+    assert (check.status, check.detail, check.fix) == (
+        "warn",
+        f"daemon pid {os.getpid()} is running, but its status file "
+        f"{world.ctx.paths.status_file} is missing",
+        "the daemon writes it again within seconds; if it stays so, restart the daemon",
+    )
+
+
 def test_push_auth_over_ssh_needs_an_agent_the_service_can_reach(
     world: World, tmp_path: Path
 ) -> None:

@@ -107,3 +107,19 @@ def test_a_daemon_whose_lock_another_took_stops_and_leaves_its_files(tmp_path: P
         first.kill()
         if second is not None:
             second.kill()
+
+
+def test_a_status_file_garbled_while_running_is_written_again(tmp_path: Path) -> None:
+    app, _root = app_with_root()
+    daemon = DaemonProcess(tmp_path)
+    try:
+        daemon.wait_ready(app)
+        app.paths.status_file.write_text('{"pid": ', encoding="utf-8")
+        running = f"memoryd is running (pid {daemon.proc.pid}, since "
+        assert wait_until(lambda: running in run_cli("status").stdout, 20), daemon.output()
+        assert "  no problems" in run_cli("status").stdout
+        app.paths.status_file.unlink()
+        assert wait_until(lambda: running in run_cli("status").stdout, 20), daemon.output()
+        assert daemon.terminate() == 0, daemon.output()
+    finally:
+        daemon.kill()

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -65,6 +66,33 @@ def test_status_of_a_live_daemon_then_a_stale_one(isolated_home: Path) -> None:
     done = run_cli("status")
     assert done.returncode == 1
     assert f"the daemon status is stale: pid {board.status.pid} is gone" in done.stderr
+
+
+@pytest.mark.parametrize("how", ["garbled", "deleted"])
+def test_a_running_daemon_whose_status_file_cannot_be_read_is_running(
+    isolated_home: Path, how: str
+) -> None:
+    paths = resolve_paths()
+    StatusBoard(paths.status_file).update()
+    if how == "garbled":
+        paths.status_file.write_text('{"pid": 30', encoding="utf-8")
+        why = "cannot be read (Expecting ',' delimiter: line 1 column 11 (char 10))"
+    else:
+        paths.status_file.unlink()
+        why = "is missing"
+    said = (
+        f"its status file {paths.status_file} {why}; the daemon writes it again within "
+        "seconds; if it stays so, restart the daemon"
+    )
+    with DaemonLock(paths.lock_file):
+        done = run_cli("status")
+        as_json = run_cli("status", "--json")
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == f"memoryd is running (pid {os.getpid()})\n  problem: {said}\n"
+    assert as_json.returncode == 0, as_json.stderr
+    data = json.loads(as_json.stdout)
+    assert (data["running"], data["pid"], data["status"]) == (True, os.getpid(), None)
+    assert data["status_error"] == said
 
 
 def test_status_after_a_clean_stop(isolated_home: Path) -> None:

@@ -24,7 +24,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(app: App, args: argparse.Namespace) -> int:
-    from memoryd.daemon.status import read_status
+    from memoryd.daemon.status import REWRITTEN, read_status, unreadable_status
     from memoryd.extract.report import lines, report
     from memoryd.sync.report import sync_problems
 
@@ -47,6 +47,8 @@ def run(app: App, args: argparse.Namespace) -> int:
         }
         if broken is not None:
             data["config_error"] = broken.message
+        if data["running"] and status is None:
+            data["status_error"] = f"{unreadable_status(app.paths, view)}; {REWRITTEN}"
         app.emit(True, data, "")
         return 0 if data["running"] else 1
     if view.stale:
@@ -56,6 +58,13 @@ def run(app: App, args: argparse.Namespace) -> int:
             f"(last update {status.updated_at})",
             hint=f"start it again with 'memoryd run'; its log is {app.paths.log_file}",
         )
+    if view.running and status is None:  # deleted or garbled under the daemon: it runs
+        said = [
+            f"memoryd is running (pid {view.running_pid})",
+            f"  problem: {unreadable_status(app.paths, view)}; {REWRITTEN}",
+        ]
+        app.emit(False, None, lambda: "\n".join(said))
+        return 0
     if not view.running or status is None:
         last = ""
         if status is not None and status.stopped_at:

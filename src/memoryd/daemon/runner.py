@@ -298,6 +298,7 @@ class Daemon:
             self.scheduler.now("sync-on-wake", self.syncer.run_all)
         if not self.lock.intact():
             self._retake_lock()
+        self.status.restore()
         for root in self.config.roots:
             self.guard.check(root.path)
         for path in self.gitops.ended():

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memoryd import fingerprint
 from memoryd.daemon.lock import running_pid
 from memoryd.fsutil import atomic_write
 from memoryd.paths import Paths
@@ -68,6 +69,7 @@ class StatusView:
 
     status: Status | None
     running_pid: int | None  # from the lock file
+    unreadable: str = ""  # why the status file could not be read ("" when it was, or is absent)
 
     @property
     def running(self) -> bool:
@@ -84,13 +86,25 @@ class StatusView:
 def read_status(paths: Paths) -> StatusView:
     """The status file (None when absent or unreadable) and the live daemon's pid."""
     status: Status | None = None
+    unreadable = ""
     try:
         status = Status.from_json(json.loads(paths.status_file.read_text(encoding="utf-8")))
     except FileNotFoundError:
         pass
     except (OSError, ValueError, TypeError) as exc:
-        log.warning("cannot read %s: %s", paths.status_file, exc)
-    return StatusView(status, running_pid(paths.lock_file))
+        log.debug("cannot read %s: %s", paths.status_file, exc)
+        unreadable = str(exc) or type(exc).__name__
+    return StatusView(status, running_pid(paths.lock_file), unreadable)
+
+
+REWRITTEN = "the daemon writes it again within seconds; if it stays so, restart the daemon"
+
+
+def unreadable_status(paths: Paths, view: StatusView) -> str:
+    """What a reader says of a running daemon whose status file it cannot read (deleted,
+    or garbled by hand): the daemon runs, which "no daemon is running" denied."""
+    why = f"cannot be read ({view.unreadable})" if view.unreadable else "is missing"
+    return f"its status file {paths.status_file} {why}"
 
 
 class StatusBoard:
@@ -101,6 +115,7 @@ class StatusBoard:
         self._lock = threading.Lock()
         self.status = Status(pid=os.getpid(), started_at=now_iso())
         self.detached = False  # another daemon owns the file now: never write it again
+        self._written: fingerprint.Fingerprint | None = None  # the file as last written
 
     def detach(self) -> None:
         """Write the file no more (another daemon took the lock and writes its own)."""
@@ -147,6 +162,17 @@ class StatusBoard:
                 problems[:] = kept
                 self._write()
 
+    def restore(self) -> bool:
+        """Write the file again when it is no longer as last written (deleted, garbled or
+        replaced by hand): readers took a daemon without a readable status for none, and
+        nothing rewrote it before the next change of state (a sync, up to 5 minutes)."""
+        with self._lock:
+            if self._written is None or fingerprint.of_path(self.file) == self._written:
+                return False
+            log.info("%s was changed or deleted by something else: written again", self.file)
+            self._write()
+            return True
+
     def snapshot(self) -> Status:
         with self._lock:
             return Status.from_json(json.loads(json.dumps(self.status.to_json())))
@@ -159,4 +185,7 @@ class StatusBoard:
         try:
             atomic_write(self.file, data.encode("utf-8"))
         except OSError as exc:  # a full disk must not stop the daemon
+            self._written = None  # not restored on every tick: the next change writes it
             log.warning("cannot write %s: %s", self.file, exc)
+            return
+        self._written = fingerprint.of_path(self.file)

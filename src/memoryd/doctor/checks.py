@@ -178,7 +178,7 @@ _LOGS = {
 
 
 def check_daemon(ctx: Machine) -> Verdict:
-    from memoryd.daemon.status import read_status
+    from memoryd.daemon.status import REWRITTEN, read_status, unreadable_status
 
     view = read_status(ctx.paths)
     status, pid = view.status, view.running_pid
@@ -190,7 +190,8 @@ def check_daemon(ctx: Machine) -> Verdict:
     if pid is None:
         return fail("daemon", "no memoryd daemon is running", start)
     if status is None:
-        return warn("daemon", f"daemon pid {pid} has written no status yet")
+        detail = f"daemon pid {pid} is running, but {unreadable_status(ctx.paths, view)}"
+        return warn("daemon", detail, REWRITTEN)
     if status.problems:
         detail = f"daemon pid {pid} reports: " + "; ".join(status.problems)
         return fail("daemon", detail, "memoryd status shows what it is doing")
