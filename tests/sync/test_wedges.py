@@ -231,3 +231,31 @@ def test_a_sparse_checkout_is_not_a_delete_and_compiles_like_the_others(world: W
     tree = git(world.remote, "ls-tree", "-r", "--name-only", "main").split()
     assert "facts/x.md" in tree and not (world.b.root / "facts/x.md").exists()
     assert "`facts/x`: x" in world.b.read("facts/index.md")
+
+
+def test_a_repository_git_will_not_use_is_refused_not_called_missing(world: World) -> None:
+    """A memory folder another user owns (restored from a backup, a Windows drive under WSL,
+    a container's volume) is 'dubious ownership' to git: sync said the root was not inside a
+    git repository, exited 0 and hinted 'git init', so the root silently never synced again.
+    (git's own switch stands in for a folder of another owner, which needs root to make.)"""
+    import sys
+
+    world.a.write("facts/x.md", memory("facts/x", "x", "written in a restored folder\n"))
+    env = {
+        **os.environ,
+        "MEMORYD_HOME": str(world.a.paths.home),
+        "GIT_TEST_ASSUME_DIFFERENT_OWNER": "1",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "memoryd", "sync"], env=env, capture_output=True, text=True,
+        timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stdout.splitlines() == [
+        f"{world.a.root}: refused",
+        f"  error: git will not work in {world.a.root}: fatal: detected dubious ownership in "
+        f"repository at '{world.a.root}'",
+        f"  hint: if the folder is yours: git config --global --add safe.directory "
+        f"{world.a.root} (or give it back to your user: chown -R $(id -un) {world.a.root}); "
+        "memoryd syncs after that",
+    ]

@@ -81,7 +81,9 @@ def open_repo(root: Path) -> Repo:
     try:
         top = git.toplevel().resolve()
         git_dir = git.git_dir()
-    except GitError:
+    except GitError as exc:
+        if "not a git repository" not in exc.stderr:  # there is one, and git will not use it
+            raise _unusable(root, exc.stderr) from None
         raise Blocked(
             "disabled",
             f"{root} is not inside a git repository, so it is not synced",
@@ -90,6 +92,26 @@ def open_repo(root: Path) -> Repo:
     real = root.resolve()
     prefix = "" if real == top else real.relative_to(top).as_posix()
     return Repo(Git(top), top, git_dir, root, prefix, Git(top).common_dir())
+
+
+def _unusable(root: Path, stderr: str) -> Blocked:
+    """A repository git refuses to work in: told as git says it, never as 'not a repository'.
+
+    A folder another user owns (restored from a backup, a Windows drive under WSL, a volume
+    mounted into a container) is "dubious ownership" to git: the root read as not in a git
+    repository, exit 0, and the hint was 'git init', so it silently never synced again.
+    """
+    said = [line.strip() for line in stderr.splitlines() if line.strip()]
+    first = said[0] if said else "git rev-parse failed"
+    if "dubious ownership" in stderr:
+        where = first.rpartition(" at ")[2].strip("'") or str(root)
+        hint = (
+            f"if the folder is yours: git config --global --add safe.directory {where} (or "
+            f"give it back to your user: chown -R $(id -un) {where}); memoryd syncs after that"
+        )
+    else:
+        hint = f"fix what git says (git -C {root} status shows it); memoryd syncs after that"
+    return Blocked("refused", f"git will not work in {root}: {first}", hint)
 
 
 def preflight(repo: Repo, stale_after_s: float) -> list[str]:
