@@ -113,6 +113,19 @@ def main(argv: Sequence[str] | None = None, app: App | None = None) -> int:
         return _json_error(app.out, as_json, message, where, 1)
 
 
+def as_error(app: App, exc: Exception) -> MemorydError:
+    """What :func:`main` reports for ``exc``, as an error: the machine's state with its fix,
+    or a bug (its traceback logged, as main does). For a hook, which answers with the
+    reason and exit 0 rather than failing the user's turn."""
+    if isinstance(exc, MemorydError):
+        return exc
+    state = machine_state(exc)
+    if state is not None:
+        return MemorydError(*state)
+    where = _log_bug(app, exc)
+    return MemorydError(f"internal error: {type(exc).__name__}: {exc}", hint=where)
+
+
 def machine_state(exc: BaseException) -> tuple[str, str] | None:
     """The one-line error and its fix for a failure that is the machine's state, not a
     bug: a full disk or quota (an OSError, or SQLite's own words), a read-only file system,
@@ -127,6 +140,11 @@ def machine_state(exc: BaseException) -> tuple[str, str] | None:
         return f"{exc}: {stopped}", FREE_SPACE
     if not isinstance(exc, OSError) or not exc.filename:
         return None
+    gone = _missing_target(exc.filename)
+    if gone is not None and exc.errno in (errno.EEXIST, errno.ENOENT):
+        # a folder linked to a drive that is not mounted (~/.cache on an external disk)
+        hint = f"mount or create {gone} (or remove the link), then run it again"
+        return f"{exc.filename} is a link to {gone}, which does not exist: {stopped}", hint
     if exc.errno == errno.EROFS:
         hint = (
             "memoryd must write there: remount it read-write (or move that folder), "
@@ -140,6 +158,15 @@ def machine_state(exc: BaseException) -> tuple[str, str] | None:
 
 
 FREE_SPACE = "free some space ('df -h' shows which disk), then run it again"
+
+
+def _missing_target(name: object) -> str | None:
+    """The target of ``name`` when it is a symbolic link to nothing (None otherwise)."""
+    import os
+
+    if not isinstance(name, str) or not os.path.islink(name) or os.path.exists(name):
+        return None
+    return os.readlink(name)
 
 
 def parse(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:

@@ -247,6 +247,34 @@ def test_a_broken_config_blocks_neither_the_prompt_nor_an_edit(
     assert all("config.yaml" in text and "\n" not in text for _, text in told)
 
 
+def test_a_cache_folder_linked_to_an_unmounted_drive_is_told_and_fails_no_hook(
+    node_bin: Path, project: Project
+) -> None:
+    """An error that was not memoryd's own (here the cache folder is a link to a drive that
+    is not mounted) made 'context --hook' exit 1: a hook error on every prompt, never the
+    one-line notice."""
+    cache = project.home.parent / "memoryd-home" / "cache"
+    shutil.rmtree(cache, ignore_errors=True)
+    drive = project.home.parent / "usb" / "cache"
+    cache.symlink_to(drive)
+    with FakeModelAPI([Turn(text="ok")]) as api:
+        session = ask(claude(node_bin, project, api), "hello")["session_id"]
+    records = [
+        (e["attachment"]["hookEvent"], e["attachment"]["type"], e["attachment"].get("exitCode"))
+        for e in transcript(project, session) if isinstance(e.get("attachment"), dict)
+        and e["attachment"].get("hookEvent") in ("SessionStart", "UserPromptSubmit")
+    ]  # fmt: skip
+    assert records == [  # it was one record: hook_success with exit code 1, and no word
+        ("SessionStart", "hook_success", 0), ("SessionStart", "hook_system_message", None),
+    ]  # fmt: skip
+    told = [run["content"] for run in hook_runs(project, session, "SessionStart", "hook_system_message")]
+    assert told == [
+        f"memoryd: context --hook injected nothing: {cache} is a link to {drive}, which does not "
+        f"exist: the command stopped before it finished; hint: mount or create {drive} (or "
+        "remove the link), then run it again"
+    ]
+
+
 def test_a_missing_global_root_is_told_once_and_the_project_block_still_comes(
     node_bin: Path, project: Project
 ) -> None:

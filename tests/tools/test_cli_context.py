@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -384,3 +385,28 @@ def test_a_prompt_of_few_terms_is_searched_whole_and_says_nothing_of_it(setup: S
     done = run_cli("context", "--json", "分词", "deploy", cwd=setup.repo)
     answer = json.loads(done.stdout)
     assert answer["query_terms_left_out"] == 0 and "recall searched" not in answer["text"]
+
+
+def test_a_hook_tells_a_cache_folder_linked_to_an_unmounted_drive_and_exits_0(
+    setup: Setup, tmp_path: Path
+) -> None:
+    """A failure that was not memoryd's own error made 'context --hook' exit 1 (a hook error
+    in Claude Code on every prompt) with 'internal error: FileExistsError ... please report
+    it' for a cache folder linked to a drive that is not mounted."""
+    cache = App(cwd=setup.repo).paths.cache_dir
+    shutil.rmtree(cache, ignore_errors=True)
+    drive = tmp_path / "usb" / "cache"
+    cache.symlink_to(drive)
+    said = (
+        f"{cache} is a link to {drive}, which does not exist: the command stopped before it "
+        f"finished; hint: mount or create {drive} (or remove the link), then run it again"
+    )
+    event = json.dumps({"session_id": "s1", "cwd": str(setup.repo), "prompt": "deploy"})
+    done = run_cli("context", "--hook", "--json", input=event)
+    assert done.returncode == 0
+    assert json.loads(done.stdout) == {
+        "systemMessage": f"memoryd: context --hook injected nothing: {said}"
+    }
+    recall = run_cli("recall", "deploy", cwd=setup.repo)
+    assert recall.returncode == 1
+    assert recall.stderr == "memoryd: error: " + said.replace("; hint: ", "\n  hint: ") + "\n"

@@ -3,7 +3,8 @@
 ``--hook`` reads a Claude Code hook event (``UserPromptSubmit``, ``SessionStart``) on
 stdin. It never blocks the prompt: a malformed event, an invalid config.yaml or any
 other memoryd failure injects nothing, says why on stderr and exits 0 (for
-``UserPromptSubmit`` exit 2 would throw the user's prompt away). With ``--json`` it
+``UserPromptSubmit`` exit 2 would throw the user's prompt away; an unexpected error, a
+bug or the machine's state, is told the same way). With ``--json`` it
 prints the host's structured form, ``hookSpecificOutput.additionalContext``.
 """
 
@@ -91,7 +92,6 @@ def _run_hook(app: App, args: argparse.Namespace) -> int:
     shows the user (its stderr is shown only in the transcript view), once per session.
     """
     from memoryd.agent import notice
-    from memoryd.errors import MemorydError
 
     event: dict[str, Any] = {}
     try:
@@ -99,7 +99,10 @@ def _run_hook(app: App, args: argparse.Namespace) -> int:
         prompt = event.get("prompt")
         query = prompt if isinstance(prompt, str) and prompt else " ".join(args.query)
         block = _block(app, args, query)
-    except MemorydError as exc:
+    except Exception as failure:  # any failure at all: exit 1 was a hook error every prompt
+        from memoryd.cli import as_error
+
+        exc = as_error(app, failure)
         app.note(f"memoryd: context --hook injected nothing: {exc}")
         told = notice.once(app, event.get("session_id"), "context --hook injected nothing", exc)
         if args.json and told:

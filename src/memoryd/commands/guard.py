@@ -48,7 +48,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(app: App, args: argparse.Namespace) -> int:
-    from memoryd.errors import MemorydError, UsageError, WriteRefused
+    from memoryd.errors import UsageError, WriteRefused
 
     if not args.hook:
         if not args.path:
@@ -71,10 +71,13 @@ def run(app: App, args: argparse.Namespace) -> int:
             "permissionDecisionReason": exc.message,
         }
         app.out.write(json.dumps({"hookSpecificOutput": decision}, ensure_ascii=False) + "\n")
-    except MemorydError as exc:
+    except Exception as failure:  # any failure at all lets the write through, and says why
+        from memoryd.cli import as_error
+
+        error = as_error(app, failure)
         what = "guard --hook could not check the write, allowing it"
-        app.note(f"memoryd: {what}: {exc}")
-        told = notice.once(app, event.get("session_id"), what, exc)
+        app.note(f"memoryd: {what}: {error}")
+        told = notice.once(app, event.get("session_id"), what, error)
         if told:  # Claude Code shows the user this (its stderr only in the transcript view)
             import json
 
