@@ -411,3 +411,21 @@ def test_doctor_follows_a_real_daemon_until_it_is_killed(world: World, tmp_path:
     check = world.check("daemon")
     assert check.status == "fail"
     assert check.detail.startswith(f"the daemon status is stale: pid {daemon.proc.pid} is gone")
+
+
+def test_a_root_git_will_not_work_in_is_named_not_a_missing_remote(world: World) -> None:
+    """A root another user owns (git's "dubious ownership"): every git command in it fails,
+    and doctor said "no remote 'origin'" of a root whose remote was there. (git's own switch
+    stands in for a folder of another owner, which needs root to make.)"""
+    env = {**world.ctx.env, "GIT_TEST_ASSUME_DIFFERENT_OWNER": "1"}
+    check = world.check("root", env=env)
+    assert (check.status, check.detail) == (
+        "fail",
+        f"{world.root}: git will not work in it: fatal: detected dubious ownership in "
+        f"repository at '{world.root}'",
+    )
+    assert check.fix == (
+        f"if the folder is yours: git config --global --add safe.directory {world.root} (or "
+        f"give it back to your user: chown -R $(id -un) {world.root})"
+    )
+    assert "remote" not in world.statuses(env=env)

@@ -70,6 +70,11 @@ def check_root(ctx: Machine, root: RootConfig) -> Verdict:
     if synced(root) and git_toplevel(path) is None:
         fix = f"git -C {path} init && git -C {path} remote add {root.sync.remote} <url>"
         return fail("root", f"{path} syncs but is not inside a git repository", fix, subject)
+    if synced(root):
+        refused = doctor_git.refusal(ctx, path)
+        if refused is not None:  # every check after this one would read git's silence wrong
+            said, fix = refused
+            return fail("root", f"{path}: git will not work in it: {said}", fix, subject)
     where = "in a git repository" if synced(root) else "sync off"
     return ok("root", f"{path}: present, writable, {where}", subject)
 

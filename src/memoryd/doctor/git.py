@@ -22,6 +22,7 @@ from memoryd.daemon import units
 from memoryd.doctor.verdict import Machine, Verdict, fail, ok, warn
 from memoryd.gitcli import Done
 from memoryd.sync.identity import IDENT_ROLES
+from memoryd.sync.repo import ownership_fix
 
 
 def run_git(env: Mapping[str, str], repo: Path | None, *args: str, timeout: float = 30.0) -> Done:
@@ -41,6 +42,20 @@ def check_git(ctx: Machine) -> Verdict:
     if done.code != 0:
         return fail("git", f"git --version failed: {done.first_error}", "reinstall git")
     return ok("git", done.text.strip())
+
+
+def refusal(ctx: Machine, repo: Path) -> tuple[str, str] | None:
+    """(git's line, the fix) when git will not work in ``repo`` at all; None when it will.
+
+    A folder another user owns is "dubious ownership" to git, and every git command in it
+    fails: the remote check said "no remote 'origin'" for a root whose remote was there.
+    """
+    try:
+        done = run_git(ctx.env, repo, "rev-parse", "--git-dir")
+    except FileNotFoundError:  # no git on PATH: the git check says so
+        return None
+    fix = ownership_fix(done.err) if done.code != 0 else None
+    return None if fix is None else (done.first_error, fix)
 
 
 def root_checks(ctx: Machine, root: RootConfig) -> list[Verdict]:

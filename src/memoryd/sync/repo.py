@@ -103,15 +103,26 @@ def _unusable(root: Path, stderr: str) -> Blocked:
     """
     said = [line.strip() for line in stderr.splitlines() if line.strip()]
     first = said[0] if said else "git rev-parse failed"
-    if "dubious ownership" in stderr:
-        where = first.rpartition(" at ")[2].strip("'") or str(root)
-        hint = (
-            f"if the folder is yours: git config --global --add safe.directory {where} (or "
-            f"give it back to your user: chown -R $(id -un) {where}); memoryd syncs after that"
-        )
-    else:
-        hint = f"fix what git says (git -C {root} status shows it); memoryd syncs after that"
+    fix = ownership_fix(stderr)
+    if fix is None:
+        fix = f"fix what git says (git -C {root} status shows it)"
+    hint = f"{fix}; memoryd syncs after that"
     return Blocked("refused", f"git will not work in {root}: {first}", hint)
+
+
+def ownership_fix(stderr: str) -> str | None:
+    """The commands that let git into a repository of "dubious ownership" (None: not that).
+
+    git names the repository's top (not a project's ``.memory/``): safe.directory wants it.
+    """
+    for line in stderr.splitlines():
+        if "dubious ownership" in line:
+            where = line.rpartition(" at ")[2].strip().strip("'")
+            return (
+                f"if the folder is yours: git config --global --add safe.directory {where} (or "
+                f"give it back to your user: chown -R $(id -un) {where})"
+            )
+    return None
 
 
 def preflight(repo: Repo, stale_after_s: float) -> list[str]:
