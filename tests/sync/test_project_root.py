@@ -227,3 +227,29 @@ def test_a_refusing_pre_push_hook_is_found_from_a_linked_work_tree(tmp_path: Pat
         "the pre-push hook refused the push: memory pushes wait for review",
     )
     assert outcome.hint is not None and f"fix the hook in {bare / 'hooks'})" in outcome.hint
+
+
+def test_a_stale_branch_lock_is_moved_aside_from_a_linked_work_tree(tmp_path: Path) -> None:
+    """A git killed while updating the branch leaves refs/heads/<branch>.lock in the
+    repository every work tree shares; memoryd looked for it in .git/worktrees/<name>/ and
+    every cycle failed with git's "Unable to create ... feature.lock: File exists"."""
+    import os
+
+    bare, feature = bare_with_a_work_tree(tmp_path)
+    lock = bare / "refs/heads/feature.lock"
+    lock.write_text(git(feature, "rev-parse", "HEAD"))
+    os.utime(lock, (1, 1))
+    root = feature / ".memory"
+    init_root(root)
+    (root / "facts").mkdir(exist_ok=True)
+    (root / "facts/x.md").write_text(memory("facts/x", "for the team", "x\n"))
+    rc = RootConfig(path=root, scope="project", sync=dataclasses.replace(PROJECT_SYNC, commit=True))
+    paths = resolve_paths({"MEMORYD_HOME": str(tmp_path / "home")})
+    outcome = sync_root(Config(device="laptop", roots=(rc,)), paths, rc)
+    assert outcome.ok and len(outcome.commits) == 1, outcome
+    assert any(n.startswith("moved a stale feature.lock") for n in outcome.notices)
+    assert not lock.exists() and list((bare / "memoryd-stale-locks/refs/heads").iterdir())
+    assert git(bare, "for-each-ref", "--format=%(refname)", "refs/heads").split() == [
+        "refs/heads/feature",
+        "refs/heads/main",
+    ]

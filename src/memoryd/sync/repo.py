@@ -164,7 +164,7 @@ def check_index_lock(repo: Repo, stale_after_s: float) -> list[str]:
     killed while holding one leaves it behind, and every later cycle would fail.
     """
     notices = []
-    for lock in _lock_files(repo):
+    for lock, home in _lock_files(repo):
         try:
             age = time.time() - lock.stat().st_mtime
         except FileNotFoundError:
@@ -176,8 +176,8 @@ def check_index_lock(repo: Repo, stale_after_s: float) -> list[str]:
                 "memoryd retries later; if no git command is running, it is moved aside once stale",
             )
         aside = lock.with_name(f"{lock.name}.stale-{int(time.time())}")
-        if lock.parent != repo.git_dir:  # under refs/ it would read as a branch: out of there
-            aside = repo.git_dir / STALE_LOCKS / lock.relative_to(repo.git_dir).parent / aside.name
+        if lock.parent != home:  # under refs/ it would read as a branch: out of there
+            aside = home / STALE_LOCKS / lock.relative_to(home).parent / aside.name
             aside.parent.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(FileNotFoundError):
             os.replace(lock, aside)
@@ -188,12 +188,17 @@ def check_index_lock(repo: Repo, stale_after_s: float) -> list[str]:
     return notices
 
 
-def _lock_files(repo: Repo) -> list[Path]:
-    found = [repo.git_dir / name for name in ("index.lock", "HEAD.lock", "packed-refs.lock")]
+def _lock_files(repo: Repo) -> list[tuple[Path, Path]]:
+    """(lock file, the git dir it is in): a work tree's own index and HEAD, and the refs
+    every work tree shares (in a linked work tree's common dir: looked for in its own git
+    dir, a stale branch lock there failed every cycle with git's "File exists")."""
+    own, shared = repo.git_dir, repo.common_dir
+    found = [(own / "index.lock", own), (own / "HEAD.lock", own)]
+    found.append((shared / "packed-refs.lock", shared))
     for folder in ("refs/heads", "refs/remotes", "refs/memoryd"):
-        top = repo.git_dir / folder
+        top = shared / folder
         if top.is_dir():
-            found += sorted(top.rglob("*.lock"))
+            found += [(lock, shared) for lock in sorted(top.rglob("*.lock"))]
     return found
 
 
