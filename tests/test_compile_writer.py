@@ -30,7 +30,7 @@ def mem(kind: str, summary: str, *load_when: str) -> str:
 
 
 ROOTS: dict[str, dict[str, str | bytes]] = {
-    "empty": {},
+    "empty": {"ROOT.md": ROOT_TEMPLATE},
     "one-folder": {"rules/pnpm.md": mem("rule", "Use pnpm", "npm")},
     "nested": {
         "pitfalls/sqlite/cjk.md": mem("pitfall", "CJK tokens", "FTS5"),
@@ -99,12 +99,26 @@ def test_two_separately_built_copies_compile_to_identical_bytes(name: str, tmp_p
 
 def test_an_empty_root_gets_the_template_and_the_blocks(tmp_path: Path) -> None:
     root = tmp_path / "m"
-    build(root, {})
+    build(root, {"ROOT.md": ROOT_TEMPLATE})  # as memoryd init writes it
     report = compile_root(RootConfig(root), CONFIG)
     assert report.written == [root / "ROOT.md"]
     text = (root / "ROOT.md").read_text()
     assert text.startswith(ROOT_TEMPLATE + "\n<!-- memoryd:begin rules")
     assert "| decisions/ | 0 |" in text
+
+
+def test_a_root_without_memories_gets_no_root_md_it_does_not_have(tmp_path: Path) -> None:
+    """What git leaves of a project's .memory/ after switching to a branch without it
+    (its empty folders) got an untracked ROOT.md, and git refused to switch back."""
+    root = tmp_path / "m"
+    build(root, {})
+    (root / "rules").mkdir()
+    assert compile_root(RootConfig(root), CONFIG, check=True).stale == []
+    assert compile_root(RootConfig(root), CONFIG).written == []
+    assert not (root / "ROOT.md").exists()
+    (root / "rules" / "pnpm.md").write_text(mem("rule", "Use pnpm", "npm"))
+    written = compile_root(RootConfig(root), CONFIG).written
+    assert sorted(written) == [root / "ROOT.md", root / "rules" / "index.md"]
 
 
 def test_damaged_markers_are_a_problem_and_the_file_is_left_alone(tmp_path: Path) -> None:

@@ -137,3 +137,36 @@ def test_a_compiled_file_git_left_conflicted_is_compiled_during_the_rebase(
         assert daemon.terminate() == 0, daemon.output()
     finally:
         daemon.kill()
+
+
+def test_switching_to_a_branch_without_the_memory_and_back_works(tmp_path: Path) -> None:
+    """git removes the tracked files of .memory/ and leaves its empty folders: the daemon
+    wrote a new ROOT.md there, untracked, and 'git switch' back refused to overwrite it."""
+    app, _global = app_with_root()
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    git(proj, "init", "-q", "-b", "main")
+    (proj / "README").write_text("a project\n")
+    git(proj, "add", "README")
+    git(proj, "commit", "-q", "-m", "before memoryd")
+    git(proj, "switch", "-q", "-c", "adopt")
+    assert run_cli("init", "--project", cwd=proj).returncode == 0
+    app = App()
+    (proj / ".memory/facts/p.md").write_text(fact("a project fact"))
+    commit_all(proj, "adopt memoryd")
+
+    daemon = DaemonProcess(tmp_path)
+    try:
+        daemon.wait_serving(app, tmp_path / "scratch")
+        git(proj, "switch", "-q", "main")
+        assert wait_until(lambda: settled(app, tmp_path / "scratch")), daemon.output()
+        assert not (proj / ".memory/ROOT.md").exists()
+        back = subprocess.run(
+            ["git", "switch", "adopt"], cwd=proj, capture_output=True, text=True, check=False
+        )
+        assert back.returncode == 0, back.stderr
+        assert wait_until(lambda: settled(app, tmp_path / "scratch")), daemon.output()
+        assert git(proj, "status", "--porcelain") == ""
+        assert daemon.terminate() == 0, daemon.output()
+    finally:
+        daemon.kill()

@@ -82,6 +82,7 @@ class _Plan:
     compiled: Compiled
     targets: list[str]  # folders whose index.md to settle
     blocked: set[str]  # folders holding an unreadable memory: their index.md is left alone
+    empty: bool  # the root holds no memory file at all
 
 
 def compile_root(
@@ -94,7 +95,12 @@ def compile_root(
     expect: Expect | None = None,
 ) -> CompileReport:
     """Compile one root. ``changed``: the paths of a batch (only their folders' index.md).
-    ``expect``: told of each file before it is written or deleted (see the module docstring)."""
+    ``expect``: told of each file before it is written or deleted (see the module docstring).
+
+    A missing ROOT.md stays missing in a root that holds no memory (``memoryd init``
+    writes a new root's): after 'git switch' to a branch without the project's memory,
+    the daemon wrote an untracked ROOT.md into what git left of ``.memory/``, and git
+    refused to switch back ('untracked working tree files would be overwritten')."""
     report = CompileReport(root.path)
     if root.layout not in COMPILED_LAYOUTS or not root.path.is_dir():
         return report
@@ -103,7 +109,7 @@ def compile_root(
     for folder in plan.targets:
         if folder not in plan.blocked:
             _settle_index(root.path, folder, plan.compiled, check, report, expect=expect)
-    if not plan.blocked:
+    if not plan.blocked and (not plan.empty or (root.path / ROOT_FILE).exists()):
         _settle_root_md(root.path, plan.compiled, check, report, expect=expect)
     return report
 
@@ -144,7 +150,8 @@ def _plan(
     compiled = compile_entries(
         entries, _read(root / ROOT_FILE), config.compile.folder_descriptions, targets
     )
-    return _Plan(compiled, sorted(targets), blocked)
+    empty = not entries and all(item.generated for item in files)
+    return _Plan(compiled, sorted(targets), blocked, empty)
 
 
 def shown(root: RootConfig, item: Scanned) -> bool:
