@@ -391,7 +391,7 @@ def _recall(
     args: Mapping[str, Any],
 ) -> list[_Hit]:
     """memoryd.index.search.recall for plugin roots, with the same functions."""
-    from memoryd.index.fetch import Snapshot, candidates, json_ints
+    from memoryd.index.fetch import candidates
     from memoryd.index.hits import hit_lookup
     from memoryd.index.ranking import rank
     from memoryd.index.snippet import MARKERS, explain
@@ -404,24 +404,18 @@ def _recall(
         return []
     fetch = max(limit, min(limit * 3, MAX_FETCH))
     filters = {"kind": args.get("kind"), "type": None, "scope_id": None}
-    sql = (
-        "SELECT rowid, path, root, scope, id, kind, summary, load_when, body FROM memories "
-        "WHERE rowid IN (SELECT value FROM json_each(?))"
+    found: Sequence[Found] = candidates(
+        _Index(conn), list(forms), roots, filters, fetch, enough=limit
     )
-    with Snapshot(conn):  # the kept rows are the candidates' (the daemon may commit)
-        found: Sequence[Found] = candidates(
-            _Index(conn), list(forms), roots, filters, fetch, enough=limit
-        )
-        if any(f.candidate.layout != "plugin" for f in found):
-            raise Fallback  # the full path filters other layouts' rows by project and session
-        counts = {r.path: hit_lookup(r.path, strict=True) for r in roots}
-        kept = rank(settings, found, counts, int(time.time() * 1000), limit)
-        rowids = [f.candidate.rowid for _total, f, _parts in kept]
-        rows = {values[0]: values[1:] for values in conn.execute(sql, (json_ints(rowids),))}
+    if any(f.candidate.layout != "plugin" for f in found):
+        raise Fallback  # the full path filters other layouts' rows by project and session
+    counts = {r.path: hit_lookup(r.path, strict=True) for r in roots}
+    kept = rank(settings, found, counts, int(time.time() * 1000), limit)
     marks = MARKERS[args.get("markers", "plugin")]
     hits = []
     for total, f, parts in kept:
-        hit = _Hit(rows[f.candidate.rowid])
+        c = f.candidate  # it holds the whole row (memoryd.index.fetch)
+        hit = _Hit((c.path, c.root, c.scope, c.id, c.kind, c.summary, c.load_when, c.body))
         if ".conflict-" in hit.path[len(hit.root) :] or _may_cite(hit.path):
             raise Fallback  # conflict copies and citations: the full path shows them
         hit.score, hit.parts = total, parts

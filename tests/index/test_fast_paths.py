@@ -22,7 +22,7 @@ from hypothesis import given, seed, settings
 from hypothesis import strategies as st
 
 from memoryd.index import IndexDB, Row, fetch, recall, reconcile
-from memoryd.index.db import ROW_COLUMNS, file_path
+from memoryd.index.db import ROW_COLUMNS, candidate_row, file_path
 from memoryd.index.fetch import Candidate, Found, candidates, json_ints
 from memoryd.index.ranking import cut, rank, ranked, score_parts
 from memoryd.index.search import Hit
@@ -300,12 +300,14 @@ def test_a_snippet_is_what_rendering_made_of_it_before(data: st.DataObject) -> N
     assert _render(text, spans, marks) == _render_as_it_was(text, spans, marks)
 
 
-def test_a_hits_row_takes_its_candidates_fields_and_reads_the_rest(
+def test_a_candidate_holds_its_whole_row_and_recall_reads_it_once(
     world: World, db: IndexDB
 ) -> None:
-    """recall reads a kept row's other fields only (hit_rows, in the candidates' read
-    transaction): the Row is the one rows_by_rowid reads whole, every field, for rows of
-    every shape (pinned, dates, lists, problems, kinds, both scopes), 70 of them too."""
+    """A fetch candidate is its whole row (candidate_row gives the Row rows_by_rowid reads,
+    every field of every type, for rows of every shape: pinned, dates, lists, problems,
+    kinds, both scopes, 70 of them too), so recall of one term runs one statement (the FTS5
+    query joined to memories' rows) and no second one for the kept rows, nor a transaction
+    around it; of two, the AND and OR statements in one read transaction."""
     world.write(world.global_root, "facts/a.md", "kafka lag 部署", summary="kafka",
                 load_when=["ops", "on call"], supersedes=["facts/old"], pinned=True,
                 created="2024-01-02", updated="2025-03-04", kind="fact")  # fmt: skip
@@ -318,19 +320,27 @@ def test_a_hits_row_takes_its_candidates_fields_and_reads_the_rest(
     kept = [f.candidate for f in found]
     assert len(kept) == 73
     whole = db.rows_by_rowid([c.rowid for c in kept])
-    for few in (kept[:3], kept):  # bound one by one, and through json_each
-        got = db.hit_rows(few)
-        assert got == {c.rowid: whole[c.rowid] for c in few}
-        for c in few:
-            assert vars(got[c.rowid]) == vars(whole[c.rowid])
-            assert [type(v) for v in vars(got[c.rowid]).values()] == [
-                type(v) for v in vars(whole[c.rowid]).values()
-            ]
+    for c in kept:
+        got = candidate_row(c)
+        assert got == whole[c.rowid]
+        assert vars(got) == vars(whole[c.rowid])
+        assert [type(v) for v in vars(got).values()] == [
+            type(v) for v in vars(whole[c.rowid]).values()
+        ]
     assert any(r.problems for r in whole.values()) and any(r.pinned for r in whole.values())
     statements: list[str] = []
     db.conn.set_trace_callback(statements.append)
     [hit] = recall(db, world.config, "部署", world.roots, bump=False)
     db.conn.set_trace_callback(None)
     assert hit.row == next(row for row in whole.values() if row.id == "facts/a")
-    read = [s for s in statements if "body" in s and " IN (" in s]
-    assert len(read) == 1 and "root" not in read[0].split(" FROM ")[0]
+    ours = [s for s in statements if not s.startswith("--")]  # "--": FTS5's own reads
+    assert len(ours) == 1 and "memories.body" in ours[0] and "MATCH" in ours[0]
+    statements.clear()  # two terms: the AND query, the OR query, in one read transaction
+    db.conn.set_trace_callback(statements.append)
+    [hit] = recall(db, world.config, "部署 lag", world.roots, bump=False)
+    db.conn.set_trace_callback(None)
+    ours = [s for s in statements if not s.startswith("--")]
+    assert [s.split(" ")[0] for s in ours] == ["BEGIN", "SELECT", "SELECT", "COMMIT"]
+    assert hit.row == next(row for row in whole.values() if row.id == "facts/a")
+
+

@@ -7,7 +7,7 @@ import functools
 import json
 import os
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -146,13 +146,17 @@ def row_from_sql(values: tuple[object, ...]) -> Row:
     return row
 
 
+def candidate_row(c: Candidate) -> Row:
+    """The :class:`Row` of a fetch candidate, which holds all of it (one statement read
+    both; see :mod:`memoryd.index.fetch`)."""
+    return row_from_sql((
+        c.path, c.root, c.scope, c.layout, c.type, c.scope_id, c.id, c.kind, c.summary,
+        c.load_when, c.pinned, c.supersedes, c.superseded_by, c.created, c.updated, c.size,
+        c.mtime_ns, c.hash, c.problems, c.body, c.oversized,
+    ))  # fmt: skip
+
+
 _ROWS_SQL = f"SELECT rowid, {ROW_COLUMNS} FROM memories WHERE rowid IN "
-# A hit's row but for the fields its fetch Candidate holds (root, scope, layout, id, pinned,
-# created, updated, mtime_ns): see IndexDB.hit_rows.
-_HIT_SQL = (
-    "SELECT rowid, path, type, scope_id, kind, summary, load_when, supersedes, "
-    "superseded_by, size, hash, problems, body, oversized FROM memories WHERE rowid IN "
-)
 # Up to this many rowids (recall reads at most MAX_FETCH) are bound one by one, a statement
 # per count: no JSON to write and parse, 2 µs of a recall's 10 rows. Beyond, one JSON array.
 _BOUND_IDS = 64
@@ -193,28 +197,6 @@ class IndexDB:
         if not rowids:
             return {}
         return {v[0]: row_from_sql(v[1:]) for v in _rows_of(self.conn, _ROWS_SQL, rowids)}
-
-    def hit_rows(self, kept: Sequence[Candidate]) -> dict[int, Row]:
-        """The rows of these fetch candidates by rowid (missing ones left out): the fields
-        a Candidate holds are taken from it, and only the others read (at 10k memories
-        1.7% of a recall's instructions went to reading them again).
-
-        Call it in the read transaction that read the candidates (recall does): in
-        another, a row could join a Candidate of one version of a memory to the rest of
-        a newer one.
-        """
-        if not kept:
-            return {}
-        rest = {v[0]: v for v in _rows_of(self.conn, _HIT_SQL, [c[0] for c in kept])}
-        rows = {}
-        for rowid, root, scope, layout, id_, pinned, created, updated, mtime_ns in kept:
-            v = rest.get(rowid)
-            if v is not None:  # ROW_COLUMNS' order
-                rows[rowid] = row_from_sql((
-                    v[1], root, scope, layout, v[2], v[3], id_, v[4], v[5], v[6], pinned, v[7],
-                    v[8], created, updated, v[9], mtime_ns, v[10], v[11], v[12], v[13],
-                ))  # fmt: skip
-        return rows
 
     def count(self) -> int:
         return int(self.conn.execute("SELECT count(*) FROM memories").fetchone()[0])

@@ -19,7 +19,7 @@ import math
 from collections.abc import Sequence
 
 from memoryd.config import RootConfig
-from memoryd.index.db import IndexDB, Row
+from memoryd.index.db import IndexDB, Row, candidate_row
 from memoryd.index.fetch import candidate_rows
 from memoryd.index.tokenizer import fts_expression, query_terms
 
@@ -46,7 +46,7 @@ def covering(
     rowids = [r[0] for r in db.conn.execute(sql, (expression,))]
     current = candidate_rows(db, rowids, roots, {})
     found = []
-    for row in db.rows_by_rowid(list(current)).values():
+    for row in map(candidate_row, current.values()):
         held = len(wanted & content_terms("\n".join(p for p in (row.summary, row.body) if p)))
         if held >= need:
             found.append((row, held / len(wanted)))

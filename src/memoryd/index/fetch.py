@@ -59,7 +59,10 @@ if TYPE_CHECKING:
         def sql(self) -> tuple[str, list[Any]]: ...
 
     class Candidate(NamedTuple):
-        """What ranking needs of a row (the full :class:`Row` is read for the kept few)."""
+        """A candidate row: what ranking reads first (``rowid`` to ``mtime_ns``), then the
+        rest of its memory, read in the same statement (a kept one becomes its hit's
+        :class:`~memoryd.index.db.Row` with no second read). The rest defaults to None
+        for a candidate made by hand, as ranking's tests make them."""
 
         rowid: int
         root: str
@@ -70,6 +73,19 @@ if TYPE_CHECKING:
         created: int | None
         updated: int | None
         mtime_ns: int
+        path: str | None = None
+        type: str | None = None
+        scope_id: str | None = None
+        kind: str | None = None
+        summary: str | None = None
+        load_when: str | None = None
+        supersedes: str | None = None
+        superseded_by: str | None = None
+        size: int | None = None
+        hash: str | None = None
+        problems: str | None = None
+        body: str | None = None
+        oversized: int | None = None
 
     class Found(NamedTuple):
         """One candidate with its bm25 relevance and whether it holds every query term."""
@@ -80,7 +96,10 @@ if TYPE_CHECKING:
 
 else:
     Candidate = namedtuple(
-        "Candidate", "rowid root scope layout id pinned created updated mtime_ns"
+        "Candidate",
+        "rowid root scope layout id pinned created updated mtime_ns path type scope_id kind "
+        "summary load_when supersedes superseded_by size hash problems body oversized",
+        defaults=(None,) * 13,
     )
     Found = namedtuple("Found", "relevance candidate full")
 
@@ -96,17 +115,24 @@ MAX_LEVEL_TERMS = 6  # beyond this many terms: all terms, then any term (the gro
 STRATEGIES = ("and-or", "levels", "or")
 
 
-_CANDIDATE_COLUMNS = "rowid, root, scope, layout, id, pinned, created, updated, mtime_ns"
+# A Candidate's columns: what ranking reads, then the rest of the row. Reading the rest with
+# every candidate costs a few bodies more than the kept ones need; reading it for the kept
+# ones after cost one more statement per recall, more (bench/floor_bench.py's needle row).
+_CANDIDATE_COLUMNS = (
+    "rowid, root, scope, layout, id, pinned, created, updated, mtime_ns, path, type, "
+    "scope_id, kind, summary, load_when, supersedes, superseded_by, size, hash, problems, "
+    "body, oversized"
+)
 _CANDIDATE_FIELDS = ", ".join(f"memories.{c}" for c in _CANDIDATE_COLUMNS.split(", ")[1:])
 
 
 class Snapshot:
     """``with Snapshot(conn):`` the reads inside see one version of the index: a read
-    transaction, or the caller's own when it has one (left open). A recall reads its
-    candidates and then the kept rows; in two transactions a reconcile committing in
-    between (the daemon's, on its own connection) could remove a kept row from under it
-    or join a candidate to a newer row. (A class, not contextlib: the lean recall's
-    imports stay few, see tests/test_startup.py.)
+    transaction, or the caller's own when it has one (left open). A recall of several
+    terms reads its candidates in several statements (all terms, then any); in several
+    transactions a reconcile committing in between (the daemon's, on its own connection)
+    could give one memory as two versions, or lose a row between them. (A class, not
+    contextlib: the lean recall's imports stay few, see tests/test_startup.py.)
     """
 
     def __init__(self, conn: sqlite3.Connection) -> None:
@@ -150,8 +176,25 @@ def candidates(
         raise ValueError(f"unknown strategy {strategy!r}")
     top = partial(_top, visible=visible)
     whole = len(terms)
-    if whole == 1:
+    if whole == 1:  # one statement (run again whole if its k grows): one version of the index
         return top(db, fts_expression(terms), roots, filters, fetch, full=True)
+    with Snapshot(db.conn):  # the AND and OR statements read one version
+        return _several(db, terms, roots, filters, fetch, strategy, visible, enough)
+
+
+def _several(  # noqa: PLR0917 - candidates' arguments, passed on
+    db: _Index,
+    terms: Sequence[str],
+    roots: Sequence[_Root],
+    filters: Mapping[str, str | None],
+    fetch: int,
+    strategy: str,
+    visible: _Visible | None,
+    enough: int | None,
+) -> list[Found]:
+    """:func:`candidates` for two terms or more."""
+    top = partial(_top, visible=visible)
+    whole = len(terms)
     full: list[Found] = []
     if strategy != "or":
         for need in _levels(whole, strategy):
@@ -159,13 +202,12 @@ def candidates(
             if need == whole:
                 full = found
             elif need > 1:
-                found = _unskew(db, found, terms, need)
+                found = _unskew(found, terms, need)
             if len(found) >= fetch or (need == whole and len(found) >= (enough or fetch)):
                 return full if need == whole else _merged(full, found)
     found = top(db, fts_expression(terms), roots, filters, fetch, full=False)
     if strategy == "or":
-        held = _held(db, found, terms)
-        return [Found(r, c, held[c.rowid] == whole) for r, c, _full in found]
+        return [Found(r, c, _matched(terms, c) == whole) for r, c, _full in found]
     return _merged(full, found) if full else found
 
 
@@ -256,30 +298,24 @@ def _top_sql(condition: str) -> str:
     )  # a LEFT JOIN keeps the subquery's (bm25) order: it is the outer loop
 
 
-def _unskew(db: _Index, found: list[Found], terms: Sequence[str], need: int) -> list[Found]:
+def _unskew(found: list[Found], terms: Sequence[str], need: int) -> list[Found]:
     """A level's bm25 back to the OR query's: divide by comb(m-1, need-1), re-sort."""
-    held = _held(db, found, terms)
     fixed = []
     for rel, cand, full in found:
-        have = max(need, held[cand.rowid])
+        have = max(need, _matched(terms, cand))
         fixed.append(Found(rel / comb(have - 1, need - 1), cand, full))
     return sorted(fixed, key=lambda f: -f[0])
 
 
-def _held(db: _Index, found: list[Found], terms: Sequence[str]) -> dict[int, int]:
-    """How many of ``terms`` each candidate's text holds (as the index sees it)."""
-    sql = (
-        "SELECT rowid, id, summary, load_when, body FROM memories "
-        "WHERE rowid IN (SELECT value FROM json_each(?))"
-    )
-    ids = json_ints([f.candidate.rowid for f in found])
-    texts = {r[0]: [t for t in r[1:] if t] for r in db.conn.execute(sql, (ids,))}
-    return {c.rowid: _matched(terms, texts.get(c.rowid, [])) for _, c, _full in found}
+def _folded(c: Candidate) -> str:
+    """A candidate's texts, normalized as the index's tokens are made (one per line)."""
+    return normalize("\n".join([t for t in (c.id, c.summary, c.load_when, c.body) if t]))
 
 
-def _matched(terms: Sequence[str], texts: list[str]) -> int:
-    """How many of the query terms occur in the texts (as the index sees them)."""
-    return len(term_counts(terms, normalize("\n".join(texts))))
+def _matched(terms: Sequence[str], c: Candidate) -> int:
+    """How many of the query terms a candidate's texts hold (as the index sees them: the
+    text FTS5 was given, :func:`memoryd.index.store.texts`)."""
+    return len(term_counts(terms, _folded(c)))
 
 
 # Not superseded: no superseded_by, or one naming no memory of the root (a dangling

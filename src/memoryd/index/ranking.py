@@ -87,7 +87,7 @@ def rank(
     best = None  # the best relevance, as cut's max() finds it
     for f in found:
         relevance, row, full = f
-        _rowid, root, scope, layout, memory_id, pinned, created, updated, mtime_ns = row
+        _rowid, root, scope, layout, memory_id, pinned, created, updated, mtime_ns = row[:9]
         if best is None or relevance > best:
             best = relevance
         prior = project if scope == "project" else other

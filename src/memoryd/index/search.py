@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from memoryd.config import Config, RootConfig
 from memoryd.index import hitview
-from memoryd.index.db import IndexDB, Row
-from memoryd.index.fetch import Snapshot, candidates
+from memoryd.index.db import IndexDB, Row, candidate_row
+from memoryd.index.fetch import candidates
 from memoryd.index.hits import bump_hits, hit_lookup
 from memoryd.index.ranking import rank
 from memoryd.index.snippet import MARKERS, explain
@@ -100,17 +100,15 @@ def recall(
         return []
     fetch = max(limit, min(limit * 3, MAX_FETCH))
     filters = {"kind": kind, "type": type, "scope_id": scope_id}
-    with Snapshot(db.conn):  # the kept rows are the candidates' (a reconcile may commit)
-        found = candidates(
-            db, terms, roots, filters, fetch, strategy=strategy, enough=limit, visible=visible
-        )
-        now = int(time.time() * 1000) if now_ms is None else now_ms
-        counts = {str(r.path): hit_lookup(r.path) for r in roots}
-        kept = rank(settings, found, counts, now, limit)
-        rows = db.hit_rows([f.candidate for _total, f, _parts in kept])
+    found = candidates(
+        db, terms, roots, filters, fetch, strategy=strategy, enough=limit, visible=visible
+    )
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    counts = {str(r.path): hit_lookup(r.path) for r in roots}
+    kept = rank(settings, found, counts, now, limit)
     marks = MARKERS[markers]
     hits = [
-        _hit(rows[f.candidate.rowid], total, f.relevance, forms, marks, parts=parts)
+        _hit(candidate_row(f.candidate), total, f.relevance, forms, marks, parts=parts)
         for total, f, parts in kept
     ]
     if bump:
