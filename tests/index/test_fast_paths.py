@@ -344,3 +344,27 @@ def test_a_candidate_holds_its_whole_row_and_recall_reads_it_once(
     assert hit.row == next(row for row in whole.values() if row.id == "facts/a")
 
 
+
+def test_a_hits_reasons_are_worked_out_once_when_first_read(
+    world: World, db: IndexDB, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """recall leaves a hit's matched terms and snippet to its first reader, once: the same
+    ones explain gives the row, in the markers recall was asked for."""
+    from memoryd.index import search
+    from memoryd.index.snippet import explain
+
+    world.write(world.global_root, "facts/a.md", "Run the Deployment from the bastion.")
+    world.write(world.global_root, "facts/b.md", "deploy twice, deploy often")
+    reconcile(db, world.config, world.roots)
+    explained: list[str] = []
+
+    def counting(forms: dict[str, str], row: Row, marks: tuple[str, str]) -> object:
+        explained.append(row.id)
+        return explain(forms, row, marks)
+
+    monkeypatch.setattr(search, "explain", counting)
+    hits = recall(db, world.config, "deploy", world.roots, bump=False, markers="layered")
+    assert [h.id for h in hits] == ["facts/b", "facts/a"] and explained == []
+    assert hits[1].snippet == "Run the <<Deployment>> from the bastion."
+    assert hits[1].terms == {"deploy": 1} and hits[1].to_json()["snippet"] == hits[1].snippet
+    assert explained == ["facts/a"]

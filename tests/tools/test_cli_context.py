@@ -197,6 +197,28 @@ def test_context_opens_the_index_once(setup: Setup, monkeypatch: pytest.MonkeyPa
     assert len(opened) == 1  # each open runs a whole-database check: once is enough
 
 
+def test_the_context_block_never_explains_its_hits(
+    setup: Setup, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The block an agent gets each turn shows the hits' bodies: their reasons (matched
+    terms, snippet) are never worked out for it (a sixth of a recall's instructions)."""
+    from memoryd.agent.context import gather
+    from memoryd.index import search
+
+    fill(setup)
+    explained: list[str] = []
+    explain = search.explain
+
+    def counting(forms: Any, row: Any, marks: Any) -> Any:
+        explained.append(row.id)
+        return explain(forms, row, marks)
+
+    monkeypatch.setattr(search, "explain", counting)
+    block = gather(App(cwd=setup.repo), "deploy staging")
+    assert "Use ssh -J bastion." in json.dumps(block, default=str, ensure_ascii=False)
+    assert explained == []
+
+
 def test_a_prompt_after_double_dash_is_data_never_an_option(setup: Setup) -> None:
     """The OpenCode plugin runs `memoryd context -- PROMPT`: a prompt '-h' is a query."""
     fill(setup)

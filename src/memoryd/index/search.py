@@ -9,6 +9,7 @@ orders and cuts them (coverage tiers first, see docs/search.md).
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Sequence
@@ -35,7 +36,12 @@ MAX_FETCH = 50
 
 @dataclass(frozen=True)
 class Hit:
-    """One recalled memory with the reasons it matched."""
+    """One recalled memory with the reasons it matched.
+
+    The reasons (:attr:`terms`, :attr:`snippet`) are worked out from the row when first
+    read: the context block an agent gets each turn shows hits' bodies, not their reasons,
+    and explaining the hits was a sixth of a needle query's instructions at 1k memories.
+    """
 
     id: str
     path: Path
@@ -44,12 +50,28 @@ class Hit:
     kind: str | None
     summary: str | None
     score: float
-    terms: dict[str, int]  # matched query term -> occurrences in the memory
-    snippet: str  # original text around the matches, matches marked «like this»
     body: str
     relevance: float = 0.0  # the bm25 part of the score
     parts: dict[str, float] = field(default_factory=dict)  # what score multiplies (score_parts)
     row: Row | None = field(default=None, repr=False, compare=False)
+    forms: dict[str, str] = field(default_factory=dict, repr=False)  # term -> query word
+    marks: tuple[str, str] = MARKERS["plugin"]  # what a snippet marks a match with
+
+    @property
+    def terms(self) -> dict[str, int]:
+        """Each matched query word as written, with its occurrences in the memory."""
+        return self._reasons[0]
+
+    @property
+    def snippet(self) -> str:
+        """Original text around the matches, the matches marked («like this»)."""
+        return self._reasons[1]
+
+    @functools.cached_property
+    def _reasons(self) -> tuple[dict[str, int], str]:
+        if self.row is None:
+            return {}, ""
+        return explain(self.forms, self.row, self.marks)
 
     def conflict(self) -> dict[str, str]:
         """``conflict_of`` and ``conflict_device`` when this is a sync conflict copy."""
@@ -126,7 +148,6 @@ def _hit(
     parts: dict[str, float],
 ) -> Hit:
     """The :class:`Hit` of a kept row, its fields set at once (see :func:`row_from_sql`)."""
-    terms, snippet = explain(forms, row, marks)
     hit = _new(Hit)
     _set(hit, "__dict__", {
         "id": row.id,
@@ -136,12 +157,12 @@ def _hit(
         "kind": row.kind,
         "summary": row.summary,
         "score": total,
-        "terms": terms,
-        "snippet": snippet,
         "body": row.body,
         "relevance": relevance,
         "parts": parts,
         "row": row,
+        "forms": forms,
+        "marks": marks,
     })  # fmt: skip
     return hit
 
