@@ -123,3 +123,20 @@ def test_a_status_file_garbled_while_running_is_written_again(tmp_path: Path) ->
         assert daemon.terminate() == 0, daemon.output()
     finally:
         daemon.kill()
+
+
+def test_the_log_folder_deleted_while_running_is_written_again(tmp_path: Path) -> None:
+    app, root = app_with_root()
+    daemon = DaemonProcess(tmp_path)
+    try:
+        daemon.wait_ready(app)
+        shutil.rmtree(app.paths.log_dir)  # on Linux it is inside the state folder
+        save(root / "facts" / "logged.md", memory("a change the log tells of"))
+        log_file = app.paths.log_file
+        assert wait_until(lambda: log_file.exists() and "batch: " in log_file.read_text(), 20), (
+            daemon.output()
+        )
+        assert daemon.terminate() == 0, daemon.output()
+        assert "memoryd stopped" in log_file.read_text()
+    finally:
+        daemon.kill()
