@@ -170,3 +170,51 @@ def test_a_full_disk_is_a_problem_the_status_file_cannot_hold(
             f"  problem: the disk holding {paths.cache_dir} has 0.5 MiB free: indexing, "
             f"compiling and committing there fail (df -h {paths.cache_dir})",
         ]
+
+
+def test_a_file_garbled_right_after_the_daemon_wrote_it_is_written_again(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Restoring compares bytes: a stat taken after the rename could be of a file garbled in
+    between, and then the garbled file passed for the daemon's own (CI saw it, once)."""
+    from memoryd.daemon import status
+    from memoryd.fsutil import atomic_write
+
+    paths = resolve_paths()
+    board = StatusBoard(paths.status_file)
+
+    def garbled_at_once(file: Path, data: bytes) -> None:
+        atomic_write(file, data)
+        file.write_bytes(b'{"pid": ')  # a hand, between the daemon's rename and its stat
+
+    monkeypatch.setattr(status, "atomic_write", garbled_at_once)
+    board.update(last_batch={"at": "t", "files": 1, "ms": 2})
+    monkeypatch.undo()
+    assert board.restore() is True
+    assert json.loads(paths.status_file.read_text())["last_batch"]["files"] == 1
+    assert board.restore() is False  # as written: nothing to do
+    paths.status_file.write_bytes(b'{"pid": ')  # in place: the same inode
+    assert board.restore() is True
+    assert json.loads(paths.status_file.read_text())["last_batch"]["files"] == 1
+    assert paths.status_file.read_bytes() != b'{"pid": '
+    paths.status_file.unlink()
+    assert board.restore() is True
+    assert json.loads(paths.status_file.read_text())["last_batch"]["files"] == 1
+    board.detach()  # another daemon's file from now on: never touched
+    paths.status_file.write_bytes(b"theirs")
+    assert board.restore() is False
+    assert paths.status_file.read_bytes() == b"theirs"
+
+
+def test_a_problem_naming_a_file_that_is_not_utf8_is_written_and_read_back(
+    isolated_home: Path,
+) -> None:
+    """A lone surrogate (caf\\xe9.md read from a Latin-1 name) raised UnicodeEncodeError on
+    the batch thread, with the daemon's lock held."""
+    paths = resolve_paths()
+    board = StatusBoard(paths.status_file)
+    odd = os.fsdecode(b"/r/facts/caf\xe9.md")
+    board.problem(f"cannot index {odd}")
+    assert b"caf\\udce9.md" in paths.status_file.read_bytes()
+    assert read_status(paths).status.problems == [f"cannot index {odd}"]  # type: ignore[union-attr]
+    assert board.restore() is False

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memoryd import fingerprint
 from memoryd.daemon.lock import running_pid
 from memoryd.fsutil import atomic_write
 from memoryd.paths import Paths
@@ -115,7 +114,7 @@ class StatusBoard:
         self._lock = threading.Lock()
         self.status = Status(pid=os.getpid(), started_at=now_iso())
         self.detached = False  # another daemon owns the file now: never write it again
-        self._written: fingerprint.Fingerprint | None = None  # the file as last written
+        self._written: bytes | None = None  # the file's bytes as last written
 
     def detach(self) -> None:
         """Write the file no more (another daemon took the lock and writes its own)."""
@@ -167,11 +166,20 @@ class StatusBoard:
         replaced by hand): readers took a daemon without a readable status for none, and
         nothing rewrote it before the next change of state (a sync, up to 5 minutes)."""
         with self._lock:
-            if self._written is None or fingerprint.of_path(self.file) == self._written:
+            if self.detached or self._written is None or self._now() == self._written:
                 return False
             log.info("%s was changed or deleted by something else: written again", self.file)
             self._write()
             return True
+
+    def _now(self) -> bytes | None:
+        """The file's bytes now (None when it cannot be read). Compared by content, not by
+        a stat: a stat taken after the rename could already be of a file garbled in between,
+        and the garbled file would then pass for the daemon's own."""
+        try:
+            return self.file.read_bytes()
+        except OSError:
+            return None
 
     def snapshot(self) -> Status:
         with self._lock:
@@ -181,11 +189,15 @@ class StatusBoard:
         if self.detached:
             return
         self.status.updated_at = now_iso()
-        data = json.dumps(self.status.to_json(), indent=2, ensure_ascii=False) + "\n"
+        text = json.dumps(self.status.to_json(), indent=2, ensure_ascii=False) + "\n"
+        # A non-UTF-8 file name in a problem is a lone surrogate: backslashreplace writes it
+        # as the JSON escape "\udce9", which reads back as the same name (UTF-8 "strict"
+        # raised here, on the batch thread, with the daemon's lock held)
+        data = text.encode("utf-8", "backslashreplace")
         try:
-            atomic_write(self.file, data.encode("utf-8"))
+            atomic_write(self.file, data)
         except OSError as exc:  # a full disk must not stop the daemon
             self._written = None  # not restored on every tick: the next change writes it
             log.warning("cannot write %s: %s", self.file, exc)
             return
-        self._written = fingerprint.of_path(self.file)
+        self._written = data
