@@ -61,3 +61,66 @@ def test_a_relative_root_path_is_refused_naming_the_key(isolated_home: Path) -> 
         "got 'notes/memory'\n"
         f"  hint: edit {file} (see docs/config.md)\n"
     )
+
+
+def _latin1_project(tmp_path: Path) -> Path:
+    """A project folder named in Latin-1 bytes (``caf\\xe9``), as an old archive leaves it."""
+    import os
+
+    raw = os.fsencode(tmp_path) + b"/caf\xe9"
+    os.mkdir(raw)
+    repo = Path(os.fsdecode(raw))
+    git(repo, "init", "-q")
+    return repo
+
+
+NOT_UTF8_HINT = (
+    "  hint: rename the folder to a UTF-8 name (e.g. mv it from a shell whose locale is "
+    "UTF-8), then run this again\n"
+)
+
+
+def test_a_project_folder_whose_name_is_not_utf8_is_refused_before_anything_is_made(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    """Registered, its path made every recall, remember and the daemon fail with
+    UnicodeEncodeError (an internal error) from the index's first query."""
+    assert run_cli("init").returncode == 0
+    before = (isolated_home / "config.yaml").read_text(encoding="utf-8")
+    repo = _latin1_project(tmp_path)
+    shown = f"{tmp_path}/caf\\xe9/.memory"
+    for args in (("init", "--project"), ("remember", "--kind", "fact", "--summary", "s", "b")):
+        done = run_cli(*args, cwd=repo, process=True)
+        assert (done.returncode, done.stderr) == (
+            1,
+            f"memoryd: error: {shown} is not valid UTF-8, so the search index cannot hold "
+            f"the memories in it\n{NOT_UTF8_HINT}",
+        ), args
+    assert not (repo / ".memory").exists()
+    assert (isolated_home / "config.yaml").read_text(encoding="utf-8") == before
+    found = run_cli("recall", "anything", cwd=repo, process=True)
+    assert (found.returncode, "internal error" in found.stderr) == (0, False), found.stderr
+
+
+def test_a_config_that_lists_a_root_whose_path_is_not_utf8_names_the_fix(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    """As an earlier memoryd registered it: YAML's \\uDCE9 escape is the Latin-1 byte."""
+    assert run_cli("init").returncode == 0
+    repo = _latin1_project(tmp_path)
+    (repo / ".memory").mkdir()
+    config = isolated_home / "config.yaml"
+    config.write_text(
+        "roots:\n"
+        f"  - path: {isolated_home / 'memory'}\n"
+        f'  - path: "{tmp_path}/caf\\uDCE9/.memory"\n    scope: project\n',
+        encoding="utf-8",
+    )
+    done = run_cli("recall", "anything", cwd=tmp_path, process=True)
+    assert (done.returncode, done.stderr) == (
+        1,
+        f"memoryd: error: {config}: roots[1].path: {tmp_path}/caf\\xe9/.memory is not valid "
+        "UTF-8, so the search index cannot hold the memories in it: rename the folder to a "
+        "UTF-8 name and write the new path here, or remove this root\n"
+        f"  hint: edit {config} (see docs/config.md)\n",
+    )

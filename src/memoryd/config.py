@@ -347,6 +347,12 @@ class _Loader:
                 f"{key}.path",
                 f"must be an absolute path (or start with ~/), got {raw_path!r}",
             )
+        if not utf8_path(path):
+            raise self.fail(
+                f"{key}.path",
+                f"{_shown(path)} {NOT_UTF8_ROOT}: rename the folder to a UTF-8 name and "
+                "write the new path here, or remove this root",
+            )
         layout = item.get("layout", "plugin")
         if layout not in LAYOUTS:
             guess = did_you_mean(layout, LAYOUTS)
@@ -416,6 +422,35 @@ def root_to_yaml(root: RootConfig) -> dict[str, Any]:
     return entry
 
 
+NOT_UTF8_ROOT = "is not valid UTF-8, so the search index cannot hold the memories in it"
+
+
+def utf8_path(path: Path) -> bool:
+    """Can ``path`` be kept in the index (SQLite text is UTF-8)? A folder name in Latin-1
+    bytes reaches Python as lone surrogates, which no UTF-8 text can hold."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def refuse_non_utf8_root(path: Path) -> None:
+    """Refuse, before anything is created, a root the index could never hold: registered,
+    it made every recall, remember and the daemon fail on its path."""
+    if not utf8_path(path):
+        raise ConfigError(
+            f"{_shown(path)} {NOT_UTF8_ROOT}",
+            hint="rename the folder to a UTF-8 name (e.g. mv it from a shell whose locale "
+            "is UTF-8), then run this again",
+        )
+
+
+def _shown(path: Path) -> str:
+    """``path`` with the bytes of a non-UTF-8 name as ``\\xe9`` (printable, one line)."""
+    return str(path).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def register_root(paths: Paths, config: Config, root: RootConfig) -> Config:
     """Add ``root`` to config.yaml (no-op when it is already there).
 
@@ -427,6 +462,7 @@ def register_root(paths: Paths, config: Config, root: RootConfig) -> Config:
 
     if any(r.path == root.path for r in config.roots):
         return config
+    refuse_non_utf8_root(root.path)
     roots = (*config.roots, root)
     file = paths.config_file
     text = _current_text(file)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from memoryd.app import App
 from memoryd.compile.writer import compile_root
-from memoryd.config import PROJECT_SYNC, RootConfig, register_root
+from memoryd.config import PROJECT_SYNC, RootConfig, refuse_non_utf8_root, register_root
 from memoryd.errors import PathError
 from memoryd.fsutil import atomic_write
 from memoryd.rootfs import PROJECT_DIRNAME
@@ -88,6 +88,7 @@ def init_project(app: App, directory: Path) -> SetupResult:
             hint=f"run 'git init' in {directory} first, or pass a folder inside a repository",
         )
     path = top / PROJECT_DIRNAME
+    refuse_non_utf8_root(path)  # before anything is created
     created = init_root(path).created
     before = app.config
     root = RootConfig(path=path, layout="plugin", scope="project", sync=PROJECT_SYNC)
