@@ -178,7 +178,7 @@ SCENARIOS: dict[str, tuple[Scenario, list[tuple[str, str, str, str]]]] = {
     ),
     "malformed frontmatter": (
         lambda r: (write(r / "facts/a.md", "---\nsummary: [open\n---\n"), recompile(r)),
-        [("files.malformed", "memory/facts/a.md", "malformed YAML (frontmatter line 2): did not find expected ',' or ']'",
+        [("files.malformed", "memory/facts/a.md", "malformed YAML on line 3: did not find expected ',' or ']'",
           "fix the YAML between the '---' lines at the top of the file")],
     ),
     "bad field": (
@@ -283,6 +283,33 @@ def test_the_cli_prints_each_problem_with_its_fix(root: Path) -> None:
         f"{root}/facts/index.md: index.md is missing\n  fix: {FIX_COMPILE}\n1 problem(s) found\n"
         f"\n{EXTRACTION_OFF}\n"
     )
+
+
+HAND_WRITTEN = {
+    "colon": (
+        "---\nkind: fact\nsummary: fix: do X  # see below\n---\nbody\n",
+        "malformed YAML on line 3: the value of 'summary' holds ': ' without quotes, which "
+        "YAML reads as another key; put it in quotes: summary: \"fix: do X\"",
+    ),
+    "tab": (
+        "---\nkind: fact\nsummary: S\nload_when:\n\t- deploy\n---\nbody\n",
+        "malformed YAML on line 5: YAML does not allow tabs; indent with spaces",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HAND_WRITTEN))
+def test_the_two_commonest_yaml_mistakes_are_said_in_memoryds_words(
+    name: str, root: Path
+) -> None:
+    """PyYAML's own words ('mapping values are not allowed in this context', 'found
+    character that cannot start any token') named neither the mistake nor its fix."""
+    text, message = HAND_WRITTEN[name]
+    write(root / "facts/hand.md", text)
+    recompile(root)
+    done = run_cli("inspect", process=True)
+    assert done.returncode == 1
+    assert f"{root}/facts/hand.md: {message}\n  fix: fix the YAML" in done.stdout
 
 
 def test_a_new_check_is_one_registration(root: Path) -> None:

@@ -93,7 +93,9 @@ def test_malformed_input_is_a_problem_not_an_exception(
 
 def test_malformed_yaml_problem_names_the_line() -> None:
     m = parse(TRICKY["tabs in yaml"])
-    assert m.problems[0].message.startswith("malformed YAML (frontmatter line 2)")
+    assert m.problems[0].message == (
+        "malformed YAML on line 3: YAML does not allow tabs; indent with spaces"
+    )
 
 
 def test_edit_keeps_unknown_fields_crlf_and_bom() -> None:

@@ -305,10 +305,7 @@ def _load_yaml(
     try:
         loaded = pyyaml_load(yaml_text)  # safe; an impossible date stays text
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (frontmatter line {mark.line + 1})" if mark is not None else ""
-        reason = getattr(exc, "problem", None) or type(exc).__name__
-        return {}, [Problem("frontmatter.yaml", f"malformed YAML{where}: {reason}")]
+        return {}, [Problem("frontmatter.yaml", _yaml_problem(exc, yaml_text))]
     except ValueError as exc:  # a value YAML recognises but cannot build (a date cannot)
         return {}, [Problem("frontmatter.yaml", f"malformed YAML: {exc}")]
     if loaded is None:
@@ -317,6 +314,35 @@ def _load_yaml(
         kind = type(loaded).__name__
         return {}, [Problem("frontmatter.shape", f"frontmatter is a {kind}, not a mapping")]
     return loaded, _duplicates(yaml_text)  # the fast readers decline a repeated key
+
+
+def _yaml_problem(exc: Exception, yaml_text: str) -> str:
+    """What is wrong with hand-written YAML, in memoryd's words where PyYAML's are
+    obscure, with the line of the file (the frontmatter starts on its second line).
+
+    The two commonest mistakes get their fix: an unquoted value holding ``": "``
+    (``summary: fix: do X``: PyYAML says "mapping values are not allowed in this
+    context") and a tab in the indentation ("found character that cannot start any
+    token"); config.yaml's errors say the same of tabs (memoryd.config)."""
+    mark = getattr(exc, "problem_mark", None)
+    reason = " ".join(str(getattr(exc, "problem", None) or type(exc).__name__).split())
+    if mark is None:
+        return f"malformed YAML: {reason}"
+    lines = yaml_text.splitlines()
+    line = lines[mark.line] if mark.line < len(lines) else ""
+    where = f"malformed YAML on line {mark.line + 2}"
+    indent = line[: len(line) - len(line.lstrip(" \t"))]
+    if "\t" in indent or "tab" in reason or "'\\t'" in reason:
+        return f"{where}: YAML does not allow tabs; indent with spaces"
+    key, colon, value = line.partition(":")
+    if reason.startswith("mapping values are not allowed") and colon and _TOP_KEY.match(line):
+        value = value.split(" #")[0].strip(" ")  # a comment stays outside the quotes
+        quoted = f'"{value}"' if '"' not in value else "'" + value.replace("'", "''") + "'"
+        return (
+            f"{where}: the value of {key.strip()!r} holds ': ' without quotes, which YAML "
+            f"reads as another key; put it in quotes: {key.strip()}: {quoted}"
+        )
+    return f"{where}: {reason}"
 
 
 _TOP_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]|$)")
