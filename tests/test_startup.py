@@ -164,17 +164,40 @@ def test_a_new_file_is_read_with_what_reading_needs(settled_home: Path, tmp_path
     assert "yarn trouble" in found.stdout
 
 
-def test_a_reindex_imports_no_sync_code(settled_home: Path, tmp_path: Path) -> None:
+IDENTIFY = """
+import sys
+from memoryd.config import RootConfig
+from memoryd.index.layout import identify
+from memoryd.memory import parse
+for name in sys.argv[1:]:
+    identify(RootConfig(path="/r"), name, parse(b"body"))
+print(" ".join(m for m in sys.modules if m.startswith("memoryd.sync")))
+"""
+
+
+def test_indexing_asks_sync_code_only_for_a_conflict_copy(settled_home: Path, tmp_path: Path) -> None:
     """Indexing asks memoryd.sync.conflicts which memory a file belongs to only for a file
-    named like a conflict copy (3 ms of imports for every other reindex)."""
+    named like a conflict copy (3 ms of imports for every other recall that reconciles).
+    A reindex also compiles, which asks sync which files it holds back: never git."""
+
+    def sync_modules(*names: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", IDENTIFY, *names],
+            capture_output=True, text=True, timeout=60, check=True,
+        )  # fmt: skip
+        return done.stdout.strip()
+
+    assert sync_modules("pitfalls/yarn.md") == ""
+    assert "memoryd.sync.conflicts" in sync_modules("pitfalls/yarn.conflict-l-20261129T233000Z.md")
     root = settled_home / "memory"
     write_memory(root, "pitfalls/yarn.md", "yarn berry breaks pnp", summary="yarn trouble")
     modules = imported_modules("reindex", "--full", cwd=tmp_path)
-    assert not {m for m in modules if m.startswith(("memoryd.sync", "git"))}
+    assert {m for m in modules if m.startswith(("memoryd.sync", "git", "memoryd.gitcli"))} == {
+        "memoryd.sync", "memoryd.sync.conflicts", "memoryd.sync.held",
+    }  # fmt: skip
     copy = root / "pitfalls/yarn.conflict-laptop-20261129T233000Z.md"
     copy.write_bytes((root / "pitfalls/yarn.md").read_bytes())
-    modules = imported_modules("reindex", "--full", cwd=tmp_path)
-    assert "memoryd.sync.conflicts" in modules
+    assert run_cli("reindex", cwd=tmp_path).returncode == 0
     found = run_cli("recall", "yarn", "--json", cwd=tmp_path)
     assert sorted(hit["id"] for hit in json.loads(found.stdout)) == [
         "pitfalls/yarn", "pitfalls/yarn.conflict-laptop-20261129T233000Z",

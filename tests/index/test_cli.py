@@ -129,13 +129,42 @@ def test_cli_sees_edits_without_a_daemon(home: Path, tmp_path: Path) -> None:
 def test_reindex_and_full_rebuild(home: Path, tmp_path: Path) -> None:
     write_memory(home, "facts/a.md", "alpha")
     first = json.loads(run_cli("reindex", "--json", cwd=tmp_path).stdout)
-    assert len(first["added"]) == 2 and first["memories"] == 2  # facts/a and ROOT.md
+    # facts/a, ROOT.md, and the facts/index.md the reindex compiled (counted once each)
+    assert len(first["added"]) == 3 and first["memories"] == 3
+    assert first["changed"] == []
     again = json.loads(run_cli("reindex", "--json", cwd=tmp_path).stdout)
-    assert again["added"] == [] and again["memories"] == 2
+    assert again["added"] == [] and again["memories"] == 3 and again["compiled"] == []
     full = run_cli("reindex", "--full", cwd=tmp_path)
     assert full.returncode == 0
-    assert full.stdout.startswith("indexed 2 memories in ")
-    assert "2 added, 0 changed, 0 removed" in full.stdout
+    assert full.stdout.startswith("indexed 3 memories in ")
+    assert full.stdout.endswith("3 added, 0 changed, 0 removed\n")  # nothing recompiled
+
+
+def test_reindex_recompiles_stale_root_md_and_index_md_once(home: Path, tmp_path: Path) -> None:
+    """The index was brought up to date, but ROOT.md still listed last week's rules and a
+    folder had no index.md: only 'memoryd compile' (or a recall after a change) fixed them."""
+    assert run_cli("reindex", cwd=tmp_path).returncode == 0  # the index is up to date
+    write_memory(home, "rules/r.md", "always pnpm", kind="rule", summary="use pnpm")
+    assert run_cli("reindex", cwd=tmp_path).returncode == 0  # indexed and compiled
+    assert "use pnpm" in (home / "ROOT.md").read_text()
+    (home / "ROOT.md").write_text((home / "ROOT.md").read_text().replace("use pnpm", "old"))
+    (home / "rules/index.md").unlink()
+    for args in (["reindex"], ["reindex", "--full"]):
+        done = run_cli(*args, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.splitlines()[1:] == [
+            f"  recompiled: {home / 'ROOT.md'}",
+            f"  recompiled: {home / 'rules/index.md'}",
+        ]
+        assert "use pnpm" in (home / "ROOT.md").read_text()
+        assert (home / "rules/index.md").is_file()
+        before = {p: p.read_bytes() for p in home.rglob("*.md")}
+        again = run_cli(*args, "--json", cwd=tmp_path)
+        assert json.loads(again.stdout)["compiled"] == []
+        assert {p: p.read_bytes() for p in home.rglob("*.md")} == before  # a second run: same
+        assert run_cli("inspect", cwd=tmp_path).returncode == 0
+        (home / "ROOT.md").write_text((home / "ROOT.md").read_text().replace("use pnpm", "old"))
+        (home / "rules/index.md").unlink()
 
 
 def test_reindex_sorts_its_paths_only_for_json(
@@ -152,11 +181,11 @@ def test_reindex_sorts_its_paths_only_for_json(
 
     monkeypatch.setattr(ReconcileReport, "to_json", refused)
     done = run_cli("reindex", "--full", cwd=tmp_path)
-    assert done.returncode == 0 and "2 added, 0 changed, 0 removed" in done.stdout, done.stderr
+    assert done.returncode == 0 and "3 added, 0 changed, 0 removed" in done.stdout, done.stderr
     monkeypatch.setattr(ReconcileReport, "to_json", real)
     data = json.loads(run_cli("reindex", "--full", "--json", cwd=tmp_path).stdout)
-    assert data["full"] is True and data["memories"] == 2
-    assert data["added"] == [str(home / "ROOT.md"), str(home / "facts/a.md")]
+    assert data["full"] is True and data["memories"] == 3
+    assert data["added"] == [str(home / p) for p in ("ROOT.md", "facts/a.md", "facts/index.md")]
 
 
 def test_reindex_collects_garbage_rarely_while_it_works_and_as_before_after(
@@ -222,7 +251,7 @@ def test_reindex_collects_no_garbage_while_it_imports_its_modules(
         cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("indexed 2 memories")
+    assert done.stdout.startswith("indexed 3 memories")
     assert done.stderr.splitlines()[-1] == "collected while importing: "
 
 

@@ -1,4 +1,10 @@
-"""``memoryd reindex [--full]``: reconcile the search index with the files now."""
+"""``memoryd reindex [--full]``: reconcile the search index with the files now, and
+recompile ROOT.md's blocks and the index.md files that are stale.
+
+After a reindex people expect every derived file to be fresh, as after a ``recall``
+(which recompiles where memories changed): an index brought up to date under a ROOT.md
+that still listed last week's rules was half a repair. The compile writes only what
+differs, so a second run changes nothing."""
 
 from __future__ import annotations
 
@@ -6,10 +12,14 @@ import argparse
 import contextlib
 import gc
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memoryd.app import App
 from memoryd.commands import add_json
+
+if TYPE_CHECKING:
+    from memoryd.config import RootConfig
+    from memoryd.index.reconcile import ReconcileReport
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -30,9 +40,14 @@ def run(app: App, args: argparse.Namespace) -> int:
         roots += [r for r in search_roots(app.config, app.cwd) if r not in roots]
         with open_index(app.paths, discard=args.full) as db:
             report = reconcile(db, app.config, roots)  # --full: emptied first, then checked
+            compiled = _recompile(app, db, roots, report)
             total = db.count()
     # The JSON lists every path, sorted (a tenth of a second at 100k): only --json asks for it.
-    data = {**report.to_json(), "full": args.full, "memories": total} if args.json else None
+    data = (
+        {**report.to_json(), "full": args.full, "memories": total, "compiled": compiled}
+        if args.json
+        else None
+    )
 
     def text() -> str:
         lines = [
@@ -41,10 +56,32 @@ def run(app: App, args: argparse.Namespace) -> int:
         ]
         lines += [f"  unknown: {path} ({reason})" for path, reason in report.unknown]
         lines += [f"  oversized, frontmatter only: {path}" for path in report.oversized]
+        lines += [f"  recompiled: {path}" for path in compiled]
         return "\n".join(lines)
 
     app.emit(args.json, data, text)
     return 0
+
+
+def _recompile(app: App, db: Any, roots: list[RootConfig], report: ReconcileReport) -> list[str]:
+    """Compile every root (only stale files are written), index what that wrote or
+    removed into ``report`` (a path counted once: a ROOT.md added, then recompiled, is
+    added), and return those paths."""
+    from memoryd.compile.writer import compile_root, kept_cache
+    from memoryd.index import reconcile
+
+    cache = kept_cache(app.paths.cache_dir)
+    touched: list[str] = []
+    for root in roots:
+        done = compile_root(root, app.config, cache=cache)
+        if not done.touched:
+            continue
+        touched += map(str, done.touched)
+        again = reconcile(db, app.config, [root], only=done.touched)
+        seen = {name for names in report.names.values() for name in names}
+        for kind, names in again.names.items():
+            report.names[kind] += [name for name in names if name not in seen]
+    return sorted(touched)
 
 
 # Objects made between two collections of the youngest generation while the index is built.
