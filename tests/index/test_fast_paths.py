@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from memoryd.index import IndexDB, Row, fetch, recall, reconcile
 from memoryd.index.db import ROW_COLUMNS, candidate_row, file_path
-from memoryd.index.fetch import Candidate, Found, candidates, json_ints
+from memoryd.index.fetch import Candidate, Found, candidates
 from memoryd.index.ranking import cut, rank, ranked, score_parts
 from memoryd.index.search import Hit
 from memoryd.index.snippet import WIDTH, _best_window, _fold, _fold_exact, _merge, _render
@@ -41,8 +41,6 @@ def test_rows_and_hits_hold_every_field_as_their_classes_build_them(
     assert set(vars(row)) == {f.name for f in dataclasses.fields(Row)}
     assert row == Row(**{f.name: getattr(row, f.name) for f in dataclasses.fields(Row)})
     assert row.load_when == ("ops", "on call") and row.supersedes == ("facts/old",)
-    rowid = db.conn.execute("SELECT rowid FROM memories").fetchone()[0]
-    assert db.rows_by_rowid([rowid]) == {rowid: row}
     assert len(ROW_COLUMNS.split(", ")) == len(dataclasses.fields(Row))
     [hit] = recall(db, world.config, "kafka", world.roots, bump=False)
     assert set(vars(hit)) == {f.name for f in dataclasses.fields(Hit)}
@@ -219,27 +217,6 @@ def test_a_file_in_a_known_folder_is_made_without_parsing_its_path(
     assert made.parent == expected.parent and made.name == "b.md" and type(made) is type(expected)
 
 
-def test_rows_are_read_by_bound_rowids_and_many_through_json(world: World, db: IndexDB) -> None:
-    """A recall's few rowids are bound one by one (no JSON array to write and parse); more
-    than _BOUND_IDS go through json_each; both give the same rows."""
-    for n in range(70):
-        world.write(world.global_root, f"facts/m{n:02}.md", f"body {n}", summary=f"s{n}")
-    reconcile(db, world.config, world.roots)
-    rowids = [r[0] for r in db.conn.execute("SELECT rowid FROM memories ORDER BY path")]
-    statements: list[str] = []
-    db.conn.set_trace_callback(statements.append)
-    few = db.rows_by_rowid(rowids[:3])
-    many = db.rows_by_rowid(rowids)
-    db.conn.set_trace_callback(None)
-    assert [s.rsplit(" IN ", 1)[1] for s in statements] == [
-        f"({rowids[0]},{rowids[1]},{rowids[2]})",
-        "(SELECT value FROM json_each('" + json_ints(rowids) + "'))",
-    ]
-    assert few == {r: many[r] for r in rowids[:3]}
-    assert [many[r].summary for r in rowids] == [f"s{n}" for n in range(70)]
-    assert list(many.values()) == [row for row in db.rows() if row.path.stem.startswith("m")]
-
-
 def test_the_fetch_looks_up_no_row_past_the_last_it_needs(world: World, db: IndexDB) -> None:
     """FTS5's top k holds fetch + MARGIN rows, but the rows are stepped (and looked up in
     memories) only up to the fetch-th that passes the filters: a refused row (here a
@@ -303,7 +280,7 @@ def test_a_snippet_is_what_rendering_made_of_it_before(data: st.DataObject) -> N
 def test_a_candidate_holds_its_whole_row_and_recall_reads_it_once(
     world: World, db: IndexDB
 ) -> None:
-    """A fetch candidate is its whole row (candidate_row gives the Row rows_by_rowid reads,
+    """A fetch candidate is its whole row (candidate_row gives the Row db.rows() reads,
     every field of every type, for rows of every shape: pinned, dates, lists, problems,
     kinds, both scopes, 70 of them too), so recall of one term runs one statement (the FTS5
     query joined to memories' rows) and no second one for the kept rows, nor a transaction
@@ -319,7 +296,8 @@ def test_a_candidate_holds_its_whole_row_and_recall_reads_it_once(
     found = candidates(db, ["kafka"], world.roots, {}, 100)
     kept = [f.candidate for f in found]
     assert len(kept) == 73
-    whole = db.rows_by_rowid([c.rowid for c in kept])
+    by_path = {row.path: row for row in db.rows()}
+    whole = {c.rowid: by_path[Path(c.path)] for c in kept}
     for c in kept:
         got = candidate_row(c)
         assert got == whole[c.rowid]

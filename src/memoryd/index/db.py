@@ -13,7 +13,7 @@ from pathlib import Path
 from types import TracebackType
 
 from memoryd.index import schema
-from memoryd.index.fetch import Candidate, json_ints
+from memoryd.index.fetch import Candidate
 from memoryd.memory import Problem
 from memoryd.paths import Paths
 
@@ -156,25 +156,6 @@ def candidate_row(c: Candidate) -> Row:
     ))  # fmt: skip
 
 
-_ROWS_SQL = f"SELECT rowid, {ROW_COLUMNS} FROM memories WHERE rowid IN "
-# Up to this many rowids (recall reads at most MAX_FETCH) are bound one by one, a statement
-# per count: no JSON to write and parse, 2 µs of a recall's 10 rows. Beyond, one JSON array.
-_BOUND_IDS = 64
-
-
-@functools.lru_cache(maxsize=2 * _BOUND_IDS)
-def _by_rowids(select: str, count: int) -> str:
-    """``select`` (ending in ``rowid IN``) for ``count`` rowids bound one by one."""
-    return select + "(" + ",".join("?" * count) + ")"
-
-
-def _rows_of(conn: sqlite3.Connection, select: str, rowids: list[int]) -> sqlite3.Cursor:
-    """``select`` (ending in ``rowid IN``) run for these rowids."""
-    if len(rowids) > _BOUND_IDS:
-        return conn.execute(select + "(SELECT value FROM json_each(?))", (json_ints(rowids),))
-    return conn.execute(_by_rowids(select, len(rowids)), rowids)
-
-
 class IndexDB:
     """An open index. ``with open_index(paths) as db:`` closes it afterwards."""
 
@@ -191,12 +172,6 @@ class IndexDB:
             params = (str(root),)
         cursor = self.conn.execute(sql + " ORDER BY path", params)
         return [row_from_sql(values) for values in cursor]
-
-    def rows_by_rowid(self, rowids: list[int]) -> dict[int, Row]:
-        """The rows with these rowids (missing ones left out)."""
-        if not rowids:
-            return {}
-        return {v[0]: row_from_sql(v[1:]) for v in _rows_of(self.conn, _ROWS_SQL, rowids)}
 
     def count(self) -> int:
         return int(self.conn.execute("SELECT count(*) FROM memories").fetchone()[0])
