@@ -14,7 +14,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from memoryd.errors import PathError
+from memoryd.errors import PathError, ProjectLost
 from memoryd.paths import Paths, resolve_paths
 
 if TYPE_CHECKING:  # config (and YAML) load when a command first asks for it
@@ -48,6 +48,8 @@ class App:
     cwd: Path = field(default_factory=lambda: current_dir(os.environ))
     out: TextIO = field(default_factory=lambda: sys.stdout)
     err: TextIO = field(default_factory=lambda: sys.stderr)
+    # the working folder is gone and its project could not be told (memoryd.workdir.settle)
+    lost: ProjectLost | None = None
 
     @cached_property
     def paths(self) -> Paths:

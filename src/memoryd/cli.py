@@ -93,6 +93,10 @@ def main(argv: Sequence[str] | None = None, app: App | None = None) -> int:
         return _json_error(sys.stdout, as_json, exc.message, exc.hint, exc.exit_code)
     _setup_logging(args.verbose)
     try:
+        if not app.cwd.is_dir():  # a removed worktree: its project, or why it is unknown
+            from memoryd import workdir
+
+            workdir.settle(app)
         code: int = args.handler(app, args)
         return code
     except MemorydError as exc:

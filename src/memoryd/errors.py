@@ -54,3 +54,12 @@ class SecretRefused(Refused):
 
 class DuplicateRefused(Refused):
     """A memory refused because an existing one already says it."""
+
+
+class ProjectLost(PathError):
+    """The working folder no longer exists and no project is known to have had it
+    (:mod:`memoryd.workdir`): only the global memory can be served."""
+
+    def __init__(self, cause: str, message: str, hint: str) -> None:
+        super().__init__(message, hint)
+        self.cause = cause  # why the project is unknown, without what follows from it

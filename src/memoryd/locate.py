@@ -52,6 +52,13 @@ def write_target(app: App, scope: str | None) -> tuple[RootConfig, list[RootConf
     exist yet it is created (and registered) as ``memoryd init --project`` would,
     rather than a project fact landing in the global root every project sees.
     """
+    if scope in (None, "project") and app.lost is not None:  # not a project fact in global
+        raise Refused(
+            f"refusing to remember: {app.lost.cause}, so memoryd cannot tell which "
+            "project's memory it belongs in",
+            hint="remember it from the project's folder, or pass --scope global (MCP: scope "
+            "'global') when it holds for every project",
+        )
     roots = active_roots(app.config, app.cwd)
     if scope in (None, "project") and not any(r.scope == "project" for r in writable(roots)):
         own = project_root_for(app.cwd, [r.path for r in app.config.roots if r.scope == "global"])

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
-from memoryd import __version__, locate
+from memoryd import __version__, locate, workdir
 from memoryd.agent import citing, context, forget, mcp_args, remember, upkeep
 from memoryd.app import App
 from memoryd.errors import MemorydError, UsageError
@@ -99,13 +99,22 @@ class Tools:
     def __init__(self, app: App) -> None:
         self.app = app
         self.lock = threading.Lock()
+        # the main work tree of the linked worktree the server started in: the project it
+        # serves after that worktree is removed under the session (see memoryd.workdir)
+        self.main = workdir.main_tree(app.cwd) if app.cwd.is_dir() else None
 
     def call(self, work: Callable[[], str]) -> CallToolResult:
-        """Run one tool body; a refusal reaches the model as an error with the CLI's text."""
+        """Run one tool body; a refusal reaches the model as an error with the CLI's text.
+
+        When the project cannot be told (its folder is gone), every answer starts by saying
+        so: the model would take the global memory alone for all there is."""
         with self.lock:
             try:
                 self.app.reload_config()
+                lost = workdir.settle(self.app, known=self.main)
                 text, failed = work(), False
+                if lost is not None:
+                    text = f"memoryd: {lost.message}; hint: {lost.hint}\n\n{text}"
             except MemorydError as exc:
                 text, failed = str(exc), True
         return CallToolResult(content=[TextContent(type="text", text=text)], is_error=failed)

@@ -75,6 +75,8 @@ def run(app: App, args: argparse.Namespace) -> int:
     if args.hook:
         return _run_hook(app, args)
     block = _block(app, args, " ".join(args.query))
+    if app.lost is not None:
+        app.note(f"memoryd: {app.lost}")
     app.emit(args.json, block.as_dict(), block.text)
     return 0
 
@@ -91,11 +93,13 @@ def _run_hook(app: App, args: argparse.Namespace) -> int:
     With ``--json`` the reason is also the answer's ``systemMessage``, which Claude Code
     shows the user (its stderr is shown only in the transcript view), once per session.
     """
+    from memoryd import workdir
     from memoryd.agent import notice
 
     event: dict[str, Any] = {}
     try:
         event = _event(app, sys.stdin.read(), HOOK_EVENT, HOOK_EVENT_HINT, objects_only=True)
+        workdir.settle(app, event.get("session_id"))  # a removed worktree: still its project
         prompt = event.get("prompt")
         query = prompt if isinstance(prompt, str) and prompt else " ".join(args.query)
         block = _block(app, args, query)
@@ -108,8 +112,9 @@ def _run_hook(app: App, args: argparse.Namespace) -> int:
         if args.json and told:
             app.out.write(json.dumps({"systemMessage": told}, ensure_ascii=False) + "\n")
         return 0
-    if block.missing:
-        app.note(f"memoryd: context --hook: {_missing(app, block)}")
+    problem = app.lost or (_missing(app, block) if block.missing else None)
+    if problem is not None:
+        app.note(f"memoryd: context --hook: {problem}")
     if args.json:
         name = event.get("hook_event_name")
         output = {
@@ -117,8 +122,8 @@ def _run_hook(app: App, args: argparse.Namespace) -> int:
             "additionalContext": block.text,
         }
         answer: dict[str, Any] = {"hookSpecificOutput": output}
-        if block.missing:  # the block is there, but a root it should hold is not
-            told = notice.once(app, event.get("session_id"), "context --hook", _missing(app, block))
+        if problem is not None:  # the block is there, but a root it should hold is not
+            told = notice.once(app, event.get("session_id"), "context --hook", problem)
             answer.update({"systemMessage": told} if told else {})
         else:
             notice.solved(app, event.get("session_id"))

@@ -80,6 +80,8 @@ def run(app: App, args: argparse.Namespace) -> int:
     app.emit(args.json, data, lambda: hitview.text(hits, verdicts))
     for root in missing:
         app.note(f"memoryd: warning: {_missing_root(app, root)}")
+    if app.lost is not None and args.project is None:
+        app.note(f"memoryd: warning: {app.lost}")
     if not hits:
         shown = [r for r in roots if args.scope in (None, r.scope)]  # what was searched
         where = ", ".join(str(r.path) for r in shown) or "no roots"
