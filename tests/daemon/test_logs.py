@@ -2,11 +2,15 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from memoryd.daemon.logs import OverflowTrap, daemon_logging
+from memoryd.daemon.logs import OverflowTrap, bound_file, daemon_logging
+from tests.daemon.harness import app_with_root, daemon_ready, memory, save, wait_until
 
 
 def test_a_kernel_queue_overflow_asks_for_a_reconcile() -> None:
@@ -47,3 +51,47 @@ def test_a_file_name_that_is_not_utf8_is_logged_not_a_logging_error(
         log_file.read_text(encoding="utf-8")
     )
     assert "Logging error" not in capsys.readouterr().err
+
+
+def test_under_launchd_the_stderr_file_gets_no_log_lines_and_is_cut_at_start(
+    tmp_path: Path,
+) -> None:
+    """launchd's StandardErrorPath is a file nothing rotates, and every line of the daemon's
+    log went there as well as to memoryd.log: it grew without bound. The plist's
+    ``run --stderr-log FILE`` keeps log lines out of it and cuts it at start to its newest
+    lines, where a crash before logging starts is still read."""
+    app, root = app_with_root()
+    err_file = app.paths.log_dir / "launchd.err.log"
+    err_file.parent.mkdir(parents=True, exist_ok=True)
+    old = b"".join(b"old traceback line %06d\n" % n for n in range(20_000))  # 500 kB
+    err_file.write_bytes(old + b"the newest crash\n")
+    with err_file.open("ab") as stderr:  # as launchd opens it: O_APPEND
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "memoryd", "run", "--stderr-log", str(err_file)],
+            stdout=subprocess.DEVNULL, stderr=stderr, env=dict(os.environ),
+        )  # fmt: skip
+    try:
+        assert wait_until(lambda: daemon_ready(app, proc.pid)), err_file.read_text()
+        save(root / "facts/a.md", memory("alpha"))  # a batch: more log lines
+        assert wait_until(lambda: "1 files changed" in app.paths.log_file.read_text())
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+    text = err_file.read_bytes()
+    whole = old + b"the newest crash\n"
+    kept = whole[-64 * 1024 :]
+    kept = kept[kept.find(b"\n") + 1 :]  # whole lines, the newest crash last
+    cut = len(whole) - len(kept)
+    assert text == b"[memoryd: the older %d bytes were cut at start]\n" % cut + kept
+    assert "INFO memoryd" in app.paths.log_file.read_text()  # the log is memoryd.log
+
+
+def test_a_small_stderr_file_is_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "launchd.err.log"
+    path.write_bytes(b"Traceback: a crash at import\n" * 100)
+    assert bound_file(path) is False
+    assert path.read_bytes() == b"Traceback: a crash at import\n" * 100
+    assert bound_file(tmp_path / "none.log") is False and not (tmp_path / "none.log").exists()

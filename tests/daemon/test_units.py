@@ -147,11 +147,16 @@ def test_launchd_plist_round_trips_through_plistlib(tmp_path: Path) -> None:
     assert units.MARKER in text
     assert data == plistlib.loads(plistlib.dumps(data))
     assert data["Label"] == "dev.memoryd.daemon"
-    assert data["ProgramArguments"] == [sys.executable, "-m", "memoryd", "run"]
+    err_file = str(paths.log_dir / "launchd.err.log")
+    # the daemon is told its stderr file: no log lines go there (memoryd.log rotates, this
+    # file nothing rotates), and it is cut to its newest lines at every start
+    assert data["ProgramArguments"] == [
+        sys.executable, "-m", "memoryd", "run", "--stderr-log", err_file,
+    ]  # fmt: skip
     assert data["RunAtLoad"] is True
     assert data["KeepAlive"] == {"SuccessfulExit": False}
-    assert data["StandardOutPath"] == str(paths.log_dir / "launchd.out.log")
-    assert data["StandardErrorPath"] == str(paths.log_dir / "launchd.err.log")
+    assert data["StandardErrorPath"] == err_file
+    assert "StandardOutPath" not in data  # the daemon writes nothing on stdout
     assert data["EnvironmentVariables"] == {
         "MEMORYD_HOME": str(tmp_path / "mh"),
         "SSH_AUTH_SOCK": "/Users/me/.ssh/agent.sock",

@@ -1,4 +1,11 @@
-"""The daemon's logging: stderr (journald and launchd capture it) and a rotating file.
+"""The daemon's logging: stderr (journald captures it) and a rotating file.
+
+Under launchd stderr is a plain file (StandardErrorPath) that nothing rotates: every line
+of the daemon's log went there as well as to memoryd.log, and it grew without bound. The
+plist's ``memoryd run --stderr-log FILE`` names that file: the daemon sends it no log lines
+once memoryd.log takes them (``stderr=False``), and :func:`bound_file` cuts it to its newest
+lines at start, so what is left there is what happened before logging starts (a config
+error, a crash at import) and tracebacks no handler saw, the newest kept.
 
 The file is followed by its name: deleted (its folder with the state folder, which holds
 the log folder on Linux) or moved away by something else, it is made again at the next
@@ -17,14 +24,17 @@ from pathlib import Path
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 MAX_BYTES = 1024 * 1024
 BACKUPS = 3
+STDERR_MAX_BYTES = 256 * 1024  # launchd's stderr file is cut when it is larger at start ...
+STDERR_KEEP_BYTES = 64 * 1024  # ... to about its newest 64 KiB, whole lines
 # A file name that is not UTF-8 reaches a message as surrogates (caf\udce9.md): written as
 # \udce9, where strict UTF-8 lost the line and printed a "Logging error" traceback.
 ERRORS = "backslashreplace"
 
 
 @contextlib.contextmanager
-def daemon_logging(log_file: Path, verbosity: int = 0) -> Iterator[None]:
-    """INFO (DEBUG with -v) from memoryd to stderr and to ``log_file``, rotated."""
+def daemon_logging(log_file: Path, verbosity: int = 0, *, stderr: bool = True) -> Iterator[None]:
+    """INFO (DEBUG with -v) from memoryd to ``log_file``, rotated, and to stderr unless
+    ``stderr`` is False (then the CLI's stderr handler is off until the block ends)."""
     log_file.parent.mkdir(parents=True, exist_ok=True)
     handler = LogFile(
         log_file, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8", errors=ERRORS
@@ -32,14 +42,40 @@ def daemon_logging(log_file: Path, verbosity: int = 0) -> Iterator[None]:
     handler.setFormatter(logging.Formatter(FORMAT))
     root, ours = logging.getLogger(), logging.getLogger("memoryd")
     before = ours.level
+    muted = [] if stderr else [h for h in root.handlers if getattr(h, "_memoryd_cli", False)]
     ours.setLevel(logging.DEBUG if verbosity else logging.INFO)
     root.addHandler(handler)
+    for cli in muted:
+        root.removeHandler(cli)
     try:
         yield
     finally:
+        for cli in muted:
+            root.addHandler(cli)
         root.removeHandler(handler)
         handler.close()
         ours.setLevel(before)
+
+
+def bound_file(path: Path, limit: int = STDERR_MAX_BYTES, keep: int = STDERR_KEEP_BYTES) -> bool:
+    """Cut ``path`` to its newest whole lines (about ``keep`` bytes) when it holds more
+    than ``limit``; True when it was cut. In place, so a writer that appends to it (launchd
+    opens StandardErrorPath with O_APPEND) goes on writing at its new end."""
+    try:
+        with open(path, "r+b") as file:
+            size = os.fstat(file.fileno()).st_size
+            if size <= limit:
+                return False
+            file.seek(size - keep)
+            tail = file.read()
+            tail = tail[tail.find(b"\n") + 1 :]
+            file.seek(0)
+            file.write(b"[memoryd: the older %d bytes were cut at start]\n" % (size - len(tail)))
+            file.write(tail)
+            file.truncate()
+    except FileNotFoundError:
+        return False
+    return True
 
 
 class LogFile(logging.handlers.RotatingFileHandler):

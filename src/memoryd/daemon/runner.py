@@ -118,10 +118,11 @@ class Daemon:
         log.info("memoryd stopped")
         return 1 if self.status.detached else 0
 
-    def serve(self, verbosity: int = 0) -> int:
+    def serve(self, verbosity: int = 0, *, stderr: bool = True) -> int:
         """Run until SIGTERM or SIGINT (SIGHUP reloads config.yaml); exit code 0 (1 when
-        another daemon took the lock after the state folder was deleted)."""
-        with daemon_logging(self.paths.log_file, verbosity):
+        another daemon took the lock after the state folder was deleted). ``stderr``:
+        log to stderr too (not under launchd, whose stderr file nothing rotates)."""
+        with daemon_logging(self.paths.log_file, verbosity, stderr=stderr):
             self._install_signals()
             try:
                 one_arena()  # before start() runs the threads (see daemon/trim.py)
