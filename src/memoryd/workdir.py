@@ -6,12 +6,13 @@ the folder to a ``.git``, which for a linked worktree outside the main checkout 
 nothing: the project's memories would vanish from every prompt without a word. So for a
 folder that is gone this asks, in order:
 
-1. what the caller knew while the folder was there (the MCP server's project at its start;
-   a hook session's, recorded by an earlier hook of the same session);
+1. what the MCP server knew while its folder was there (its project at its start);
 2. the git of every registered project: ``<main>/.git/worktrees/*/gitdir`` names each
    linked worktree's folder until ``git worktree prune`` (a folder deleted with ``rm -rf``,
    or by a tool, is still listed there);
-3. the walk up (a folder deleted inside a work tree belongs to it).
+3. what an earlier hook of the same session saw, when the folder was inside the worktree
+   it saw (never for another folder: that may be another project's);
+4. the walk up (a folder deleted inside a work tree belongs to it).
 
 The folder is then read as the main work tree (:func:`settle`), so every root, citation and
 layout below it sees that project. When none of them knows the folder, the caller is told
@@ -43,9 +44,17 @@ KEEP_S = 7 * 24 * 3600
 
 def main_tree(folder: Path) -> Path | None:
     """The main work tree of the linked worktree ``folder`` is in (None: not in one)."""
+    found = _linked(folder)
+    return None if found is None else found[1]
+
+
+def _linked(folder: Path) -> tuple[Path, Path] | None:
+    """The linked worktree ``folder`` is in and its main work tree (None: not in one)."""
     top = rootfs.git_toplevel(str(folder))
     main = rootfs.canonical_toplevel(str(folder))
-    return Path(main) if top is not None and main is not None and main != top else None
+    if top is None or main is None or main == top:
+        return None
+    return Path(top), Path(main)
 
 
 def settle(app: App, session: object = None, known: Path | None = None) -> ProjectLost | None:
@@ -60,11 +69,11 @@ def settle(app: App, session: object = None, known: Path | None = None) -> Proje
     sid = session if isinstance(session, str) and session else ""
     app.lost = None
     if os.path.isdir(app.cwd):
-        if sid and (main := main_tree(app.cwd)) is not None:
-            _record(app, sid, main)
+        if sid and (linked := _linked(app.cwd)) is not None:
+            _record(app, sid, *linked)
         return None
     gone = app.cwd
-    main = _usable(known) or _recorded(app, sid) or registered_main(gone, _mains(app))
+    main = _usable(known) or registered_main(gone, _mains(app)) or _recorded(app, sid, gone)
     if main is not None:
         log.info("%s no longer exists: reading it as the project %s", gone, main)
         app.cwd = main
@@ -125,20 +134,24 @@ def _file(app: App, session: str) -> Path | None:
     return state / FOLDER / hashlib.sha256(session.encode("utf-8", "replace")).hexdigest()[:32]
 
 
-def _recorded(app: App, session: str) -> Path | None:
+def _recorded(app: App, session: str, gone: Path) -> Path | None:
+    """The main work tree an earlier hook of ``session`` saw, when ``gone`` was in the
+    worktree it saw it from (another folder of the session is not that project's)."""
     path = _file(app, session) if session else None
     if path is None:
         return None
-    with contextlib.suppress(OSError, UnicodeDecodeError):
-        return _usable(Path(path.read_text(encoding="utf-8")))
+    with contextlib.suppress(OSError, UnicodeDecodeError, ValueError):
+        top, main = path.read_text(encoding="utf-8").split("\n")
+        if rootfs.within(os.path.realpath(gone), top):
+            return _usable(Path(main))
     return None
 
 
-def _record(app: App, session: str, main: Path) -> None:
+def _record(app: App, session: str, top: Path, main: Path) -> None:
     path = _file(app, session)
     if path is None:
         return
-    text = str(main)
+    text = f"{top}\n{main}"
     with contextlib.suppress(OSError, UnicodeDecodeError):
         if path.read_text(encoding="utf-8") == text:
             return

@@ -112,6 +112,34 @@ def test_a_removed_worktree_nobody_knows_is_told_and_the_global_block_still_come
     assert not list((setup.global_root / "facts").glob("staging*"))
 
 
+def test_a_sessions_record_never_lends_its_project_to_another_removed_folder(
+    setup: Setup, tmp_path: Path
+) -> None:
+    """The session saw this project's worktree; its event then names another project's
+    removed worktree: that folder gets no memory of this project."""
+    fill(setup)
+    folder = worktree(setup)
+    started = json.dumps({"hook_event_name": "SessionStart", "session_id": "s1",
+                          "cwd": str(folder)})  # fmt: skip
+    first = subprocess.run(
+        [sys.executable, "-m", "memoryd", "context", "--hook", "--json"], cwd=folder,
+        input=started, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert (first.returncode, first.stderr) == (0, "")
+    other = tmp_path / "other-repo"
+    other.mkdir()
+    git(other, "init", "-q")
+    git(other, "commit", "-q", "--allow-empty", "-m", "start")
+    theirs = tmp_path / "wt" / "theirs"
+    git(other, "worktree", "add", "-q", "-b", "theirs", str(theirs))
+    done = removed(theirs, "context", "--hook", "--json", how="git", stdin=prompt(theirs))
+    assert done.returncode == 0
+    assert done.stderr.startswith(f"memoryd: context --hook: the folder {theirs} no longer ")
+    block = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert PROJECT_HIT not in block
+    assert "部署只用 pnpm" not in block  # this project's iron rule
+
+
 def worktree_again(setup: Setup) -> Path:
     folder = setup.repo.parent / "wt" / "other"
     git(setup.repo, "worktree", "add", "-q", "-b", "other", str(folder))
