@@ -142,3 +142,59 @@ def test_a_quarantined_file_is_told_once_in_the_log_with_what_to_do(tmp_path: Pa
         assert token not in daemon.output()
     finally:
         daemon.kill()
+
+
+def test_a_missing_git_identity_is_logged_once_and_stays_a_problem_until_fixed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a machine where git knows no one every cycle fails the same way: the log said so
+    twice per cycle (the engine and the daemon each), every sync_interval_s, forever."""
+    from memoryd.daemon.status import Status, read_status
+
+    for name in ("EMAIL", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL"):
+        monkeypatch.delenv(name, raising=False)
+    for name in ("GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"):
+        monkeypatch.delenv(name, raising=False)
+    gitconfig = tmp_path / "gitconfig"  # the isolated home's: no one, and no guessing
+    identity = gitconfig.read_text()
+    gitconfig.write_text("[user]\n\tuseConfigOnly = true\n[init]\n\tdefaultBranch = main\n")
+    app, root, _remote = root_with_remote(tmp_path, 0.2, daemon={"sync_interval_s": 0.5})
+    problem = (
+        f"sync of {root}: error: git does not know who commits on this machine: no email was "
+        "given and auto-detection is disabled (tell git who commits on this machine: git config "
+        '--global user.name "Your Name" && git config --global user.email "you@example.com")'
+    )
+
+    def status() -> Status:
+        now = read_status(app.paths).status
+        assert now is not None
+        return now
+
+    daemon = DaemonProcess(tmp_path)
+    try:
+        daemon.wait_ready(app)
+        cycles: set[str] = set()
+
+        def failed_cycles() -> int:
+            last = status().roots[str(root)].last_sync
+            if last and last["outcome"] == "error":
+                cycles.add(last["at"])
+            return len(cycles)
+
+        assert wait_until(lambda: failed_cycles() >= 3), daemon.output()  # 3 seconds apart
+        assert status().problems == [problem]
+        doctor = run_cli("doctor")
+        assert f"FAIL  daemon    daemon pid {daemon.proc.pid} reports: {problem}\n" in doctor.stdout
+        said = [line for line in daemon.output().splitlines() if "who commits" in line]
+        logged = problem.split(" (tell git", maxsplit=1)[0]  # the hint is in status and doctor
+        assert said == [f"memoryd: WARNING: {logged}"], daemon.output()
+
+        gitconfig.write_text(identity)  # told git: the next cycle commits, and says so once
+        assert wait_until(lambda: status().problems == []), daemon.output()
+        assert daemon.terminate() == 0
+        lines = daemon.output().splitlines()
+        assert len([line for line in lines if "who commits" in line]) == 1, daemon.output()
+        again = [line for line in lines if "working again" in line]
+        assert again == [f"memoryd: INFO: sync of {root}: working again: pushed"], daemon.output()
+    finally:
+        daemon.kill()

@@ -4,7 +4,10 @@ All git work for one repository goes through one lock, so the daemon never
 runs two git operations on a repo at the same time (jobs run on the
 scheduler's thread pool; a second job for the same root waits its turn).
 A file the cycle quarantines (a secret, conflict markers) is told once in the log,
-with what to do, when it is first held back, not every cycle it stays so.
+with what to do, when it is first held back, not every cycle it stays so. A cycle's
+problem (no git identity, the remote unreachable) is told once too, and again only when
+it changes or after it cleared: it stays in the status (and so in ``memoryd status`` and
+``doctor``) for as long as it lasts, while a log line every cycle told nothing new.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ class Syncer:
         self._locks: dict[Path, threading.Lock] = {}
         self._guard = threading.Lock()
         self._told: dict[Path, set[tuple[str, int, str, str]]] = {}  # quarantined, logged
+        self._said: dict[Path, str] = {}  # the problem last logged for a root, until it clears
 
     def touch(self, root: RootConfig) -> None:
         """A batch changed ``root``: sync it once it has been quiet for ``debounce_s``."""
@@ -77,13 +81,26 @@ class Syncer:
             return
         prefix = f"sync of {path}: "
         current = None
+        self._tell(path, outcome, message)
         if outcome not in QUIET_OUTCOMES:
-            log.warning("sync of %s: %s: %s", path, outcome, message)
             current = f"{prefix}{outcome}: {message}" + (f" ({hint})" if hint else "")
             self.status.problem(current)  # added before the old one goes: never a gap
         for text in self.status.snapshot().problems:
             if text.startswith(prefix) and text != current:
                 self.status.problem(text, present=False)
+
+    def _tell(self, path: Path, outcome: str, message: str) -> None:
+        """Log a cycle's problem when it is new or changed, and once that it cleared."""
+        said = self._said.get(path)
+        if outcome in QUIET_OUTCOMES:
+            if said is not None:
+                log.info("sync of %s: working again: %s", path, message)
+                del self._said[path]
+            return
+        text = f"{outcome}: {message}"
+        if text != said:
+            log.warning("sync of %s: %s", path, text)
+            self._said[path] = text
 
     def _sync(self, root: RootConfig) -> tuple[str, str, str | None, list[Any]]:
         """(status word, message, hint, quarantined findings) of one cycle; never raises."""

@@ -155,9 +155,9 @@ def sync_root(
             outcome.hint = FULL_DISK_HINT
         elif is_identity_error(exc.stderr):  # retrying never helps: the user must tell git
             outcome.error, outcome.hint = identity_error(exc.stderr), IDENTITY_HINT
-        log.warning("sync of %s failed: %s", root.path, outcome.error)
+        log.debug("sync of %s failed: %s", root.path, outcome.error)  # the outcome tells it
     except OSError as exc:  # a full disk, a read-only folder: the user's to fix
-        log.warning("sync of %s failed: %s", root.path, exc)
+        log.debug("sync of %s failed: %s", root.path, exc)
         outcome.status = "error"
         outcome.error = f"{exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else "")
         outcome.hint = (
