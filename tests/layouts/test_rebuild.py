@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -274,3 +275,38 @@ def test_the_mcp_memory_context_tool_can_ask_for_a_rebuild(tree: Path) -> None:
     )
     error, text = call(app, "memory_context", rebuild=True)
     assert error and text == "rebuild needs the session id\n  hint: pass session=<the session id>"
+
+
+def test_a_broken_config_is_told_to_the_user_and_the_hooks_json_is_claude_codes(
+    tree: Path, tmp_path: Path
+) -> None:
+    """Claude Code shows a hook's stderr only in its transcript view: with --json the reason
+    is the answer's systemMessage (once per session), and the block comes as
+    hookSpecificOutput.additionalContext, the form Claude Code reads."""
+    write(tree, f"sessions/{SID}/checkpoint.md", "## Goal\nship the importer\n")
+    event = json.dumps({"session_id": SID, "cwd": str(tmp_path),
+                        "hook_event_name": "SessionStart", "source": "compact"})  # fmt: skip
+    done = run_cli("context", "--rebuild", "--hook", "--json", input=event)
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert answer["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    assert answer["hookSpecificOutput"]["additionalContext"].startswith(
+        "# Session checkpoint\n\n## Goal\nship the importer\n"
+    )
+    config = Path(os.environ["MEMORYD_HOME"]) / "config.yaml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("serach: 1\n")
+    broken = run_cli("context", "--rebuild", "--hook", "--json", input=event)
+    problem = (
+        f"{config}: serach: unknown key (did you mean 'search'?); hint: edit {config} "
+        "(see docs/config.md)"
+    )
+    assert broken.returncode == 0
+    assert json.loads(broken.stdout) == {
+        "systemMessage": f"memoryd: rebuild injection skipped: {problem}"
+    }
+    assert broken.stderr == (
+        f"memoryd: rebuild injection skipped: {problem.replace('; hint: ', chr(10) + '  hint: ')}\n"
+    )
+    again = run_cli("context", "--rebuild", "--hook", "--json", input=event)
+    assert (again.returncode, again.stdout) == (0, "")  # told once per session

@@ -172,11 +172,14 @@ def _rebuild(app: App, args: argparse.Namespace) -> int:
     """``--rebuild``: the layered tree's rebuild sections, each within its token budget.
 
     As a hook (Claude Code's SessionStart, matcher ``compact``) it fails open: a
-    broken event or setting injects nothing, says why on stderr and exits 0, because
-    a hook error must never stand between the user and the session.
+    broken event or setting, or any other failure, injects nothing, says why on stderr
+    (with ``--json`` also in the answer's ``systemMessage``, once per session) and exits 0,
+    because a hook error must never stand between the user and the session.
     """
+    from memoryd import workdir
+    from memoryd.agent import notice
     from memoryd.agent.rebuild import gather
-    from memoryd.errors import MemorydError, UsageError
+    from memoryd.errors import UsageError
 
     if args.query:
         raise UsageError("--rebuild takes no query", hint="drop the query words")
@@ -184,14 +187,21 @@ def _rebuild(app: App, args: argparse.Namespace) -> int:
     try:
         if args.hook:
             session = session or _session_from_hook(app, sys.stdin.read())
+            workdir.settle(app, session)
         if not session:
             hint = "pass --session SID (or --hook with a SessionStart event)"
             raise UsageError("--rebuild needs the session id", hint=hint)
         result = gather(app, session, args.project_id)
-    except MemorydError as exc:
+    except Exception as failure:  # as a hook, any failure: a hook error on every start
         if not args.hook:
             raise
+        from memoryd.cli import as_error
+
+        exc = as_error(app, failure)
         app.note(f"memoryd: rebuild injection skipped: {exc}")
+        told = notice.once(app, session, "rebuild injection skipped", exc)
+        if args.json and told:  # Claude Code shows the user this, not a hook's stderr
+            app.out.write(json.dumps({"systemMessage": told}, ensure_ascii=False) + "\n")
         return 0
     if not result.root.is_dir():
         app.note(f"memoryd: no layered memory tree at {result.root} (memoryd init --layered)")
@@ -200,6 +210,11 @@ def _rebuild(app: App, args: argparse.Namespace) -> int:
             "memoryd: this repository has no MiMo Code project id yet, so no project MEMORY.md"
             " (pass --project-id)"
         )
+    if args.hook and args.json:  # the hook's form: Claude Code adds additionalContext
+        notice.solved(app, session)
+        output = {"hookEventName": "SessionStart", "additionalContext": result.text}
+        app.out.write(json.dumps({"hookSpecificOutput": output}, ensure_ascii=False) + "\n")
+        return 0
     app.emit(args.json, result.as_dict(), result.text)
     return 0
 
