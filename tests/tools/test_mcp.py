@@ -493,3 +493,29 @@ def test_each_roots_root_md_is_an_advertised_and_served_resource(setup: Setup) -
     assert set(texts) == {"memoryd://project/ROOT.md", "memoryd://global/ROOT.md"}
     assert texts["memoryd://project/ROOT.md"] == (setup.project / "ROOT.md").read_text()
     assert texts["memoryd://global/ROOT.md"] == (setup.global_root / "ROOT.md").read_text()
+
+
+def test_a_hit_over_the_size_cap_says_its_body_was_not_loaded(setup: Setup) -> None:
+    """A hand-written file over search.max_file_bytes is found by its frontmatter; its body is
+    not indexed, and an empty body read as a memory holding nothing but its summary."""
+    giant = setup.project / "facts" / "giant.md"
+    lines = "\n".join(f"line {i}: the payments dashboard panel" for i in range(40_000))
+    giant.write_text(
+        "---\nid: facts/giant\nkind: fact\nsummary: Grafana runbook for payments\n---\n" + lines
+    )
+    size = giant.stat().st_size
+    assert size > 1024 * 1024
+    note = (
+        f"[… body not loaded: {giant} is {size} bytes, over the 1048576-byte limit "
+        "(search.max_file_bytes), so only its frontmatter is searched: read the file, or split "
+        "it into smaller memories]"
+    )
+    error, text = call(App(cwd=setup.repo), "memory_recall", query="grafana")
+    assert not error
+    assert text.startswith("## facts/giant (project fact, score ")
+    assert text.endswith(f"\nGrafana runbook for payments\n\n{note}")
+    done = run_cli("context", "grafana", cwd=setup.repo)
+    assert done.returncode == 0, done.stderr
+    assert (
+        f"### facts/giant (project fact): Grafana runbook for payments\n{note}\n</memory>\n"
+    ) in done.stdout

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from memoryd.agent.query import PromptQuery
     from memoryd.app import App
+    from memoryd.index.search import Hit
 
 RULES_BLOCK = "rules"
 OUTLINE_BLOCKS = ("directory", "routing")
@@ -435,7 +436,8 @@ def gather(
             found = upkeep.search(
                 app, roots, searched.text, limit=entries * 2, count_hits=False, db=db
             )
-            hits = [Shown(h.id, h.scope, h.kind, h.summary, h.body) for h in found]
+            cap = app.config.search.max_file_bytes
+            hits = [Shown(h.id, h.scope, h.kind, h.summary, shown_body(h, cap)) for h in found]
             hits = _checked(app, hits, [h.path for h in found])
     block = build(
         views, hits, chars, entries, settings.outline_chars,
@@ -443,6 +445,22 @@ def gather(
     )  # fmt: skip
     missing = [(r.scope, str(r.path)) for r in roots if not r.path.is_dir()]
     return replace(block, missing=missing) if missing else block
+
+
+OVERSIZED = (
+    "[… body not loaded: {path} is {size} bytes, over the {cap}-byte limit "
+    "(search.max_file_bytes), so only its frontmatter is searched: read the file, or split it "
+    "into smaller memories]"
+)
+
+
+def shown_body(hit: Hit, cap: int) -> str:
+    """A hit's body, or for a file over the size cap (whose body is not indexed) the line
+    saying so: an empty body read as a memory that holds nothing more than its summary."""
+    row = hit.row
+    if row is not None and row.oversized:
+        return OVERSIZED.format(path=hit.path, size=row.size, cap=cap)
+    return hit.body
 
 
 def _checked(app: App, shown: list[Shown], paths: list[Any]) -> list[Shown]:

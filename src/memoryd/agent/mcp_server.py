@@ -128,7 +128,8 @@ class Tools:
             self.app, roots, query, limit=limit, kind=kind, scope=scope, type=type,
             scope_id=scope_id, everywhere=everywhere,
         )  # fmt: skip
-        return format_hits(query, hits, citing.Checker(self.app.cwd))
+        cap = self.app.config.search.max_file_bytes
+        return format_hits(query, hits, citing.Checker(self.app.cwd), cap)
 
     def remember(self, request: remember.Request) -> str:
         outcome = remember.remember(self.app, request)
@@ -163,7 +164,7 @@ class Tools:
         return gather(self.app, session, project_id).text or "(nothing to rebuild from)"
 
 
-def format_hits(query: str, hits: list[Hit], checker: citing.Checker | None = None) -> str:
+def format_hits(query: str, hits: list[Hit], checker: citing.Checker, cap: int) -> str:
     if not hits:
         return (
             f"No memory matched {query!r}. Zero results do not prove nothing was recorded: "
@@ -173,11 +174,11 @@ def format_hits(query: str, hits: list[Hit], checker: citing.Checker | None = No
     for hit in hits:
         matched = ", ".join(f"{term}×{count}" for term, count in sorted(hit.terms.items()))
         head = f"## {hit.id} ({describe(hit)}, score {hit.score:.2f}"
-        stale = citing.stale_reasons(checker.of_file(hit.path)) if checker else []
+        stale = citing.stale_reasons(checker.of_file(hit.path))
         warning = "".join(f"\nMAY BE STALE, check before trusting: {reason}" for reason in stale)
         parts.append((hit, (
             f"{head}, matched: {matched or '-'})\n{hit.summary or '(no summary)'}{warning}\n\n"
-            f"{hit.body.strip()}"
+            f"{context.shown_body(hit, cap).strip()}"
         )))  # fmt: skip
     return within(parts, RECALL_CHARS)
 
