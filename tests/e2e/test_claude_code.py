@@ -395,3 +395,32 @@ def claude_folder(path: Path) -> str:
     from memoryd.layouts.visible import claude_slug
 
     return claude_slug(path)
+
+
+def test_a_worktree_removed_mid_session_still_has_its_projects_memory_over_mcp(
+    node_bin: Path, project: Project
+) -> None:
+    """The session works in a linked worktree outside the main checkout; its Bash tool
+    removes the worktree (git worktree remove), then the model recalls: memoryd's MCP server,
+    started in the worktree, still serves the project's memories, not the global root alone."""
+    project.seed()
+    (project.repo / "README.md").write_text("app\n")
+    git(project.repo, "add", "README.md")
+    git(project.repo, "commit", "-qm", "start")
+    worktree = project.repo.parent / "wt" / "feature"
+    git(project.repo, "worktree", "add", "-q", "-b", "feature", str(worktree))
+    remove = f"git -C {project.repo} worktree remove --force {worktree}"
+    turns = [
+        call("Bash", command=remove, description="remove the worktree"),
+        call("mcp__memoryd__memory_recall", query="unicode61"),
+        Turn(text="done"),
+    ]
+    with FakeModelAPI(turns) as api:
+        client = Client(node_bin, claude(node_bin, project, api).env, worktree)
+        ask(client, "clean up the worktree, then look up unicode61",
+            "--allowedTools", "Bash(git -C:*)")  # fmt: skip
+        sent = api.agent_requests()
+    assert not worktree.exists()
+    # the Bash tool's shell then fails its own 'pwd' there (exit code 1): the folder is gone
+    _, recalled = (result_text(part) for part in tool_results(sent[2]))
+    assert recalled.startswith("## pitfalls/fts5-unicode61-merges-a-chinese-run (project pitfall")
