@@ -198,3 +198,53 @@ def test_a_missing_git_identity_is_logged_once_and_stays_a_problem_until_fixed(
         assert again == [f"memoryd: INFO: sync of {root}: working again: pushed"], daemon.output()
     finally:
         daemon.kill()
+
+
+def test_the_conflict_copies_of_one_cycle_are_one_line_in_the_log_and_in_status(
+    tmp_path: Path,
+) -> None:
+    """Fifty memories edited on two devices: the daemon's log said nothing of the copies it
+    saved, and ``memoryd status`` gave one line to each of the fifty."""
+    app, root, remote = root_with_remote(tmp_path, 0.3)
+    names = [f"facts/m{i:02}.md" for i in range(50)]
+    for name in names:
+        (root / name).write_text(memory(name, "as both devices had it"))
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "both devices")
+    git(root, "push", "-q", "-u", "origin", "main")
+    other = tmp_path / "other"
+    subprocess.run(["git", "clone", "-q", str(remote), str(other)], check=True)
+    for name in names:
+        (other / name).write_text(memory(name, "as the other device has it"))
+    git(other, "commit", "-q", "-am", "the other device")
+    git(other, "push", "-q", "origin", "main")
+    for name in names:
+        (root / name).write_text(memory(name, "as this device has it"))
+    daemon = DaemonProcess(tmp_path)
+    fix = (
+        "'memoryd conflicts' lists the copies, 'memoryd resolve ID --keep local|remote|both' "
+        "settles each"
+    )
+    try:
+        daemon.wait_ready(app)
+
+        def copies() -> list[Path]:
+            return sorted((root / "facts").glob("*.conflict-*.md"))
+
+        assert wait_until(lambda: len(copies()) == 50), daemon.output()
+        assert wait_until(lambda: "conflict copies" in daemon.output()), daemon.output()
+        listed = run_cli("conflicts")
+        assert listed.stdout.startswith("50 sync conflict(s):\n"), listed.stdout
+        status = run_cli("status")
+        first = ", ".join(f"facts/{p.name}" for p in copies()[:3])
+        assert f"  sync: {root}: 50 sync conflicts: {first} and 47 more; {fix}\n" in status.stdout
+        assert ".conflict-" not in status.stdout.replace(first, ""), status.stdout
+        assert daemon.terminate() == 0
+        lines = daemon.output().splitlines()
+        said = [line for line in lines if "conflict" in line.replace(str(tmp_path), "")]
+        assert said == [
+            f"memoryd: WARNING: sync of {root}: 50 conflict copies saved beside facts/m00.md, "
+            f"facts/m01.md, facts/m02.md and 47 more (changed on two devices); {fix}"
+        ], daemon.output()
+    finally:
+        daemon.kill()

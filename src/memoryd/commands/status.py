@@ -116,10 +116,31 @@ def render(status: Any, sync_items: Sequence[Any] = (), more: Sequence[str] = ()
         batch = status.last_batch
         lines.append(f"  last batch: {batch['files']} files in {batch['ms']} ms at {batch['at']}")
     problems = [f"  problem: {text}" for text in [*status.problems, *more]]
-    for item in sync_items:
+    for item in _grouped(sync_items):
         where = f"{item.root}/{item.path}" if item.path else item.root
         problems.append(f"  sync: {where}: {item.message}")
         if item.code == "sync.error":  # what to do: only the cycle that failed could tell
             problems.append(f"    fix: {item.fix}")
     lines += problems or ["  no problems"]
     return "\n".join(lines)
+
+
+def _grouped(items: Sequence[Any]) -> list[Any]:
+    """The sync problems, with a root's conflicts as one line when there are more than a few
+    (fifty files edited on two devices were fifty lines); ``memoryd conflicts`` lists them."""
+    from memoryd.sync.report import CONFLICTS_FIX, FEW, SyncProblem, first_few
+
+    conflicts: dict[str, list[Any]] = {}
+    for item in items:
+        if item.code == "sync.conflict":
+            conflicts.setdefault(item.root, []).append(item)
+    shown: list[Any] = []
+    for item in items:
+        group = conflicts.get(item.root, []) if item.code == "sync.conflict" else [item]
+        if len(group) <= FEW:
+            shown.append(item)
+        elif item is group[0]:
+            names = first_few(sorted(c.path for c in group))
+            message = f"{len(group)} sync conflicts: {names}; {CONFLICTS_FIX}"
+            shown.append(SyncProblem(item.root, "sync.conflicts", None, message, CONFLICTS_FIX))
+    return shown

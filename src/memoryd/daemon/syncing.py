@@ -7,7 +7,9 @@ A file the cycle quarantines (a secret, conflict markers) is told once in the lo
 with what to do, when it is first held back, not every cycle it stays so. A cycle's
 problem (no git identity, the remote unreachable) is told once too, and again only when
 it changes or after it cleared: it stays in the status (and so in ``memoryd status`` and
-``doctor``) for as long as it lasts, while a log line every cycle told nothing new.
+``doctor``) for as long as it lasts, while a log line every cycle told nothing new. The
+conflict copies a cycle saved are one line with their count and the first few names
+(fifty files edited on two devices are one event); ``memoryd conflicts`` lists them all.
 """
 
 from __future__ import annotations
@@ -73,9 +75,13 @@ class Syncer:
         if root is None or self.paused(path) or not path.is_dir():
             return
         with self._lock_for(path):
-            outcome, message, hint, held = self._sync(root)
+            outcome, message, hint, held, copies = self._sync(root)
             if outcome not in ("busy", "failed", "unavailable"):  # a cycle that sorted files
                 self._tell_quarantined(path, held)
+        if copies:
+            from memoryd.sync.report import conflicts_line
+
+            log.warning("sync of %s: %s", path, conflicts_line(copies))
         self.status.root(path, last_sync={"at": now_iso(), "outcome": outcome, "message": message})
         if outcome == "busy":  # another process was syncing this repo: nothing learned
             return
@@ -102,19 +108,21 @@ class Syncer:
             log.warning("sync of %s: %s", path, text)
             self._said[path] = text
 
-    def _sync(self, root: RootConfig) -> tuple[str, str, str | None, list[Any]]:
-        """(status word, message, hint, quarantined findings) of one cycle; never raises."""
+    def _sync(self, root: RootConfig) -> tuple[str, str, str | None, list[Any], list[str]]:
+        """(status word, message, hint, quarantined findings, the files of the conflict
+        copies it saved) of one cycle; never raises."""
         try:  # the sync engine is a separate subsystem; a build without it still serves
             engine: Any = importlib.import_module("memoryd.sync.engine")
         except ImportError:
-            return "unavailable", "this memoryd has no sync engine", None, []
+            return "unavailable", "this memoryd has no sync engine", None, [], []
         try:
             outcome = engine.sync_root(self.config(), self.paths, root)
         except Exception as exc:  # a failed cycle must not stop the daemon
             log.exception("sync of %s failed", root.path)
-            return "failed", f"{type(exc).__name__}: {exc}", None, []
+            return "failed", f"{type(exc).__name__}: {exc}", None, [], []
         held = list(getattr(outcome, "quarantined", None) or [])
-        return (*describe(outcome), getattr(outcome, "hint", None), held)
+        copies = [str(c["path"]) for c in getattr(outcome, "conflicts", None) or []]
+        return (*describe(outcome), getattr(outcome, "hint", None), held, copies)
 
     def _tell_quarantined(self, path: Path, held: list[Any]) -> None:
         """Log each finding that newly holds a file back; one released and back is new again."""
