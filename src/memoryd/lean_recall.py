@@ -19,9 +19,9 @@ parse, help, a usage error, no snapshot (config.yaml new, changed or broken, or 
 for other folders), no ``MEMORYD_HOME`` on a system other than Linux (platformdirs
 decides there), a root that is missing or of another layout, an index that is not
 checked or of another version, a file changed since it was indexed, a hit that is a
-conflict copy or may cite code, an unreadable ``.state.json``, any exception. So every
-error text and every rare option stays the full CLI's, and tests/test_lean_recall.py
-holds both paths to the same bytes.
+conflict copy, may cite code or has frontmatter that does not parse, an unreadable
+``.state.json``, any exception. So every error text and every rare option stays the full
+CLI's, and tests/test_lean_recall.py holds both paths to the same bytes.
 """
 
 from __future__ import annotations
@@ -418,6 +418,8 @@ def _recall(
         hit = _Hit((c.path, c.root, c.scope, c.id, c.kind, c.summary, c.load_when, c.body))
         if ".conflict-" in hit.path[len(hit.root) :] or _may_cite(hit.path):
             raise Fallback  # conflict copies and citations: the full path shows them
+        if c.problems and '"frontmatter.' in c.problems:
+            raise Fallback  # frontmatter that does not parse: the full path warns of it
         hit.score, hit.parts = total, parts
         hit.terms, hit.snippet = explain(forms, hit, marks)
         hits.append(hit)

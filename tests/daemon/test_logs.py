@@ -10,7 +10,15 @@ from pathlib import Path
 import pytest
 
 from memoryd.daemon.logs import OverflowTrap, bound_file, daemon_logging
-from tests.daemon.harness import app_with_root, daemon_ready, memory, save, wait_until
+from tests.daemon.harness import (
+    DaemonProcess,
+    app_with_root,
+    daemon_ready,
+    indexed,
+    memory,
+    save,
+    wait_until,
+)
 
 
 def test_a_kernel_queue_overflow_asks_for_a_reconcile() -> None:
@@ -95,3 +103,25 @@ def test_a_small_stderr_file_is_left_alone(tmp_path: Path) -> None:
     assert bound_file(path) is False
     assert path.read_bytes() == b"Traceback: a crash at import\n" * 100
     assert bound_file(tmp_path / "none.log") is False and not (tmp_path / "none.log").exists()
+
+
+def test_the_daemon_logs_a_memory_whose_frontmatter_does_not_parse(tmp_path: Path) -> None:
+    """Indexed by its text alone, with no word in the log: the daemon's user learnt of it
+    only from 'memoryd inspect'. One line when the file is saved, in memoryd's words."""
+    app, root = app_with_root()
+    daemon = DaemonProcess(tmp_path)
+    try:
+        daemon.wait_ready(app)
+        save(root / "facts/tabbed.md", "---\nkind: fact\nload_when:\n\t- deploy\n---\nbody\n")
+        line = (
+            f"WARNING memoryd.daemon.indexing: {root / 'facts/tabbed.md'}: malformed YAML on "
+            "line 4: YAML does not allow tabs; indent with spaces; fix the YAML between the "
+            "'---' lines at the top of the file\n"
+        )
+        assert wait_until(lambda: line in app.paths.log_file.read_text()), daemon.output()
+        save(root / "facts/fine.md", memory("fine"))  # a well-formed file: no such line
+        assert wait_until(lambda: "facts/fine.md" in str(indexed(app)))
+        assert daemon.terminate() == 0
+    finally:
+        daemon.kill()
+    assert app.paths.log_file.read_text().count("malformed YAML") == 1

@@ -314,3 +314,22 @@ def test_recall_never_returns_compiled_files(home: Path, tmp_path: Path) -> None
     assert "use pnpm, never npm" in (home / "pitfalls" / "index.md").read_text()
     done = run_cli("recall", "pnpm", "--json", cwd=tmp_path)
     assert [h["path"] for h in json.loads(done.stdout)] == [str(home / "pitfalls/deploy.md")]
+
+
+def test_recall_warns_of_a_hit_whose_frontmatter_does_not_parse(home: Path, tmp_path: Path) -> None:
+    """Such a memory is found by its text alone (no kind, summary or pin), and only
+    'memoryd inspect' said why. The second recall may take the lean path: it must not
+    answer without the warning."""
+    (home / "facts/hand.md").write_text("---\nkind: fact\nsummary: fix: do X\n---\nwombat\n")
+    warning = (
+        f"memoryd: warning: {home / 'facts/hand.md'}: malformed YAML on line 3: the value of "
+        "'summary' holds ': ' without quotes, which YAML reads as another key; put it in "
+        "quotes: summary: \"fix: do X\"; fix the YAML between the '---' lines at the top of "
+        "the file\n"
+    )
+    for _ in range(2):
+        done = run_cli("recall", "wombat", cwd=tmp_path, process=True)
+        assert done.returncode == 0 and "facts/hand" in done.stdout
+        assert done.stderr == warning
+    (home / "facts/hand.md").write_text('---\nkind: fact\nsummary: "fix: do X"\n---\nwombat\n')
+    assert run_cli("recall", "wombat", cwd=tmp_path, process=True).stderr == ""

@@ -80,6 +80,7 @@ def run(app: App, args: argparse.Namespace) -> int:
     app.emit(args.json, data, lambda: hitview.text(hits, verdicts))
     for root in missing:
         app.note(f"memoryd: warning: {_missing_root(app, root)}")
+    _warn_malformed(app, hits)
     if app.lost is not None and args.project is None:
         app.note(f"memoryd: warning: {app.lost}")
     if not hits:
@@ -103,6 +104,18 @@ def run(app: App, args: argparse.Namespace) -> int:
 
     config_snapshot.write(app.paths, app.env)  # the next recall can take the lean path
     return 0
+
+
+def _warn_malformed(app: App, hits: list[Any]) -> None:
+    """A line for each hit whose frontmatter does not parse: it was found by its text
+    alone (its kind, summary and pin are not read), and only inspect said so."""
+    for hit in hits:
+        for problem in hit.row.problems if hit.row is not None else ():
+            if problem.code.startswith("frontmatter."):
+                app.note(
+                    f"memoryd: warning: {hit.path}: {problem.message}; "
+                    "fix the YAML between the '---' lines at the top of the file"
+                )
 
 
 def _other_projects(

@@ -116,7 +116,22 @@ class Engine:
         report = reconcile(self.db, config, [root], only)
         for path, reason in report.unknown:
             log.warning("cannot index %s: %s", path, reason)
+        if report.modified:
+            self._warn_malformed([*report.added, *report.changed])
         return [*report.added, *report.changed, *report.removed]
+
+    def _warn_malformed(self, paths: list[Path]) -> None:
+        """One line for each new or changed file whose frontmatter does not parse: the
+        memory is indexed by its text alone (no kind, summary, pin), which nothing said
+        unless someone ran ``memoryd inspect``."""
+        for path, problems in self.db.problems(paths).items():
+            for problem in problems:
+                if problem.code.startswith("frontmatter."):
+                    log.warning(
+                        "%s: %s; fix the YAML between the '---' lines at the top of the file",
+                        path,
+                        problem.message,
+                    )
 
     def compile(self, config: Config, root: RootConfig, changed: list[Path] | None) -> list[Path]:
         """Recompile ``root`` for ``changed`` (None: all of it); return the paths written."""

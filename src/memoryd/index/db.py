@@ -7,7 +7,7 @@ import functools
 import json
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -175,6 +175,21 @@ class IndexDB:
 
     def count(self) -> int:
         return int(self.conn.execute("SELECT count(*) FROM memories").fetchone()[0])
+
+    def problems(self, paths: Collection[Path]) -> dict[Path, tuple[Problem, ...]]:
+        """The problems stored for those of ``paths`` that have any."""
+        found: dict[Path, tuple[Problem, ...]] = {}
+        names = [str(p) for p in paths]
+        for start in range(0, len(names), 500):  # SQLite's limit on bound parameters
+            chunk = names[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            cursor = self.conn.execute(
+                f"SELECT path, problems FROM memories WHERE path IN ({marks})"
+                " AND problems != '[]'",
+                chunk,
+            )
+            found.update((Path(path), load_problems(str(text))) for path, text in cursor)
+        return found
 
     @contextlib.contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
