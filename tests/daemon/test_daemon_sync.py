@@ -15,6 +15,7 @@ from tests.daemon.harness import (
     memory,
     remote_files,
     root_with_remote,
+    save,
     wait_until,
 )
 from tests.helpers import git, run_cli
@@ -245,6 +246,45 @@ def test_the_conflict_copies_of_one_cycle_are_one_line_in_the_log_and_in_status(
         assert said == [
             f"memoryd: WARNING: sync of {root}: 50 conflict copies saved beside facts/m00.md, "
             f"facts/m01.md, facts/m02.md and 47 more (changed on two devices); {fix}"
+        ], daemon.output()
+    finally:
+        daemon.kill()
+
+
+def test_a_compiled_file_a_pull_brought_is_recompiled_without_calling_it_a_hand_edit(
+    tmp_path: Path,
+) -> None:
+    """The other device's index.md (its memoryd lists what it has, or an older memoryd lists
+    it its own way) arrived with a pull, the daemon recompiled it and logged "a hand edit
+    there is overwritten" though nobody had edited it: the file came through git."""
+    app, root, remote = root_with_remote(tmp_path, 60.0)
+    daemon = DaemonProcess(tmp_path)
+    index_md = root / "facts" / "index.md"
+    try:
+        daemon.wait_ready(app)
+        save(root / "facts" / "mine.md", memory("written on this device"))
+        assert wait_until(index_md.exists), daemon.output()
+        git(root, "add", "-A")
+        git(root, "commit", "-q", "-m", "this device")
+        git(root, "push", "-q", "-u", "origin", "main")
+        other = tmp_path / "other"
+        subprocess.run(["git", "clone", "-q", str(remote), str(other)], check=True)
+        (other / "facts" / "theirs.md").write_text(memory("written on the other device"))
+        listed = (other / "facts" / "index.md").read_text()
+        (other / "facts" / "index.md").write_text(listed.replace("written on", "as listed on"))
+        git(other, "add", "-A")
+        git(other, "commit", "-q", "-m", "the other device")
+        git(other, "push", "-q", "origin", "main")
+        git(root, "pull", "-q", "--ff-only")  # the user pulls by hand, as a sync pull does
+        assert wait_until(lambda: "as listed on" not in index_md.read_text()), daemon.output()
+        assert wait_until(lambda: "theirs.md" in index_md.read_text()), daemon.output()
+        save(index_md, index_md.read_text().replace("written on", "hand edit of"))  # a real one
+        assert wait_until(lambda: "hand edit of" not in index_md.read_text()), daemon.output()
+        assert daemon.terminate() == 0
+        said = [line for line in daemon.output().splitlines() if "hand edit" in line]
+        assert said == [
+            f"memoryd: WARNING: restored the compiled parts of {index_md}: a hand edit there is "
+            "overwritten by every compile (edit the memories' frontmatter instead)"
         ], daemon.output()
     finally:
         daemon.kill()

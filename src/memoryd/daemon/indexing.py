@@ -29,6 +29,31 @@ log = logging.getLogger(__name__)
 ONLY_MAX = 64
 
 
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def came_through_git(root: Path, path: Path, data: bytes | None) -> bool:
+    """Whether ``data`` (a compiled file's bytes before a compile rewrote them) is a version
+    git already holds: another device's, brought by a pull or a sync, or one checked out.
+    A hand edit is new bytes that no commit has (the daemon restores it before any sync)."""
+    if data is None:
+        return False
+    from memoryd.sync.git import Git, GitError
+
+    git = Git(root)
+    try:  # as git would store the file at that path (its filters: a CRLF checkout)
+        rel = path.relative_to(root).as_posix()
+        blob = git.run("hash-object", "--stdin", f"--path={rel}", input=data, readonly=True)
+        known = git.run("cat-file", "-e", blob.text.strip(), check=False, readonly=True)
+    except (GitError, OSError, ValueError):  # not a repository, no git: nobody brought it
+        return False
+    return known.code == 0
+
+
 def digest(path: Path) -> str | None:
     """The content hash of ``path`` (None when it does not exist)."""
     try:
@@ -137,10 +162,22 @@ class Engine:
         """Recompile ``root`` for ``changed`` (None: all of it); return the paths written."""
         from memoryd.compile.writer import compile_root
 
-        report = compile_root(root, config, changed=changed, expect=self.own.expect)
+        asked = set(changed or ())
+        before: dict[Path, bytes | None] = {}
+
+        def expect(path: Path, data: bytes | None) -> None:
+            if path in asked and path not in before:  # its bytes before the compile's write
+                before[path] = _read(path)
+            self.own.expect(path, data)
+
+        report = compile_root(root, config, changed=changed, expect=expect)
         written = report.touched
-        for path in sorted(set(report.written) & set(changed or ())):
-            # the compiled file itself changed, and not by us: a hand edit, now undone
+        for path in sorted(set(report.written) & asked):
+            # the compiled file itself changed, and not by us: a hand edit, now undone, unless
+            # the bytes are a version git has (a pull, a sync's move, a checkout brought them)
+            if came_through_git(root.path, path, before.get(path)):
+                log.debug("recompiled %s, which git had just brought", path)
+                continue
             log.warning(
                 "restored the compiled parts of %s: a hand edit there is overwritten by "
                 "every compile (edit the memories' frontmatter instead)",
