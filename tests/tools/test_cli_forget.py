@@ -38,6 +38,32 @@ def test_forget_removes_the_file_clears_links_and_recompiles(setup: Setup) -> No
     )
 
 
+def test_forget_names_a_link_it_cannot_clear_in_a_memory_that_does_not_parse(
+    setup: Setup,
+) -> None:
+    """relink cannot edit a frontmatter it cannot read: the link was left to dangle and
+    forget said it cleared everything. Hand-written CRLF links are cleared line by line."""
+    remember(setup, "--kind", "decision", "--summary", "Use Postgres 16", "--id", "decisions/db")
+    folder = setup.project / "decisions"
+    crlf = b"---\r\nkind: decision\r\nsummary: C\r\nsupersedes:  # older\r\n  - decisions/db\r\n"
+    (folder / "crlf.md").write_bytes(crlf + b"  - decisions/x\r\n---\r\nbody\r\n")
+    broken = b"---\nkind: decision\nsupersedes: decisions/db\nload_when:\n\t- pg\n---\nbody\n"
+    (folder / "broken.md").write_bytes(broken)
+    done = run_cli("forget", "decisions/db", cwd=setup.repo)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (
+        f"forgot decisions/db: removed {folder / 'db.md'}\n"
+        "  cleared the link in decisions/crlf\n"
+        "  left the link in decisions/broken: its frontmatter does not parse (memoryd inspect "
+        "says where); fix it, then remove 'decisions/db' from it\n"
+    )
+    assert (folder / "broken.md").read_bytes() == broken  # a person's bytes, untouched
+    assert (folder / "crlf.md").read_bytes() == (
+        b"---\r\nkind: decision\r\nsummary: C\r\nsupersedes:  # older\r\n  - decisions/x\r\n"
+        b"---\r\nbody\r\n"
+    )
+
+
 def test_forget_of_the_last_memory_of_a_folder_drops_its_index(setup: Setup) -> None:
     remember(setup, "--kind", "fact", "--summary", "Builds take 9 minutes", "--id", "facts/build")
     assert (setup.project / "facts" / "index.md").exists()

@@ -9,6 +9,7 @@ dangles, and the index and compiled files are brought up to date.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,11 +32,13 @@ class Forgotten:
     path: Path
     root: Path
     unlinked: tuple[str, ...]  # ids of memories whose links to it were cleared
+    # ids of memories whose frontmatter does not parse but names it: left as they are
+    left: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "id": self.id, "path": str(self.path), "root": str(self.root),
-            "unlinked": list(self.unlinked),
+            "unlinked": list(self.unlinked), "left": list(self.left),
         }  # fmt: skip
 
 
@@ -54,7 +57,21 @@ def forget(app: App, raw_id: str, scope: str | None = None, agent: bool = False)
     changed += relinked
     upkeep.refresh(app, found.root, changed)
     unlinked = tuple(locate.path_id(found.root, path) for path in relinked)
-    return Forgotten(found.id, found.path, found.root.path, unlinked)
+    left = tuple(locate.path_id(found.root, path) for path in unparsed_links(found.root, found.id))
+    return Forgotten(found.id, found.path, found.root.path, unlinked, left)
+
+
+def unparsed_links(root: RootConfig, old: str) -> list[Path]:
+    """The memories whose frontmatter does not parse but names ``old``: relink cannot edit
+    what it cannot read, and their link was left to dangle without a word."""
+    word = re.compile(rf"(?<![\w/.-]){re.escape(old)}(?![\w/.-])")
+    found = []
+    for path, memory in locate.all_memories(root):
+        if memory.malformed and path.exists():
+            head = path.read_bytes().decode("utf-8", "replace").split("\n---", 1)[0]
+            if word.search(head):
+                found.append(path)
+    return found
 
 
 def relink(root: RootConfig, old: str, new: str | None) -> list[Path]:

@@ -147,6 +147,11 @@ class Tools:
     def forget(self, memory_id: str, scope: Scope | None) -> str:
         gone = forget.forget(self.app, memory_id, scope=scope, agent=True)
         cleared = f" Cleared links in {', '.join(gone.unlinked)}." if gone.unlinked else ""
+        if gone.left:
+            cleared += (
+                f" Left the links in {', '.join(gone.left)}: their frontmatter does not parse"
+                " (tell the user; memoryd inspect says where)."
+            )
         return f"Forgot {gone.id} ({gone.path}).{cleared}"
 
     def inspect(self) -> str:

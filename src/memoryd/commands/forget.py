@@ -24,5 +24,10 @@ def run(app: App, args: argparse.Namespace) -> int:
     gone = forget(app, args.id, scope=args.scope, agent=agent_marker(app.env) is not None)
     lines = [f"forgot {gone.id}: removed {gone.path}"]
     lines += [f"  cleared the link in {other}" for other in gone.unlinked]
+    lines += [
+        f"  left the link in {other}: its frontmatter does not parse (memoryd inspect says "
+        f"where); fix it, then remove {gone.id!r} from it"
+        for other in gone.left
+    ]
     app.emit(args.json, gone.as_dict(), "\n".join(lines))
     return 0
