@@ -421,3 +421,35 @@ def test_utf16_with_its_byte_order_mark_is_read_and_never_rewritten(raw: bytes) 
     with pytest.raises(MemorydError) as refused:
         render(memory.with_fields(summary="s"))
     assert refused.value.hint == "save it as UTF-8 first (iconv -f UTF-16 -t UTF-8)"
+
+
+@pytest.mark.parametrize(
+    ("line", "why", "fixed"),
+    [
+        ("summary: fix: do X", "holds ': ' without quotes, which YAML reads as another key",
+         'summary: "fix: do X"'),
+        ("summary: `make` is slow", "starts with '`', which YAML reserves unquoted",
+         'summary: "`make` is slow"'),
+        ("summary: @ana said so", "starts with '@', which YAML reserves unquoted",
+         'summary: "@ana said so"'),
+        ("summary: [wip] fix it", "starts with '[', which YAML reserves unquoted",
+         'summary: "[wip] fix it"'),
+        ("summary: *star", "starts with '*', which YAML reserves unquoted", 'summary: "*star"'),
+        ("summary: !important", "starts with '!', which YAML reserves unquoted",
+         'summary: "!important"'),
+        (r"summary: see: C:\temp", "holds ': ' without quotes, which YAML reads as another key",
+         r"summary: 'see: C:\temp'"),
+        ("summary: say \"hi\": it's", "holds ': ' without quotes, which YAML reads as another key",
+         "summary: 'say \"hi\": it''s'"),
+    ],
+)  # fmt: skip
+def test_a_hand_written_value_yaml_refuses_gets_the_quoted_line_that_fixes_it(
+    line: str, why: str, fixed: str
+) -> None:
+    """PyYAML said 'found character that cannot start any token' or 'did not find expected
+    key'; the line to write instead is given, and it reads back as the text that was meant."""
+    m = parse(f"---\nkind: fact\n{line}  # mine\n---\nbody\n".encode())
+    assert [p.message for p in m.problems] == [
+        f"malformed YAML on line 3: the value of 'summary' {why}; put it in quotes: {fixed}"
+    ]
+    assert parse(f"---\n{fixed}\n---\n".encode()).summary == line.removeprefix("summary: ")

@@ -335,14 +335,35 @@ def _yaml_problem(exc: Exception, yaml_text: str) -> str:
     if "\t" in indent or "tab" in reason or "'\\t'" in reason:
         return f"{where}: YAML does not allow tabs; indent with spaces"
     key, colon, value = line.partition(":")
-    if reason.startswith("mapping values are not allowed") and colon and _TOP_KEY.match(line):
-        value = value.split(" #")[0].strip(" ")  # a comment stays outside the quotes
-        quoted = f'"{value}"' if '"' not in value else "'" + value.replace("'", "''") + "'"
+    if not colon or not _TOP_KEY.match(line):
+        return f"{where}: {reason}"
+    key, value = key.strip(), value.split(" #")[0].strip(" ")  # a comment stays outside
+    plain = '"' not in value and "\\" not in value  # else single quotes: no escapes there
+    quoted = f'"{value}"' if plain else "'" + value.replace("'", "''") + "'"
+    if reason.startswith("mapping values are not allowed"):
         return (
-            f"{where}: the value of {key.strip()!r} holds ': ' without quotes, which YAML "
-            f"reads as another key; put it in quotes: {key.strip()}: {quoted}"
+            f"{where}: the value of {key!r} holds ': ' without quotes, which YAML "
+            f"reads as another key; put it in quotes: {key}: {quoted}"
+        )
+    if value[:1] in _RESERVED and reason.startswith(_RESERVED_REASONS):
+        return (
+            f"{where}: the value of {key!r} starts with {value[0]!r}, which YAML reserves "
+            f"unquoted; put it in quotes: {key}: {quoted}"
         )
     return f"{where}: {reason}"
+
+
+# What a plain value cannot start with (YAML's indicators, but quotes, '|' and '>', which
+# begin a value of their own), and PyYAML's words for text that goes on after one.
+_RESERVED = frozenset("`@%*&![{")
+_RESERVED_REASONS = (
+    "found character that cannot start any token",
+    "did not find expected key",
+    "found undefined alias",
+    "could not determine a constructor",
+    "expected <block end>",
+    "found unexpected end of stream",
+)
 
 
 _TOP_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]|$)")
