@@ -11,6 +11,9 @@
 // blocks OpenCode: no block is injected and the edit goes ahead; only a refusal of the guard
 // (exit 3) stops a write.
 
+import { existsSync } from "node:fs"
+import { isAbsolute, join } from "node:path"
+
 // the tools that write a file (a read of any path is none of the guard's business)
 const WRITE_TOOLS = new Set(["write", "edit", "multiedit"])
 // the tools that write the files a patch names (OpenCode offers GPT models apply_patch
@@ -40,19 +43,33 @@ export const Memoryd = async ({ $, directory }) => {
   const given = new Map() // user message -> its text with the block added
   const KEPT = 64 // the blocks of the last messages (one per concurrent session is enough)
 
-  const run = (args) => $`${memoryd} ${args}`.cwd(directory).nothrow().quiet()
+  // memoryd runs in the session's folder, or in / once that is gone (a linked worktree
+  // removed under the session): no command starts in a folder that does not exist, and Bun's
+  // $ throws then, which failed every later edit. memoryd is told the folder (the event's
+  // cwd, a guarded path made absolute) and finds its project from it.
+  const where = () => (existsSync(directory) ? directory : "/")
+  const run = (args) => $`${memoryd} ${args}`.cwd(where()).nothrow().quiet()
 
   // the prompt goes on stdin, as a hook event: the kernel refuses an argument over 128 KiB
   // (E2BIG), and a prompt with a pasted log is that long
   const context = (prompt) => {
     const event = new Response(JSON.stringify({ prompt, cwd: directory }))
-    return $`${memoryd} context --hook < ${event}`.cwd(directory).nothrow().quiet()
+    return $`${memoryd} context --hook < ${event}`.cwd(where()).nothrow().quiet()
   }
+
+  // memoryd could not be run at all: said in OpenCode's log, never thrown at the session
+  const safely = (what, start) =>
+    Promise.resolve()
+      .then(start)
+      .catch((error) => {
+        console.error(`memoryd ${what} failed: ${error?.message ?? error}`)
+        return { exitCode: -1, stdout: "", stderr: "" }
+      })
 
   async function block(message, prompt) {
     const key = `${message}\0${prompt}`
     if (!blocks.has(key)) {
-      const done = await context(prompt)
+      const done = await safely("context", () => context(prompt))
       const said = done.stderr.toString().trim()
       if (done.exitCode !== 0) console.error(`memoryd context failed: ${said}`)
       else if (said) console.error(said) // --hook injected nothing, and says why
@@ -79,7 +96,8 @@ export const Memoryd = async ({ $, directory }) => {
 
     "tool.execute.before": async (input, output) => {
       for (const path of written(input.tool, output.args)) {
-        const done = await run(["guard", "--", path])
+        const target = isAbsolute(path) ? path : join(directory, path)
+        const done = await safely("guard", () => run(["guard", "--", target]))
         if (done.exitCode === 3) {
           throw new Error(done.stderr.toString().replace(/^memoryd: error: /, "").trim())
         }

@@ -291,3 +291,37 @@ def test_numbers_and_booleans_a_model_sends_as_strings_or_null_are_read_as_meant
     assert refused.startswith(
         "memory_remember: argument pinned: invalid boolean (true or false) value: 'yes'"
     )
+
+
+def test_a_worktree_removed_mid_session_never_blocks_a_write_and_recall_still_serves_it(
+    node_bin: Path, project: Project, tmp_path: Path
+) -> None:
+    """The session works in a linked worktree; its bash tool removes the worktree. The
+    plugin's guard runs memoryd in the session's folder, which is gone: the next write must
+    still go ahead (memoryd failing never blocks OpenCode), and the MCP server started in
+    the worktree still serves the project's memories."""
+    from tests.helpers import git
+
+    project.seed()
+    (project.repo / "README.md").write_text("app\n")
+    git(project.repo, "add", "README.md")
+    git(project.repo, "commit", "-qm", "start")
+    worktree = project.repo.parent / "wt" / "feature"
+    git(project.repo, "worktree", "add", "-q", "-b", "feature", str(worktree))
+    elsewhere = tmp_path / "notes" / "todo.txt"
+    elsewhere.parent.mkdir()
+    turns = [
+        call("bash", command=f"git -C {project.repo} worktree remove --force {worktree}",
+             description="remove the worktree"),
+        call("write", filePath=str(elsewhere), content="ship it\n"),
+        call("memoryd_memory_recall", query="unicode61"),
+        Turn(text="done"),
+    ]  # fmt: skip
+    with FakeModelAPI(turns) as api:
+        client = opencode(node_bin, project, api)
+        run(Client(client.bin_dir, client.env, worktree), "clean up, note it, look it up")
+        sent = api.agent_requests()
+    assert not worktree.exists()
+    assert elsewhere.read_text() == "ship it\n"  # the guard threw in the removed folder
+    recalled = content(messages(sent[3])[-1])
+    assert recalled.startswith("## pitfalls/fts5-unicode61-merges-a-chinese-run (project pitfall")
