@@ -190,7 +190,7 @@ SCENARIOS: dict[str, tuple[Scenario, list[tuple[str, str, str, str]]]] = {
         lambda r: write(r / "facts/a.md",
                         "---\nkind: fact\nsummary: B\nsummary: A\nload_when: [alpha]\n---\nbody\n"),
         [("files.malformed", "memory/facts/a.md",
-          "'summary' is written 2 times (frontmatter lines 2 and 3): YAML keeps only the last",
+          "'summary' is written 2 times (lines 3 and 4): YAML keeps only the last",
           "keep one 'summary:' line in the frontmatter (delete the others)")],
     ),
     "dangling link": (

@@ -370,7 +370,7 @@ def test_a_key_written_twice_is_a_problem_naming_its_lines() -> None:
     assert memory.problems == (
         Problem(
             "duplicate.summary",
-            "'summary' is written 2 times (frontmatter lines 2 and 4): YAML keeps only the last",
+            "'summary' is written 2 times (lines 3 and 5): YAML keeps only the last",
         ),
     )
     crlf = parse(b"---\r\npinned: true\r\nkind: fact\r\npinned: false\r\n---\r\n")

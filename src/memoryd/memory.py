@@ -373,14 +373,14 @@ def _duplicates(yaml_text: str) -> list[Problem]:
     """A top-level key written twice: PyYAML keeps the last value without a word, so a
     person's first ``summary:`` (or ``pinned: true``) was silently not the memory's."""
     lines: dict[str, list[int]] = {}
-    for number, line in enumerate(yaml_text.splitlines(), start=1):
+    for number, line in enumerate(yaml_text.splitlines(), start=2):  # lines of the file
         match = _TOP_KEY.match(line)
         if match:
             lines.setdefault(match.group(1), []).append(number)
     return [
         Problem(
             f"{DUPLICATE}.{key}",
-            f"{key!r} is written {len(at)} times (frontmatter lines "
+            f"{key!r} is written {len(at)} times (lines "
             f"{', '.join(map(str, at[:-1]))} and {at[-1]}): YAML keeps only the last",
         )
         for key, at in lines.items()
