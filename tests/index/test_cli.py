@@ -333,3 +333,25 @@ def test_recall_warns_of_a_hit_whose_frontmatter_does_not_parse(home: Path, tmp_
         assert done.stderr == warning
     (home / "facts/hand.md").write_text('---\nkind: fact\nsummary: "fix: do X"\n---\nwombat\n')
     assert run_cli("recall", "wombat", cwd=tmp_path, process=True).stderr == ""
+
+
+def test_reindex_names_a_compiled_file_it_could_not_recompile(home: Path, tmp_path: Path) -> None:
+    """A ROOT.md whose markers a hand edit damaged stays stale: the reindex said nothing,
+    as if every derived file were fresh."""
+    root_md = home / "ROOT.md"
+    lines = root_md.read_text().splitlines(keepends=True)
+    end = next(i for i, line in enumerate(lines) if line.startswith("<!-- memoryd:end"))
+    root_md.write_text("".join(lines[:end] + lines[end + 1 :]))
+    write_memory(home, "rules/r.md", "always pnpm", kind="rule", summary="use pnpm")
+    compiled = run_cli("compile", cwd=tmp_path)
+    assert compiled.returncode == 1
+    finding = compiled.stdout.splitlines()[-2:]  # the problem and its fix
+    assert finding[0].startswith(f"{root_md}: damaged markers, line ")
+    done = run_cli("reindex", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-2:] == [f"  not recompiled: {finding[0]}", f"  {finding[1]}"]
+    data = json.loads(run_cli("reindex", "--json", cwd=tmp_path).stdout)
+    assert [(p["path"], p["message"]) for p in data["compile_problems"]] == [
+        (str(root_md), finding[0].removeprefix(f"{root_md}: "))
+    ]
+    assert "use pnpm" not in root_md.read_text()  # left as the person left it

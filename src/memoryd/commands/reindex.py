@@ -19,6 +19,7 @@ from memoryd.commands import add_json
 
 if TYPE_CHECKING:
     from memoryd.config import RootConfig
+    from memoryd.findings import Finding
     from memoryd.index.reconcile import ReconcileReport
 
 
@@ -40,11 +41,14 @@ def run(app: App, args: argparse.Namespace) -> int:
         roots += [r for r in search_roots(app.config, app.cwd) if r not in roots]
         with open_index(app.paths, discard=args.full) as db:
             report = reconcile(db, app.config, roots)  # --full: emptied first, then checked
-            compiled = _recompile(app, db, roots, report)
+            compiled, problems = _recompile(app, db, roots, report)
             total = db.count()
     # The JSON lists every path, sorted (a tenth of a second at 100k): only --json asks for it.
     data = (
-        {**report.to_json(), "full": args.full, "memories": total, "compiled": compiled}
+        {
+            **report.to_json(), "full": args.full, "memories": total, "compiled": compiled,
+            "compile_problems": [p.as_dict() for p in problems],
+        }
         if args.json
         else None
     )
@@ -57,23 +61,29 @@ def run(app: App, args: argparse.Namespace) -> int:
         lines += [f"  unknown: {path} ({reason})" for path, reason in report.unknown]
         lines += [f"  oversized, frontmatter only: {path}" for path in report.oversized]
         lines += [f"  recompiled: {path}" for path in compiled]
+        # a damaged ROOT.md or an unreadable memory: left stale, which must not pass unsaid
+        lines += ["  not recompiled: " + p.text().replace("\n", "\n  ") for p in problems]
         return "\n".join(lines)
 
     app.emit(args.json, data, text)
     return 0
 
 
-def _recompile(app: App, db: Any, roots: list[RootConfig], report: ReconcileReport) -> list[str]:
+def _recompile(
+    app: App, db: Any, roots: list[RootConfig], report: ReconcileReport
+) -> tuple[list[str], list[Finding]]:
     """Compile every root (only stale files are written), index what that wrote or
     removed into ``report`` (a path counted once: a ROOT.md added, then recompiled, is
-    added), and return those paths."""
+    added), and return those paths and the compile's problems (a file it left stale)."""
     from memoryd.compile.writer import compile_root, kept_cache
     from memoryd.index import reconcile
 
     cache = kept_cache(app.paths.cache_dir)
     touched: list[str] = []
+    problems: list[Finding] = []
     for root in roots:
         done = compile_root(root, app.config, cache=cache)
+        problems += done.problems
         if not done.touched:
             continue
         touched += map(str, done.touched)
@@ -81,7 +91,7 @@ def _recompile(app: App, db: Any, roots: list[RootConfig], report: ReconcileRepo
         seen = {name for names in report.names.values() for name in names}
         for kind, names in again.names.items():
             report.names[kind] += [name for name in names if name not in seen]
-    return sorted(touched)
+    return sorted(touched), problems
 
 
 # Objects made between two collections of the youngest generation while the index is built.
