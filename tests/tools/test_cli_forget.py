@@ -64,6 +64,28 @@ def test_forget_names_a_link_it_cannot_clear_in_a_memory_that_does_not_parse(
     )
 
 
+def test_forget_names_the_memories_whose_text_links_to_it(setup: Setup) -> None:
+    """A body is the person's and is never edited: a Markdown link to the forgotten file
+    was left to dangle, and forget said nothing of it. Links elsewhere are not named."""
+    remember(setup, "--kind", "fact", "--summary", "Builds take 9 minutes", "--id", "facts/my build")
+    facts, pitfalls = setup.project / "facts", setup.project / "pitfalls"
+    pitfalls.mkdir(exist_ok=True)
+    near = b"---\nkind: fact\nsummary: N\n---\nsee [it](my%20build.md#top)\n"
+    far = b'---\nkind: pitfall\nsummary: F\n---\n![x](<../facts/my build.md> "t")\n'
+    other = b"---\nkind: fact\nsummary: O\n---\n[a](https://h/facts/my%20build.md) [b](near.md)\n"
+    (facts / "near.md").write_bytes(near)
+    (pitfalls / "far.md").write_bytes(far)
+    (facts / "other.md").write_bytes(other)
+    done = run_cli("forget", "facts/my build", cwd=setup.repo)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (
+        f"forgot facts/my build: removed {facts / 'my build.md'}\n"
+        "  facts/near still links to my build.md in its text: edit that link by hand\n"
+        "  pitfalls/far still links to my build.md in its text: edit that link by hand\n"
+    )
+    assert [(facts / "near.md").read_bytes(), (pitfalls / "far.md").read_bytes()] == [near, far]
+
+
 def test_forget_of_the_last_memory_of_a_folder_drops_its_index(setup: Setup) -> None:
     remember(setup, "--kind", "fact", "--summary", "Builds take 9 minutes", "--id", "facts/build")
     assert (setup.project / "facts" / "index.md").exists()

@@ -34,11 +34,13 @@ class Forgotten:
     unlinked: tuple[str, ...]  # ids of memories whose links to it were cleared
     # ids of memories whose frontmatter does not parse but names it: left as they are
     left: tuple[str, ...] = ()
+    linked_from: tuple[str, ...] = ()  # ids of memories whose text links to its file
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "id": self.id, "path": str(self.path), "root": str(self.root),
             "unlinked": list(self.unlinked), "left": list(self.left),
+            "linked_from": list(self.linked_from),
         }  # fmt: skip
 
 
@@ -57,21 +59,47 @@ def forget(app: App, raw_id: str, scope: str | None = None, agent: bool = False)
     changed += relinked
     upkeep.refresh(app, found.root, changed)
     unlinked = tuple(locate.path_id(found.root, path) for path in relinked)
-    left = tuple(locate.path_id(found.root, path) for path in unparsed_links(found.root, found.id))
-    return Forgotten(found.id, found.path, found.root.path, unlinked, left)
+    left, texts = leftover_links(found.root, found.id, found.path)
+    return Forgotten(
+        found.id, found.path, found.root.path, unlinked,
+        tuple(locate.path_id(found.root, path) for path in left),
+        tuple(locate.path_id(found.root, path) for path in texts),
+    )  # fmt: skip
 
 
-def unparsed_links(root: RootConfig, old: str) -> list[Path]:
-    """The memories whose frontmatter does not parse but names ``old``: relink cannot edit
-    what it cannot read, and their link was left to dangle without a word."""
+# A Markdown link or image's target: [text](target "title") or [text](<a target> "title").
+_MD_LINK = re.compile(r"\]\(\s*(?:<([^>\n]+)>|([^)\s]+))(?:\s+[^)]*)?\)")
+
+
+def leftover_links(root: RootConfig, old: str, gone: Path) -> tuple[list[Path], list[Path]]:
+    """What still points at the forgotten memory ``old`` (at ``gone``) after relink: the
+    memories whose frontmatter does not parse but names it (relink cannot edit what it
+    cannot read), and those whose text links to its file (``[see](../facts/a.md)``; a
+    body is the person's, never edited). Both were left to dangle without a word."""
     word = re.compile(rf"(?<![\w/.-]){re.escape(old)}(?![\w/.-])")
-    found = []
+    unparsed: list[Path] = []
+    texts: list[Path] = []
     for path, memory in locate.all_memories(root):
-        if memory.malformed and path.exists():
+        if memory.malformed:
             head = path.read_bytes().decode("utf-8", "replace").split("\n---", 1)[0]
             if word.search(head):
-                found.append(path)
-    return found
+                unparsed.append(path)
+        if ".md" in memory.body and any(
+            _leads_to(path, bracketed or bare, gone)
+            for bracketed, bare in _MD_LINK.findall(memory.body)
+        ):
+            texts.append(path)
+    return unparsed, texts
+
+
+def _leads_to(source: Path, target: str, gone: Path) -> bool:
+    """Does the relative link ``target`` in ``source`` name the file ``gone``?"""
+    from urllib.parse import unquote, urlsplit
+
+    parts = urlsplit(target)
+    if parts.scheme or parts.netloc or not parts.path.endswith(".md"):
+        return False
+    return os.path.normpath(source.parent / unquote(parts.path)) == os.path.normpath(gone)
 
 
 def relink(root: RootConfig, old: str, new: str | None) -> list[Path]:

@@ -152,6 +152,8 @@ class Tools:
                 f" Left the links in {', '.join(gone.left)}: their frontmatter does not parse"
                 " (tell the user; memoryd inspect says where)."
             )
+        if gone.linked_from:
+            cleared += f" Still linked from the text of {', '.join(gone.linked_from)}."
         return f"Forgot {gone.id} ({gone.path}).{cleared}"
 
     def inspect(self) -> str:

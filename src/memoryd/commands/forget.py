@@ -29,5 +29,9 @@ def run(app: App, args: argparse.Namespace) -> int:
         f"where); fix it, then remove {gone.id!r} from it"
         for other in gone.left
     ]
+    lines += [
+        f"  {other} still links to {gone.path.name} in its text: edit that link by hand"
+        for other in gone.linked_from
+    ]
     app.emit(args.json, gone.as_dict(), "\n".join(lines))
     return 0
