@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-FOLDER = "session-projects"  # in the state folder: a hook session's main work tree
+FOLDER = "session-projects"  # in the state folder: a hook session's worktree and main work tree
 KEEP_S = 7 * 24 * 3600
 
 
