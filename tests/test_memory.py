@@ -453,3 +453,16 @@ def test_a_hand_written_value_yaml_refuses_gets_the_quoted_line_that_fixes_it(
         f"malformed YAML on line 3: the value of 'summary' {why}; put it in quotes: {fixed}"
     ]
     assert parse(f"---\n{fixed}\n---\n".encode()).summary == line.removeprefix("summary: ")
+
+
+@pytest.mark.parametrize(
+    "yaml_lines",
+    ["load_when:\n\t- deploy", "load_when:\n  -\tdeploy", "\tkind: fact", "meta:\n  a: 1\n\tb: 2"],
+)
+def test_a_tab_where_yaml_wants_spaces_is_said_so(yaml_lines: str) -> None:
+    """Also after a list's dash, where the C loader's words name no character."""
+    m = parse(f"---\nsummary: s\n{yaml_lines}\n---\nbody\n".encode())
+    line = 3 + yaml_lines.count("\n")
+    assert [p.message for p in m.problems] == [
+        f"malformed YAML on line {line}: YAML does not allow tabs; indent with spaces"
+    ]

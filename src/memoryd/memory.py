@@ -332,7 +332,8 @@ def _yaml_problem(exc: Exception, yaml_text: str) -> str:
     line = lines[mark.line] if mark.line < len(lines) else ""
     where = f"malformed YAML on line {mark.line + 2}"
     indent = line[: len(line) - len(line.lstrip(" \t"))]
-    if "\t" in indent or "tab" in reason or "'\\t'" in reason:
+    at = line[mark.column : mark.column + 1]  # the C loader does not name the character
+    if "\t" in indent or at == "\t" or "tab" in reason or "'\\t'" in reason:
         return f"{where}: YAML does not allow tabs; indent with spaces"
     key, colon, value = line.partition(":")
     if not colon or not _TOP_KEY.match(line):
