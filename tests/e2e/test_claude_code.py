@@ -424,3 +424,30 @@ def test_a_worktree_removed_mid_session_still_has_its_projects_memory_over_mcp(
     # the Bash tool's shell then fails its own 'pwd' there (exit code 1): the folder is gone
     _, recalled = (result_text(part) for part in tool_results(sent[2]))
     assert recalled.startswith("## pitfalls/fts5-unicode61-merges-a-chinese-run (project pitfall")
+
+
+def test_a_secret_remembered_over_mcp_is_refused_to_the_model_with_the_fix(
+    node_bin: Path, project: Project
+) -> None:
+    """The model sees the refusal as a tool error with the CLI's words: where the secret
+    is (redacted), and what to say instead; nothing is written."""
+    key = "sk_live_Zq8Lm2Nx7Rt4Vb9Kc3Hj6Wd1"
+    turns = [
+        call("mcp__memoryd__memory_remember", kind="fact", summary="Stripe live key",
+             body=f"the key is {key}"),
+        Turn(text="ok"),
+    ]  # fmt: skip
+    with FakeModelAPI(turns) as api:
+        client = claude(node_bin, project, api)
+        ask(client, "Remember the Stripe key", "--allowedTools", "mcp__memoryd__memory_remember")
+        sent = api.agent_requests()
+    (answer,) = tool_results(sent[1])
+    text = result_text(answer)
+    assert answer.get("is_error") is True, answer
+    assert text.startswith(
+        "refusing to remember: the memory contains what looks like a secret\n"
+        "  facts/stripe-live-key.md:8: stripe-secret-key sk_l…6Wd1 (fingerprint "
+    ), text
+    assert "hint: remove the secret (say where it lives instead" in text
+    assert key not in text  # the refusal itself never repeats the secret
+    assert not list((project.memory / "facts").glob("stripe*"))
