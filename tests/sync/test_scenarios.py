@@ -713,3 +713,40 @@ def test_sync_false_on_a_tracked_memory_is_reported_not_stuck(world: World) -> N
     )
     world.settle()
     assert "B5" in world.b.read("facts/t.md") and "line A" in world.b.read("facts/t.md")
+
+
+def test_a_link_to_a_memory_outside_the_root_is_left_out_with_what_to_do(
+    world: World, tmp_path: Path
+) -> None:
+    """git commits a symbolic link as its target's path: the other device got a link to a
+    folder it does not have, never the memory, and every sync said 'ok'."""
+    elsewhere = tmp_path / "notes" / "deploy.md"
+    elsewhere.parent.mkdir()
+    elsewhere.write_text(memory("facts/deploy", "kept in my notes folder", "deploy steps\n"))
+    (world.a.root / "facts").mkdir(exist_ok=True)
+    (world.a.root / "facts" / "deploy.md").symlink_to(elsewhere)
+    world.a.write("facts/local.md", memory("facts/local", "a file of the root", "local\n"))
+    (world.a.root / "facts" / "alias.md").symlink_to("local.md")  # every device can follow it
+    outcome = world.a.sync()
+    why = f"a symbolic link to {elsewhere}: git syncs the link, not the memory"
+    assert outcome.left_out == [{"path": "facts/deploy.md", "why": why}]
+    tree = git(world.remote, "ls-tree", "-r", "main", "facts/").splitlines()
+    assert [line.split()[0] + " " + line.split()[-1] for line in tree] == [
+        "120000 facts/alias.md", "100644 facts/index.md", "100644 facts/local.md",
+    ]  # fmt: skip
+    assert "deploy" not in git(world.remote, "show", "main:facts/index.md")
+    root = world.a.root
+    [problem] = [p for p in sync_problems(world.a.config, world.a.paths) if p.path]
+    assert (problem.code, problem.message, problem.fix) == (
+        "sync.left-out",
+        f"kept out of sync: {why}",
+        f"put the file itself in the link's place (cp --remove-destination \"$(readlink -f "
+        f'{root}/facts/deploy.md)" {root}/facts/deploy.md), or move the memory into the root; '
+        "it syncs then",
+    )
+    link = root / "facts" / "deploy.md"
+    subprocess.run(
+        f'cp --remove-destination "$(readlink -f {link})" {link}', shell=True, check=True
+    )  # the fix it names
+    assert world.a.sync().left_out == []
+    assert "deploy steps" in git(world.remote, "show", "main:facts/deploy.md")

@@ -5,8 +5,10 @@ limited to the root's paths, and moved in with a compare-and-swap
 ``update-ref``; only then are the user's index entries for those same paths
 brought up to date. Files that must not travel are left out: ``.state.json``,
 editor temp files, ``sync: false`` memories (kept out of ``git status`` through
-``.git/info/exclude``), files over the size cap, and quarantined files (a
-secret, or conflict markers).
+``.git/info/exclude``), files over the size cap, symbolic links git would commit as
+links (to a file outside the root, or by an absolute path: the other devices got a link
+to a path they do not have, never the memory), and quarantined files (a secret, or
+conflict markers).
 """
 
 from __future__ import annotations
@@ -159,6 +161,25 @@ def sort_batch(
     return batch
 
 
+LINK_WHY = "a symbolic link to {}: git syncs the link, not the memory"
+
+
+def _link_left_out(full: Path, root: Path) -> str | None:
+    """Why a symbolic link stays out of the commit, or None for one every device can follow
+    (a relative link to a file inside the root). git commits a link as its target's path:
+    one leading out of the root, or an absolute one, reached every other device as a link to
+    a path it does not have, and the memory itself never travelled."""
+    if not full.is_symlink():
+        return None
+    try:
+        target = os.readlink(full)
+        resolved = full.resolve()
+    except (OSError, RuntimeError):  # a loop
+        return LINK_WHY.format("itself (a loop)")
+    inside = resolved.is_relative_to(root.resolve()) and resolved.is_file()
+    return None if inside and not os.path.isabs(target) else LINK_WHY.format(target)
+
+
 def _layout(config: Config, root: Path) -> str:
     """The layout of the root being synced (layered sessions/ and claude transcripts stay)."""
     found = config.root_for(root)
@@ -169,6 +190,10 @@ def _left_out(
     full: Path, rel: str, config: Config, batch: Batch, root: Path, *, tracked: bool
 ) -> str | None:
     """Why a present file stays out of the commit (recorded on ``batch``), or None."""
+    link = _link_left_out(full, root)
+    if link is not None:
+        batch.left_out.append({"path": rel, "why": link})
+        return link
     try:
         size = full.stat().st_size
         data = full.read_bytes() if size <= config.search.max_file_bytes else b""

@@ -146,8 +146,7 @@ def state_problems(config: Config, paths: Paths) -> list[SyncProblem]:
         for item in state.left_out:
             problems.append(SyncProblem(
                 root, "sync.left-out", item.get("path"), f"kept out of sync: {item.get('why')}",
-                "make it smaller (split it into several memories) or raise "
-                "search.max_file_bytes; it syncs once it fits",
+                left_out_fix(root, str(item.get("path")), str(item.get("why"))),
             ))  # fmt: skip
         if state.last_error and not state.paused:
             problems.append(SyncProblem(
@@ -162,3 +161,18 @@ def state_problems(config: Config, paths: Paths) -> list[SyncProblem]:
                 "they are pushed when the remote is reachable again",
             ))  # fmt: skip
     return problems
+
+
+def left_out_fix(root: str, rel: str, why: str) -> str:
+    """What to do about a file the commit left out, by why it was."""
+    if why.startswith("a symbolic link"):
+        return (
+            f"put the file itself in the link's place (cp --remove-destination \"$(readlink -f "
+            f'{root}/{rel})" {root}/{rel}), or move the memory into the root; it syncs then'
+        )
+    if why.startswith("unreadable"):
+        return f"make it readable (chmod u+r {root}/{rel}) or move it out of the memory root"
+    return (
+        "make it smaller (split it into several memories) or raise "
+        "search.max_file_bytes; it syncs once it fits"
+    )
