@@ -288,3 +288,32 @@ def test_a_compiled_file_a_pull_brought_is_recompiled_without_calling_it_a_hand_
         ], daemon.output()
     finally:
         daemon.kill()
+
+
+def test_a_change_made_while_a_sync_runs_is_synced_after_the_debounce(tmp_path: Path) -> None:
+    """The debounced sync of a change saved while the root's sync ran (a slow remote, a
+    hook) fired while that one still ran: the scheduler skipped it ("maximum number of
+    running instances reached", a warning in the log) and dropped it, so the change waited
+    for the periodic pull, five minutes by default."""
+    app, root, remote = root_with_remote(tmp_path, 0.3, daemon={"sync_interval_s": 3600.0})
+    started = tmp_path / "push-started"
+    hook = root / ".git" / "hooks" / "pre-push"
+    hook.parent.mkdir(parents=True, exist_ok=True)
+    hook.write_text(f"#!/bin/sh\ntouch {started}\nsleep 3\n")  # a slow push
+    hook.chmod(0o755)
+    daemon = DaemonProcess(tmp_path)
+    try:
+        daemon.wait_ready(app)
+        assert wait_until(lambda: "ROOT.md" in remote_files(remote)), daemon.output()
+        started.unlink()
+        save(root / "facts" / "first.md", memory("saved first"))
+        assert wait_until(started.exists), daemon.output()  # its sync is pushing
+        save(root / "facts" / "second.md", memory("saved while the first was pushed"))
+        assert wait_until(lambda: "facts/first.md" in remote_files(remote)), daemon.output()
+        assert wait_until(lambda: "facts/second.md" in remote_files(remote), timeout=30), (
+            daemon.output()
+        )
+        assert daemon.terminate() == 0
+        assert "maximum number of running instances" not in daemon.output()
+    finally:
+        daemon.kill()

@@ -2,8 +2,8 @@
 
 Periodic jobs (reconcile, sync, the roots check) run every N seconds; a
 debounced job (sync after a batch) is one date job per key whose run time moves
-on every ``after`` call. Every job is wrapped so an exception is logged and
-the daemon carries on.
+on every ``after`` call, and it runs even while the key's last one still does.
+Every job is wrapped so an exception is logged and the daemon carries on.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ log = logging.getLogger(__name__)
 
 Job = Callable[[], object]
 JOB_DEFAULTS = {"coalesce": True, "max_instances": 1, "misfire_grace_time": None}
+AFTER_INSTANCES = 3  # a debounced job: the one running, one waiting its turn, one to spare
 
 
 def guarded(name: str, func: Job) -> Callable[[], None]:
@@ -54,9 +55,17 @@ class Scheduler:
         )
 
     def after(self, key: str, seconds: float, func: Job) -> None:
-        """Run ``func`` once, ``seconds`` from now; calling again with the key moves it later."""
+        """Run ``func`` once, ``seconds`` from now; calling again with the key moves it later.
+
+        One may start while the key's last one still runs (a change saved during its sync):
+        ``func`` waits its turn itself (the sync's lock). With the periodic jobs' limit of one
+        the scheduler skipped it, and a date job skipped is gone: the change waited for the
+        periodic sync, five minutes."""
         when = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=seconds)
-        self._s.add_job(guarded(key, func), "date", run_date=when, id=key, replace_existing=True)
+        self._s.add_job(
+            guarded(key, func), "date", run_date=when, id=key, replace_existing=True,
+            max_instances=AFTER_INSTANCES,
+        )  # fmt: skip
 
     def now(self, key: str, func: Job) -> None:
         self.after(key, 0, func)
