@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from memoryd.sync.derived import recompile
-from tests.helpers import git
+from memoryd.sync.state import load_state
+from tests.helpers import git, run_cli
 from tests.sync.world import World, make_world, memory
 
 LINES = "".join(f"line {n}\n" for n in range(1, 9))
@@ -198,3 +200,35 @@ def test_a_remote_that_renamed_its_default_branch_is_followed(world: World) -> N
         assert "beta" in device.read("facts/b.md")
         assert "after the rename" in device.read("facts/a2.md")
     assert world.a.head() == world.b.head() == git(world.remote, "rev-parse", "trunk").strip()
+
+
+def test_many_conflicts_in_one_cycle_are_one_line_and_one_notice(world: World) -> None:
+    """Ten memories edited on both devices: 'memoryd sync' printed ten conflict lines, and
+    the state's last 20 notices (what the ui shows) lost every other one to them."""
+    names = [f"facts/m{i}.md" for i in range(10)]
+    for name in names:
+        world.a.write(name, memory(name[:-3], "shared", LINES))
+    world.settle()
+    for name in names:
+        world.a.write(name, memory(name[:-3], "shared", LINES.replace("line 4", "A4")))
+        world.b.write(name, memory(name[:-3], "shared", LINES.replace("line 4", "B4")))
+    world.a.sync()
+    saved = os.environ["MEMORYD_HOME"]
+    os.environ["MEMORYD_HOME"] = str(world.b.paths.home)
+    try:
+        done = run_cli("sync")
+    finally:
+        os.environ["MEMORYD_HOME"] = saved
+    assert done.returncode == 0, done.stdout + done.stderr
+    fix = (
+        "'memoryd conflicts' lists the copies, 'memoryd resolve ID --keep local|remote|both' "
+        "settles each"
+    )
+    line = (
+        "conflict: 10 conflict copies saved beside facts/m0.md, facts/m1.md, facts/m2.md and "
+        f"7 more (changed on two devices); {fix}"
+    )
+    assert [x for x in done.stdout.splitlines() if "conflict: " in x] == [f"  {line}"]
+    notices = [n["text"] for n in load_state(world.b.paths, world.b.root).notices]
+    assert [n for n in notices if n.startswith("conflict")] == [line]
+    assert len(list((world.b.root / "facts").glob("*.conflict-*.md"))) == 10

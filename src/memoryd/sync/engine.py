@@ -38,6 +38,7 @@ from memoryd.sync.git import EMPTY_TREE, ZERO, GitError
 from memoryd.sync.identity import IDENTITY_HINT, identity_error, is_identity_error
 from memoryd.sync.replay import OutsideRoot, replay
 from memoryd.sync.repo import Blocked, Repo, open_repo, preflight
+from memoryd.sync.report import FEW, conflicts_line
 from memoryd.sync.resolve import write_conflicts_file
 from memoryd.sync.state import (
     RepoBusy,
@@ -188,9 +189,13 @@ def _record(state: SyncState, outcome: SyncOutcome) -> None:
     state.left_out = outcome.left_out
     for text in outcome.notices:
         state.notice(text, stamp)
-    for item in outcome.conflicts:
-        said = f"conflict: {item['path']}: a version saved as {item['copy']}"
+    if len(outcome.conflicts) > FEW:  # fifty copies pushed every other notice out
+        said = f"conflict: {conflicts_line([item['path'] for item in outcome.conflicts])}"
         state.notice(printable(said), stamp)
+    else:
+        for item in outcome.conflicts:
+            said = f"conflict: {item['path']}: a version saved as {item['copy']}"
+            state.notice(printable(said), stamp)
     if outcome.ok:
         state.last_sync_ms = stamp
 

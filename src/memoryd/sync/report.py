@@ -79,8 +79,11 @@ def outcome_text(o: SyncOutcome) -> str:
         lines.append(f"  hint: {o.hint}")
     if o.not_pushed:
         lines.append(f"  {o.not_pushed} commit(s) not pushed")
-    for c in o.conflicts:
-        lines.append(f"  conflict: {c['path']}: a version saved as {c['copy']}")
+    if len(o.conflicts) > FEW:  # one line for many, as the daemon's log and status say it
+        lines.append(f"  conflict: {conflicts_line([c['path'] for c in o.conflicts])}")
+    else:
+        for c in o.conflicts:
+            lines.append(f"  conflict: {c['path']}: a version saved as {c['copy']}")
     lines += [f"  notice: {n}" for n in o.notices]
     for q in o.quarantined:
         where = f"{q.path} (its file name)" if q.line == NAME_LINE else f"{q.path}:{q.line}"
