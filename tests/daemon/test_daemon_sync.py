@@ -184,10 +184,17 @@ def test_a_missing_git_identity_is_logged_once_and_stays_a_problem_until_fixed(
 
         assert wait_until(lambda: failed_cycles() >= 3), daemon.output()  # 3 seconds apart
         assert status().problems == [problem]
+        logged = problem.split(" (tell git", maxsplit=1)[0]  # the hint is in status and doctor
+        shown = run_cli("status").stdout.splitlines()  # the problem once, with its fix
+        problems = [line for line in shown if line.startswith(("  problem: ", "  sync: ", "    "))]
+        assert [line for line in problems if "who commits" in line] == [
+            f"  sync: {root}: last sync: {logged.split(': ', 2)[2]}",
+            '    fix: tell git who commits on this machine: git config --global user.name "Your '
+            'Name" && git config --global user.email "you@example.com"',
+        ], shown
         doctor = run_cli("doctor")
         assert f"FAIL  daemon    daemon pid {daemon.proc.pid} reports: {problem}\n" in doctor.stdout
         said = [line for line in daemon.output().splitlines() if "who commits" in line]
-        logged = problem.split(" (tell git", maxsplit=1)[0]  # the hint is in status and doctor
         assert said == [f"memoryd: WARNING: {logged}"], daemon.output()
 
         gitconfig.write_text(identity)  # told git: the next cycle commits, and says so once
