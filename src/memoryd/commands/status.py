@@ -117,8 +117,8 @@ def render(status: Any, sync_items: Sequence[Any] = (), more: Sequence[str] = ()
         lines.append(f"  last batch: {batch['files']} files in {batch['ms']} ms at {batch['at']}")
     # a cycle's error is in the root's sync state too, with its fix: said once, there
     failed = tuple(f"sync of {item.root}: " for item in sync_items if item.code == "sync.error")
-    said = [text for text in status.problems if not (failed and text.startswith(failed))]
-    problems = [f"  problem: {text}" for text in [*said, *more]]
+    kept = [text for text in status.problems if not (failed and text.startswith(failed))]
+    problems = [f"  problem: {text}" for text in [*kept, *more]]
     for item in _grouped(sync_items):
         where = f"{item.root}/{item.path}" if item.path else item.root
         problems.append(f"  sync: {where}: {item.message}")
