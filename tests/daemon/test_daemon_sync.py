@@ -324,3 +324,24 @@ def test_a_change_made_while_a_sync_runs_is_synced_after_the_debounce(tmp_path: 
         assert "maximum number of running instances" not in daemon.output()
     finally:
         daemon.kill()
+
+
+def test_a_periodic_sync_skipped_while_a_slow_one_runs_is_not_a_warning(tmp_path: Path) -> None:
+    """Coalescing means a period whose sync still runs is skipped; APScheduler said so as a
+    warning ('Execution of job "guarded.<locals>.run (trigger: interval[...' skipped) each
+    period, behind a slow remote every five minutes."""
+    app, root, remote = root_with_remote(tmp_path, 0.3, daemon={"sync_interval_s": 0.5})
+    started = tmp_path / "push-started"
+    hook = root / ".git" / "hooks" / "pre-push"
+    hook.parent.mkdir(parents=True, exist_ok=True)
+    hook.write_text(f"#!/bin/sh\ntouch {started}\nsleep 2\n")  # a slow push: 4 periods
+    hook.chmod(0o755)
+    daemon = DaemonProcess(tmp_path)
+    try:
+        daemon.wait_ready(app)
+        assert wait_until(started.exists), daemon.output()
+        assert wait_until(lambda: "ROOT.md" in remote_files(remote)), daemon.output()
+        assert daemon.terminate() == 0
+        assert "maximum number of running instances" not in daemon.output(), daemon.output()
+    finally:
+        daemon.kill()

@@ -34,9 +34,23 @@ def guarded(name: str, func: Job) -> Callable[[], None]:
     return run
 
 
+def _not_a_skipped_period(record: logging.LogRecord) -> bool:
+    """False for APScheduler's warning that a periodic job was skipped because its last run
+    still runs: that is what coalescing means (the sync still running is the one the period
+    asked for), and a slow remote made it a cryptic line ('Execution of job
+    "guarded.<locals>.run (trigger: interval[0:05:00] ...' skipped) every period."""
+    message = record.getMessage()
+    skipped = "skipped: maximum number of running instances" in message
+    return not (skipped and "interval[" in message)
+
+
 class Scheduler:
     def __init__(self) -> None:
         from apscheduler.schedulers.background import BackgroundScheduler
+
+        said = logging.getLogger("apscheduler.scheduler")
+        if _not_a_skipped_period not in said.filters:
+            said.addFilter(_not_a_skipped_period)
 
         self._s: Any = BackgroundScheduler(timezone=datetime.UTC, job_defaults=JOB_DEFAULTS)
         self.running = False
