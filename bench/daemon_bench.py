@@ -208,7 +208,10 @@ def burst(ctx: dict[str, Any], root: Path, count: int, memories: int) -> list[Ro
     written = time.perf_counter() - t0
     assert wait_for(lambda: len(db.rows(root)) >= memories + count, 600, 0.1), "never indexed"
     scratch = App(env={**os.environ, "MEMORYD_HOME": str(home / "scan")})
-    snapshot = lambda: {(str(r.path), r.hash) for r in db.rows()}  # noqa: E731
+
+    def snapshot() -> set[tuple[str, str]]:
+        return {(str(r.path), r.hash) for r in db.rows()}
+
     seen, settled_at = snapshot(), time.perf_counter()
     with open_index(scratch.paths) as fresh:  # the truth: a full scan into a fresh database
         while time.perf_counter() - t0 < 600:
@@ -259,7 +262,7 @@ def main() -> int:
     home = Path(tempfile.mkdtemp(prefix="memoryd-bench-"))
     os.environ["MEMORYD_HOME"] = str(home)
     from memoryd.app import App
-    from memoryd.daemon.status import read_status
+    from memoryd.daemon.status import Status, read_status
     from memoryd.index import open_index
     from memoryd.init.plugin import init_global
 
@@ -277,7 +280,10 @@ def main() -> int:
     table: list[Row] = []
     try:
         started = time.monotonic()
-        status = lambda: read_status(app.paths).status  # noqa: E731
+
+        def status() -> Status | None:
+            return read_status(app.paths).status
+
         assert wait_for(lambda: (status() or NO).last_reconcile, 300, 0.05), "daemon not up"
         table.append(("startup: index everything", f"{time.monotonic() - started:.1f} s", ""))
         time.sleep(2)

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import os
 import shutil
 import signal
@@ -163,9 +164,9 @@ def _measure(  # noqa: PLR0917 - the measurement's settings, passed through
         ))  # fmt: skip
         mine, theirs = [], []
         for q in qs:
-            ours = lambda q=q: recall(db, config, q, config.roots, bump=False)  # type: ignore[misc]  # noqa: E731
+            ours = functools.partial(recall, db, config, q, config.roots, bump=False)
             mine.append(1000 * _clock(ours)[0][0])
-            theirs.append(1000 * _clock(lambda q=q: floor.query(conn, q))[0][0])  # type: ignore[misc]
+            theirs.append(1000 * _clock(functools.partial(floor.query, conn, q))[0][0])
         rows.append(_row("needle p50", "ms", percentile(mine, 0.5), percentile(theirs, 0.5)))
     conn.close()
     rows += _cli(memoryd, env, paths, qs[: max(10, n // 5)], instructions, root)
@@ -189,7 +190,7 @@ def _cli(  # noqa: PLR0917 - the measurement's settings, passed through
     def floors(case: str) -> list[tuple[str, list[str], list[str]]]:
         """Each floor the case is measured against: its row's name and command line
         (before and after the query's expression)."""
-        found = [(case, bare, [])]
+        found: list[tuple[str, list[str], list[str]]] = [(case, bare, [])]
         if case == ", no daemon":
             found.append((FRESH, fresh, [str(root)]))
         return found

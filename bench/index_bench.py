@@ -39,6 +39,7 @@ Targets (2 cores): cold 10k < 2 s, 100k < 25 s; query p50 < 5 ms, p95 < 20 ms at
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import os
@@ -176,7 +177,7 @@ def _measure(  # noqa: PLR0917 - the measurement's settings, passed through
     out["db_mb"] = sum(f.stat().st_size for f in paths.cache_dir.iterdir()) / 2**20
     for key, seed, locked in (("cli", 2, False), ("cli_daemon", 3, True)):
         qs = queries(cli_runs, seed=seed)
-        run = lambda qs=qs: _cli_latency(env, scratch, qs)  # type: ignore[misc]  # noqa: E731
+        run = functools.partial(_cli_latency, env, scratch, qs)
         wall, cpu = _with_lock(paths.lock_file, run) if locked else run()
         out[f"{key}_p50_ms"], out[f"{key}_p95_ms"] = wall
         out[f"{key}_cpu_p50_ms"], out[f"{key}_cpu_p95_ms"] = cpu

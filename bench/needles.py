@@ -250,6 +250,7 @@ def evaluate(db: Any, config: Any, cases: list[Case]) -> dict[str, dict[str, flo
         if hits:
             good = 0
             for hit in hits:
+                assert hit.row is not None  # recall's hits hold their rows
                 text = "\n".join([hit.id, hit.summary or "", *hit.row.load_when, hit.body]).lower()
                 words = set(_WORD_RE.findall(text))
                 good += any(_holds(words, text, w) for w in case.words)

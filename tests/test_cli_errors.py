@@ -178,8 +178,6 @@ def test_a_full_disk_is_one_line_with_its_fix_not_an_internal_error(
     import errno
     import os
 
-    from memoryd import fsutil
-
     assert run_cli("init").returncode == 0
     real_fdopen = os.fdopen
 
@@ -188,7 +186,7 @@ def test_a_full_disk_is_one_line_with_its_fix_not_an_internal_error(
         handle.close()
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(fsutil.os, "fdopen", full_disk)  # the one write helper's write
+    monkeypatch.setattr(os, "fdopen", full_disk)  # memoryd.fsutil's os: the one write helper's write
     done = run_cli(
         "remember", "--kind", "fact", "--summary", "toads are warty", "toad", cwd=isolated_home
     )

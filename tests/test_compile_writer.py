@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -46,7 +47,7 @@ ROOTS: dict[str, dict[str, str | bytes]] = {
 }
 
 
-def build(root: Path, files: dict[str, str | bytes]) -> None:
+def build(root: Path, files: Mapping[str, str | bytes]) -> None:
     root.mkdir(parents=True)
     for rel, content in files.items():
         path = root / rel

@@ -84,7 +84,17 @@ def test_the_json_listing_has_every_field_and_exit_1_on_problems(root: Path) -> 
     assert all(p["path"] and p["message"] and p["fix"] for p in data["problems"])
 
 
-Scenario = Callable[[Path], None]
+Scenario = Callable[[Path], object]  # what it does to the root; what it returns is unused
+
+
+def recompiled(change: Callable[[Path], None]) -> Scenario:
+    """The scenario that makes ``change`` to the root and then compiles it."""
+
+    def scenario(root: Path) -> None:
+        change(root)
+        recompile(root)
+
+    return scenario
 
 
 def _unlisted(root: Path) -> None:
@@ -150,39 +160,39 @@ SCENARIOS: dict[str, tuple[Scenario, list[tuple[str, str, str, str]]]] = {
         ],
     ),
     "duplicate ids": (
-        lambda r: (write(r / "decisions/b.md", mem("B", id="facts/a")), recompile(r)),
+        recompiled(lambda r: write(r / "decisions/b.md", mem("B", id="facts/a"))),
         [("ids.duplicate", "memory/facts/a.md", "id 'facts/a' is also the id of decisions/b.md",
           "give one of them another id (its 'id:' field, or its file name when it has none)"),
          ("files.malformed", "memory/decisions/b.md", "id 'facts/a' does not match its path (expected 'decisions/b')",
           "set 'id: decisions/b' (the id is the file's path), or remove the 'id:' line")],
     ),
     "supersedes pointing nowhere": (
-        lambda r: (write(r / "facts/a.md", mem("A", load_when="[alpha]", supersedes="facts/x")), recompile(r)),
+        recompiled(lambda r: write(r / "facts/a.md", mem("A", load_when="[alpha]", supersedes="facts/x"))),
         [("links.supersedes", "memory/facts/a.md", "supersedes 'facts/x', which no memory in this root has",
           "correct the id in 'supersedes:' or remove it")],
     ),
     "superseded_by pointing nowhere": (
-        lambda r: (write(r / "decisions/b.md", mem("B", superseded_by="decisions/x")), recompile(r)),
+        recompiled(lambda r: write(r / "decisions/b.md", mem("B", superseded_by="decisions/x"))),
         [("links.supersedes", "memory/decisions/b.md", "superseded_by 'decisions/x', which no memory in this root has",
           "correct the id in 'superseded_by:' or remove it")],
     ),
     "supersedes without superseded_by": (
-        lambda r: (write(r / "facts/a.md", mem("A", load_when="[alpha]", supersedes="[decisions/b]")), recompile(r)),
+        recompiled(lambda r: write(r / "facts/a.md", mem("A", load_when="[alpha]", supersedes="[decisions/b]"))),
         [("links.supersedes", "memory/decisions/b.md", "'facts/a' supersedes this memory, but its 'superseded_by:' is absent",
           "set 'superseded_by: facts/a' in its frontmatter")],
     ),
     "superseded_by without supersedes": (
-        lambda r: (write(r / "decisions/b.md", mem("B", superseded_by="facts/a")), recompile(r)),
+        recompiled(lambda r: write(r / "decisions/b.md", mem("B", superseded_by="facts/a"))),
         [("links.supersedes", "memory/facts/a.md", "'decisions/b' says this memory supersedes it, but its 'supersedes:' does not list 'decisions/b'",
           "add decisions/b to 'supersedes:' in its frontmatter")],
     ),
     "malformed frontmatter": (
-        lambda r: (write(r / "facts/a.md", "---\nsummary: [open\n---\n"), recompile(r)),
+        recompiled(lambda r: write(r / "facts/a.md", "---\nsummary: [open\n---\n")),
         [("files.malformed", "memory/facts/a.md", "malformed YAML on line 3: did not find expected ',' or ']'",
           "fix the YAML between the '---' lines at the top of the file")],
     ),
     "bad field": (
-        lambda r: (write(r / "facts/a.md", mem("A", load_when="[alpha]", created="1700000000")), recompile(r)),
+        recompiled(lambda r: write(r / "facts/a.md", mem("A", load_when="[alpha]", created="1700000000"))),
         [("files.malformed", "memory/facts/a.md", "created looks like epoch seconds (1700000000); write milliseconds (1700000000000)",
           "correct the 'created:' field in the frontmatter")],
     ),
@@ -201,7 +211,7 @@ SCENARIOS: dict[str, tuple[Scenario, list[tuple[str, str, str, str]]]] = {
           "delete the link, or point it at a memory file inside the root")],
     ),
     "no summary": (
-        lambda r: (write(r / "decisions/b.md", "---\nkind: decision\n---\nbody\n"), recompile(r)),
+        recompiled(lambda r: write(r / "decisions/b.md", "---\nkind: decision\n---\nbody\n")),
         [("files.summary", "memory/decisions/b.md", "has no summary, so index.md and recall show '(no summary)'",
           "add a one-line 'summary:' to its frontmatter")],
     ),

@@ -124,7 +124,7 @@ def test_extract_returns_the_inner_text() -> None:
     assert extract(text) == {"a": "## new a\n"}
 
 
-_human = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40).filter(
+_human = st.text(st.characters(blacklist_categories=["Cs"]), max_size=40).filter(
     lambda t: "memoryd:" not in t
 )
 

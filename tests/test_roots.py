@@ -8,10 +8,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memoryd.errors import PathError
+from memoryd.rootfs import is_memory_name
 from memoryd.roots import (
     _TEMP_RE,
     init_root,
-    is_memory_name,
     is_temp_name,
     listed,
     listed_by_name,

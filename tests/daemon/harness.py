@@ -13,13 +13,13 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from memoryd.app import App
 from memoryd.compile.writer import compile_root
 from memoryd.config import load_config
-from memoryd.daemon.status import read_status
+from memoryd.daemon.status import Status, read_status
 from memoryd.index import open_index, reconcile
 from memoryd.paths import resolve_paths
 from memoryd.recall_client import SOCKET_NAME
@@ -76,6 +76,14 @@ def stale_compiled(app: App) -> list[Path]:
 def settled(app: App, scratch: Path) -> bool:
     """The index equals a full scan and ROOT.md/index.md equal a fresh compile."""
     return not stale_compiled(app) and indexed(app) == scanned(app, scratch)
+
+
+def daemon_status(app: App) -> Status:
+    """The status file the daemon writes, read now: a test reads it once the daemon is ready,
+    when it exists (the status of ``memoryd status`` and ``doctor``)."""
+    status = read_status(app.paths).status
+    assert status is not None, f"no readable status file at {app.paths.status_file}"
+    return status
 
 
 def daemon_ready(app: App, pid: int | None = None) -> bool:
@@ -148,7 +156,7 @@ def app_with_root() -> tuple[App, Path]:
 
 
 def root_with_remote(
-    tmp_path: Path, debounce_s: float, daemon: dict[str, float] | None = None
+    tmp_path: Path, debounce_s: float, daemon: Mapping[str, float] | None = None
 ) -> tuple[App, Path, Path]:
     """The global root as a git repository with a bare remote (another device's view), and
     config.yaml giving it ``debounce_s`` (and ``daemon`` settings): (app, root, remote)."""

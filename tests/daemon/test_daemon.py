@@ -20,6 +20,7 @@ from memoryd.daemon.status import read_status
 from tests.daemon.harness import (
     DaemonProcess,
     app_with_root,
+    daemon_status,
     indexed,
     memory,
     new_threads,
@@ -232,7 +233,10 @@ def test_a_batch_the_index_cannot_take_is_a_problem_and_retried_soon(
     try:
         note = root / "facts" / "newt.md"
         note.write_text(memory("newts are amphibians"))
-        problems = lambda: read_status(app.paths).status.problems  # type: ignore[union-attr]  # noqa: E731
+
+        def problems() -> list[str]:
+            return daemon_status(app).problems
+
         assert wait_until(lambda: problems() != [])
         assert problems() == [  # (the text names the real interval, 30 s)
             "the index was not updated: batch: database or disk is full; recall misses those "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -11,6 +12,7 @@ import yaml
 from tests.daemon.harness import (
     DaemonProcess,
     app_with_root,
+    daemon_status,
     indexed,
     memory,
     remote_files,
@@ -24,8 +26,6 @@ pytest.importorskip("memoryd.sync.engine")
 
 
 def test_changes_are_pushed_after_the_debounce_and_pulls_are_indexed(tmp_path: Path) -> None:
-    from memoryd.daemon.status import read_status
-
     app, root, remote = root_with_remote(tmp_path, 0.3, daemon={"sync_interval_s": 1.0})
     daemon = DaemonProcess(tmp_path)
     try:
@@ -33,9 +33,13 @@ def test_changes_are_pushed_after_the_debounce_and_pulls_are_indexed(tmp_path: P
         (root / "facts" / "pushed.md").write_text(memory("travels to the remote"))
         ok = wait_until(lambda: "facts/pushed.md" in remote_files(remote))
         assert ok, daemon.output()
-        last_sync = lambda: read_status(app.paths).status.roots[str(root)].last_sync  # type: ignore[union-attr]  # noqa: E731
+
+        def last_sync() -> dict[str, Any] | None:
+            return daemon_status(app).roots[str(root)].last_sync
+
         assert wait_until(lambda: last_sync() is not None)  # written once the cycle returns
-        assert last_sync()["outcome"] == "ok", last_sync()  # type: ignore[index]
+        synced = last_sync()
+        assert synced is not None and synced["outcome"] == "ok", last_sync()
 
         other = tmp_path / "other"  # a second device pushes; the periodic pull brings it
         subprocess.run(["git", "clone", "-q", str(remote), str(other)], check=True)
@@ -49,7 +53,10 @@ def test_changes_are_pushed_after_the_debounce_and_pulls_are_indexed(tmp_path: P
         remote.rename(tmp_path / "gone.git")  # the remote goes away: a pending problem, not a crash
         (root / "facts" / "stranded.md").write_text(memory("waits for the remote"))
         problem = f"sync of {root}: offline: "
-        problems = lambda: read_status(app.paths).status.problems  # type: ignore[union-attr]  # noqa: E731
+
+        def problems() -> list[str]:
+            return daemon_status(app).problems
+
         assert wait_until(lambda: any(p.startswith(problem) for p in problems())), problems()
         (tmp_path / "gone.git").rename(remote)  # back: a later cycle pushes and clears it
         # (after the offline back-off, 12 to 18 s: the wait needs the suite's whole minute)

@@ -110,6 +110,7 @@ def own_writes(app: App) -> int:
 def test_one_edit_writes_root_md_once(
     running: tuple[App, Path, DaemonProcess], tmp_path: Path
 ) -> None:
+    from watchdog.events import FileSystemEventHandler
     from watchdog.observers import Observer
 
     app, root, daemon = running
@@ -122,7 +123,7 @@ def test_one_edit_writes_root_md_once(
 
     writes: list[str] = []
 
-    class Count:
+    class Count(FileSystemEventHandler):
         def dispatch(self, event: object) -> None:
             dest = getattr(event, "dest_path", "") or getattr(event, "src_path", "")
             if str(dest).endswith("/ROOT.md") and getattr(event, "event_type", "") in (

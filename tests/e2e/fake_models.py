@@ -234,8 +234,8 @@ def _anthropic_events(
     yield "message_start", {"type": "message_start", "message": {**message, "content": []}}
     for i, block in enumerate(blocks):
         if block["type"] == "text":
-            start = {"type": "text", "text": ""}
-            delta = {"type": "text_delta", "text": block["text"]}
+            start: dict[str, Any] = {"type": "text", "text": ""}
+            delta: dict[str, Any] = {"type": "text_delta", "text": block["text"]}
         else:
             start = {**block, "input": {}}
             delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}

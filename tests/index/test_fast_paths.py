@@ -228,13 +228,18 @@ def test_the_fetch_looks_up_no_row_past_the_last_it_needs(world: World, db: Inde
     world.write(world.global_root, "facts/new.md", "successor")
     reconcile(db, world.config, world.roots)
     looked_up: list[int] = []
-    db.conn.create_function("seen_row", 1, lambda rowid: looked_up.append(rowid) or 1)
+
+    def seen_row(rowid: int) -> int:
+        looked_up.append(rowid)
+        return 1
+
+    db.conn.create_function("seen_row", 1, seen_row)
 
     class Counted:  # a Visible whose condition records every row it is asked about
         def sql(self) -> tuple[str, list[object]]:
             return "seen_row(memories.rowid)", []
 
-    found = candidates(db, ["zeta"], world.roots, {}, 5, visible=Counted())  # type: ignore[arg-type]
+    found = candidates(db, ["zeta"], world.roots, {}, 5, visible=Counted())
     ids = ["facts/z00", "facts/z02", "facts/z03", "facts/z05", "facts/z06"]
     assert [f.candidate.id for f in found] == ids
     rowid = dict(db.conn.execute("SELECT id, rowid FROM memories"))
@@ -297,7 +302,10 @@ def test_a_candidate_holds_its_whole_row_and_recall_reads_it_once(
     kept = [f.candidate for f in found]
     assert len(kept) == 73
     by_path = {row.path: row for row in db.rows()}
-    whole = {c.rowid: by_path[Path(c.path)] for c in kept}
+    whole: dict[int, Row] = {}
+    for c in kept:
+        assert c.path is not None  # a fetched candidate holds its whole row
+        whole[c.rowid] = by_path[Path(c.path)]
     for c in kept:
         got = candidate_row(c)
         assert got == whole[c.rowid]

@@ -4,11 +4,12 @@ import dataclasses
 import importlib
 import json
 import re
+from typing import Any
 
 import pytest
 
 from memoryd.config import Config, SearchConfig
-from memoryd.index import IndexDB, open_index, recall, reconcile
+from memoryd.index import IndexDB, open_index, ranking, recall, reconcile
 from memoryd.index import search as search_module
 from memoryd.index.fetch import at_least, candidates
 from memoryd.index.hits import read_hits
@@ -368,13 +369,13 @@ def test_a_reconcile_between_the_candidates_and_their_rows_changes_neither(
     doomed = world.write(world.global_root, "facts/kafka.md", "kafka lag on the broker")
     world.write(world.global_root, "facts/other.md", "kafka consumer groups")
     reconcile(db, world.config, world.roots)
-    real_rank = search_module.rank
+    real_rank = ranking.rank  # the function memoryd.index.search imported as its rank
 
-    def rank_after_a_reconcile(*args: object, **kwargs: object) -> object:
+    def rank_after_a_reconcile(*args: Any, **kwargs: Any) -> object:
         doomed.unlink()
         with open_index(world.paths) as other:
             reconcile(other, world.config, world.roots)  # deletes the row, commits
-        return real_rank(*args, **kwargs)  # type: ignore[arg-type]
+        return real_rank(*args, **kwargs)
 
     monkeypatch.setattr(search_module, "rank", rank_after_a_reconcile)
     hits = recall(db, world.config, "kafka lag", world.roots, bump=False, now_ms=NOW_MS)

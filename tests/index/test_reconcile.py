@@ -7,13 +7,15 @@ import sqlite3
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from memoryd.config import SearchConfig
 from memoryd.index import IndexDB, open_index, recall, reconcile
-from memoryd.index.loader import Spread
+from memoryd.index.loader import Read, Spread
 from tests.index.conftest import World, write_memory
 
 # the package's `reconcile` attribute is the function; the test patches the module
@@ -169,13 +171,14 @@ def test_a_file_without_a_row_is_read_without_a_stat_and_its_failures_still_repo
     denied = world.write(root, "facts/denied.md", "beta")
     gone = world.write(root, "facts/gone.md", "gamma")
     statted: list[str] = []
-    real_stat, real_read = os.stat, loader_module.read_file
+    real_stat = os.stat
+    real_read: Callable[[str, int], Read] = loader_module.read_file
 
-    def stat(path, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def stat(path: str | os.PathLike[str], *args: Any, **kwargs: Any) -> os.stat_result:
         statted.append(os.fspath(path))
         return real_stat(path, *args, **kwargs)
 
-    def read(path: str, cap: int):  # type: ignore[no-untyped-def]
+    def read(path: str, cap: int) -> Read:
         if path == str(denied):
             raise PermissionError(13, "Permission denied")
         if path == str(gone):
@@ -197,9 +200,10 @@ def _phases_seen(monkeypatch: pytest.MonkeyPatch, denied: str | None = None) -> 
     """The loader's reads and records, in the order they happen ("read", "record"); a read
     of ``denied`` fails as a file without permission does."""
     order: list[str] = []
-    real_read, real_record = loader_module.read_file, loader_module.record
+    real_read: Callable[[str, int], Read] = loader_module.read_file
+    real_record = loader_module.record
 
-    def read(path: str, cap: int):  # type: ignore[no-untyped-def]
+    def read(path: str, cap: int) -> Read:
         order.append("read")
         if path == denied:
             raise PermissionError(13, "Permission denied")
@@ -207,7 +211,7 @@ def _phases_seen(monkeypatch: pytest.MonkeyPatch, denied: str | None = None) -> 
 
     def record(*args: object) -> object:
         order.append("record")
-        return real_record(*args)  # type: ignore[arg-type]
+        return real_record(*args)
 
     monkeypatch.setattr(loader_module, "read_file", read)
     monkeypatch.setattr(loader_module, "record", record)
@@ -266,8 +270,8 @@ def test_a_chunk_holds_a_bounded_size_of_files_in_memory_before_their_rows(
     monkeypatch.setattr(loader_module, "LOAD_BYTES", 2 * size)  # two files a window
     windows = loader_module.load_many(root, items, 1 << 20)
     assert order == ["read", "read", "record", "record"] * 2 + ["read", "record"]
-    assert [r._replace(checked_ns=0, row=r.row[:17]) for r in windows] == [  # type: ignore[union-attr]
-        r._replace(checked_ns=0, row=r.row[:17]) for r in whole  # type: ignore[union-attr]
+    assert [r._replace(checked_ns=0, row=r.row[:17]) for r in windows] == [
+        r._replace(checked_ns=0, row=r.row[:17]) for r in whole
     ]
     assert loader_module.LOAD_CHUNK == 1024
 
@@ -516,18 +520,18 @@ def test_a_machine_with_fewer_cpus_than_the_spread_asks_loads_in_this_process(
 
 
 def test_a_schema_1_index_migrates_and_stays_consistent(world: World) -> None:
-    from memoryd.index import schema
+    from memoryd.index import schema, tokenizer
 
     world.write(world.global_root, "facts/a.md", "部署 alpha")
     world.write(world.global_root, "facts/b.md", "部署 beta")
     file = world.paths.index_db
     file.parent.mkdir(parents=True, exist_ok=True)
     old = sqlite3.connect(file, isolation_level=None)  # as memoryd with schema 1 left it
-    old.create_function("memoryd_tokens", 1, schema.index_text, deterministic=True)
+    old.create_function("memoryd_tokens", 1, tokenizer.index_text, deterministic=True)
     for statement in schema._statements(schema.MIGRATIONS[1]):
         old.execute(statement)
     old.execute(f"PRAGMA application_id = {schema.APPLICATION_ID}")
-    old.execute(f"PRAGMA user_version = {100 + schema.TOKENIZER_VERSION}")
+    old.execute(f"PRAGMA user_version = {100 + tokenizer.TOKENIZER_VERSION}")
     old.execute(  # a row written through schema 1's triggers, for a file edited since
         "INSERT INTO memories (path, root, scope, layout, id, size, mtime_ns, checked_ns, hash, "
         "body) VALUES (?, ?, 'global', 'plugin', 'facts/a', 1, 1, 1, 'old', 'stale 旧文')",
@@ -632,18 +636,18 @@ def test_an_index_of_tokenizer_4_reads_a_frontmatter_with_spaced_fences_again(
 def test_quick_check_runs_again_only_when_the_file_changed(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memoryd.index import schema
-
     statements: list[str] = []
     real_connect = sqlite3.connect
 
-    def traced(*args: object, **kwargs: object) -> sqlite3.Connection:
-        conn = real_connect(*args, **kwargs)  # type: ignore[arg-type]
+    def traced(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        conn: sqlite3.Connection = real_connect(*args, **kwargs)
         conn.set_trace_callback(statements.append)
         return conn
 
-    monkeypatch.setattr(schema.sqlite3, "connect", traced)
-    checks = lambda: statements.count("PRAGMA quick_check")  # noqa: E731
+    def checks() -> int:
+        return statements.count("PRAGMA quick_check")
+
+    monkeypatch.setattr(sqlite3, "connect", traced)  # memoryd.index.schema's sqlite3
     world.write(world.global_root, "facts/a.md", "alpha")
     with open_index(world.paths) as db:
         reconcile(db, world.config)
@@ -894,7 +898,7 @@ def test_an_index_that_cannot_be_moved_aside_is_not_said_to_be(
     def read_only(src: str, dst: str) -> None:
         raise OSError(errno.EROFS, os.strerror(errno.EROFS), src)
 
-    monkeypatch.setattr(schema.os, "replace", read_only)
+    monkeypatch.setattr(os, "replace", read_only)  # memoryd.index.schema's os
     with pytest.raises(OSError, match="Read-only file system"):
         schema.move_aside(file, "unable to open database file")
     assert [r for r in caplog.records if "moved to" in r.getMessage()] == []

@@ -7,7 +7,7 @@ import sys
 import unicodedata
 
 import pytest
-import Stemmer  # type: ignore[import-not-found]
+import Stemmer
 from hypothesis import given
 from hypothesis import strategies as st
 

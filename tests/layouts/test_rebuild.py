@@ -58,7 +58,9 @@ def rebuild(*args: str, cwd: Path | None = None, stdin: str | None = None) -> di
 
 
 def sections(data: dict[str, object]) -> dict[str, dict[str, object]]:
-    return {s["name"]: s for s in data["sections"]}  # type: ignore[index, union-attr, attr-defined]
+    listed = data["sections"]
+    assert isinstance(listed, list), listed  # the JSON's sections: a list of objects
+    return {s["name"]: s for s in listed}
 
 
 def body_of(text: str, title: str) -> str:

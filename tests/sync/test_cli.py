@@ -107,7 +107,7 @@ def test_sync_command_mass_delete_exit_code_and_flag(isolated_home: Path) -> Non
 def test_conflicts_lists_the_copy_on_both_devices(conflicted: tuple[World, str]) -> None:
     world, copy = conflicted
     for device in world.devices:
-        code, out, _ = _cli(device.paths.home, "conflicts", "--json")  # type: ignore[arg-type]
+        code, out, _ = _cli(device.home, "conflicts", "--json")
         assert code == 0
         [item] = json.loads(out)
         assert item["id"] == copy[:-3] and item["path"] == "facts/x.md"
@@ -122,7 +122,7 @@ def test_resolve_settles_one_conflict(
     conflicted: tuple[World, str], keep: str, at_path: str, extra: str | None
 ) -> None:
     world, copy = conflicted
-    code, _out, err = _cli(world.a.paths.home, "resolve", copy[:-3], "--keep", keep)  # type: ignore[arg-type]
+    code, _out, err = _cli(world.a.home, "resolve", copy[:-3], "--keep", keep)
     assert code == 0, err
     assert at_path in world.a.read("facts/x.md")
     assert not (world.a.root / copy).exists()
@@ -134,7 +134,7 @@ def test_resolve_settles_one_conflict(
         kept = world.a.read(extra)
         assert "B2" in kept and "id: facts/x-desktop" in kept and "conflict_of" not in kept
     world.settle()
-    assert _cli(world.b.paths.home, "conflicts", "--json")[1].strip() == "[]"  # type: ignore[arg-type]
+    assert _cli(world.b.home, "conflicts", "--json")[1].strip() == "[]"
 
 
 def test_resolve_unknown_id(isolated_home: Path) -> None:
@@ -152,7 +152,7 @@ def test_inspect_reports_conflicts_and_pauses(conflicted: tuple[World, str]) -> 
     for n in range(4):
         world.a.delete(f"facts/m{n}.md")
     assert world.a.sync().status == "paused"
-    code, out, _ = _cli(world.a.paths.home, "inspect", "--json")  # type: ignore[arg-type]
+    code, out, _ = _cli(world.a.home, "inspect", "--json")
     assert code == 1
     text = json.dumps(json.loads(out))
     assert "sync.conflicts" in text and copy in text
@@ -190,7 +190,7 @@ def test_resolve_all_settles_every_conflict_only_when_asked(tmp_path: Path, keep
     for _ in range(2):  # sync alone never settles anything
         world.a.sync()
     assert all((world.a.root / c).exists() for c in copies)
-    code, out, err = _cli(world.a.paths.home, "resolve", "--all", "--keep", keep)
+    code, out, err = _cli(world.a.home, "resolve", "--all", "--keep", keep)
     assert code == 0, err
     assert out.splitlines()[-1] == "settled 2 conflict(s), 0 left pending (the next sync shares it)"
     assert not any((world.a.root / c).exists() for c in copies)
@@ -200,7 +200,7 @@ def test_resolve_all_settles_every_conflict_only_when_asked(tmp_path: Path, keep
         if keep == "both":
             assert "line B" in world.a.read(f"facts/{name}-desktop.md")
     world.settle()
-    assert _cli(world.b.paths.home, "conflicts", "--json")[1].strip() == "[]"
+    assert _cli(world.b.home, "conflicts", "--json")[1].strip() == "[]"
 
 
 def test_resolve_all_keep_local_leaves_a_path_with_two_copies_pending(tmp_path: Path) -> None:
@@ -211,7 +211,7 @@ def test_resolve_all_keep_local_leaves_a_path_with_two_copies_pending(tmp_path: 
     for copy in ("facts/x.conflict-desktop-20261101T000000Z.md",
                  "facts/x.conflict-tablet-20261102T000000Z.md"):  # fmt: skip
         world.a.write(copy, memory("facts/x", "x", LINES.replace("3", copy[18:24])))
-    code, out, _ = _cli(world.a.paths.home, "resolve", "--all", "--keep", "local")
+    code, out, _ = _cli(world.a.home, "resolve", "--all", "--keep", "local")
     assert code == 1
     assert out.splitlines()[-1] == "settled 0 conflict(s), 2 left pending"
     assert "facts/x.md has 2 conflict copies and only one text fits at the path" in out
@@ -221,9 +221,9 @@ def test_resolve_all_keep_local_leaves_a_path_with_two_copies_pending(tmp_path: 
 
 def test_recall_finds_a_conflict_copy_and_marks_it(conflicted: tuple[World, str]) -> None:
     world, copy = conflicted
-    code, out, err = _cli(world.a.paths.home, "recall", "B2", "--json")
+    code, out, err = _cli(world.a.home, "recall", "B2", "--json")
     assert code == 0, err
     [hit] = [h for h in json.loads(out) if h["id"] == copy[:-3]]
     assert hit["conflict_of"] == "facts/x.md" and hit["conflict_device"] == "desktop"
-    code, text, _ = _cli(world.a.paths.home, "recall", "B2")
+    code, text, _ = _cli(world.a.home, "recall", "B2")
     assert "   sync conflict copy: desktop's version of facts/x.md (see CONFLICTS.md)" in text

@@ -48,7 +48,7 @@ def test_a_root_reached_through_a_symlink_syncs(world: World, tmp_path: Path) ->
     (real / "facts/linked.md").parent.mkdir(parents=True, exist_ok=True)
     (real / "facts/linked.md").write_text(memory("facts/linked", "linked", "via a link\n"))
     for _ in range(2):
-        done = _cli(world.a.paths.home, "sync")
+        done = _cli(world.a.home, "sync")
         assert done.returncode == 0, done.stdout + done.stderr
         assert "Traceback" not in done.stderr
     assert world.b.sync().ok
@@ -61,7 +61,7 @@ def test_a_file_name_that_is_not_utf8_does_not_stop_the_root(world: World) -> No
     with open(odd, "wb") as handle:
         handle.write(memory("facts/cafe", "latin-1 name", "un caf\xc3\xa9\n").encode())
     world.a.write("facts/plain.md", memory("facts/plain", "plain", "next to it\n"))
-    done = _cli(world.a.paths.home, "sync")
+    done = _cli(world.a.home, "sync")
     assert done.returncode == 0, done.stdout + done.stderr
     log = git(world.remote, "log", "-1", "--format=%B", "main")
     assert "caf\\xe9" in log and "facts/plain" in log
@@ -72,7 +72,7 @@ def test_a_file_name_that_is_not_utf8_does_not_stop_the_root(world: World) -> No
 
 def test_a_newline_in_a_file_name_stays_on_its_line_of_the_commit_message(world: World) -> None:
     world.a.write("facts/two\nlines.md", memory("facts/two-lines", "odd", "a newline\n"))
-    done = _cli(world.a.paths.home, "sync")
+    done = _cli(world.a.home, "sync")
     assert done.returncode == 0, done.stdout + done.stderr
     assert git(world.remote, "log", "-1", "--format=%B", "main") == (
         "memoryd(laptop): add facts/two\\x0alines\n\n"
@@ -87,11 +87,11 @@ def test_a_stale_ref_lock_is_moved_aside_like_index_lock(world: World, lock: str
     held = world.a.root / ".git" / lock
     held.write_bytes(b"")
     world.a.write("facts/a.md", memory("facts/a", "a", "a\n"))
-    fresh = _cli(world.a.paths.home, "sync")
+    fresh = _cli(world.a.home, "sync")
     assert fresh.returncode == 1 and held.exists()  # fresh: a git may hold it, back off
     assert f"{held} is held by another git command" in fresh.stdout
     os.utime(held, (1, 1))
-    done = _cli(world.a.paths.home, "sync")
+    done = _cli(world.a.home, "sync")
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"moved a stale {held.name}" in done.stdout
     git_dir = world.a.root / ".git"
@@ -129,13 +129,13 @@ def test_a_full_disk_while_saving_sync_state_is_a_clear_error(world: World) -> N
                 handle.write(b"\0" * 4096)
                 handle.flush()
         world.a.write("facts/full.md", memory("facts/full", "full", "disk is full\n"))
-        done = _cli(world.a.paths.home, "sync")
+        done = _cli(world.a.home, "sync")
         assert done.returncode == 1
         assert "Traceback" not in done.stderr and "internal error" not in done.stderr
         said = done.stdout + done.stderr
         assert "No space left on device" in said and "free some disk space" in said, said
         filler.unlink()
-        again = _cli(world.a.paths.home, "sync")
+        again = _cli(world.a.home, "sync")
         assert again.returncode == 0, again.stdout + again.stderr
     assert world.b.sync().ok and "disk is full" in world.b.read("facts/full.md")
 
@@ -153,13 +153,13 @@ def test_a_conflict_on_a_non_utf8_name_is_committed_and_reported(world: World) -
         with open(path, "wb") as handle:
             handle.write(memory("facts/cafe", "cafe", f"line 1 by {who}\nline 2\n").encode())
     assert world.a.sync().pushed
-    done = _cli(world.b.paths.home, "sync")
+    done = _cli(world.b.home, "sync")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "conflict: facts/caf\\xe9.md: a version saved as facts/caf\\xe9.conflict-desktop-" in (
         done.stdout
     )
     assert "conflict: facts/caf\\xe9.md" in git(world.remote, "log", "--format=%B", "main")
-    status = _cli(world.b.paths.home, "status", "--json")
+    status = _cli(world.b.home, "status", "--json")
     assert "Traceback" not in status.stderr
 
 
@@ -177,7 +177,7 @@ def test_a_machine_where_git_knows_no_one_is_told_how_to_fix_it(
         monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(nobody))
     world.a.write("facts/first.md", memory("facts/first", "first", "written before git knew\n"))
-    done = _cli(world.a.paths.home, "sync")
+    done = _cli(world.a.home, "sync")
     assert done.returncode == 1
     assert done.stdout == (
         f"{world.a.root}: error\n"
@@ -188,7 +188,7 @@ def test_a_machine_where_git_knows_no_one_is_told_how_to_fix_it(
     )
     git(tmp_path, "config", "--file", str(nobody), "user.name", "Fresh Machine")
     git(tmp_path, "config", "--file", str(nobody), "user.email", "fresh@example.invalid")
-    again = _cli(world.a.paths.home, "sync")
+    again = _cli(world.a.home, "sync")
     assert again.returncode == 0, again.stdout + again.stderr
     assert git(world.remote, "log", "-1", "--format=%an <%ae>", "main").strip() == (
         "Fresh Machine <fresh@example.invalid>"

@@ -72,6 +72,12 @@ class Device:
     scope: str = "global"
 
     @property
+    def home(self) -> Path:
+        """The MEMORYD_HOME this device's memoryd runs with: its config, index and state."""
+        assert self.paths.home is not None  # _device resolves its paths from MEMORYD_HOME
+        return self.paths.home
+
+    @property
     def root_config(self) -> RootConfig:
         return RootConfig(path=self.root, scope=self.scope, sync=self.policy)
 

@@ -203,11 +203,11 @@ def test_the_context_block_never_explains_its_hits(
     """The block an agent gets each turn shows the hits' bodies: their reasons (matched
     terms, snippet) are never worked out for it (a sixth of a recall's instructions)."""
     from memoryd.agent.context import gather
-    from memoryd.index import search
+    from memoryd.index import search, snippet
 
     fill(setup)
     explained: list[str] = []
-    explain = search.explain
+    explain = snippet.explain  # the function memoryd.index.search imported as its explain
 
     def counting(forms: Any, row: Any, marks: Any) -> Any:
         explained.append(row.id)

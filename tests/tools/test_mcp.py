@@ -13,6 +13,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.types import ContentBlock, TextContent, TextResourceContents
 
 from memoryd.agent.mcp_server import build_server
 from memoryd.app import App
@@ -57,12 +58,18 @@ def test_the_five_tools_have_specific_names_schemas_and_teaching_descriptions() 
         assert tool.description and len(tool.description) > 80
 
 
+def text_of(content: ContentBlock) -> str:
+    """The text of one item of a tool's answer: memoryd's tools answer in text only."""
+    assert isinstance(content, TextContent), content
+    return content.text
+
+
 def call(app: App, name: str, **arguments: Any) -> tuple[bool, str]:
     """Call one tool through a client session: (is_error, text)."""
 
     async def work(client: Client) -> tuple[bool, str]:
         result = await client.call_tool(name, arguments)
-        return bool(result.is_error), "\n".join(c.text for c in result.content)
+        return bool(result.is_error), "\n".join(text_of(c) for c in result.content)
 
     return session(work, app)  # type: ignore[no-any-return]
 
@@ -244,7 +251,7 @@ def test_the_stdio_server_serves_a_real_client(setup: Setup) -> None:
             saved = await client.call_tool(
                 "memory_remember", {"kind": "fact", "summary": "Release notes live in CHANGES.md"}
             )
-            return {t.name for t in listed.tools}, saved.content[0].text
+            return {t.name for t in listed.tools}, text_of(saved.content[0])
 
     names, saved = anyio.run(main)
     assert names == TOOLS
@@ -345,7 +352,7 @@ def test_recall_filters_other_layouts_by_type_and_scope_id_like_the_cli(foreign:
     for name in ("type", "scope_id"):
         assert properties[name]["description"].startswith("layered and claude layouts only: ")
     assert "facts/deploy-only-on-tuesdays" in recalled(foreign)  # no filter: every layout
-    cases = [
+    cases: list[tuple[dict[str, Any], list[str], set[str]]] = [
         ({"type": "progress", "everywhere": True}, ["--type", "progress", "--everywhere"],
          {"sessions/s1/tasks/T1/progress"}),
         ({"scope_id": "p1"}, ["--scope-id", "p1"], {"projects/p1/MEMORY", "projects/p1/memory-arch"}),
@@ -485,7 +492,9 @@ def test_each_roots_root_md_is_an_advertised_and_served_resource(setup: Setup) -
         texts = {}
         for resource in listed:
             read = await client.read_resource(str(resource.uri))
-            texts[str(resource.uri)] = read.contents[0].text
+            contents = read.contents[0]
+            assert isinstance(contents, TextResourceContents), contents  # ROOT.md is text
+            texts[str(resource.uri)] = contents.text
         return client.server_capabilities, texts
 
     capabilities, texts = session(work, App(cwd=setup.repo))

@@ -159,8 +159,13 @@ def page(browser: Any) -> Iterator[Any]:
     page.set_default_timeout(60_000)  # a loaded CI machine: waits return as soon as they hold
     errors: list[str] = []
     dialogs: list[str] = []
+
+    def on_dialog(dialog: Any) -> None:
+        dialogs.append(dialog.message)
+        dialog.accept()
+
     page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.on("dialog", lambda d: (dialogs.append(d.message), d.accept()))
+    page.on("dialog", on_dialog)
     page.errors = errors  # what a test checks: no script error, no dialog it did not expect
     page.dialogs = dialogs
     try:

@@ -77,7 +77,8 @@ def dated(path: Path, ms: int) -> None:
 
 
 def hit_ids(page: Any) -> list[str]:
-    return page.locator(".hit").evaluate_all("els => els.map(e => e.dataset.id)")
+    ids: list[str] = page.locator(".hit").evaluate_all("els => els.map(e => e.dataset.id)")
+    return ids
 
 
 def search(page: Any, query: str) -> None:
