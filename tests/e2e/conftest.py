@@ -46,6 +46,16 @@ class Project:
         done = run_cli("remember", *args, cwd=self.repo)
         assert done.returncode == 0, done.stderr
 
+    def linked_worktree(self) -> Path:
+        """A linked worktree of the repository outside its main checkout (``wt/feature``,
+        branch ``feature``) on a first commit: where a session works before removing it."""
+        (self.repo / "README.md").write_text("app\n")
+        git(self.repo, "add", "README.md")
+        git(self.repo, "commit", "-qm", "start")
+        worktree = self.repo.parent / "wt" / "feature"
+        git(self.repo, "worktree", "add", "-q", "-b", "feature", str(worktree))
+        return worktree
+
     def seed(self) -> None:
         """The iron rule and the pitfall the prompt tests look for."""
         self.remember("--kind", "rule", "--summary", "部署只用 pnpm")

@@ -404,11 +404,7 @@ def test_a_worktree_removed_mid_session_still_has_its_projects_memory_over_mcp(
     removes the worktree (git worktree remove), then the model recalls: memoryd's MCP server,
     started in the worktree, still serves the project's memories, not the global root alone."""
     project.seed()
-    (project.repo / "README.md").write_text("app\n")
-    git(project.repo, "add", "README.md")
-    git(project.repo, "commit", "-qm", "start")
-    worktree = project.repo.parent / "wt" / "feature"
-    git(project.repo, "worktree", "add", "-q", "-b", "feature", str(worktree))
+    worktree = project.linked_worktree()
     remove = f"git -C {project.repo} worktree remove --force {worktree}"
     turns = [
         call("Bash", command=remove, description="remove the worktree"),

@@ -300,14 +300,9 @@ def test_a_worktree_removed_mid_session_never_blocks_a_write_and_recall_still_se
     plugin's guard runs memoryd in the session's folder, which is gone: the next write must
     still go ahead (memoryd failing never blocks OpenCode), and the MCP server started in
     the worktree still serves the project's memories."""
-    from tests.helpers import git
 
     project.seed()
-    (project.repo / "README.md").write_text("app\n")
-    git(project.repo, "add", "README.md")
-    git(project.repo, "commit", "-qm", "start")
-    worktree = project.repo.parent / "wt" / "feature"
-    git(project.repo, "worktree", "add", "-q", "-b", "feature", str(worktree))
+    worktree = project.linked_worktree()
     elsewhere = tmp_path / "notes" / "todo.txt"
     elsewhere.parent.mkdir()
     turns = [

@@ -63,11 +63,9 @@ def test_a_worktree_deleted_with_rm_is_found_in_the_projects_git(setup: Setup) -
     assert "systemMessage" not in answer
 
 
-def test_a_worktree_removed_by_git_is_the_sessions_project_an_earlier_hook_saw(
-    setup: Setup,
-) -> None:
-    fill(setup)
-    folder = worktree(setup)
+def session_start(folder: Path) -> None:
+    """Session s1's SessionStart hook, run in ``folder`` while it exists (the session's
+    record of its project)."""
     started = json.dumps({"hook_event_name": "SessionStart", "session_id": "s1",
                           "cwd": str(folder)})  # fmt: skip
     first = subprocess.run(
@@ -75,6 +73,14 @@ def test_a_worktree_removed_by_git_is_the_sessions_project_an_earlier_hook_saw(
         input=started, capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert (first.returncode, first.stderr) == (0, "")
+
+
+def test_a_worktree_removed_by_git_is_the_sessions_project_an_earlier_hook_saw(
+    setup: Setup,
+) -> None:
+    fill(setup)
+    folder = worktree(setup)
+    session_start(folder)
     done = removed(folder, "context", "--hook", "--json", how="git", stdin=prompt(folder))
     assert (done.returncode, done.stderr) == (0, "")
     assert PROJECT_HIT in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
@@ -119,13 +125,7 @@ def test_a_sessions_record_never_lends_its_project_to_another_removed_folder(
     removed worktree: that folder gets no memory of this project."""
     fill(setup)
     folder = worktree(setup)
-    started = json.dumps({"hook_event_name": "SessionStart", "session_id": "s1",
-                          "cwd": str(folder)})  # fmt: skip
-    first = subprocess.run(
-        [sys.executable, "-m", "memoryd", "context", "--hook", "--json"], cwd=folder,
-        input=started, capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
-    assert (first.returncode, first.stderr) == (0, "")
+    session_start(folder)
     other = tmp_path / "other-repo"
     other.mkdir()
     git(other, "init", "-q")
