@@ -131,7 +131,8 @@ def render(status: Any, sync_items: Sequence[Any] = (), more: Sequence[str] = ()
 def _grouped(items: Sequence[Any]) -> list[Any]:
     """The sync problems, with a root's conflicts as one line when there are more than a few
     (fifty files edited on two devices were fifty lines); ``memoryd conflicts`` lists them."""
-    from memoryd.sync.report import CONFLICTS_FIX, FEW, SyncProblem, first_few
+    from memoryd.sync.conflicts import CONFLICTS_FIX, FEW, first_few
+    from memoryd.sync.report import SyncProblem
 
     conflicts: dict[str, list[Any]] = {}
     for item in items:

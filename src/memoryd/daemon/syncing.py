@@ -79,7 +79,7 @@ class Syncer:
             if outcome not in ("busy", "failed", "unavailable"):  # a cycle that sorted files
                 self._tell_quarantined(path, held)
         if copies:
-            from memoryd.sync.report import conflicts_line
+            from memoryd.sync.conflicts import conflicts_line
 
             log.warning("sync of %s: %s", path, conflicts_line(copies))
         self.status.root(path, last_sync={"at": now_iso(), "outcome": outcome, "message": message})

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -135,3 +136,25 @@ def render_conflicts(copies: list[tuple[str, CopyName]]) -> bytes | None:
             f"from {name.device}, {when}"
         )
     return printable("\n".join(lines) + "\n").encode("utf-8")
+
+
+# What a person is told of conflict copies: a cycle of fifty is one line, not fifty.
+FEW = 3  # names a grouped line shows; the rest are in 'memoryd conflicts'
+CONFLICTS_FIX = (
+    "'memoryd conflicts' lists the copies, 'memoryd resolve ID --keep local|remote|both' "
+    "settles each"
+)
+
+
+def first_few(names: Sequence[str], few: int = FEW) -> str:
+    """``a, b, c and 47 more``: a list a person reads at a glance, however long it is."""
+    rest = len(names) - few
+    return ", ".join(names[:few]) + (f" and {rest} more" if rest > 0 else "")
+
+
+def conflicts_line(originals: Sequence[str]) -> str:
+    """One line for the conflict copies a cycle saved, by the files they are copies of."""
+    names = sorted(set(originals))
+    count = len(originals)
+    copies = "a conflict copy" if count == 1 else f"{count} conflict copies"
+    return f"{copies} saved beside {first_few(names)} (changed on two devices); {CONFLICTS_FIX}"

@@ -28,6 +28,8 @@ from memoryd.roots import ensure_gitignored
 from memoryd.sync import backups, exclude, held, outgoing, remote
 from memoryd.sync import commit as local
 from memoryd.sync.conflicts import (
+    FEW,
+    conflicts_line,
     copy_path,
     parse_copy_name,
     safe_device,
@@ -38,7 +40,6 @@ from memoryd.sync.git import EMPTY_TREE, ZERO, GitError
 from memoryd.sync.identity import IDENTITY_HINT, identity_error, is_identity_error
 from memoryd.sync.replay import OutsideRoot, replay
 from memoryd.sync.repo import Blocked, Repo, open_repo, preflight
-from memoryd.sync.report import FEW, conflicts_line
 from memoryd.sync.resolve import write_conflicts_file
 from memoryd.sync.state import (
     RepoBusy,

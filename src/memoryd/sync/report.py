@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -11,6 +10,7 @@ from memoryd.config import Config, RootConfig
 from memoryd.errors import PathError
 from memoryd.memory import printable
 from memoryd.paths import Paths
+from memoryd.sync.conflicts import FEW, conflicts_line
 from memoryd.sync.resolve import all_conflicts
 from memoryd.sync.state import CONFLICT_MARKERS, NAME_LINE, all_states
 
@@ -27,27 +27,6 @@ class SyncProblem:
     path: str | None  # root-relative
     message: str
     fix: str
-
-
-FEW = 3  # names a grouped line shows; the rest are in 'memoryd conflicts'
-CONFLICTS_FIX = (
-    "'memoryd conflicts' lists the copies, 'memoryd resolve ID --keep local|remote|both' "
-    "settles each"
-)
-
-
-def first_few(names: Sequence[str], few: int = FEW) -> str:
-    """``a, b, c and 47 more``: a list a person reads at a glance, however long it is."""
-    rest = len(names) - few
-    return ", ".join(names[:few]) + (f" and {rest} more" if rest > 0 else "")
-
-
-def conflicts_line(originals: Sequence[str]) -> str:
-    """One line for the conflict copies a cycle saved, by the files they are copies of."""
-    names = sorted(set(originals))
-    count = len(originals)
-    copies = "a conflict copy" if count == 1 else f"{count} conflict copies"
-    return f"{copies} saved beside {first_few(names)} (changed on two devices); {CONFLICTS_FIX}"
 
 
 def pick_roots(config: Config, path: Path | None) -> list[RootConfig]:
