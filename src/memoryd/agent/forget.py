@@ -55,11 +55,12 @@ def forget(app: App, raw_id: str, scope: str | None = None, agent: bool = False)
     os.unlink(found.path)
     fsync_dir(found.path.parent)
     changed = [found.path]
-    relinked = relink(found.root, found.id, None)
+    memories = locate.all_memories(found.root)  # parsed once: relinked, then searched for links
+    relinked = relink_in(memories, found.id, None)
     changed += relinked
     upkeep.refresh(app, found.root, changed)
     unlinked = tuple(locate.path_id(found.root, path) for path in relinked)
-    left, texts = leftover_links(found.root, found.id, found.path)
+    left, texts = leftover_links(memories, found.id, found.path)
     return Forgotten(
         found.id, found.path, found.root.path, unlinked,
         tuple(locate.path_id(found.root, path) for path in left),
@@ -71,15 +72,18 @@ def forget(app: App, raw_id: str, scope: str | None = None, agent: bool = False)
 _MD_LINK = re.compile(r"\]\(\s*(?:<([^>\n]+)>|([^)\s]+))(?:\s+[^)]*)?\)")
 
 
-def leftover_links(root: RootConfig, old: str, gone: Path) -> tuple[list[Path], list[Path]]:
-    """What still points at the forgotten memory ``old`` (at ``gone``) after relink: the
+def leftover_links(
+    memories: list[tuple[Path, Memory]], old: str, gone: Path
+) -> tuple[list[Path], list[Path]]:
+    """What still points at the forgotten memory ``old`` (at ``gone``) after relink, among
+    the root's ``memories`` as they were before it (relink edits neither): the
     memories whose frontmatter does not parse but names it (relink cannot edit what it
     cannot read), and those whose text links to its file (``[see](../facts/a.md)``; a
     body is the person's, never edited). Both were left to dangle without a word."""
     word = re.compile(rf"(?<![\w/.-]){re.escape(old)}(?![\w/.-])")
     unparsed: list[Path] = []
     texts: list[Path] = []
-    for path, memory in locate.all_memories(root):
+    for path, memory in memories:
         if memory.malformed:
             head = path.read_bytes().decode("utf-8", "replace").split("\n---", 1)[0]
             if word.search(head):
@@ -107,8 +111,13 @@ def relink(root: RootConfig, old: str, new: str | None) -> list[Path]:
 
     Only the link lines change: the rest of each file is the user's, kept byte for byte.
     """
+    return relink_in(locate.all_memories(root), old, new)
+
+
+def relink_in(memories: list[tuple[Path, Memory]], old: str, new: str | None) -> list[Path]:
+    """:func:`relink` over a root's memories already parsed (``locate.all_memories``)."""
     written = []
-    for path, memory in locate.all_memories(root):
+    for path, memory in memories:
         changes = link_changes(memory, old, new)
         if changes is not None:
             atomic_write(path, edit_fields(memory, changes))
