@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -158,3 +158,12 @@ def conflicts_line(originals: Sequence[str]) -> str:
     count = len(originals)
     copies = "a conflict copy" if count == 1 else f"{count} conflict copies"
     return f"{copies} saved beside {first_few(names)} (changed on two devices); {CONFLICTS_FIX}"
+
+
+def conflict_lines(conflicts: Sequence[Mapping[str, str]]) -> list[str]:
+    """What a cycle's conflict copies (each its ``path`` and ``copy``) are told as: a line
+    each when they are few, else one :func:`conflicts_line` (``memoryd sync``'s output and
+    the sync state's notices, whose last 20 fifty copies pushed every other notice out of)."""
+    if len(conflicts) > FEW:
+        return [f"conflict: {conflicts_line([c['path'] for c in conflicts])}"]
+    return [f"conflict: {c['path']}: a version saved as {c['copy']}" for c in conflicts]

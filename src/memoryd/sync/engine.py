@@ -28,8 +28,7 @@ from memoryd.roots import ensure_gitignored
 from memoryd.sync import backups, exclude, held, outgoing, remote
 from memoryd.sync import commit as local
 from memoryd.sync.conflicts import (
-    FEW,
-    conflicts_line,
+    conflict_lines,
     copy_path,
     parse_copy_name,
     safe_device,
@@ -190,13 +189,8 @@ def _record(state: SyncState, outcome: SyncOutcome) -> None:
     state.left_out = outcome.left_out
     for text in outcome.notices:
         state.notice(text, stamp)
-    if len(outcome.conflicts) > FEW:  # fifty copies pushed every other notice out
-        said = f"conflict: {conflicts_line([item['path'] for item in outcome.conflicts])}"
+    for said in conflict_lines(outcome.conflicts):
         state.notice(printable(said), stamp)
-    else:
-        for item in outcome.conflicts:
-            said = f"conflict: {item['path']}: a version saved as {item['copy']}"
-            state.notice(printable(said), stamp)
     if outcome.ok:
         state.last_sync_ms = stamp
 

@@ -10,7 +10,7 @@ from memoryd.config import Config, RootConfig
 from memoryd.errors import PathError
 from memoryd.memory import printable
 from memoryd.paths import Paths
-from memoryd.sync.conflicts import FEW, conflicts_line
+from memoryd.sync.conflicts import conflict_lines
 from memoryd.sync.resolve import all_conflicts
 from memoryd.sync.state import CONFLICT_MARKERS, NAME_LINE, all_states
 
@@ -58,11 +58,7 @@ def outcome_text(o: SyncOutcome) -> str:
         lines.append(f"  hint: {o.hint}")
     if o.not_pushed:
         lines.append(f"  {o.not_pushed} commit(s) not pushed")
-    if len(o.conflicts) > FEW:  # one line for many, as the daemon's log and status say it
-        lines.append(f"  conflict: {conflicts_line([c['path'] for c in o.conflicts])}")
-    else:
-        for c in o.conflicts:
-            lines.append(f"  conflict: {c['path']}: a version saved as {c['copy']}")
+    lines += [f"  {line}" for line in conflict_lines(o.conflicts)]  # one line for many
     lines += [f"  notice: {n}" for n in o.notices]
     for q in o.quarantined:
         where = f"{q.path} (its file name)" if q.line == NAME_LINE else f"{q.path}:{q.line}"
