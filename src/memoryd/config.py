@@ -447,8 +447,11 @@ def refuse_non_utf8_root(path: Path) -> None:
 
 
 def _shown(path: Path) -> str:
-    """``path`` with the bytes of a non-UTF-8 name as ``\\xe9`` (printable, one line)."""
-    return str(path).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    """``path`` with the bytes of a non-UTF-8 name as ``\\xe9`` (an error's only: the
+    memory module is not imported for config.yaml's every read)."""
+    from memoryd.memory import printable
+
+    return printable(str(path))
 
 
 def register_root(paths: Paths, config: Config, root: RootConfig) -> Config:

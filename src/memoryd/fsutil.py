@@ -70,6 +70,14 @@ def _temp_file(folder: str) -> tuple[int, str]:
     raise FileExistsError(f"no free temporary file name in {folder}")
 
 
+def read_or_none(path: Path) -> bytes | None:
+    """``path``'s bytes, or None when it cannot be read (gone, a folder, no permission)."""
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
 def write_if_changed(path: Path, data: bytes) -> bool:
     """Write only when the bytes differ; return whether anything was written."""
     try:

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from memoryd.checks import Context, RootView, root_check
+from memoryd.config import utf8_path
 from memoryd.daemon.lock import running_pid
 from memoryd.findings import Finding
 from memoryd.memory import BINARY
@@ -28,7 +29,7 @@ def rows_match_disk(ctx: Context, root: RootView) -> Iterator[Finding]:
     for path in sorted(extra):
         yield Finding(path, "the search index still has a row for this file, which is gone", FIX)
     for path in sorted(missing):
-        if not _utf8(path):
+        if not utf8_path(path):
             yield Finding(
                 path,
                 "has a file name that is not valid UTF-8, so the search index cannot hold it "
@@ -37,14 +38,6 @@ def rows_match_disk(ctx: Context, root: RootView) -> Iterator[Finding]:
             )
         else:
             yield Finding(path, "is missing from the search index, so recall cannot find it", FIX)
-
-
-def _utf8(path: Path) -> bool:
-    try:
-        str(path).encode("utf-8")
-    except UnicodeEncodeError:  # surrogate-escaped bytes of a non-UTF-8 name
-        return False
-    return True
 
 
 def _compare(

@@ -21,19 +21,13 @@ from typing import Any
 from memoryd import fingerprint
 from memoryd.config import Config, RootConfig
 from memoryd.daemon.batching import Op
+from memoryd.fsutil import read_or_none
 from memoryd.paths import Paths
 
 log = logging.getLogger(__name__)
 # Past this many paths, one incremental reconcile of the whole root (size+mtime
 # fingerprints, no re-reads) is cheaper than following each path.
 ONLY_MAX = 64
-
-
-def _read(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except OSError:
-        return None
 
 
 def came_through_git(root: Path, path: Path, data: bytes | None) -> bool:
@@ -167,7 +161,7 @@ class Engine:
 
         def expect(path: Path, data: bytes | None) -> None:
             if path in asked and path not in before:  # its bytes before the compile's write
-                before[path] = _read(path)
+                before[path] = read_or_none(path)
             self.own.expect(path, data)
 
         report = compile_root(root, config, changed=changed, expect=expect)

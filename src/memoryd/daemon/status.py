@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.daemon.lock import running_pid
-from memoryd.fsutil import atomic_write
+from memoryd.fsutil import atomic_write, read_or_none
 from memoryd.paths import Paths
 
 log = logging.getLogger(__name__)
@@ -166,20 +166,13 @@ class StatusBoard:
         replaced by hand): readers took a daemon without a readable status for none, and
         nothing rewrote it before the next change of state (a sync, up to 5 minutes)."""
         with self._lock:
-            if self.detached or self._written is None or self._now() == self._written:
+            # compared by content, not by a stat: one taken after the rename could already be
+            # of a file garbled in between, which then passed for the daemon's own
+            if self.detached or self._written is None or read_or_none(self.file) == self._written:
                 return False
             log.info("%s was changed or deleted by something else: written again", self.file)
             self._write()
             return True
-
-    def _now(self) -> bytes | None:
-        """The file's bytes now (None when it cannot be read). Compared by content, not by
-        a stat: a stat taken after the rename could already be of a file garbled in between,
-        and the garbled file would then pass for the daemon's own."""
-        try:
-            return self.file.read_bytes()
-        except OSError:
-            return None
 
     def snapshot(self) -> Status:
         with self._lock:
