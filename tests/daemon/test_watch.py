@@ -143,35 +143,43 @@ def test_refused_watch_falls_back_to_polling_with_one_warning(
         watcher.stop()
 
 
-def subfolder_refusing_observer() -> Any:
-    """The root's watch is granted, a folder's below it refused (the limit hit mid-walk)."""
-    observer = native_observer()
-    inotify = observer._inotify_fd  # the kernel side of this observer
-    grant = inotify.add_callback
+def refuse_folders_named_deep(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernel grants the root's watch and refuses a folder's below it (the limit hit
+    mid-walk): every inotify watch on a folder named ``deep`` fails with ENOSPC.
 
-    def add_callback(path: bytes, *args: Any, **kwargs: Any) -> Any:
+    Patched on watchdog's InotifyFD class, not on an observer's instance: watchdog 7.1
+    makes an observer's inotify instance at its first ``schedule``, so a new observer has
+    none to patch yet (6.x and 7.0 made it up front).
+    """
+    from watchdog.observers.inotify_c import InotifyFD
+
+    grant = InotifyFD.add_callback
+
+    def add_callback(self: Any, path: bytes, *args: Any, **kwargs: Any) -> Any:
         if os.path.basename(path) == b"deep":
             raise OSError(errno.ENOSPC, "inotify watch limit reached")
-        return grant(path, *args, **kwargs)
+        return grant(self, path, *args, **kwargs)
 
-    inotify.add_callback = add_callback
-    return observer
+    monkeypatch.setattr(InotifyFD, "add_callback", add_callback)
 
 
 def test_a_refused_folder_below_the_root_also_means_polling(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (tmp_path / "fine").mkdir()
-    (tmp_path / "fine" / "deep").mkdir()  # watchdog itself would skip this one silently
+    (tmp_path / "fine" / "deep").mkdir()  # refused: see refuse_folders_named_deep
+    refuse_folders_named_deep(monkeypatch)
     q: queue.Queue[Change] = queue.Queue()
-    watcher = Watcher(q.put, poll_interval=0.1, native=subfolder_refusing_observer)
+    watcher = Watcher(q.put, poll_interval=0.1)
     watcher.start()
     try:
         other = tmp_path / "other"
         (other / "sub").mkdir(parents=True)
         assert watcher.add(other) == "events"  # nothing refused there
         assert watcher.add(tmp_path / "fine") == "polling"
-        assert "no watch for 1 folders" in caplog.text
+        # watchdog before 7.1 skips the refused folder and memoryd finds it unwatched ("no
+        # watch for 1 folders, e.g. .../deep"); 7.1 raises the kernel's refusal at once
+        assert f"cannot watch {tmp_path / 'fine'} for events (" in caplog.text
         assert "fs.inotify.max_user_watches" in caplog.text
         note = tmp_path / "fine" / "deep" / "a.md"
         note.write_text("seen by polling")
