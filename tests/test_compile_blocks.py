@@ -1,6 +1,12 @@
 from __future__ import annotations
 
+import os
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from memoryd.compile.blocks import (
+    _LINK_UNSAFE,
     compile_files,
     entries_of,
     is_generated,
@@ -169,6 +175,43 @@ def test_links_survive_odd_file_names() -> None:
     data = render_index("x", entries_of({f"x/{name}": mem("---\nsummary: s\n---\n")}))
     assert is_ours(data)
     assert listed_names(data.decode()) == [name]
+
+
+def _link_char_by_char(target: str) -> str:
+    """link() as it was first written: each character looked up in turn."""
+    out = []
+    for c in target:
+        if c in _LINK_UNSAFE:
+            out.append(_LINK_UNSAFE[c])
+        elif "\udc80" <= c <= "\udcff":  # a byte of a name that is not UTF-8
+            out.append(f"%{ord(c) - 0xDC00:02X}")
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+# st.text() never holds a lone surrogate, even one its alphabet offers: names are joined
+# from characters, the bytes of names that are not UTF-8 (U+DC80-U+DCFF, with their
+# neighbours) and the unsafe characters drawn on purpose
+_NAMES = st.lists(
+    st.one_of(
+        st.characters(),
+        st.sampled_from([chr(code) for code in range(0xDC70, 0xDD10)]),
+        st.sampled_from(sorted(_LINK_UNSAFE)),
+    )
+).map("".join)
+
+
+@settings(max_examples=500, derandomize=True)  # seeds recorded: the same examples every run
+@given(_NAMES)
+def test_link_is_the_character_by_character_encoding(target: str) -> None:
+    assert link(target) == _link_char_by_char(target)
+
+
+def test_link_encodes_a_name_that_is_not_utf8_byte_for_byte() -> None:
+    name = os.fsdecode(b"caf\xe9 (1).md")  # a Latin-1 name, as os.listdir gives it
+    assert link(name) == "caf%E9%20%281%29.md"
+    assert unlink(link(name)) == name
 
 
 def test_generated_names() -> None:

@@ -181,3 +181,23 @@ def test_a_damaged_or_foreign_listing_is_a_miss(tmp_path: Path, damage: str) -> 
     cache = ScanCache(slim=True, folder=folder)
     assert entries(root, cache) == entries(root, ScanCache())
     assert cache.parsed == 3
+
+
+def test_a_kept_listing_is_written_again_only_when_it_changes(tmp_path: Path) -> None:
+    from memoryd.compile.listing import listing_file
+
+    root, folder = kept_root(tmp_path), tmp_path / "listings"
+    write(root / "facts/index.md", "compiled: a kept listing never holds it\n")
+    entries(root, ScanCache(slim=True, folder=folder))
+    file = listing_file(folder, root)
+    first = file.stat().st_ino
+    for _ in range(2):  # later commands, nothing changed: the file is left as it is
+        assert entries(root, ScanCache(slim=True, folder=folder)) == entries(root, ScanCache())
+        assert file.stat().st_ino == first
+    write(root / "facts/b.md", "---\nsummary: b\n---\n")
+    old(root)
+    entries(root, ScanCache(slim=True, folder=folder))
+    assert file.stat().st_ino != first  # replaced, with the new memory in it
+    later = ScanCache(slim=True, folder=folder)
+    assert entries(root, later) == entries(root, ScanCache())
+    assert later.parsed == 0

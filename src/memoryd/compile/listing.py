@@ -129,7 +129,7 @@ def _kept_items(listing: Mapping[str, Scanned]) -> list[tuple[Any, ...]]:
     """The trusted, readable memories of ``listing``, as marshal can keep them."""
     items = []
     for s in listing.values():
-        if s.memory is not None and s.fingerprint is not None and s.shows is not None:
+        if _keepable(s):
             entry = tuple(getattr(s.shows, name) for name in _ENTRY_FIELDS)
             items.append((s.where, s.rel, s.size, s.fingerprint, s.memory.sync, entry))
     return items
@@ -157,8 +157,19 @@ def scan_root(
         new = dict(old)
         for path in changed or ():
             _refresh(root, path, new, old, cache)
-    cache.store(root, new, keep=cache.parsed != parsed or new.keys() != old.keys())
+    cache.store(root, new, keep=cache.parsed != parsed or _kept_keys(new) != _kept_keys(old))
     return [new[rel] for rel in sorted(new)]
+
+
+def _kept_keys(listing: Listing) -> set[str]:
+    """The files of ``listing`` that a kept listing holds (:func:`_kept_items`): comparing
+    every key wrote the kept listing again after every scan of a root with an index.md,
+    which a kept listing never holds (20% of compiling 10k unchanged memories)."""
+    return {rel for rel, s in listing.items() if _keepable(s)}
+
+
+def _keepable(s: Scanned) -> bool:
+    return s.memory is not None and s.fingerprint is not None and s.shows is not None
 
 
 def _refresh(root: Path, path: Path, new: Listing, old: Listing, cache: ScanCache) -> None:
