@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,8 @@ def test_forget_removes_the_file_clears_links_and_recompiles(setup: Setup) -> No
     assert done.returncode == 0, done.stderr
     assert done.stdout == (
         f"forgot decisions/use-postgres-16: removed {new}\n  cleared the link in decisions/db\n"
+        "  decisions/db is current again: it was superseded by decisions/use-postgres-16, so "
+        "recall returns it; forget it too if it is out of date\n"
     )
     assert not new.exists()
     assert "superseded_by" not in parse(old.read_bytes()).meta
@@ -36,6 +39,26 @@ def test_forget_removes_the_file_clears_links_and_recompiles(setup: Setup) -> No
         f"memoryd: error: no memory with id 'decisions/use-postgres-16' in {setup.project}, "
         f"{setup.global_root}\n  hint: memoryd inspect lists every memory with its id\n"
     )
+
+
+def test_forget_says_which_memory_it_superseded_is_current_again(setup: Setup) -> None:
+    """Clearing the older memory's superseded_by brings it back into recall: forget said only
+    that it cleared a link, and an outdated memory was current again without a word. The
+    newer one, which only superseded the forgotten memory, is not named."""
+    remember(setup, "--kind", "decision", "--summary", "Use Postgres 15", "--id", "decisions/pg15")
+    remember(setup, "--kind", "decision", "--summary", "Use Postgres 16", "--id", "decisions/pg16",
+             "--supersedes", "decisions/pg15")  # fmt: skip
+    remember(setup, "--kind", "decision", "--summary", "Use Postgres 17", "--id", "decisions/pg17",
+             "--supersedes", "decisions/pg16")  # fmt: skip
+    assert "Postgres 15" not in run_cli("recall", "postgres", cwd=setup.repo).stdout
+    done = run_cli("forget", "decisions/pg16", "--json", cwd=setup.repo)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {
+        "id": "decisions/pg16", "path": str(setup.project / "decisions" / "pg16.md"),
+        "root": str(setup.project), "unlinked": ["decisions/pg15", "decisions/pg17"], "left": [],
+        "linked_from": [], "current_again": ["decisions/pg15"],
+    }  # fmt: skip
+    assert "Postgres 15" in run_cli("recall", "postgres", cwd=setup.repo).stdout
 
 
 def test_forget_names_a_link_it_cannot_clear_in_a_memory_that_does_not_parse(

@@ -94,6 +94,21 @@ def test_remember_recall_forget_through_a_session(setup: Setup) -> None:
     assert not (setup.project / "pitfalls" / "fts5.md").exists()
 
 
+def test_forget_over_mcp_says_which_memory_is_current_again(setup: Setup) -> None:
+    """The model that forgot a newer memory is told that the one it replaced is back in
+    recall, as `memoryd forget` tells a person."""
+    app = App(cwd=setup.repo)
+    call(app, "memory_remember", kind="decision", summary="Use Postgres 15", id="decisions/pg15")
+    call(app, "memory_remember", kind="decision", summary="Use Postgres 16", id="decisions/pg16",
+         supersedes="decisions/pg15")  # fmt: skip
+    assert call(app, "memory_forget", id="decisions/pg16") == (
+        False,
+        f"Forgot decisions/pg16 ({setup.project / 'decisions' / 'pg16.md'}). Cleared links in "
+        "decisions/pg15. decisions/pg15 is current again: it was superseded by decisions/pg16, "
+        "so recall returns it (tell the user if it is out of date).",
+    )
+
+
 def test_an_mcp_rule_is_a_proposal_and_rules_are_not_forgotten(setup: Setup) -> None:
     app = App(cwd=setup.repo)
     error, text = call(app, "memory_remember", kind="rule", summary="Always run the linter")

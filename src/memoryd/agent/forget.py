@@ -3,7 +3,9 @@
 The id goes through the path guard before any file is touched. The file is
 deleted (git history keeps it where the root is synced), links that pointed at
 it (``supersedes`` and ``superseded_by`` in other memories) are cleared so none
-dangles, and the index and compiled files are brought up to date.
+dangles, and the index and compiled files are brought up to date. A memory it had
+superseded is current again once its ``superseded_by`` is cleared, so recall returns it:
+forget names it, since an outdated memory came back without a word otherwise.
 """
 
 from __future__ import annotations
@@ -35,12 +37,13 @@ class Forgotten:
     # ids of memories whose frontmatter does not parse but names it: left as they are
     left: tuple[str, ...] = ()
     linked_from: tuple[str, ...] = ()  # ids of memories whose text links to its file
+    current_again: tuple[str, ...] = ()  # ids of memories it superseded: recall returns them
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "id": self.id, "path": str(self.path), "root": str(self.root),
             "unlinked": list(self.unlinked), "left": list(self.left),
-            "linked_from": list(self.linked_from),
+            "linked_from": list(self.linked_from), "current_again": list(self.current_again),
         }  # fmt: skip
 
 
@@ -56,6 +59,7 @@ def forget(app: App, raw_id: str, scope: str | None = None, agent: bool = False)
     fsync_dir(found.path.parent)
     changed = [found.path]
     memories = locate.all_memories(found.root)  # parsed once: relinked, then searched for links
+    again = superseded(memories, found.id)  # current again once relink clears their link
     relinked = relink_in(memories, found.id, None)
     changed += relinked
     upkeep.refresh(app, found.root, changed)
@@ -65,7 +69,14 @@ def forget(app: App, raw_id: str, scope: str | None = None, agent: bool = False)
         found.id, found.path, found.root.path, unlinked,
         tuple(locate.path_id(found.root, path) for path in left),
         tuple(locate.path_id(found.root, path) for path in texts),
+        tuple(locate.path_id(found.root, path) for path in again),
     )  # fmt: skip
+
+
+def superseded(memories: list[tuple[Path, Memory]], new: str) -> list[Path]:
+    """The memories that ``new`` superseded and relink can edit: with ``new`` gone they are
+    current again (nothing else supersedes them: ``superseded_by`` holds one id)."""
+    return [p for p, memory in memories if memory.superseded_by == new and not memory.malformed]
 
 
 # A Markdown link or image's target: [text](target "title") or [text](<a target> "title").

@@ -154,6 +154,11 @@ class Tools:
             )
         if gone.linked_from:
             cleared += f" Still linked from the text of {', '.join(gone.linked_from)}."
+        for other in gone.current_again:
+            cleared += (
+                f" {other} is current again: it was superseded by {gone.id}, so recall returns"
+                " it (tell the user if it is out of date)."
+            )
         return f"Forgot {gone.id} ({gone.path}).{cleared}"
 
     def inspect(self) -> str:

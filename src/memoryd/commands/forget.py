@@ -25,6 +25,11 @@ def run(app: App, args: argparse.Namespace) -> int:
     lines = [f"forgot {gone.id}: removed {gone.path}"]
     lines += [f"  cleared the link in {other}" for other in gone.unlinked]
     lines += [
+        f"  {other} is current again: it was superseded by {gone.id}, so recall returns it; "
+        f"forget it too if it is out of date"
+        for other in gone.current_again
+    ]
+    lines += [
         f"  left the link in {other}: its frontmatter does not parse (memoryd inspect says "
         f"where); fix it, then remove {gone.id!r} from it"
         for other in gone.left
