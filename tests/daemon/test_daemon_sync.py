@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -352,3 +353,46 @@ def test_a_periodic_sync_skipped_while_a_slow_one_runs_is_not_a_warning(tmp_path
         assert "maximum number of running instances" not in daemon.output(), daemon.output()
     finally:
         daemon.kill()
+
+
+def test_a_crashing_sync_logs_its_traceback_once_and_again_only_when_it_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An exception the engine does not turn into an outcome (a bug) logged its full
+    traceback every cycle, every sync_interval_s, forever, outside the once-only logging
+    of the cycle's other problems: now it is one of them, its traceback logged with it."""
+    from memoryd.daemon.runner import Daemon
+    from memoryd.sync import engine
+
+    real, crashes = engine.sync_root, ["boom"] * 3 + ["bang"] * 3
+    cycles: list[int] = []
+
+    def sync_root(*args: Any, **kwargs: Any) -> Any:
+        cycles.append(len(cycles))
+        if len(cycles) <= len(crashes):
+            raise RuntimeError(crashes[len(cycles) - 1])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "sync_root", sync_root)
+    caplog.set_level(logging.INFO, logger="memoryd.daemon.syncing")
+    app, root, remote = root_with_remote(tmp_path, 0.2, daemon={"sync_interval_s": 0.2})
+    daemon = Daemon(app)
+    daemon.start()
+    try:
+        assert wait_until(lambda: "working again" in caplog.text), caplog.text
+        assert "ROOT.md" in remote_files(remote)
+        said = [
+            (r.levelname, r.getMessage(), repr(r.exc_info[1]) if r.exc_info else None)
+            for r in caplog.records
+            if r.name == "memoryd.daemon.syncing"
+        ]  # before stop, which cuts a cycle short (offline: memoryd is stopping)
+        traces = caplog.text.count("Traceback (most recent call last)")
+    finally:
+        daemon.stop()
+    assert len(cycles) > len(crashes)
+    assert said == [
+        ("ERROR", f"sync of {root}: failed: RuntimeError: boom", "RuntimeError('boom')"),
+        ("ERROR", f"sync of {root}: failed: RuntimeError: bang", "RuntimeError('bang')"),
+        ("INFO", f"sync of {root}: working again: pushed", None),
+    ], caplog.text
+    assert traces == 2, caplog.text

@@ -7,9 +7,12 @@ A file the cycle quarantines (a secret, conflict markers) is told once in the lo
 with what to do, when it is first held back, not every cycle it stays so. A cycle's
 problem (no git identity, the remote unreachable) is told once too, and again only when
 it changes or after it cleared: it stays in the status (and so in ``memoryd status`` and
-``doctor``) for as long as it lasts, while a log line every cycle told nothing new. The
-conflict copies a cycle saved are one line with their count and the first few names
-(fifty files edited on two devices are one event); ``memoryd conflicts`` lists them all.
+``doctor``) for as long as it lasts, while a log line every cycle told nothing new. A
+cycle that crashed (an exception the engine did not turn into an outcome: a bug) is such a
+problem too, logged once with its traceback, since the same traceback every cycle buried
+the rest of the log. The conflict copies a cycle saved are one line with their count and
+the first few names (fifty files edited on two devices are one event); ``memoryd
+conflicts`` lists them all.
 """
 
 from __future__ import annotations
@@ -75,7 +78,7 @@ class Syncer:
         if root is None or self.paused(path) or not path.is_dir():
             return
         with self._lock_for(path):
-            outcome, message, hint, held, copies = self._sync(root)
+            outcome, message, hint, held, copies, crash = self._sync(root)
             if outcome not in ("busy", "failed", "unavailable"):  # a cycle that sorted files
                 self._tell_quarantined(path, held)
         if copies:
@@ -87,7 +90,7 @@ class Syncer:
             return
         prefix = f"sync of {path}: "
         current = None
-        self._tell(path, outcome, message)
+        self._tell(path, outcome, message, crash)
         if outcome not in QUIET_OUTCOMES:
             current = f"{prefix}{outcome}: {message}" + (f" ({hint})" if hint else "")
             self.status.problem(current)  # added before the old one goes: never a gap
@@ -95,8 +98,11 @@ class Syncer:
             if text.startswith(prefix) and text != current:
                 self.status.problem(text, present=False)
 
-    def _tell(self, path: Path, outcome: str, message: str) -> None:
-        """Log a cycle's problem when it is new or changed, and once that it cleared."""
+    def _tell(
+        self, path: Path, outcome: str, message: str, crash: Exception | None = None
+    ) -> None:
+        """Log a cycle's problem when it is new or changed (a crash with its traceback), and
+        once that it cleared."""
         said = self._said.get(path)
         if outcome in QUIET_OUTCOMES:
             if said is not None:
@@ -105,24 +111,26 @@ class Syncer:
             return
         text = f"{outcome}: {message}"
         if text != said:
-            log.warning("sync of %s: %s", path, text)
+            log.log(logging.ERROR if crash else logging.WARNING, "sync of %s: %s", path, text,
+                    exc_info=crash)  # fmt: skip
             self._said[path] = text
 
-    def _sync(self, root: RootConfig) -> tuple[str, str, str | None, list[Any], list[str]]:
+    def _sync(
+        self, root: RootConfig
+    ) -> tuple[str, str, str | None, list[Any], list[str], Exception | None]:
         """(status word, message, hint, quarantined findings, the files of the conflict
-        copies it saved) of one cycle; never raises."""
+        copies it saved, the exception it crashed with) of one cycle; never raises."""
         try:  # the sync engine is a separate subsystem; a build without it still serves
             engine: Any = importlib.import_module("memoryd.sync.engine")
         except ImportError:
-            return "unavailable", "this memoryd has no sync engine", None, [], []
+            return "unavailable", "this memoryd has no sync engine", None, [], [], None
         try:
             outcome = engine.sync_root(self.config(), self.paths, root)
-        except Exception as exc:  # a failed cycle must not stop the daemon
-            log.exception("sync of %s failed", root.path)
-            return "failed", f"{type(exc).__name__}: {exc}", None, [], []
+        except Exception as exc:  # a failed cycle must not stop the daemon; _tell logs it
+            return "failed", f"{type(exc).__name__}: {exc}", None, [], [], exc
         held = list(getattr(outcome, "quarantined", None) or [])
         copies = [str(c["path"]) for c in getattr(outcome, "conflicts", None) or []]
-        return (*describe(outcome), getattr(outcome, "hint", None), held, copies)
+        return (*describe(outcome), getattr(outcome, "hint", None), held, copies, None)
 
     def _tell_quarantined(self, path: Path, held: list[Any]) -> None:
         """Log each finding that newly holds a file back; one released and back is new again."""
