@@ -13,6 +13,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 AGENTS = (REPO / "docs" / "agents.md").read_text(encoding="utf-8")
 README = (REPO / "README.md").read_text(encoding="utf-8")
+SETTINGS = REPO / "integrations" / "claude-code" / "settings.json"
+# Claude Code's SessionStart sources: each begins a context that holds no memoryd block yet
+SESSION_STARTS = ("startup", "resume", "clear", "compact")
 
 
 def json_blocks(text: str) -> list[object]:
@@ -30,6 +33,16 @@ def test_the_documented_claude_mcp_line_is_the_one_the_e2e_tests_run() -> None:
 
     line = "claude " + " ".join(MCP_ADD)
     assert f"```sh\n{line}\n```" in AGENTS
+
+
+def test_the_shipped_session_start_hook_matches_every_start_of_a_context() -> None:
+    """/clear begins a new context as startup does: without clear in the matcher it began
+    without the rules and the outline that every other start of a context gets, and the
+    docs listed the same three matchers."""
+    (entry,) = json.loads(SETTINGS.read_text(encoding="utf-8"))["hooks"]["SessionStart"]
+    assert entry["matcher"].split("|") == list(SESSION_STARTS)
+    listed = ", ".join(f"`{source}`" for source in SESSION_STARTS)
+    assert f"- `SessionStart` (matchers {listed}):" in AGENTS
 
 
 def test_docs_and_readme_point_at_every_shipped_file() -> None:

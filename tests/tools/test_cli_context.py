@@ -154,7 +154,7 @@ def test_a_broken_config_never_blocks_the_prompt(setup: Setup) -> None:
 
 def test_a_session_start_event_gets_rules_and_outline(setup: Setup) -> None:
     fill(setup)
-    for source in ("startup", "resume", "compact"):
+    for source in ("startup", "resume", "clear", "compact"):
         event = json.dumps({"hook_event_name": "SessionStart", "source": source, "cwd": str(setup.repo)})
         done = run_cli("context", "--hook", "--json", input=event)
         assert done.returncode == 0, done.stderr
