@@ -58,6 +58,23 @@ def test_recall_text_output_and_empty_result(home: Path, tmp_path: Path) -> None
     assert (plain.returncode, plain.stdout) == (0, "")
 
 
+def test_recall_shows_the_summary_of_a_hit_without_a_body_once(home: Path, tmp_path: Path) -> None:
+    """A file over search.max_file_bytes is indexed by its frontmatter alone: its snippet
+    is its summary, and the text showed the summary twice, the second time marked."""
+    with open(home.parent / "config.yaml", "a") as config:
+        config.write("search:\n  max_file_bytes: 1000\n")
+    big = write_memory(home, "facts/big.md", "zeppelin " * 200, kind="fact", summary="zeppelin manual")
+    small = write_memory(home, "facts/small.md", "the zeppelin flies", summary="small zeppelin")
+    for _ in range(2):  # the second may take the lean path: the same bytes
+        done = run_cli("recall", "zeppelin", cwd=tmp_path, process=True)
+        assert done.returncode == 0, done.stderr
+        shown = [block.splitlines()[1:] for block in done.stdout.split("\n\n")]
+        assert sorted(shown) == [
+            ["   small zeppelin", "   the «zeppelin» flies", "   matched: zeppelin×2", f"   {small}"],
+            ["   zeppelin manual", "   matched: zeppelin×1", f"   {big}"],
+        ]
+
+
 def test_recall_bad_limit_is_a_usage_error(home: Path, tmp_path: Path) -> None:
     done = run_cli("recall", "x", "--limit", "0", cwd=tmp_path)
     assert done.returncode == 2

@@ -3,6 +3,8 @@
 Both ``memoryd recall`` paths print hits through these two functions (the full one's
 :class:`memoryd.index.search.Hit` and the lean one's, :mod:`memoryd.lean_recall`), so
 their output is the same bytes by construction. Light: no typing or pathlib at run time.
+A hit with no body (a file over ``search.max_file_bytes`` is indexed by its frontmatter
+alone) has its summary as its snippet: the text shows it once, on the summary's line.
 """
 
 from __future__ import annotations
@@ -97,7 +99,9 @@ def text(hits: Sequence[Shown], verdicts: Mapping[Any, Sequence[_Verdict]]) -> s
                 f"   sync conflict copy: {conflict['conflict_device']}'s version of "
                 f"{conflict['conflict_of']} (see CONFLICTS.md)"
             )
-        lines += [f"   {hit.snippet}", f"   matched: {terms}", f"   {hit.path}"]
+        if hit.body.strip():  # no body: the snippet is the summary, shown above (or blank)
+            lines.append(f"   {hit.snippet}")
+        lines += [f"   matched: {terms}", f"   {hit.path}"]
         stale = [v for v in verdicts[hit.path] if v.stale]
         lines += [f"   MAY BE STALE: {v.citation.where}: {v.reason}" for v in stale]
         blocks.append("\n".join(lines))
