@@ -84,6 +84,27 @@ def test_the_json_listing_has_every_field_and_exit_1_on_problems(root: Path) -> 
     assert all(p["path"] and p["message"] and p["fix"] for p in data["problems"])
 
 
+def test_a_compile_finding_has_no_empty_check_and_inspect_names_its_check(root: Path) -> None:
+    """The compile's findings come from no inspect check: their JSON said "check": "",
+    a name that names nothing. inspect reports the same finding under compiled.stale."""
+    root_md = root / "ROOT.md"
+    text = root_md.read_text()
+    root_md.write_text(text[: text.index("<!-- memoryd:end")])  # a block that never ends
+    line = text[: text.index("<!-- memoryd:begin rules")].count("\n") + 1
+    compiled = run_cli("compile", "--json")
+    assert compiled.returncode == 1
+    [report] = json.loads(compiled.stdout)["roots"]
+    [problem] = report["problems"]
+    assert problem == {
+        "path": str(root_md),
+        "message": f"damaged markers, line {line}: block 'rules' begins but never ends",
+        "fix": "repair the memoryd marker comments by hand (every begin needs its end, each "
+        "block once) or delete them all to get fresh blocks, then run 'memoryd compile'",
+    }
+    inspected = json.loads(run_cli("inspect", "--json").stdout)["problems"]
+    assert {"check": "compiled.stale", **problem} in inspected
+
+
 Scenario = Callable[[Path], object]  # what it does to the root; what it returns is unused
 
 
