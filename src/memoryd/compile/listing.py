@@ -129,7 +129,7 @@ def _kept_items(listing: Mapping[str, Scanned]) -> list[tuple[Any, ...]]:
     """The trusted, readable memories of ``listing``, as marshal can keep them."""
     items = []
     for s in listing.values():
-        if _keepable(s):
+        if s.memory is not None and _keepable(s):
             entry = tuple(getattr(s.shows, name) for name in _ENTRY_FIELDS)
             items.append((s.where, s.rel, s.size, s.fingerprint, s.memory.sync, entry))
     return items
