@@ -73,7 +73,7 @@ def load_problems(text: str) -> tuple[Problem, ...]:
 
 
 @functools.lru_cache(maxsize=64)
-def _root_path(root: str) -> Path:
+def root_path(root: str) -> Path:
     """A root's Path, made once: every row of a recall names one of a few roots."""
     return Path(root)
 
@@ -109,20 +109,21 @@ _new = object.__new__
 _set = object.__setattr__
 
 
-def row_from_sql(values: tuple[object, ...]) -> Row:
+def row_from_sql(values: tuple[object, ...], made: Path | None = None) -> Row:
     """The :class:`Row` of one ``SELECT {ROW_COLUMNS}`` result.
 
     Its fields go into the instance's ``__dict__`` at once, as a frozen dataclass's
     ``__init__`` would have set them one by one (21 ``object.__setattr__`` calls, half
     the cost of a row): recall reads its hits' rows this way, reconcile every row.
+    ``made``: the file's Path, when the caller already made it from the same ``path``.
     """
     (path, root, scope, layout, type_, scope_id, id_, kind, summary, load_when, pinned,
      supersedes, superseded_by, created, updated, size, mtime_ns, hash_, problems, body,
      oversized) = values  # fmt: skip
     row = _new(Row)
     _set(row, "__dict__", {
-        "path": file_path(str(path)),
-        "root": _root_path(str(root)),
+        "path": file_path(str(path)) if made is None else made,
+        "root": root_path(str(root)),
         "scope": str(scope),
         "layout": str(layout),
         "type": type_ if isinstance(type_, str) else None,
@@ -146,14 +147,15 @@ def row_from_sql(values: tuple[object, ...]) -> Row:
     return row
 
 
-def candidate_row(c: Candidate) -> Row:
+def candidate_row(c: Candidate, path: Path | None = None) -> Row:
     """The :class:`Row` of a fetch candidate, which holds all of it (one statement read
-    both; see :mod:`memoryd.index.fetch`)."""
-    return row_from_sql((
+    both; see :mod:`memoryd.index.fetch`); ``path``: its Path, when already made."""
+    row = row_from_sql((
         c.path, c.root, c.scope, c.layout, c.type, c.scope_id, c.id, c.kind, c.summary,
         c.load_when, c.pinned, c.supersedes, c.superseded_by, c.created, c.updated, c.size,
         c.mtime_ns, c.hash, c.problems, c.body, c.oversized,
-    ))  # fmt: skip
+    ), path)  # fmt: skip
+    return row
 
 
 class IndexDB:

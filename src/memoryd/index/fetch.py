@@ -174,12 +174,38 @@ def candidates(
     """
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}")
-    top = partial(_top, visible=visible)
     whole = len(terms)
     if whole == 1:  # one statement (run again whole if its k grows): one version of the index
-        return top(db, fts_expression(terms), roots, filters, fetch, full=True)
+        passes = _passes(roots, filters, visible)
+        return _top_passing(db, passes, fts_expression(terms), fetch, full=True)
+    if strategy == "and-or":
+        least = fetch if enough is None else min(fetch, enough)
+        return _and_or(db, terms, _passes(roots, filters, visible), fetch, least)
     with Snapshot(db.conn):  # the AND and OR statements read one version
         return _several(db, terms, roots, filters, fetch, strategy, visible, enough)
+
+
+def _and_or(
+    db: _Index, terms: Sequence[str], passes: tuple[str, list[Any]], fetch: int, enough: int
+) -> list[Found]:
+    """:func:`candidates` of the default strategy for two terms or more: the memories
+    holding every term, then (when fewer than ``enough`` do) the OR query's best, in one
+    read transaction (see :class:`Snapshot`, written out here: a needle query at 1k
+    memories costs about as much as two statements, so the Python around them counts)."""
+    quoted = [f'"{t}"*' if is_cjk_char(t) else f'"{t}"' for t in terms]
+    conn = db.conn
+    began = not conn.in_transaction
+    if began:
+        conn.execute("BEGIN")
+    try:
+        full = _top_passing(db, passes, " AND ".join(quoted), fetch, full=True)
+        if len(full) >= enough:
+            return full
+        found = _top_passing(db, passes, " OR ".join(quoted), fetch, full=False)
+        return _merged(full, found) if full else found
+    finally:
+        if began:
+            conn.execute("COMMIT")
 
 
 def _several(  # noqa: PLR0917 - candidates' arguments, passed on
@@ -257,7 +283,16 @@ def _top(
     """
     if expression is None:
         return []
-    condition, params = _passes(roots, filters, visible)
+    return _top_passing(db, _passes(roots, filters, visible), expression, fetch, full=full)
+
+
+def _top_passing(
+    db: _Index, passes: tuple[str, list[Any]], expression: str | None, fetch: int, *, full: bool
+) -> list[Found]:
+    """:func:`_top` with its condition and parameters worked out (:func:`_passes`)."""
+    if expression is None:
+        return []
+    condition, params = passes
     sql = _TOP_SQL.get(condition)
     if sql is None:
         sql = _TOP_SQL[condition] = _top_sql(condition)

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from memoryd.config import Config, RootConfig
 from memoryd.index import hitview
-from memoryd.index.db import IndexDB, Row, candidate_row
-from memoryd.index.fetch import candidates
+from memoryd.index.db import IndexDB, Row, candidate_row, file_path, root_path
+from memoryd.index.fetch import Candidate, candidates
 from memoryd.index.hits import bump_hits, hit_lookup
 from memoryd.index.ranking import rank
 from memoryd.index.snippet import MARKERS, explain
@@ -41,6 +41,8 @@ class Hit:
     The reasons (:attr:`terms`, :attr:`snippet`) are worked out from the row when first
     read: the context block an agent gets each turn shows hits' bodies, not their reasons,
     and explaining the hits was a sixth of a needle query's instructions at 1k memories.
+    So is :attr:`row`, from the fetch's row (``source``), which holds all of it: a caller
+    that reads a hit's fields alone (id, path, summary, body, score) makes no Row.
     """
 
     id: str
@@ -53,9 +55,14 @@ class Hit:
     body: str
     relevance: float = 0.0  # the bm25 part of the score
     parts: dict[str, float] = field(default_factory=dict)  # what score multiplies (score_parts)
-    row: Row | None = field(default=None, repr=False, compare=False)
+    source: Candidate | None = field(default=None, repr=False, compare=False)  # see row
     forms: dict[str, str] = field(default_factory=dict, repr=False)  # term -> query word
     marks: tuple[str, str] = MARKERS["plugin"]  # what a snippet marks a match with
+
+    @functools.cached_property
+    def row(self) -> Row | None:
+        """The memory's row as the index stores it (None for a hit made without one)."""
+        return None if self.source is None else candidate_row(self.source, path=self.path)
 
     @property
     def terms(self) -> dict[str, int]:
@@ -129,17 +136,14 @@ def recall(
     counts = {str(r.path): hit_lookup(r.path) for r in roots}
     kept = rank(settings, found, counts, now, limit)
     marks = MARKERS[markers]
-    hits = [
-        _hit(candidate_row(f.candidate), total, f.relevance, forms, marks, parts=parts)
-        for total, f, parts in kept
-    ]
+    hits = [_hit(f.candidate, t, f.relevance, forms, marks, parts=parts) for t, f, parts in kept]
     if bump:
         _bump(hits)
     return hits
 
 
 def _hit(
-    row: Row,
+    c: Candidate,
     total: float,
     relevance: float,
     forms: dict[str, str],
@@ -147,20 +151,21 @@ def _hit(
     *,
     parts: dict[str, float],
 ) -> Hit:
-    """The :class:`Hit` of a kept row, its fields set at once (see :func:`row_from_sql`)."""
+    """The :class:`Hit` of a kept candidate, its fields set at once (see
+    :func:`row_from_sql`), as its Row would give them (``candidate_row``)."""
     hit = _new(Hit)
     _set(hit, "__dict__", {
-        "id": row.id,
-        "path": row.path,
-        "root": row.root,
-        "scope": row.scope,
-        "kind": row.kind,
-        "summary": row.summary,
+        "id": c.id,
+        "path": file_path(str(c.path)),
+        "root": root_path(c.root),
+        "scope": c.scope,
+        "kind": c.kind,
+        "summary": c.summary,
         "score": total,
-        "body": row.body,
+        "body": c.body,
         "relevance": relevance,
         "parts": parts,
-        "row": row,
+        "source": c,
         "forms": forms,
         "marks": marks,
     })  # fmt: skip
@@ -174,7 +179,7 @@ _set = object.__setattr__
 def _bump(hits: Sequence[Hit]) -> None:
     by_root: dict[Path, list[str]] = {}
     for hit in hits:
-        if hit.row is not None and hit.row.layout != "plugin":
+        if hit.source is not None and hit.source.layout != "plugin":
             continue  # never write into another agent's tree
         by_root.setdefault(hit.root, []).append(hit.id)
     for root, ids in by_root.items():
