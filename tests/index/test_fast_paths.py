@@ -354,3 +354,26 @@ def test_a_hits_reasons_are_worked_out_once_when_first_read(
     assert hits[1].snippet == "Run the <<Deployment>> from the bastion."
     assert hits[1].terms == {"deploy": 1} and hits[1].to_json()["snippet"] == hits[1].snippet
     assert explained == ["facts/a"]
+
+
+def test_what_callers_read_of_a_hit_is_its_rows_without_making_the_row(
+    world: World, db: IndexDB
+) -> None:
+    from memoryd.config import SearchConfig
+
+    config = dataclasses.replace(world.config, search=SearchConfig(max_file_bytes=400))
+    world.write(world.global_root, "facts/plain.md", "kafka lag on the broker", summary="kafka")
+    world.write(world.global_root, "facts/big.md", "kafka " * 100, summary="kafka, at length")
+    broken = world.global_root.path / "facts" / "broken.md"
+    broken.write_text("---\nsummary: kafka: broken\n---\nkafka here too\n")
+    reconcile(db, config, world.roots)
+    hits = recall(db, config, "kafka", world.roots, bump=False)
+    assert sorted(hit.id for hit in hits) == ["facts/big", "facts/broken", "facts/plain"]
+    for hit in hits:
+        shown = (hit.layout, hit.oversized, hit.problems)
+        assert "row" not in vars(hit)  # read from the fetch's row, no Row made
+        assert hit.row is not None
+        assert shown == (hit.row.layout, hit.row.oversized, hit.row.problems)
+    by_id = {hit.id: hit for hit in hits}
+    assert by_id["facts/big"].oversized and not by_id["facts/plain"].oversized
+    assert by_id["facts/broken"].problems and not by_id["facts/plain"].problems

@@ -457,9 +457,8 @@ OVERSIZED = (
 def shown_body(hit: Hit, cap: int) -> str:
     """A hit's body, or for a file over the size cap (whose body is not indexed) the line
     saying so: an empty body read as a memory that holds nothing more than its summary."""
-    row = hit.row
-    if row is not None and row.oversized:
-        return OVERSIZED.format(path=hit.path, size=row.size, cap=cap)
+    if hit.oversized and hit.row is not None:
+        return OVERSIZED.format(path=hit.path, size=hit.row.size, cap=cap)
     return hit.body
 
 

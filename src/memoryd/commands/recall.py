@@ -110,7 +110,7 @@ def _warn_malformed(app: App, hits: list[Any]) -> None:
     """A line for each hit whose frontmatter does not parse: it was found by its text
     alone (its kind, summary and pin are not read), and only inspect said so."""
     for hit in hits:
-        for problem in hit.row.problems if hit.row is not None else ():
+        for problem in hit.problems:
             if problem.code.startswith("frontmatter."):
                 app.note(
                     f"memoryd: warning: {hit.path}: {problem.message}; "

@@ -19,12 +19,13 @@ from typing import TYPE_CHECKING, Any
 
 from memoryd.config import Config, RootConfig
 from memoryd.index import hitview
-from memoryd.index.db import IndexDB, Row, candidate_row, file_path, root_path
+from memoryd.index.db import IndexDB, Row, candidate_row, file_path, load_problems, root_path
 from memoryd.index.fetch import Candidate, candidates
 from memoryd.index.hits import bump_hits, hit_lookup
 from memoryd.index.ranking import rank
 from memoryd.index.snippet import MARKERS, explain
 from memoryd.index.tokenizer import query_words
+from memoryd.memory import Problem
 
 if TYPE_CHECKING:
     from memoryd.layouts.visible import Visible
@@ -63,6 +64,27 @@ class Hit:
     def row(self) -> Row | None:
         """The memory's row as the index stores it (None for a hit made without one)."""
         return None if self.source is None else candidate_row(self.source, path=self.path)
+
+    # What the callers read of a hit's row, read from its source without making the Row:
+    # the JSON's layout, the context's and MCP's oversized line, the CLI's problem lines.
+
+    @property
+    def layout(self) -> str:
+        """The layout of the memory's root (``plugin``: memoryd's own)."""
+        source = self.source
+        return source.layout if source is not None else "plugin"
+
+    @property
+    def oversized(self) -> bool:
+        """Over ``search.max_file_bytes``: only its frontmatter was indexed."""
+        source = self.source
+        return bool(source.oversized) if source is not None else False
+
+    @property
+    def problems(self) -> tuple[Problem, ...]:
+        """The problems the index stored for the memory (a frontmatter that does not parse)."""
+        source = self.source
+        return load_problems(str(source.problems)) if source is not None else ()
 
     @property
     def terms(self) -> dict[str, int]:
