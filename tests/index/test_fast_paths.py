@@ -26,7 +26,15 @@ from memoryd.index.db import ROW_COLUMNS, candidate_row, file_path
 from memoryd.index.fetch import Candidate, Found, candidates
 from memoryd.index.ranking import cut, rank, ranked, score_parts
 from memoryd.index.search import Hit
-from memoryd.index.snippet import WIDTH, _best_window, _fold, _fold_exact, _merge, _render
+from memoryd.index.snippet import (
+    WIDTH,
+    _best_window,
+    _fold,
+    _fold_exact,
+    _merge,
+    _render,
+    explain,
+)
 from memoryd.index.tokenizer import CJK_RANGES, is_cjk, normalize
 from tests.index.conftest import DAY_MS, NOW_MS, World
 
@@ -362,7 +370,8 @@ def test_what_callers_read_of_a_hit_is_its_rows_without_making_the_row(
     from memoryd.config import SearchConfig
 
     config = dataclasses.replace(world.config, search=SearchConfig(max_file_bytes=400))
-    world.write(world.global_root, "facts/plain.md", "kafka lag on the broker", summary="kafka")
+    world.write(world.global_root, "facts/plain.md", "kafka lag on the broker", summary="kafka",
+                load_when=["on call", "kafka"])  # fmt: skip
     world.write(world.global_root, "facts/big.md", "kafka " * 100, summary="kafka, at length")
     broken = world.global_root.path / "facts" / "broken.md"
     broken.write_text("---\nsummary: kafka: broken\n---\nkafka here too\n")
@@ -370,10 +379,12 @@ def test_what_callers_read_of_a_hit_is_its_rows_without_making_the_row(
     hits = recall(db, config, "kafka", world.roots, bump=False)
     assert sorted(hit.id for hit in hits) == ["facts/big", "facts/broken", "facts/plain"]
     for hit in hits:
-        shown = (hit.layout, hit.oversized, hit.problems)
+        shown = (hit.layout, hit.oversized, hit.problems, hit.load_when, hit.terms, hit.snippet)
         assert "row" not in vars(hit)  # read from the fetch's row, no Row made
         assert hit.row is not None
-        assert shown == (hit.row.layout, hit.row.oversized, hit.row.problems)
+        row = hit.row
+        reasons = explain(hit.forms, row, hit.marks)
+        assert shown == (row.layout, row.oversized, row.problems, row.load_when, *reasons)
     by_id = {hit.id: hit for hit in hits}
     assert by_id["facts/big"].oversized and not by_id["facts/plain"].oversized
     assert by_id["facts/broken"].problems and not by_id["facts/plain"].problems

@@ -19,7 +19,15 @@ from typing import TYPE_CHECKING, Any
 
 from memoryd.config import Config, RootConfig
 from memoryd.index import hitview
-from memoryd.index.db import IndexDB, Row, candidate_row, file_path, load_problems, root_path
+from memoryd.index.db import (
+    IndexDB,
+    Row,
+    candidate_row,
+    file_path,
+    load_problems,
+    root_path,
+    split_lines,
+)
 from memoryd.index.fetch import Candidate, candidates
 from memoryd.index.hits import bump_hits, hit_lookup
 from memoryd.index.ranking import rank
@@ -98,9 +106,15 @@ class Hit:
 
     @functools.cached_property
     def _reasons(self) -> tuple[dict[str, int], str]:
-        if self.row is None:
+        if self.source is None:
             return {}, ""
-        return explain(self.forms, self.row, self.marks)
+        return explain(self.forms, self, self.marks)  # id, summary, load_when, body
+
+    @property
+    def load_when(self) -> tuple[str, ...]:
+        """The memory's ``load_when`` triggers."""
+        source = self.source
+        return split_lines(source.load_when) if source is not None else ()
 
     def conflict(self) -> dict[str, str]:
         """``conflict_of`` and ``conflict_device`` when this is a sync conflict copy."""
