@@ -403,6 +403,36 @@ def test_a_changed_config_is_read_again(home: Home) -> None:
     assert lean.out.count("\n   matched: ") == 1
 
 
+def test_a_hit_over_the_size_cap_is_said_alike(home: Home) -> None:
+    """A file over search.max_file_bytes has no body in the index: both paths say that it
+    was not loaded, in the text and in the JSON (the lean path from its snapshot's cap)."""
+    config = resolve_paths().config_file
+    text = config.read_text(encoding="utf-8")
+    config.write_text(text + "search:\n  max_file_bytes: 1000\n", encoding="utf-8")
+    big = write_memory(home.global_root, "facts/zeppelin.md", "zeppelin mooring " * 100,
+                       summary="zeppelin manual", kind="fact", updated=OLD)  # fmt: skip
+    home.settle()
+    assert home.run(FULL, ["recall", "zeppelin"], home.repo).returncode == 0  # indexes it
+    home.settle()
+    assert home.run(FULL, ["recall", "zeppelin"], home.repo).returncode == 0  # the snapshot
+    home.settled_index()
+    note = (
+        f"   [… body not loaded: {big} is {big.stat().st_size} bytes, over the 1000-byte "
+        "limit (search.max_file_bytes), so only its frontmatter is searched: read the file, "
+        "or split it into smaller memories]\n"
+    )
+    lean, full = home.both(["recall", "zeppelin"])
+    assert lean.lean
+    lean.same_as(full)
+    assert "\n   zeppelin manual\n" + note + "   matched: zeppelin×2\n" in lean.out
+    lean, full = home.both(["recall", "--json", "zeppelin"])
+    assert lean.lean
+    lean.same_as(full)
+    assert [(hit["id"], hit["body"], hit["oversized"]) for hit in json.loads(lean.out)] == [
+        ("facts/zeppelin", "", True)
+    ]
+
+
 def test_lean_recalls_at_once_lose_no_count(home: Home) -> None:
     before = json.loads((home.global_root / ".state.json").read_text())["hits"]["pitfalls/deploy"]
     env = {**os.environ, "LEAN_PROBE": os.devnull}

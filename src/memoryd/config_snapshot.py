@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from memoryd.paths import Paths
 
 FILE = "recall.marshal"
-FORMAT = 2
+FORMAT = 3  # 3: search.max_file_bytes too
 # What memoryd's folders are computed from (memoryd.paths): a snapshot names the folders
 # it was written for and these variables' values, so a lean recall that finds its folders
 # by a shortcut (no platformdirs) uses a snapshot only when both agree.
@@ -132,5 +132,5 @@ def write(paths: Paths, env: Mapping[str, str], now_ns: int | None = None) -> No
 
 _SEARCH = (
     "limit", "score_floor", "half_life_days", "decay_floor", "project_prior",
-    "global_prior", "recall_boost_max",
+    "global_prior", "recall_boost_max", "max_file_bytes",
 )  # fmt: skip

@@ -74,18 +74,32 @@ class _Settings:
         self.recall_boost_max: float = values["recall_boost_max"]
 
 
+class _Unloaded:
+    """What :mod:`memoryd.index.hitview` reads of the row of a plugin file over
+    ``search.max_file_bytes`` (its body is not indexed: the text and JSON say so)."""
+
+    __slots__ = ("size",)
+    layout = "plugin"  # no layout, type or scope id to show
+    type = None
+    scope_id = None
+    oversized = True
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+
 class _Hit:
     """A recalled memory, with what :mod:`memoryd.index.hitview` shows (a plugin row)."""
 
     __slots__ = (
-        "body", "id", "kind", "load_when", "parts", "path", "root", "scope", "score",
+        "body", "id", "kind", "load_when", "parts", "path", "root", "row", "scope", "score",
         "snippet", "summary", "terms",
     )  # fmt: skip
-    row = None  # plugin rows only: no layout, type or scope id to show
 
     def __init__(self, values: Sequence[Any]) -> None:
         (self.path, self.root, self.scope, self.id, self.kind, self.summary,
          load_when, self.body) = values  # fmt: skip
+        self.row: _Unloaded | None = None  # plugin rows: only an oversized one needs it
         self.load_when = tuple(load_when.split("\n")) if load_when else ()
         self.score = 0.0
         self.parts: dict[str, float] = {}
@@ -246,7 +260,8 @@ def _answer(
     else:
         from memoryd.index.hitview import text as as_text
 
-        text = as_text(hits, {h.path: [] for h in hits})
+        cap = snapshot["search"]["max_file_bytes"]
+        text = as_text(hits, {h.path: [] for h in hits}, cap)
     note = ""
     if not hits:
         searched = {r.given for r in roots}
@@ -420,6 +435,8 @@ def _recall(
             raise Fallback  # conflict copies and citations: the full path shows them
         if c.problems and '"frontmatter.' in c.problems:
             raise Fallback  # frontmatter that does not parse: the full path warns of it
+        if c.oversized:
+            hit.row = _Unloaded(c.size or 0)  # (None only in a candidate made by hand)
         hit.score, hit.parts = total, parts
         hit.terms, hit.snippet = explain(forms, hit, marks)
         hits.append(hit)

@@ -58,21 +58,34 @@ def test_recall_text_output_and_empty_result(home: Path, tmp_path: Path) -> None
     assert (plain.returncode, plain.stdout) == (0, "")
 
 
-def test_recall_shows_the_summary_of_a_hit_without_a_body_once(home: Path, tmp_path: Path) -> None:
+def test_recall_shows_a_hit_without_a_body_once_and_says_why(home: Path, tmp_path: Path) -> None:
     """A file over search.max_file_bytes is indexed by its frontmatter alone: its snippet
-    is its summary, and the text showed the summary twice, the second time marked."""
+    is its summary, and the text showed the summary twice, the second time marked. The
+    text then said nothing of the body, though the MCP answer and ``memoryd context`` say
+    it was not loaded: an agent took the summary for the whole memory."""
     with open(home.parent / "config.yaml", "a") as config:
         config.write("search:\n  max_file_bytes: 1000\n")
     big = write_memory(home, "facts/big.md", "zeppelin " * 200, kind="fact", summary="zeppelin manual")
     small = write_memory(home, "facts/small.md", "the zeppelin flies", summary="small zeppelin")
+    size = big.stat().st_size
+    note = (
+        f"   [… body not loaded: {big} is {size} bytes, over the 1000-byte limit "
+        "(search.max_file_bytes), so only its frontmatter is searched: read the file, or split "
+        "it into smaller memories]"
+    )
     for _ in range(2):  # the second may take the lean path: the same bytes
         done = run_cli("recall", "zeppelin", cwd=tmp_path, process=True)
         assert done.returncode == 0, done.stderr
         shown = [block.splitlines()[1:] for block in done.stdout.split("\n\n")]
         assert sorted(shown) == [
             ["   small zeppelin", "   the «zeppelin» flies", "   matched: zeppelin×2", f"   {small}"],
-            ["   zeppelin manual", "   matched: zeppelin×1", f"   {big}"],
+            ["   zeppelin manual", note, "   matched: zeppelin×1", f"   {big}"],
         ]
+        done = run_cli("recall", "zeppelin", "--json", cwd=tmp_path, process=True)
+        assert done.returncode == 0, done.stderr
+        hits = {hit["id"]: hit for hit in json.loads(done.stdout)}
+        assert (hits["facts/big"]["body"], hits["facts/big"]["oversized"]) == ("", True)
+        assert "oversized" not in hits["facts/small"]
 
 
 def test_recall_bad_limit_is_a_usage_error(home: Path, tmp_path: Path) -> None:

@@ -28,6 +28,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from memoryd.index.hitview import OVERSIZED
+
 if TYPE_CHECKING:
     from memoryd.agent.query import PromptQuery
     from memoryd.app import App
@@ -445,13 +447,6 @@ def gather(
     )  # fmt: skip
     missing = [(r.scope, str(r.path)) for r in roots if not r.path.is_dir()]
     return replace(block, missing=missing) if missing else block
-
-
-OVERSIZED = (
-    "[… body not loaded: {path} is {size} bytes, over the {cap}-byte limit "
-    "(search.max_file_bytes), so only its frontmatter is searched: read the file, or split it "
-    "into smaller memories]"
-)
 
 
 def shown_body(hit: Hit, cap: int) -> str:

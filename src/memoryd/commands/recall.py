@@ -77,7 +77,9 @@ def run(app: App, args: argparse.Namespace) -> int:
         raise _missing_root(app, missing[0])
     verdicts = _verdicts(app, hits)
     data = [_with_cites(h.to_json(), verdicts[h.path]) for h in hits]
-    app.emit(args.json, data, lambda: hitview.text(hits, verdicts))
+    app.emit(
+        args.json, data, lambda: hitview.text(hits, verdicts, app.config.search.max_file_bytes)
+    )
     for root in missing:
         app.note(f"memoryd: warning: {_missing_root(app, root)}")
     _warn_malformed(app, hits)

@@ -4,7 +4,9 @@ Both ``memoryd recall`` paths print hits through these two functions (the full o
 :class:`memoryd.index.search.Hit` and the lean one's, :mod:`memoryd.lean_recall`), so
 their output is the same bytes by construction. Light: no typing or pathlib at run time.
 A hit with no body (a file over ``search.max_file_bytes`` is indexed by its frontmatter
-alone) has its summary as its snippet: the text shows it once, on the summary's line.
+alone) has its summary as its snippet: the text shows it once, on the summary's line, and
+says in the snippet's place that the body was not loaded (:data:`OVERSIZED`, the words
+the MCP answer and ``memoryd context`` give it); its JSON object has ``"oversized": true``.
 """
 
 from __future__ import annotations
@@ -21,6 +23,10 @@ if TYPE_CHECKING:
         def type(self) -> str | None: ...
         @property
         def scope_id(self) -> str | None: ...
+        @property
+        def oversized(self) -> bool: ...
+        @property
+        def size(self) -> int: ...
 
     class _Verdict(Protocol):
         @property
@@ -60,6 +66,13 @@ if TYPE_CHECKING:
         def conflict(self) -> dict[str, str]: ...
 
 
+OVERSIZED = (
+    "[… body not loaded: {path} is {size} bytes, over the {cap}-byte limit "
+    "(search.max_file_bytes), so only its frontmatter is searched: read the file, or split it "
+    "into smaller memories]"
+)
+
+
 def to_json(hit: Shown) -> dict[str, Any]:
     """The hit's JSON object (``memoryd recall --json``, the MCP tool, the UI)."""
     foreign = {}
@@ -80,11 +93,13 @@ def to_json(hit: Shown) -> dict[str, Any]:
         "terms": hit.terms,
         "snippet": hit.snippet,
         "body": hit.body,
+        **({"oversized": True} if hit.row is not None and hit.row.oversized else {}),
     }
 
 
-def text(hits: Sequence[Shown], verdicts: Mapping[Any, Sequence[_Verdict]]) -> str:
-    """The hits as ``memoryd recall`` prints them, numbered, with stale citations flagged."""
+def text(hits: Sequence[Shown], verdicts: Mapping[Any, Sequence[_Verdict]], cap: int) -> str:
+    """The hits as ``memoryd recall`` prints them, numbered, with stale citations flagged
+    (``cap``: ``search.max_file_bytes``, named where a body was over it)."""
     blocks = []
     for number, hit in enumerate(hits, start=1):
         label = hit.kind or (hit.row.type if hit.row is not None else None)
@@ -101,6 +116,8 @@ def text(hits: Sequence[Shown], verdicts: Mapping[Any, Sequence[_Verdict]]) -> s
             )
         if hit.body.strip():  # no body: the snippet is the summary, shown above (or blank)
             lines.append(f"   {hit.snippet}")
+        elif hit.row is not None and hit.row.oversized:  # and a body not loaded says so
+            lines.append("   " + OVERSIZED.format(path=hit.path, size=hit.row.size, cap=cap))
         lines += [f"   matched: {terms}", f"   {hit.path}"]
         stale = [v for v in verdicts[hit.path] if v.stale]
         lines += [f"   MAY BE STALE: {v.citation.where}: {v.reason}" for v in stale]
