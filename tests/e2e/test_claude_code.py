@@ -325,9 +325,9 @@ def test_a_rule_remembered_through_the_bash_tool_is_only_a_proposal(
 def test_session_start_reinjects_the_rules_on_resume_and_after_a_compaction(
     node_bin: Path, project: Project
 ) -> None:
-    """The matchers startup, resume and compact: each start of a session context gets the
-    rules and the outline again (Claude Code records only some of these runs in the
-    transcript, so the requests sent to the model are what is checked)."""
+    """The matchers startup, resume and compact (clear: the next test): each start of a
+    session context gets the rules and the outline again (Claude Code records only some of
+    these runs in the transcript, so the requests sent to the model are what is checked)."""
     project.remember("--kind", "rule", "--summary", "部署只用 pnpm")
     rule = "- 部署只用 pnpm (`rules/pnpm`) [project]"
     turns = [Turn(text="first"), Turn(text="second"), Turn(text="summary"), Turn(text="after")]
@@ -347,6 +347,47 @@ def test_session_start_reinjects_the_rules_on_resume_and_after_a_compaction(
     assert names[0] == "SessionStart:startup" and "SessionStart:compact" in names
     # after the compaction the old history is a summary; the rules came back with it
     assert "summary" in texts(after[-1]) and texts(after[-1]).count(rule) >= 2
+
+
+def user_message(text: str) -> str:
+    """One line of ``--input-format stream-json``: a prompt typed into the running session."""
+    message = {"type": "user", "message": {"role": "user", "content": text}}
+    return json.dumps(message, ensure_ascii=False) + "\n"
+
+
+def test_session_start_reinjects_the_rules_after_a_clear(node_bin: Path, project: Project) -> None:
+    """The matcher clear: /clear typed into a running session begins a new context, whose
+    SessionStart runs with the source clear and must give it the rules again (without the
+    matcher the context after /clear had only the prompt hook's block). One process takes
+    the three prompts on stdin, as a user types them: ``claude -p /clear --resume`` would
+    run the resume hook first and carry its block into the new session, hiding the loss."""
+    project.remember("--kind", "rule", "--summary", "部署只用 pnpm")
+    rule = "- 部署只用 pnpm (`rules/pnpm`) [project]"
+    prompts = ["zeppelin before the clear", "/clear", "after the clear"]
+    with FakeModelAPI([Turn(text="first"), Turn(text="after")]) as api:
+        client = claude(node_bin, project, api)
+        done = client.run(
+            "claude", "-p", "--input-format", "stream-json", "--output-format", "stream-json",
+            "--verbose", input="".join(user_message(p) for p in prompts), timeout=240,
+        )  # fmt: skip
+        sent = api.agent_requests()
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    events = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    sessions = list(dict.fromkeys(e["session_id"] for e in events if e.get("session_id")))
+    assert len(sessions) == 2 and len(sent) == 2  # /clear began a new session; no model call
+    assert [e["trigger"] for e in events if e["type"] == "conversation_reset"] == ["clear"]
+    first, cleared = sessions
+    assert [run["hookName"] for run in hook_runs(project, first, "SessionStart")] == [
+        "SessionStart:startup"
+    ]
+    (run,) = hook_runs(project, cleared, "SessionStart")
+    assert (run["hookName"], run["exitCode"]) == ("SessionStart:clear", 0)
+    start = injected(project, cleared, "SessionStart")
+    assert rule in start and "## Memory outline" in start
+    # the context after /clear holds nothing of the old one, and the rules twice again:
+    # the clear's block and the prompt hook's
+    assert "zeppelin" in texts(sent[0]) and "zeppelin" not in texts(sent[1])
+    assert (texts(sent[0]).count(rule), texts(sent[1]).count(rule)) == (2, 2)
 
 
 MEMORY_DIR = re.compile(r"You have a persistent file-based memory at `([^`]+)`")
