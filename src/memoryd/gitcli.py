@@ -47,11 +47,13 @@ NO_ASKPASS = "false"  # git's askpass: it fails, so git says "could not read Use
 
 @dataclass(frozen=True)
 class Done:
-    """A finished git command: exit code, stdout bytes, stderr text."""
+    """A finished git command: exit code, stdout bytes, stderr text; ``stopped``: a network
+    command that :func:`no_network` ended or refused (its error ends with :data:`STOPPING`)."""
 
     code: int
     out: bytes
     err: str
+    stopped: bool = False
 
     @property
     def text(self) -> str:
@@ -114,7 +116,7 @@ def run(
     network = bool(args) and args[0] in NETWORK
     with _gate.lock:
         if network and _gate.closed:
-            return Done(128, b"", STOPPING + "\n")
+            return Done(128, b"", STOPPING + "\n", stopped=True)
         proc = subprocess.Popen(
             ["git", *args],
             cwd=cwd,
@@ -139,7 +141,7 @@ def run(
     text = err.decode("utf-8", "replace")
     if ended:  # the last line is what callers quote
         text += STOPPING + "\n"
-    return Done(proc.returncode, out, text)
+    return Done(proc.returncode, out, text, stopped=ended and proc.returncode != 0)
 
 
 class _Gate:

@@ -95,6 +95,7 @@ class Daemon:
             self.guard.watch(root.path)
         self._schedule()
         self.scheduler.start()  # before the reconcile: a change it finds schedules a sync
+        self.syncer.resume()  # a sync the last stop cut short
         self.worker.send(Cmd.RECONCILE)
         self.extraction.start(since=began)
         log.info("memoryd %d serving %d roots", self.status.status.pid, len(self.config.roots))
@@ -105,7 +106,7 @@ class Daemon:
         self.recall.stop()  # from here on the lean path answers, and sees the lock held
         self.worker.send(Cmd.FLUSH, wait=True)
         self.extraction.stop()
-        with gitcli.no_network():  # a sync waiting on a remote ends now, as offline
+        with gitcli.no_network():  # a sync waiting on a remote ends now, cut short
             self.scheduler.shutdown()
         self.overflow.remove()
         self.watcher.stop()

@@ -12,11 +12,14 @@ cycle that crashed (an exception the engine did not turn into an outcome: a bug)
 problem too, logged once with its traceback, since the same traceback every cycle buried
 the rest of the log. The conflict copies a cycle saved are one line with their count and
 the first few names (fifty files edited on two devices are one event); ``memoryd
-conflicts`` lists them all.
+conflicts`` lists them all. A cycle that the daemon's stop ended while it waited on the
+remote (status ``stopped``) is no problem: an INFO line says so, and the next start runs
+that root's sync at once (:meth:`Syncer.resume`).
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import logging
 import threading
@@ -37,6 +40,7 @@ def syncs(root: RootConfig) -> bool:
 
 
 QUIET_OUTCOMES = ("ok", "disabled", "done")  # nothing the user must look at
+STOPPED = "stopped"  # the daemon's stop ended the cycle (memoryd.sync.engine.CUT_SHORT)
 
 
 def describe(outcome: Any) -> tuple[str, str]:
@@ -68,6 +72,16 @@ class Syncer:
             key = f"sync:{root.path}"
             self.scheduler.after(key, root.sync.debounce_s, lambda: self.run(root.path))
 
+    def resume(self) -> None:
+        """At start: sync now each root whose last cycle the last stop cut short."""
+        try:
+            from memoryd.sync.state import load_state
+        except ImportError:  # no sync engine in this build (see _sync)
+            return
+        for root in self.config().roots:
+            if syncs(root) and load_state(self.paths, root.path).cut_short:
+                self.scheduler.now(f"sync:{root.path}", functools.partial(self.run, root.path))
+
     def run_all(self) -> None:
         for root in self.config().roots:
             if syncs(root):
@@ -87,6 +101,9 @@ class Syncer:
             log.warning("sync of %s: %s", path, conflicts_line(copies))
         self.status.root(path, last_sync={"at": now_iso(), "outcome": outcome, "message": message})
         if outcome == "busy":  # another process was syncing this repo: nothing learned
+            return
+        if outcome == STOPPED:  # the stop ended it: nothing wrong, nothing learned
+            log.info("sync of %s: %s", path, message)
             return
         prefix = f"sync of {path}: "
         current = None

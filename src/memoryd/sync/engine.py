@@ -56,6 +56,8 @@ PUSH_ATTEMPTS = 5
 BACKOFF_BASE_S = 15.0
 BACKOFF_MAX_S = 900.0
 OK_STATUSES = ("ok", "disabled")
+# A cycle that the daemon's stop ended while it waited on the remote (status "stopped").
+CUT_SHORT = "cut short by memoryd's stop; it runs again at the next start"
 FULL_DISK_HINT = (
     "free some disk space; nothing is lost, and the next cycle picks up where this one stopped"
 )
@@ -68,7 +70,8 @@ def utc_now() -> datetime:
 
 @dataclass
 class SyncOutcome:
-    """What one cycle did. ``status``: ok, disabled, paused, refused, busy, offline, error."""
+    """What one cycle did. ``status``: ok, disabled, paused, refused, busy, offline, error,
+    stopped (the daemon's stop ended it: :data:`CUT_SHORT`)."""
 
     root: Path
     status: str = "ok"
@@ -181,9 +184,11 @@ def sync_root(
 
 def _record(state: SyncState, outcome: SyncOutcome) -> None:
     stamp = now_ms()
-    state.last_status = outcome.status
-    state.last_error = outcome.error
-    state.last_hint = outcome.hint if outcome.error else None
+    state.cut_short = outcome.status == "stopped"
+    if not state.cut_short:  # a cycle cut short learnt nothing of the remote: the last said
+        state.last_status = outcome.status
+        state.last_error = outcome.error
+        state.last_hint = outcome.hint if outcome.error else None
     state.not_pushed = outcome.not_pushed
     state.quarantined = [q.__dict__ for q in outcome.quarantined]
     state.left_out = outcome.left_out
@@ -232,6 +237,9 @@ class _Cycle:
             self.exchange(t)
         except remote.Offline as exc:
             self._offline(str(exc), t, backoff=True)
+            return
+        except remote.Stopped:  # the daemon's stop: nothing wrong, nothing learned, no back-off
+            self.outcome.status, self.outcome.action = "stopped", CUT_SHORT
             return
         finally:
             self._count_unpushed(t)

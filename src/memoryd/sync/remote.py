@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from memoryd import gitcli
 from memoryd.fsutil import atomic_write
 from memoryd.rootfs import STATE_FILE
 from memoryd.sync import exclude
@@ -30,6 +31,16 @@ Beside = Callable[[str, bytes, str], str]  # (path, incoming bytes, device) -> t
 
 class Offline(Exception):
     """The remote could not be reached (or refused us); git's message says why."""
+
+
+class Stopped(Exception):
+    """memoryd is stopping and ended the fetch, push or ls-remote (:func:`gitcli.no_network`):
+    nothing was learned of the remote, and the cycle runs again at the next start."""
+
+
+def _stopped(done: gitcli.Done) -> None:
+    if done.stopped:
+        raise Stopped
 
 
 class Unanswered(Offline):
@@ -143,6 +154,7 @@ def _remote_heads(repo: Repo, remote: str) -> tuple[list[str], str | None]:
     except subprocess.TimeoutExpired as exc:
         raise _timed_out("ls-remote", remote) from exc
     if done.code != 0:
+        _stopped(done)
         raise Offline(f"git ls-remote {remote}: {_reason(done.err)}")
     heads, default = [], None
     for line in done.text.splitlines():
@@ -247,6 +259,7 @@ def fetch(repo: Repo, t: Target) -> str | None:
     except subprocess.TimeoutExpired as exc:
         raise _timed_out("fetch", t.remote) from exc
     if done.code != 0:
+        _stopped(done)
         if "couldn't find remote ref" in done.err:
             with contextlib.suppress(GitError):
                 repo.git.run("update-ref", "-d", t.tracking)
@@ -268,6 +281,7 @@ def push(repo: Repo, t: Target, commit: str) -> bool:
     if done.code == 0:
         repo.git.run("update-ref", t.tracking, commit)
         return True
+    _stopped(done)
     said = done.text + done.err
     refused = [line for line in said.splitlines() if _refused(line)]
     if refused:  # the remote said no (a hook, a protected branch): asking again cannot help

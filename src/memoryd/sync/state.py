@@ -49,6 +49,7 @@ class SyncState:
     notices: list[dict[str, Any]] = field(default_factory=list)  # time_ms, text
     failures: int = 0  # network failures in a row
     retry_after_ms: int = 0
+    cut_short: bool = False  # the daemon's stop ended the last cycle: its next start syncs
 
     def notice(self, text: str, now_ms: int) -> None:
         self.notices = [*self.notices, {"time_ms": now_ms, "text": text}][-MAX_NOTICES:]
