@@ -106,6 +106,12 @@ class _Hit:
         self.terms: dict[str, int] = {}
         self.snippet = ""
 
+    layout = "plugin"  # the lean path answers for plugin roots only
+
+    @property
+    def oversized(self) -> bool:
+        return self.row is not None  # only an oversized hit gets its row (_Unloaded)
+
     def conflict(self) -> dict[str, str]:
         return {}  # a conflict copy goes down the full path
 

@@ -380,7 +380,9 @@ def test_what_callers_read_of_a_hit_is_its_rows_without_making_the_row(
     assert sorted(hit.id for hit in hits) == ["facts/big", "facts/broken", "facts/plain"]
     for hit in hits:
         shown = (hit.layout, hit.oversized, hit.problems, hit.load_when, hit.terms, hit.snippet)
+        data = hit.to_json()
         assert "row" not in vars(hit)  # read from the fetch's row, no Row made
+        assert data.get("oversized", False) == hit.oversized and "layout" not in data
         assert hit.row is not None
         row = hit.row
         reasons = explain(hit.forms, row, hit.marks)

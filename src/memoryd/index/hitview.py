@@ -63,6 +63,10 @@ if TYPE_CHECKING:
         def body(self) -> str: ...
         @property
         def row(self) -> _Row | None: ...
+        @property
+        def layout(self) -> str: ...  # the row's, read without making the row
+        @property
+        def oversized(self) -> bool: ...  # the row's, likewise
         def conflict(self) -> dict[str, str]: ...
 
 
@@ -76,8 +80,8 @@ OVERSIZED = (
 def to_json(hit: Shown) -> dict[str, Any]:
     """The hit's JSON object (``memoryd recall --json``, the MCP tool, the UI)."""
     foreign = {}
-    if hit.row is not None and hit.row.layout != "plugin":
-        row = hit.row
+    row = hit.row if hit.layout != "plugin" else None  # a plugin hit makes no row here
+    if row is not None:
         foreign = {"layout": row.layout, "type": row.type, "scope_id": row.scope_id}
     return {
         **foreign,
@@ -93,7 +97,7 @@ def to_json(hit: Shown) -> dict[str, Any]:
         "terms": hit.terms,
         "snippet": hit.snippet,
         "body": hit.body,
-        **({"oversized": True} if hit.row is not None and hit.row.oversized else {}),
+        **({"oversized": True} if hit.oversized else {}),
     }
 
 
@@ -116,7 +120,7 @@ def text(hits: Sequence[Shown], verdicts: Mapping[Any, Sequence[_Verdict]], cap:
             )
         if hit.body.strip():  # no body: the snippet is the summary, shown above (or blank)
             lines.append(f"   {hit.snippet}")
-        elif hit.row is not None and hit.row.oversized:  # and a body not loaded says so
+        elif hit.oversized and hit.row is not None:  # and a body not loaded says so
             lines.append("   " + OVERSIZED.format(path=hit.path, size=hit.row.size, cap=cap))
         lines += [f"   matched: {terms}", f"   {hit.path}"]
         stale = [v for v in verdicts[hit.path] if v.stale]
