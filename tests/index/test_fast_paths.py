@@ -16,6 +16,7 @@ import re
 import sys
 from collections import namedtuple
 from pathlib import Path, PurePath
+from typing import Any
 
 import pytest
 from hypothesis import given, seed, settings
@@ -390,3 +391,28 @@ def test_what_callers_read_of_a_hit_is_its_rows_without_making_the_row(
     by_id = {hit.id: hit for hit in hits}
     assert by_id["facts/big"].oversized and not by_id["facts/plain"].oversized
     assert by_id["facts/broken"].problems and not by_id["facts/plain"].problems
+
+
+def test_hit_counts_are_read_only_for_the_roots_that_hold_a_candidate(
+    world: World, db: IndexDB, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memoryd.index import hits as hits_module
+    from memoryd.index.hits import bump_hits
+
+    world.write(world.global_root, "facts/a.md", "kafka lag", summary="kafka")
+    world.write(world.project_root, "facts/b.md", "redis eviction", summary="redis")
+    reconcile(db, world.config, world.roots)
+    bump_hits(world.global_root.path, ["facts/a"])
+    read: list[str] = []
+    lookup = hits_module.hit_lookup
+
+    def counted(root: str) -> Any:
+        read.append(str(root))
+        return lookup(root)
+
+    monkeypatch.setattr(hits_module, "hit_lookup", counted)
+    [hit] = recall(db, world.config, "kafka", world.roots, bump=False)
+    assert read == [str(world.global_root.path)]
+    assert hit.parts["hits"] == 1 + 0.5 * 1 / (1 + 3)  # the count was read: one hit, boosted
+    assert recall(db, world.config, "nothing-matches-this", world.roots, bump=False) == []
+    assert read == [str(world.global_root.path)]  # no candidate: no root's counts read

@@ -67,6 +67,15 @@ def hit_lookup(root: StrPath, *, strict: bool = False) -> Callable[[str], int]:
     return lookup
 
 
+class Lookups(dict[str, "Callable[[str], int]"]):
+    """Each root's :func:`hit_lookup`, by root path, made when ranking first asks for that
+    root: a root none of whose memories is a candidate costs no ``stat``."""
+
+    def __missing__(self, root: str) -> Callable[[str], int]:
+        lookup = self[root] = hit_lookup(root)
+        return lookup
+
+
 def bump_hits(root: StrPath, ids: Sequence[str], *, strict: bool = False) -> None:
     """Add one hit to each id (an id listed twice gets two; ``strict``: see hit_lookup)."""
     if not ids or not os.path.isdir(root):

@@ -29,7 +29,7 @@ from memoryd.index.db import (
     split_lines,
 )
 from memoryd.index.fetch import Candidate, candidates
-from memoryd.index.hits import bump_hits, hit_lookup
+from memoryd.index.hits import Lookups, bump_hits
 from memoryd.index.ranking import rank
 from memoryd.index.snippet import MARKERS, explain
 from memoryd.index.tokenizer import query_words
@@ -168,9 +168,10 @@ def recall(
     found = candidates(
         db, terms, roots, filters, fetch, strategy=strategy, enough=limit, visible=visible
     )
+    if not found:
+        return []
     now = int(time.time() * 1000) if now_ms is None else now_ms
-    counts = {str(r.path): hit_lookup(r.path) for r in roots}
-    kept = rank(settings, found, counts, now, limit)
+    kept = rank(settings, found, Lookups(), now, limit)
     marks = MARKERS[markers]
     hits = [_hit(f.candidate, t, f.relevance, forms, marks, parts=parts) for t, f, parts in kept]
     if bump:
