@@ -13,6 +13,7 @@ from memoryd.index import IndexDB, open_index, ranking, recall, reconcile
 from memoryd.index import search as search_module
 from memoryd.index.fetch import at_least, candidates
 from memoryd.index.hits import read_hits
+from memoryd.index.tokenizer import query_words
 from tests.index.conftest import DAY_MS, NOW_MS, World
 
 SENTENCE = "部署脚本用 pnpm 而不是 npm,因为 lockfile 不兼容"
@@ -329,7 +330,8 @@ def test_enough_rows_holding_every_term_skip_the_or_query(world: World, db: Inde
     finally:
         db.conn.set_trace_callback(None)
     matches = [m for e in expressions for m in re.findall(r"MATCH '([^']*)'", e)]
-    assert len(matches) == 1 and " AND " in matches[0] and " OR " not in matches[0]
+    # which rows hold both (rowids, at most 3), then their bm25 top: no OR query
+    assert matches == ['"redi" AND "evict"', '"redi" AND "evict"']
     assert len(hits) == 3
     assert all(h.id.startswith("facts/both-") for h in hits)
     # the same list as when the OR query runs too (a limit past the AND rows forces it)
@@ -396,3 +398,50 @@ def test_recall_inside_a_callers_transaction_leaves_it_open(world: World, db: In
     ]
     assert db.conn.in_transaction
     db.conn.execute("COMMIT")
+
+
+def _and_then_or(
+    db: IndexDB, terms: list[str], world: World, fetch: int, enough: int
+) -> list[tuple[float, int, bool]]:
+    """The and-or candidates as two ranked statements find them (the strategy before the
+    rowid probe): every memory holding all terms by bm25, then the OR query's best."""
+    from memoryd.index.fetch import _merged, _top
+    from memoryd.index.tokenizer import fts_expression
+
+    full = _top(db, at_least(terms, len(terms)), world.roots, {}, fetch, full=True)
+    if len(full) >= enough:
+        found = full
+    else:
+        found = _merged(full, _top(db, fts_expression(terms), world.roots, {}, fetch, full=False))
+    return [(round(f.relevance, 9), f.candidate.rowid, f.full) for f in found]
+
+
+def test_the_rowid_probe_gives_the_candidates_of_two_ranked_statements(
+    world: World, db: IndexDB
+) -> None:
+    """Seeded (random.Random(21)): 300 memories of a small vocabulary, so queries of two or
+    three words meet every case: none, a few or many memories holding all the words, the
+    OR query's rows running past its first k, superseded memories among them."""
+    import random
+
+    rng = random.Random(21)
+    common = ["redis", "deploy", "cache", "部署", "脚本"]
+    rare = [f"word{i}" for i in range(40)]
+    for i in range(300):
+        words = rng.choices(common, k=rng.randint(0, 4)) + rng.choices(rare, k=rng.randint(1, 3))
+        meta: dict[str, Any] = {"summary": " ".join(rng.sample(words, 1))}
+        if i % 37 == 5:
+            meta["superseded_by"] = "facts/m-000"
+        world.write(world.global_root, f"facts/m-{i:03}.md", " ".join(words), **meta)
+    reconcile(db, world.config, world.roots)
+    vocabulary = common + rare
+    cases = {"none": 0, "some": 0, "enough": 0}
+    for _ in range(300):
+        terms = list(query_words(" ".join(rng.sample(vocabulary, rng.randint(2, 3)))))
+        for fetch, enough in ((30, 10), (3, 3)):
+            got = candidates(db, terms, world.roots, {}, fetch, enough=enough)
+            mine = [(round(f.relevance, 9), f.candidate.rowid, f.full) for f in got]
+            assert mine == _and_then_or(db, terms, world, fetch, enough), terms
+            holding = sum(full for _, _, full in mine)
+            cases["none" if not holding else "enough" if holding >= enough else "some"] += 1
+    assert all(count >= 20 for count in cases.values()), cases  # every case was met

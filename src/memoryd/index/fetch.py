@@ -191,21 +191,41 @@ def _and_or(
     """:func:`candidates` of the default strategy for two terms or more: the memories
     holding every term, then (when fewer than ``enough`` do) the OR query's best, in one
     read transaction (see :class:`Snapshot`, written out here: a needle query at 1k
-    memories costs about as much as two statements, so the Python around them counts)."""
+    memories costs about as much as two statements, so the Python around them counts).
+
+    Which memories hold every term is asked first by their rowids alone (no bm25, no
+    sort, no rows read; at most ``enough`` of them). When that many do, their bm25 top
+    is read as before and the OR query may never run. When fewer do (a needle query:
+    nearly always none), their rows are taken from the OR query's, which holds them all
+    (every memory holding all the terms holds one), so no statement reads them twice.
+    The candidates are the same either way: a memory's bm25 is the same in the AND
+    query and the OR query (the same phrases), so are their order and their ties.
+    """
     quoted = [f'"{t}"*' if is_cjk_char(t) else f'"{t}"' for t in terms]
     conn = db.conn
     began = not conn.in_transaction
     if began:
         conn.execute("BEGIN")
     try:
-        full = _top_passing(db, passes, " AND ".join(quoted), fetch, full=True)
-        if len(full) >= enough:
-            return full
-        found = _top_passing(db, passes, " OR ".join(quoted), fetch, full=False)
+        both, either = " AND ".join(quoted), " OR ".join(quoted)
+        held = {rowid for (rowid,) in conn.execute(_HOLDING_SQL, (both, enough))}
+        if len(held) >= enough:  # (held is then cut short at enough)
+            full = _top_passing(db, passes, both, fetch, full=True)
+            if len(full) >= enough:
+                return full
+            found = _top_passing(db, passes, either, fetch, full=False)
+        else:  # held is every memory holding all the terms: the OR query's rows hold them
+            found = _top_passing(db, passes, either, fetch, full=False, held=held)
+            full = [f for f in found if f.full]  # marked by _top_holding, ahead of the rest
+            found = found[len(full) :]
         return _merged(full, found) if full else found
     finally:
         if began:
             conn.execute("COMMIT")
+
+
+# The rowids of the memories that match an expression, at most ? of them, unranked.
+_HOLDING_SQL = "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?"
 
 
 def _several(  # noqa: PLR0917 - candidates' arguments, passed on
@@ -287,11 +307,24 @@ def _top(
 
 
 def _top_passing(
-    db: _Index, passes: tuple[str, list[Any]], expression: str | None, fetch: int, *, full: bool
+    db: _Index,
+    passes: tuple[str, list[Any]],
+    expression: str | None,
+    fetch: int,
+    *,
+    full: bool,
+    held: set[int] | None = None,
 ) -> list[Found]:
-    """:func:`_top` with its condition and parameters worked out (:func:`_passes`)."""
+    """:func:`_top` with its condition and parameters worked out (:func:`_passes`).
+
+    ``held``: rowids of rows that hold every term, all of them (see :func:`_and_or`):
+    each that passes is also returned, marked full, before the rest, and the statement
+    is stepped on until every one was seen.
+    """
     if expression is None:
         return []
+    if held:
+        return _top_holding(db, passes, expression, fetch, held)
     condition, params = passes
     sql = _TOP_SQL.get(condition)
     if sql is None:
@@ -315,6 +348,43 @@ def _top_passing(
         cursor.close()  # resets the statement: its read of the index ends here
         if len(found) >= fetch or seen < k:
             return found
+        k *= GROWTH
+
+
+def _top_holding(
+    db: _Index, passes: tuple[str, list[Any]], expression: str, fetch: int, held: set[int]
+) -> list[Found]:
+    """:func:`_top_passing` with ``held``: the passing rows of ``held`` marked full (in
+    bm25 order), then the ``fetch`` best passing rows (a row of ``held`` among them too,
+    unmarked: :func:`_merged` drops it), ``k`` growing until every row of ``held`` was
+    stepped to and ``fetch`` rows passed, or the statement's rows ran out."""
+    condition, params = passes
+    sql = _TOP_SQL.get(condition)
+    if sql is None:
+        sql = _TOP_SQL[condition] = _top_sql(condition)
+    make = tuple.__new__
+    k = fetch + MARGIN
+    while True:
+        cursor = db.conn.execute(sql, (*params, expression, k))
+        full: list[Found] = []
+        found: list[Found] = []
+        left, seen = len(held), 0
+        for row in cursor:  # row by row: SQLite looks a row up only when stepped to
+            seen += 1
+            candidate = None
+            if row[2] in held:
+                left -= 1
+                if row[1]:
+                    candidate = make(Candidate, row[2:])
+                    full.append(make(Found, (row[0], candidate, True)))
+            if row[1] and len(found) < fetch:
+                candidate = candidate or make(Candidate, row[2:])
+                found.append(make(Found, (row[0], candidate, False)))
+            if left == 0 and len(found) >= fetch:
+                break
+        cursor.close()
+        if (left == 0 and len(found) >= fetch) or seen < k:
+            return full + found
         k *= GROWTH
 
 
