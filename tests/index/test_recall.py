@@ -445,3 +445,28 @@ def test_the_rowid_probe_gives_the_candidates_of_two_ranked_statements(
             holding = sum(full for _, _, full in mine)
             cases["none" if not holding else "enough" if holding >= enough else "some"] += 1
     assert all(count >= 20 for count in cases.values()), cases  # every case was met
+
+
+def test_a_memory_holding_every_term_past_the_or_querys_first_k_is_read_by_the_and_top(
+    world: World, db: IndexDB
+) -> None:
+    filler(world)
+    for i in range(25):  # one term, said often: these outrank the two below on bm25
+        world.write(world.global_root, f"facts/often-{i:02}.md", "zebra zebra zebra zebra")
+        world.write(world.global_root, f"facts/also-{i:02}.md", "quokka quokka quokka quokka")
+    padding = " ".join(f"pad{i}" for i in range(200))  # a long body: a low bm25 for both
+    for i in range(2):
+        world.write(world.global_root, f"facts/both-{i}.md", f"zebra quokka {padding}")
+    reconcile(db, world.config, world.roots)
+    expressions: list[str] = []
+    db.conn.set_trace_callback(expressions.append)
+    try:
+        got = candidates(db, ["zebra", "quokka"], world.roots, {}, 3, enough=3)
+    finally:
+        db.conn.set_trace_callback(None)
+    matches = [m for e in expressions for m in re.findall(r"MATCH '([^']*)'", e)]
+    # the probe, the OR query (its first 19 rows hold neither), then the AND query's top
+    assert matches == ['"zebra" AND "quokka"', '"zebra" OR "quokka"', '"zebra" AND "quokka"']
+    mine = [(round(f.relevance, 9), f.candidate.rowid, f.full) for f in got]
+    assert mine == _and_then_or(db, ["zebra", "quokka"], world, 3, 3)
+    assert [f.candidate.id for f in got if f.full] == ["facts/both-0", "facts/both-1"]

@@ -197,7 +197,8 @@ def _and_or(
     sort, no rows read; at most ``enough`` of them). When that many do, their bm25 top
     is read as before and the OR query may never run. When fewer do (a needle query:
     nearly always none), their rows are taken from the OR query's, which holds them all
-    (every memory holding all the terms holds one), so no statement reads them twice.
+    (every memory holding all the terms holds one), so no statement reads them twice;
+    only when one of them ranks past the OR query's first k is their own top read.
     The candidates are the same either way: a memory's bm25 is the same in the AND
     query and the OR query (the same phrases), so are their order and their ties.
     """
@@ -214,10 +215,12 @@ def _and_or(
             if len(full) >= enough:
                 return full
             found = _top_passing(db, passes, either, fetch, full=False)
-        else:  # held is every memory holding all the terms: the OR query's rows hold them
-            found = _top_passing(db, passes, either, fetch, full=False, held=held)
-            full = [f for f in found if f.full]  # marked by _top_holding, ahead of the rest
-            found = found[len(full) :]
+        elif held:  # every memory holding all the terms: the OR query's rows hold them
+            full, found, complete = _top_holding(db, passes, either, fetch, held)
+            if not complete:  # one ranks past the OR query's first k: the AND top has it
+                full = _top_passing(db, passes, both, fetch, full=True)
+        else:
+            return _top_passing(db, passes, either, fetch, full=False)
         return _merged(full, found) if full else found
     finally:
         if began:
@@ -307,24 +310,11 @@ def _top(
 
 
 def _top_passing(
-    db: _Index,
-    passes: tuple[str, list[Any]],
-    expression: str | None,
-    fetch: int,
-    *,
-    full: bool,
-    held: set[int] | None = None,
+    db: _Index, passes: tuple[str, list[Any]], expression: str | None, fetch: int, *, full: bool
 ) -> list[Found]:
-    """:func:`_top` with its condition and parameters worked out (:func:`_passes`).
-
-    ``held``: rowids of rows that hold every term, all of them (see :func:`_and_or`):
-    each that passes is also returned, marked full, before the rest, and the statement
-    is stepped on until every one was seen.
-    """
+    """:func:`_top` with its condition and parameters worked out (:func:`_passes`)."""
     if expression is None:
         return []
-    if held:
-        return _top_holding(db, passes, expression, fetch, held)
     condition, params = passes
     sql = _TOP_SQL.get(condition)
     if sql is None:
@@ -353,11 +343,16 @@ def _top_passing(
 
 def _top_holding(
     db: _Index, passes: tuple[str, list[Any]], expression: str, fetch: int, held: set[int]
-) -> list[Found]:
-    """:func:`_top_passing` with ``held``: the passing rows of ``held`` marked full (in
-    bm25 order), then the ``fetch`` best passing rows (a row of ``held`` among them too,
-    unmarked: :func:`_merged` drops it), ``k`` growing until every row of ``held`` was
-    stepped to and ``fetch`` rows passed, or the statement's rows ran out."""
+) -> tuple[list[Found], list[Found], bool]:
+    """The OR query's ``fetch`` best passing rows (as :func:`_top_passing` finds them,
+    ``k`` growing while too few pass), the passing rows of ``held`` among its first ``k``
+    (marked full, in bm25 order), and whether every row of ``held`` was among them.
+
+    The statement is stepped past the ``fetch``-th passing row only while a row of
+    ``held`` is still to come, and never past ``k`` for one: a memory holding every term
+    that ranks that low (two common words among many memories) is cheaper to read by
+    the AND query's own top than by stepping through the OR query's rows up to it.
+    """
     condition, params = passes
     sql = _TOP_SQL.get(condition)
     if sql is None:
@@ -383,9 +378,9 @@ def _top_holding(
             if left == 0 and len(found) >= fetch:
                 break
         cursor.close()
-        if (left == 0 and len(found) >= fetch) or seen < k:
-            return full + found
-        k *= GROWTH
+        if len(found) >= fetch or seen < k:
+            return full, found, left == 0
+        k *= GROWTH  # too few passed and more match: as _top_passing does
 
 
 _TOP_SQL: dict[str, str] = {}  # _top's statement by its condition: a few, made once each
