@@ -179,7 +179,7 @@ def candidates(
         passes = _passes(roots, filters, visible)
         return _top_passing(db, passes, fts_expression(terms), fetch, full=True)
     if strategy == "and-or":
-        least = fetch if enough is None else min(fetch, enough)
+        least = min(fetch, enough or fetch)  # (as "enough or fetch" before: 0 is unset)
         return _and_or(db, terms, _passes(roots, filters, visible), fetch, least)
     with Snapshot(db.conn):  # the AND and OR statements read one version
         return _several(db, terms, roots, filters, fetch, strategy, visible, enough)
