@@ -6,8 +6,14 @@ import contextlib
 import io
 import logging
 import os
+import pty
+import shutil
+import signal
 import subprocess
 import sys
+import tempfile
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 # Commands that only a real process can run: the daemon (signals, threads that outlive the
@@ -94,3 +100,31 @@ def git(repo: Path, *args: str) -> str:
         ["git", *args], cwd=repo, capture_output=True, text=True, check=True, timeout=60
     )
     return done.stdout
+
+
+@contextlib.contextmanager
+def waiting_git(repo: Path, *args: str, timeout: float = 10.0) -> Iterator[subprocess.Popen[bytes]]:
+    """A real ``git ARGS`` in ``repo`` kept waiting in its pager and its editor (on a
+    terminal of its own, as a person's: git pages only to one) until the block ends, when
+    it is killed with its pager or editor. Yields once the wait has begun."""
+    began = Path(tempfile.mkdtemp()) / "waiting"
+    wait = f"touch '{began}'; sleep 30; true"  # git adds the file to edit: "$@"
+    main, tty = pty.openpty()
+    proc = subprocess.Popen(
+        ["git", *args], cwd=repo, stdin=tty, stdout=tty, stderr=tty,
+        env={**os.environ, "GIT_PAGER": wait, "GIT_EDITOR": wait}, start_new_session=True,
+    )  # fmt: skip
+    os.close(tty)
+    try:
+        deadline = time.monotonic() + timeout
+        while not began.exists():
+            assert proc.poll() is None, f"git {' '.join(args)} ended: {proc.returncode}"
+            assert time.monotonic() < deadline, f"git {' '.join(args)} did not wait in {timeout} s"
+            time.sleep(0.02)
+        yield proc
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=timeout)
+        os.close(main)
+        shutil.rmtree(began.parent, ignore_errors=True)

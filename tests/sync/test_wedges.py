@@ -2,8 +2,9 @@
 
 Each of these failed on every cycle with "memoryd retries on the next cycle": a
 root reached through a symlink, a file name that is not UTF-8, a stale ref or
-HEAD lock left by a killed git, a full disk while saving the sync state, and a
-machine where git knows no name or email to commit with.
+HEAD lock left by a killed git (and kept by a ``git log`` open in its pager), a full
+disk while saving the sync state, and a machine where git knows no name or email to
+commit with.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import git, run_cli
+from memoryd.sync.repo import GitProcess, git_command
+from tests.helpers import git, run_cli, waiting_git
 from tests.sync.world import World, make_world, memory
 
 
@@ -99,6 +101,63 @@ def test_a_stale_ref_lock_is_moved_aside_like_index_lock(world: World, lock: str
     assert not held.exists() and list(kept.glob(f"{held.name}.stale-*"))
     assert git(world.a.root, "branch", "--list").split() == ["*", "main"]  # no stray branch
     assert world.b.sync().ok and "a\n" in world.b.read("facts/a.md")
+
+
+def test_a_git_log_in_its_pager_does_not_keep_a_stale_lock(world: World) -> None:
+    """A stale lock was moved aside only when no git at all ran in the work tree: a 'git log'
+    left open in its pager (it takes no lock) kept sync 'busy' until it was quit."""
+    held = world.a.root / ".git" / "index.lock"
+    held.write_bytes(b"")
+    os.utime(held, (1, 1))  # left by a git killed long ago
+    world.a.write("facts/a.md", memory("facts/a", "a", "a\n"))
+    with waiting_git(world.a.root, "-c", "color.ui=never", "log", "--oneline"):
+        done = _cli(world.a.home, "sync")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "notice: moved a stale index.lock (" in done.stdout
+    assert "s old, no git running that could hold it) aside to" in done.stdout
+    assert not held.exists() and list(held.parent.glob("index.lock.stale-*"))
+    assert world.b.sync().ok and "a\n" in world.b.read("facts/a.md")
+
+
+def test_a_git_that_may_hold_an_old_lock_keeps_it(world: World) -> None:
+    """'git commit -a' waiting in its editor holds index.lock for as long as the person
+    writes: however old the lock, it is not moved aside from under it."""
+    world.a.write("facts/a.md", memory("facts/a", "a", "a\n"))
+    held = world.a.root / ".git" / "index.lock"
+    with waiting_git(world.a.root, "commit", "-a", "--allow-empty"):
+        assert held.exists()
+        os.utime(held, (1, 1))
+        done = _cli(world.a.home, "sync")
+        assert held.exists()
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert not list(held.parent.glob("index.lock.stale-*"))
+
+
+@pytest.mark.parametrize(
+    ("argv", "command"),
+    [
+        (["git", "log"], "log"),
+        (["/usr/bin/git", "-C", "sub", "-c", "core.pager=less", "--no-pager", "diff"], "diff"),
+        (["git", "--git-dir", "x/.git", "--work-tree=x", "-p", "show", "HEAD"], "show"),
+        (["git", "--config-env", "a.b=C", "commit", "-m", "log"], "commit"),
+        (["/usr/lib/git-core/git-remote-https", "origin", "https://x"], "remote-https"),
+        (["git", "--version"], ""),
+        (["git", "sta\ntus"], "sta\\x0atus"),
+        ([], None),
+    ],
+)
+def test_the_git_command_of_a_command_line(argv: list[str], command: str | None) -> None:
+    assert git_command(argv) == command
+
+
+def test_a_git_whose_command_line_is_unreadable_may_hold_a_lock() -> None:
+    assert GitProcess(42, None).may_hold_locks and GitProcess(42, "").may_hold_locks
+    assert not GitProcess(42, "log").may_hold_locks and GitProcess(42, "commit").may_hold_locks
+    assert [str(GitProcess(42, c)) for c in (None, "", "commit")] == [
+        "a git command (pid 42)",
+        "git (pid 42)",
+        "git commit (pid 42)",
+    ]
 
 
 @contextlib.contextmanager

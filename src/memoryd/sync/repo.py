@@ -3,8 +3,8 @@
 memoryd never starts a rebase, merge or cherry-pick in a work tree (it replays
 in memory, see :mod:`memoryd.sync.replay`), so any of those in progress is the
 user's: the cycle refuses and says what to do. A fresh ``index.lock`` belongs
-to a running git: back off. A stale one (old, and no git process in the repo)
-is moved aside and reported.
+to a running git: back off. A stale one (old, and no git in the work tree that could
+hold it: a ``git log`` in its pager takes no lock) is moved aside and reported.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from memoryd.memory import printable
 from memoryd.sync.git import Git, GitError
 
 log = logging.getLogger(__name__)
@@ -31,6 +32,18 @@ IN_PROGRESS = {
     "CHERRY_PICK_HEAD": ("a cherry-pick", "git cherry-pick"),
     "REVERT_HEAD": ("a revert", "git revert"),
 }
+# git commands that never take index.lock, HEAD.lock or a ref's lock: one of these running
+# (a 'git log' in its pager for an hour) is not what holds an old lock. diff and describe
+# --dirty refresh the index quietly as they end, but only while they run, never for long.
+READ_ONLY_GIT = frozenset({
+    "log", "show", "diff", "blame", "annotate", "grep", "shortlog", "whatchanged", "cat-file",
+    "ls-files", "ls-tree", "rev-parse", "rev-list", "describe", "help", "version",
+})  # fmt: skip
+# git's own options before its command that take the next word as their value
+GIT_VALUED_OPTIONS = frozenset({
+    "-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env",
+    "--attr-source",
+})  # fmt: skip
 
 
 class Blocked(Exception):
@@ -169,7 +182,7 @@ def check_index_lock(repo: Repo, stale_after_s: float) -> list[str]:
             age = time.time() - lock.stat().st_mtime
         except FileNotFoundError:
             continue
-        if age < stale_after_s or git_running_in(repo.top):
+        if age < stale_after_s or lock_holders(repo.top):
             raise Blocked(
                 "busy",
                 f"{lock} is held by another git command",
@@ -183,7 +196,8 @@ def check_index_lock(repo: Repo, stale_after_s: float) -> list[str]:
             os.replace(lock, aside)
             log.warning("moved a stale %s aside to %s", lock, aside.name)
             notices.append(
-                f"moved a stale {lock.name} ({int(age)} s old, no git running) aside to {aside}"
+                f"moved a stale {lock.name} ({int(age)} s old, no git running that could hold "
+                f"it) aside to {aside}"
             )
     return notices
 
@@ -202,11 +216,31 @@ def _lock_files(repo: Repo) -> list[tuple[Path, Path]]:
     return found
 
 
-def git_running_in(top: Path) -> bool:
-    """Is some git process working in ``top``? (Linux /proc; elsewhere: assume not.)"""
+@dataclass(frozen=True)
+class GitProcess:
+    """A git running in a work tree: its pid and its command (``commit``; ``''`` for none,
+    ``git --version``; None when its command line could not be read)."""
+
+    pid: int
+    command: str | None
+
+    @property
+    def may_hold_locks(self) -> bool:
+        """Can it hold a lock? Only a command known never to take one cannot."""
+        return self.command not in READ_ONLY_GIT
+
+    def __str__(self) -> str:
+        if self.command is None:
+            return f"a git command (pid {self.pid})"
+        return f"git {self.command} (pid {self.pid})" if self.command else f"git (pid {self.pid})"
+
+
+def git_processes_in(top: Path) -> list[GitProcess]:
+    """The git processes working in ``top``, by pid. (Linux /proc; elsewhere: assume none.)"""
     proc = Path("/proc")
     if not proc.is_dir():
-        return False
+        return []
+    found = []
     for entry in proc.iterdir():
         if not entry.name.isdigit():
             continue
@@ -215,8 +249,55 @@ def git_running_in(top: Path) -> bool:
                 continue
             cwd = Path(os.readlink(entry / "cwd"))
             if cwd == top or top in cwd.parents:
-                return True
-    return False
+                found.append(GitProcess(int(entry.name), _git_command(entry)))
+    return sorted(found, key=lambda p: p.pid)
+
+
+def git_running_in(top: Path) -> bool:
+    """Is some git process working in ``top``? (Linux /proc; elsewhere: assume not.)"""
+    return bool(git_processes_in(top))
+
+
+def lock_holders(top: Path) -> list[GitProcess]:
+    """The git processes in ``top`` that may hold one of its locks (not a ``git log``)."""
+    return [p for p in git_processes_in(top) if p.may_hold_locks]
+
+
+def _git_command(entry: Path) -> str | None:
+    """The git command of the process of /proc ``entry``, or None: unreadable (it may be
+    gone already, or not ours to read), or empty (a zombie)."""
+    try:
+        raw = (entry / "cmdline").read_bytes()
+    except OSError:
+        return None
+    words = raw.split(b"\0")
+    if words and not words[-1]:
+        words.pop()
+    return git_command([os.fsdecode(w) for w in words])
+
+
+def git_command(argv: list[str]) -> str | None:
+    """The command of git's command line (``git -C x -c k=v --no-pager log`` -> ``log``):
+    ``''`` when it has none, None for an empty line. A helper run as itself
+    (``git-remote-https``) is its own command (``remote-https``)."""
+    if not argv:
+        return None
+    name = os.path.basename(argv[0])
+    if name.startswith("git-"):
+        return _one_word(name[4:])
+    words = iter(argv[1:])
+    for word in words:
+        if word in GIT_VALUED_OPTIONS:
+            next(words, None)
+        elif not word.startswith("-"):
+            return _one_word(word)
+    return ""
+
+
+def _one_word(word: str) -> str:
+    """``word`` fit for a one-line message: no control characters, not over 40 of them."""
+    shown = "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in printable(word))
+    return shown if len(shown) <= 40 else f"{shown[:39]}…"
 
 
 def device_of(repo: Repo, commit: str, path: str) -> str:
