@@ -102,13 +102,31 @@ def git(repo: Path, *args: str) -> str:
     return done.stdout
 
 
+class WaitingGit:
+    """A real git kept waiting in its pager or editor (see :func:`waiting_git`)."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], done: Path) -> None:
+        self.proc, self.pid, self._done = proc, proc.pid, done
+
+    def finish(self, timeout: float = 10.0) -> int:
+        """Quit the pager or editor (it exits 0: a commit's empty message aborts it) and
+        wait for git to end; its exit code."""
+        self._done.touch()
+        return self.proc.wait(timeout=timeout)
+
+
 @contextlib.contextmanager
-def waiting_git(repo: Path, *args: str, timeout: float = 10.0) -> Iterator[subprocess.Popen[bytes]]:
+def waiting_git(repo: Path, *args: str, timeout: float = 10.0) -> Iterator[WaitingGit]:
     """A real ``git ARGS`` in ``repo`` kept waiting in its pager and its editor (on a
-    terminal of its own, as a person's: git pages only to one) until the block ends, when
-    it is killed with its pager or editor. Yields once the wait has begun."""
-    began = Path(tempfile.mkdtemp()) / "waiting"
-    wait = f"touch '{began}'; sleep 30; true"  # git adds the file to edit: "$@"
+    terminal of its own, as a person's: git pages only to one) until it is finished or the
+    block ends, when it is killed with its pager or editor (30 s at most, left alone).
+    Yields once the wait has begun."""
+    scratch = Path(tempfile.mkdtemp())
+    began, done = scratch / "began", scratch / "done"
+    wait = (
+        f"touch '{began}'; i=0; while [ ! -e '{done}' ] && [ $i -lt 600 ]; do sleep 0.05; "
+        "i=$((i+1)); done; true"
+    )  # git adds the file to edit: "$@", which true ignores
     main, tty = pty.openpty()
     proc = subprocess.Popen(
         ["git", *args], cwd=repo, stdin=tty, stdout=tty, stderr=tty,
@@ -121,10 +139,10 @@ def waiting_git(repo: Path, *args: str, timeout: float = 10.0) -> Iterator[subpr
             assert proc.poll() is None, f"git {' '.join(args)} ended: {proc.returncode}"
             assert time.monotonic() < deadline, f"git {' '.join(args)} did not wait in {timeout} s"
             time.sleep(0.02)
-        yield proc
+        yield WaitingGit(proc, done)
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=timeout)
         os.close(main)
-        shutil.rmtree(began.parent, ignore_errors=True)
+        shutil.rmtree(scratch, ignore_errors=True)

@@ -38,7 +38,7 @@ class SyncPolicy:
     debounce_s: float = 30.0  # wait this long after a batch before a sync cycle
     mass_delete_share: float = 0.5  # pause when a cycle deletes more than this share
     mass_delete_min: int = 3  # ...and at least this many memories
-    stale_lock_s: float = 60.0  # an index.lock this old with no git running is moved aside
+    stale_lock_s: float = 60.0  # a git lock this old is moved aside (told while a git may hold it)
     backup_keep_days: float = 90.0  # replay backup refs older than this are deleted; 0: never
 
 

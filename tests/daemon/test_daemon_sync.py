@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import logging
+import os
+import re
 import subprocess
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +24,7 @@ from tests.daemon.harness import (
     save,
     wait_until,
 )
-from tests.helpers import git, run_cli
+from tests.helpers import git, run_cli, waiting_git
 
 pytest.importorskip("memoryd.sync.engine")
 
@@ -241,6 +244,79 @@ def test_a_missing_git_identity_is_logged_once_and_stays_a_problem_until_fixed(
         assert len([line for line in lines if "who commits" in line]) == 1, daemon.output()
         again = [line for line in lines if "working again" in line]
         assert again == [f"memoryd: INFO: sync of {root}: working again: pushed"], daemon.output()
+    finally:
+        daemon.kill()
+
+
+def test_a_git_commit_left_in_its_editor_is_a_problem_once_its_lock_is_old(
+    tmp_path: Path,
+) -> None:
+    """A 'git commit -a' waiting in its editor holds index.lock: while the lock is fresh the
+    cycle retries quietly ('busy'); once it is older than stale_lock_s the root is blocked,
+    logged once and kept as a problem naming the lock, the git by pid and what to do, and
+    cleared when that git ends. It stayed 'busy' for as long as the editor was open, which
+    neither the log, the daemon's problems nor doctor ever told."""
+    from memoryd.daemon.status import Status, read_status
+
+    app, root, remote = root_with_remote(tmp_path, 0.2, daemon={"sync_interval_s": 0.5})
+    lock = root / ".git" / "index.lock"
+    daemon = DaemonProcess(tmp_path)
+
+    def status() -> Status:
+        now = read_status(app.paths).status
+        assert now is not None
+        return now
+
+    def outcome() -> str | None:
+        last = status().roots[str(root)].last_sync
+        return last["outcome"] if last else None
+
+    try:
+        daemon.wait_ready(app)
+        assert wait_until(lambda: "ROOT.md" in remote_files(remote)), daemon.output()
+        with waiting_git(root, "commit", "-a", "--allow-empty") as commit:
+            assert wait_until(lambda: outcome() == "busy"), daemon.output()  # fresh: quiet
+            assert status().problems == [], daemon.output()
+            taken = datetime(2020, 1, 2, 3, 4, 5, tzinfo=UTC).timestamp()
+            os.utime(lock, (taken, taken))  # the person went for lunch
+            said = (
+                f"{lock} has been held since 2020-01-02 03:04 UTC by git commit (pid {commit.pid})"
+            )
+            fix = "finish or quit that git command; memoryd syncs after that"
+            problem = f"sync of {root}: blocked: {said} ({fix})"
+            assert wait_until(lambda: status().problems == [problem]), daemon.output()
+            cycles: set[str] = set()
+
+            def blocked_cycles() -> int:
+                last = status().roots[str(root)].last_sync
+                if last and last["outcome"] == "blocked":
+                    cycles.add(last["at"])
+                return len(cycles)
+
+            assert wait_until(lambda: blocked_cycles() >= 3), daemon.output()  # 1 s apart
+            shown = run_cli("status").stdout.splitlines()
+            [mine] = [line for line in shown if line.startswith(f"  {root}: ")]
+            assert re.fullmatch(  # the root's line says its last cycle, as for any outcome
+                rf"  {re.escape(str(root))}: watching, \w+, last sync blocked at "
+                rf"[0-9T:-]+Z: {re.escape(said)}",
+                mine,
+            ), shown
+            assert [
+                line for line in shown if line.startswith(("  problem: ", "  sync: ", "    "))
+            ] == [
+                f"  sync: {root}: last sync: {said}",
+                f"    fix: {fix}",
+            ], shown
+            doctor = run_cli("doctor").stdout
+            assert f"FAIL  daemon    daemon pid {daemon.proc.pid} reports: {problem}\n" in doctor
+            assert commit.finish() == 1  # the empty message aborts it, and git unlocks
+        assert wait_until(lambda: status().problems == []), daemon.output()
+        assert daemon.terminate() == 0
+        lines = daemon.output().splitlines()
+        told = [line for line in lines if "index.lock" in line]
+        assert told == [f"memoryd: WARNING: sync of {root}: blocked: {said}"], daemon.output()
+        again = [line for line in lines if "working again" in line]
+        assert len(again) == 1, daemon.output()
     finally:
         daemon.kill()
 

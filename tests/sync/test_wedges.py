@@ -10,14 +10,16 @@ commit with.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import subprocess
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from memoryd.sync.repo import GitProcess, git_command
+from memoryd.sync.repo import GitProcess, git_command, held_by
 from tests.helpers import git, run_cli, waiting_git
 from tests.sync.world import World, make_world, memory
 
@@ -119,18 +121,46 @@ def test_a_git_log_in_its_pager_does_not_keep_a_stale_lock(world: World) -> None
     assert world.b.sync().ok and "a\n" in world.b.read("facts/a.md")
 
 
-def test_a_git_that_may_hold_an_old_lock_keeps_it(world: World) -> None:
+def test_a_git_that_may_hold_an_old_lock_is_named_with_what_to_do(world: World) -> None:
     """'git commit -a' waiting in its editor holds index.lock for as long as the person
-    writes: however old the lock, it is not moved aside from under it."""
+    writes: however old the lock, it is not moved aside from under it. Sync said only
+    'busy' ('if no git command is running, it is moved aside once stale'), never which git
+    held it nor that it was the person's to end."""
     world.a.write("facts/a.md", memory("facts/a", "a", "a\n"))
     held = world.a.root / ".git" / "index.lock"
-    with waiting_git(world.a.root, "commit", "-a", "--allow-empty"):
+    taken = datetime(2020, 1, 2, 3, 4, 5, tzinfo=UTC).timestamp()
+    with waiting_git(world.a.root, "commit", "-a", "--allow-empty") as commit:
         assert held.exists()
-        os.utime(held, (1, 1))
+        fresh = _cli(world.a.home, "sync")  # a git at work: a quiet retry, as before
+        os.utime(held, (taken, taken))
         done = _cli(world.a.home, "sync")
-        assert held.exists()
-    assert done.returncode == 1, done.stdout + done.stderr
-    assert not list(held.parent.glob("index.lock.stale-*"))
+        status = _cli(world.a.home, "status", "--json")
+        assert held.exists() and not list(held.parent.glob("index.lock.stale-*"))
+        assert commit.finish() == 1  # the empty message aborts it: git takes its lock away
+    assert fresh.returncode == 1 and fresh.stdout.splitlines()[1:] == [
+        f"  error: {held} is held by another git command",
+        "  hint: memoryd retries later; if no git command is running, it is moved aside once stale",
+    ]
+    assert done.returncode == 1
+    assert done.stdout == (
+        f"{world.a.root}: blocked\n"
+        f"  error: {held} has been held since 2020-01-02 03:04 UTC by git commit "
+        f"(pid {commit.pid})\n"
+        "  hint: finish or quit that git command; memoryd syncs after that\n"
+    )
+    assert json.loads(status.stdout)["sync"] == [
+        {
+            "root": str(world.a.root),
+            "code": "sync.error",
+            "path": None,
+            "message": f"last sync: {held} has been held since 2020-01-02 03:04 UTC by git "
+            f"commit (pid {commit.pid})",
+            "fix": "finish or quit that git command; memoryd syncs after that",
+        }
+    ]
+    again = _cli(world.a.home, "sync")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert world.b.sync().ok and "a\n" in world.b.read("facts/a.md")
 
 
 @pytest.mark.parametrize(
@@ -158,6 +188,18 @@ def test_a_git_whose_command_line_is_unreadable_may_hold_a_lock() -> None:
         "git (pid 42)",
         "git commit (pid 42)",
     ]
+
+
+def test_an_old_lock_several_gits_may_hold_names_two_and_counts_the_rest() -> None:
+    lock, taken = Path("/r/.git/HEAD.lock"), 86400.0 * 366
+    gits = [GitProcess(7, "commit"), GitProcess(9, None), GitProcess(12, "fetch")]
+    blocked = held_by(lock, taken, gits)
+    assert (blocked.status, blocked.message, blocked.hint) == (
+        "blocked",
+        "/r/.git/HEAD.lock has been held since 1971-01-02 00:00 UTC by git commit (pid 7) or "
+        "a git command (pid 9) or 1 more git command(s)",
+        "finish or quit those git commands; memoryd syncs after that",
+    )
 
 
 @contextlib.contextmanager

@@ -5,8 +5,9 @@ runs two git operations on a repo at the same time (jobs run on the
 scheduler's thread pool; a second job for the same root waits its turn).
 A file the cycle quarantines (a secret, conflict markers) is told once in the log,
 with what to do, when it is first held back, not every cycle it stays so. A cycle's
-problem (no git identity, the remote unreachable) is told once too, and again only when
-it changes or after it cleared: it stays in the status (and so in ``memoryd status`` and
+problem (no git identity, the remote unreachable, a ``git commit -a`` left in its editor
+holding index.lock past ``stale_lock_s``) is told once too, and again only when it
+changes or after it cleared: it stays in the status (and so in ``memoryd status`` and
 ``doctor``) for as long as it lasts, while a log line every cycle told nothing new. A
 cycle that crashed (an exception the engine did not turn into an outcome: a bug) is such a
 problem too, logged once with its traceback, since the same traceback every cycle buried
@@ -40,6 +41,8 @@ def syncs(root: RootConfig) -> bool:
 
 
 QUIET_OUTCOMES = ("ok", "disabled", "done")  # nothing the user must look at
+# cycles that stopped before sorting the files: they say nothing of the quarantined ones
+UNSORTED = ("busy", "blocked", "failed", "unavailable")
 STOPPED = "stopped"  # the daemon's stop ended the cycle (memoryd.sync.engine.CUT_SHORT)
 
 
@@ -93,7 +96,7 @@ class Syncer:
             return
         with self._lock_for(path):
             outcome, message, hint, held, copies, crash = self._sync(root)
-            if outcome not in ("busy", "failed", "unavailable"):  # a cycle that sorted files
+            if outcome not in UNSORTED:  # a cycle that sorted files
                 self._tell_quarantined(path, held)
         if copies:
             from memoryd.sync.conflicts import conflicts_line

@@ -70,7 +70,8 @@ def utc_now() -> datetime:
 
 @dataclass
 class SyncOutcome:
-    """What one cycle did. ``status``: ok, disabled, paused, refused, busy, offline, error,
+    """What one cycle did. ``status``: ok, disabled, paused, refused, blocked (a git of the
+    user's holds an old lock: :func:`memoryd.sync.repo.held_by`), busy, offline, error,
     stopped (the daemon's stop ended it: :data:`CUT_SHORT`)."""
 
     root: Path

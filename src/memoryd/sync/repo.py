@@ -4,7 +4,9 @@ memoryd never starts a rebase, merge or cherry-pick in a work tree (it replays
 in memory, see :mod:`memoryd.sync.replay`), so any of those in progress is the
 user's: the cycle refuses and says what to do. A fresh ``index.lock`` belongs
 to a running git: back off. A stale one (old, and no git in the work tree that could
-hold it: a ``git log`` in its pager takes no lock) is moved aside and reported.
+hold it: a ``git log`` in its pager takes no lock) is moved aside and reported. An old
+one that a running git may hold (``git commit -a`` waiting in its editor) blocks the cycle,
+naming that git, until it ends.
 """
 
 from __future__ import annotations
@@ -49,7 +51,8 @@ GIT_VALUED_OPTIONS = frozenset({
 class Blocked(Exception):
     """The repository is not in a state memoryd may touch now.
 
-    ``status`` is ``refused`` (the user must act) or ``busy`` (retry later).
+    ``status`` is ``refused`` (the user must act), ``blocked`` (a git command of the user's
+    holds a lock: the user must end it) or ``busy`` (retry later).
     """
 
     def __init__(self, status: str, message: str, hint: str) -> None:
@@ -170,24 +173,34 @@ def in_progress(git_dir: Path) -> tuple[str, str] | None:
 
 
 def check_index_lock(repo: Repo, stale_after_s: float) -> list[str]:
-    """Back off from a fresh git lock; move a stale one aside (and say so).
+    """Back off from a fresh git lock; move a stale one aside (and say so); name the git
+    that may hold an old one.
 
     ``index.lock`` and the locks ``update-ref`` takes (``HEAD.lock``, the branch's
     ``refs/heads/<branch>.lock``, ``packed-refs.lock``, a tracking ref's): a git
-    killed while holding one leaves it behind, and every later cycle would fail.
+    killed while holding one leaves it behind, and every later cycle would fail. A fresh
+    one is a git at work: 'busy', a quiet retry. An old one while a git that may hold it
+    runs (``git commit -a`` left in its editor) is the user's to end: 'blocked', which the
+    daemon reports once, with that git's pid, where 'busy' said nothing for as long as
+    the editor stayed open.
     """
     notices = []
+    holders: list[GitProcess] | None = None
     for lock, home in _lock_files(repo):
         try:
-            age = time.time() - lock.stat().st_mtime
+            taken = lock.stat().st_mtime
         except FileNotFoundError:
             continue
-        if age < stale_after_s or lock_holders(repo.top):
+        age = time.time() - taken
+        if age < stale_after_s:
             raise Blocked(
                 "busy",
                 f"{lock} is held by another git command",
                 "memoryd retries later; if no git command is running, it is moved aside once stale",
             )
+        holders = lock_holders(repo.top) if holders is None else holders
+        if holders:
+            raise held_by(lock, taken, holders)
         aside = lock.with_name(f"{lock.name}.stale-{int(time.time())}")
         if lock.parent != home:  # under refs/ it would read as a branch: out of there
             aside = home / STALE_LOCKS / lock.relative_to(home).parent / aside.name
@@ -200,6 +213,22 @@ def check_index_lock(repo: Repo, stale_after_s: float) -> list[str]:
                 f"it) aside to {aside}"
             )
     return notices
+
+
+def held_by(lock: Path, taken: float, holders: list[GitProcess]) -> Blocked:
+    """An old lock that ``holders`` may hold: which lock, since when, the gits by pid, and
+    what to do. The text stays the same while they run (the lock's time, not its age),
+    so the daemon logs it once."""
+    since = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(taken))
+    named = " or ".join(str(p) for p in holders[:2])
+    if len(holders) > 2:
+        named += f" or {len(holders) - 2} more git command(s)"
+    that = "that git command" if len(holders) == 1 else "those git commands"
+    return Blocked(
+        "blocked",
+        f"{lock} has been held since {since} by {named}",
+        f"finish or quit {that}; memoryd syncs after that",
+    )
 
 
 def _lock_files(repo: Repo) -> list[tuple[Path, Path]]:
