@@ -104,9 +104,11 @@ def _config_problems(status: Any, broken: ConfigError | None) -> list[str]:
 
 def render(status: Any, sync_items: Sequence[Any] = (), more: Sequence[str] = ()) -> str:
     lines = [f"memoryd is running (pid {status.pid}, since {status.started_at})"]
+    # a cycle's error is said once, on its sync line with the fix, not also on its root's
+    told = {str(item.root) for item in sync_items if item.code == "sync.error"}
     for path, root in sorted(status.roots.items()):
         sync = root.last_sync
-        said = f": {sync['message']}" if sync and sync.get("message") else ""
+        said = f": {sync['message']}" if sync and sync.get("message") and path not in told else ""
         synced = f", last sync {sync['outcome']} at {sync['at']}{said}" if sync else ""
         lines.append(f"  {path}: {root.state}, {root.mode}{synced}")
     if status.last_reconcile:
