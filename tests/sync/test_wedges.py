@@ -360,3 +360,108 @@ def test_a_repository_git_will_not_use_is_refused_not_called_missing(world: Worl
         f"{world.a.root} (or give it back to your user: chown -R $(id -un) {world.a.root}); "
         "memoryd syncs after that",
     ]
+
+
+@contextlib.contextmanager
+def _ref_lock_held(work_tree: Path, ref: str) -> Iterator[subprocess.Popen[str]]:
+    """A real ``git update-ref --stdin`` in ``work_tree`` holding ``ref``'s lock (a prepared
+    transaction) until the block ends, when it is aborted."""
+    head = git(work_tree, "rev-parse", "HEAD").strip()
+    proc = subprocess.Popen(
+        ["git", "update-ref", "--stdin"], cwd=work_tree, stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write(f"start\nupdate {ref} {head}\nprepare\n")
+        proc.stdin.flush()
+        assert proc.stdout.readline() == "start: ok\n"
+        assert proc.stdout.readline() == "prepare: ok\n"
+        yield proc
+        proc.stdin.write("abort\n")
+        proc.stdin.close()
+        assert proc.wait(timeout=10) == 0
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+def test_a_git_in_another_work_tree_keeps_a_shared_ref_lock(world: World, tmp_path: Path) -> None:
+    """The branches' locks are in the git dir every linked work tree shares: a git in
+    another work tree of the repository may hold one. Only a git in this work tree was
+    looked for, so an old lock was moved aside from under that git, and its ref update
+    could be lost."""
+    other = tmp_path / "other"
+    git(world.a.root, "worktree", "add", "-q", "-b", "other", str(other))
+    world.a.write("facts/a.md", memory("facts/a", "a", "a\n"))
+    held = world.a.root / ".git" / "refs/heads/other.lock"
+    taken = datetime(2020, 1, 2, 3, 4, 5, tzinfo=UTC).timestamp()
+    with _ref_lock_held(other, "refs/heads/other") as update:
+        assert held.exists()
+        os.utime(held, (taken, taken))
+        done = _cli(world.a.home, "sync")
+        assert held.exists() and not list((world.a.root / ".git").rglob("other.lock.stale-*"))
+    assert done.returncode == 1
+    assert done.stdout == (
+        f"{world.a.root}: blocked\n"
+        f"  error: {held} has been held since 2020-01-02 03:04 UTC by git update-ref "
+        f"(pid {update.pid})\n"
+        "  hint: finish or quit that git command; memoryd syncs after that\n"
+    )
+    assert not held.exists()  # the aborted transaction took its lock away
+    again = _cli(world.a.home, "sync")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert world.b.sync().ok and "a\n" in world.b.read("facts/a.md")
+
+
+def test_a_git_commit_in_another_work_tree_keeps_an_old_lock_of_its_branch(
+    world: World, tmp_path: Path
+) -> None:
+    """'git commit -a' waiting in its editor in another work tree takes its branch's lock
+    (in the shared git dir) once the message is written: an old lock there is not moved
+    aside from under it, and the root is blocked naming that git."""
+    other = tmp_path / "other"
+    git(world.a.root, "worktree", "add", "-q", "-b", "other", str(other))
+    held = world.a.root / ".git" / "refs/heads/other.lock"
+    held.write_bytes(b"")
+    os.utime(held, (1, 1))
+    with waiting_git(other, "commit", "-a", "--allow-empty") as commit:
+        done = _cli(world.a.home, "sync")
+        assert held.exists()
+    assert done.returncode == 1
+    assert f"by git commit (pid {commit.pid})" in done.stdout.splitlines()[1]
+
+
+def test_a_git_log_in_another_work_tree_does_not_keep_a_shared_lock(
+    world: World, tmp_path: Path
+) -> None:
+    other = tmp_path / "other"
+    git(world.a.root, "worktree", "add", "-q", "-b", "other", str(other))
+    held = world.a.root / ".git" / "refs/heads/other.lock"
+    held.write_bytes(b"")
+    os.utime(held, (1, 1))  # left by a git killed long ago
+    world.a.write("facts/a.md", memory("facts/a", "a", "a\n"))
+    with waiting_git(other, "-c", "color.ui=never", "log", "--oneline"):
+        done = _cli(world.a.home, "sync")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "notice: moved a stale other.lock (" in done.stdout
+    kept = world.a.root / ".git" / "memoryd-stale-locks/refs/heads"
+    assert not held.exists() and list(kept.glob("other.lock.stale-*"))
+    assert git(world.a.root, "branch", "--format=%(refname:short)").split() == ["main", "other"]
+    assert world.b.sync().ok and "a\n" in world.b.read("facts/a.md")
+
+
+def test_a_git_in_another_work_tree_does_not_keep_this_work_trees_own_lock(
+    world: World, tmp_path: Path
+) -> None:
+    """This work tree's index.lock is its own: a git in another work tree never takes it."""
+    other = tmp_path / "other"
+    git(world.a.root, "worktree", "add", "-q", "-b", "other", str(other))
+    held = world.a.root / ".git" / "index.lock"
+    held.write_bytes(b"")
+    os.utime(held, (1, 1))
+    world.a.write("facts/a.md", memory("facts/a", "a", "a\n"))
+    with waiting_git(other, "commit", "-a", "--allow-empty"):
+        done = _cli(world.a.home, "sync")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "notice: moved a stale index.lock (" in done.stdout and not held.exists()

@@ -4,7 +4,8 @@ memoryd never starts a rebase, merge or cherry-pick in a work tree (it replays
 in memory, see :mod:`memoryd.sync.replay`), so any of those in progress is the
 user's: the cycle refuses and says what to do. A fresh ``index.lock`` belongs
 to a running git: back off. A stale one (old, and no git in the work tree that could
-hold it: a ``git log`` in its pager takes no lock) is moved aside and reported. An old
+hold it, or for the refs all work trees share in any of them: a ``git log`` in its pager
+takes no lock) is moved aside and reported. An old
 one that a running git may hold (``git commit -a`` waiting in its editor) blocks the cycle,
 naming that git, until it ends.
 """
@@ -183,10 +184,14 @@ def check_index_lock(repo: Repo, stale_after_s: float) -> list[str]:
     runs (``git commit -a`` left in its editor) is the user's to end: 'blocked', which the
     daemon reports once, with that git's pid, where 'busy' said nothing for as long as
     the editor stayed open.
+
+    A work tree's own locks (its index, its HEAD) are held by a git working in it; the
+    refs every work tree shares, by a git working in any of them (or in the common git dir
+    itself): a 'git commit' in another linked work tree takes the branch's lock there.
     """
     notices = []
-    holders: list[GitProcess] | None = None
-    for lock, home in _lock_files(repo):
+    holders: dict[bool, list[GitProcess]] = {}  # shared lock? -> the gits that may hold it
+    for lock, home, shared in _lock_files(repo):
         try:
             taken = lock.stat().st_mtime
         except FileNotFoundError:
@@ -198,9 +203,11 @@ def check_index_lock(repo: Repo, stale_after_s: float) -> list[str]:
                 f"{lock} is held by another git command",
                 "memoryd retries later; if no git command is running, it is moved aside once stale",
             )
-        holders = lock_holders(repo.top) if holders is None else holders
-        if holders:
-            raise held_by(lock, taken, holders)
+        if shared not in holders:
+            places = [*repo.work_trees(), repo.common_dir] if shared else [repo.top]
+            holders[shared] = lock_holders(*places)
+        if holders[shared]:
+            raise held_by(lock, taken, holders[shared])
         aside = lock.with_name(f"{lock.name}.stale-{int(time.time())}")
         if lock.parent != home:  # under refs/ it would read as a branch: out of there
             aside = home / STALE_LOCKS / lock.relative_to(home).parent / aside.name
@@ -231,17 +238,18 @@ def held_by(lock: Path, taken: float, holders: list[GitProcess]) -> Blocked:
     )
 
 
-def _lock_files(repo: Repo) -> list[tuple[Path, Path]]:
-    """(lock file, the git dir it is in): a work tree's own index and HEAD, and the refs
-    every work tree shares (in a linked work tree's common dir: looked for in its own git
-    dir, a stale branch lock there failed every cycle with git's "File exists")."""
+def _lock_files(repo: Repo) -> list[tuple[Path, Path, bool]]:
+    """(lock file, the git dir it is in, shared by every work tree?): a work tree's own
+    index and HEAD, and the refs every work tree shares (in a linked work tree's common dir:
+    looked for in its own git dir, a stale branch lock there failed every cycle with git's
+    "File exists")."""
     own, shared = repo.git_dir, repo.common_dir
-    found = [(own / "index.lock", own), (own / "HEAD.lock", own)]
-    found.append((shared / "packed-refs.lock", shared))
+    found = [(own / "index.lock", own, False), (own / "HEAD.lock", own, False)]
+    found.append((shared / "packed-refs.lock", shared, True))
     for folder in ("refs/heads", "refs/remotes", "refs/memoryd"):
         top = shared / folder
         if top.is_dir():
-            found += [(lock, shared) for lock in sorted(top.rglob("*.lock"))]
+            found += [(lock, shared, True) for lock in sorted(top.rglob("*.lock"))]
     return found
 
 
@@ -264,11 +272,13 @@ class GitProcess:
         return f"git {self.command} (pid {self.pid})" if self.command else f"git (pid {self.pid})"
 
 
-def git_processes_in(top: Path) -> list[GitProcess]:
-    """The git processes working in ``top``, by pid. (Linux /proc; elsewhere: assume none.)"""
+def git_processes_in(*tops: Path) -> list[GitProcess]:
+    """The git processes working in any of ``tops`` (folders: a work tree, a git dir), by
+    pid. (Linux /proc; elsewhere: assume none.)"""
     proc = Path("/proc")
     if not proc.is_dir():
         return []
+    places = {t.resolve() for t in tops}  # a cwd read from /proc is a real path
     found = []
     for entry in proc.iterdir():
         if not entry.name.isdigit():
@@ -277,7 +287,7 @@ def git_processes_in(top: Path) -> list[GitProcess]:
             if (entry / "comm").read_text().strip() not in ("git", "git-remote-http"):
                 continue
             cwd = Path(os.readlink(entry / "cwd"))
-            if cwd == top or top in cwd.parents:
+            if places.intersection((cwd, *cwd.parents)):
                 found.append(GitProcess(int(entry.name), _git_command(entry)))
     return sorted(found, key=lambda p: p.pid)
 
@@ -287,9 +297,10 @@ def git_running_in(top: Path) -> bool:
     return bool(git_processes_in(top))
 
 
-def lock_holders(top: Path) -> list[GitProcess]:
-    """The git processes in ``top`` that may hold one of its locks (not a ``git log``)."""
-    return [p for p in git_processes_in(top) if p.may_hold_locks]
+def lock_holders(*tops: Path) -> list[GitProcess]:
+    """The git processes in any of ``tops`` that may hold one of their locks (not a
+    ``git log``)."""
+    return [p for p in git_processes_in(*tops) if p.may_hold_locks]
 
 
 def _git_command(entry: Path) -> str | None:
