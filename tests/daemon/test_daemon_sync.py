@@ -6,6 +6,7 @@ import logging
 import os
 import re
 import subprocess
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -185,6 +186,23 @@ def test_a_quarantined_file_is_told_once_in_the_log_with_what_to_do(tmp_path: Pa
         daemon.kill()
 
 
+def cycles_ended(app: Any, root: Path, outcome: str) -> Callable[[], int]:
+    """How many of the daemon's sync cycles of ``root`` ended in ``outcome`` so far, as
+    seen by polling its status (a cycle is told apart by its time)."""
+    from memoryd.daemon.status import read_status
+
+    seen: set[str] = set()
+
+    def count() -> int:
+        status = read_status(app.paths).status
+        last = status.roots[str(root)].last_sync if status is not None else None
+        if last and last["outcome"] == outcome:
+            seen.add(last["at"])
+        return len(seen)
+
+    return count
+
+
 def test_a_missing_git_identity_is_logged_once_and_stays_a_problem_until_fixed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -214,14 +232,7 @@ def test_a_missing_git_identity_is_logged_once_and_stays_a_problem_until_fixed(
     daemon = DaemonProcess(tmp_path)
     try:
         daemon.wait_ready(app)
-        cycles: set[str] = set()
-
-        def failed_cycles() -> int:
-            last = status().roots[str(root)].last_sync
-            if last and last["outcome"] == "error":
-                cycles.add(last["at"])
-            return len(cycles)
-
+        failed_cycles = cycles_ended(app, root, "error")
         assert wait_until(lambda: failed_cycles() >= 3), daemon.output()  # 3 seconds apart
         assert status().problems == [problem]
         logged = problem.split(" (tell git", maxsplit=1)[0]  # the hint is in status and doctor
@@ -284,14 +295,7 @@ def test_a_git_commit_left_in_its_editor_is_a_problem_once_its_lock_is_old(
             fix = "finish or quit that git command; memoryd syncs after that"
             problem = f"sync of {root}: blocked: {said} ({fix})"
             assert wait_until(lambda: status().problems == [problem]), daemon.output()
-            cycles: set[str] = set()
-
-            def blocked_cycles() -> int:
-                last = status().roots[str(root)].last_sync
-                if last and last["outcome"] == "blocked":
-                    cycles.add(last["at"])
-                return len(cycles)
-
+            blocked_cycles = cycles_ended(app, root, "blocked")
             assert wait_until(lambda: blocked_cycles() >= 3), daemon.output()  # 1 s apart
             shown = run_cli("status").stdout.splitlines()
             [mine] = [line for line in shown if line.startswith(f"  {root}: ")]

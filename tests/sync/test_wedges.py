@@ -386,15 +386,25 @@ def _ref_lock_held(work_tree: Path, ref: str) -> Iterator[subprocess.Popen[str]]
         proc.wait(timeout=10)
 
 
+def _other_work_tree(world: World, tmp_path: Path, lock: str | None = None) -> tuple[Path, Path]:
+    """A linked work tree ``other`` (branch ``other``) of device a's repository, and the path
+    of ``lock`` in its git dir, made and left long ago (by a git killed then) when given."""
+    other = tmp_path / "other"
+    git(world.a.root, "worktree", "add", "-q", "-b", "other", str(other))
+    held = world.a.root / ".git" / (lock or "refs/heads/other.lock")
+    if lock is not None:
+        held.write_bytes(b"")
+        os.utime(held, (1, 1))
+    return other, held
+
+
 def test_a_git_in_another_work_tree_keeps_a_shared_ref_lock(world: World, tmp_path: Path) -> None:
     """The branches' locks are in the git dir every linked work tree shares: a git in
     another work tree of the repository may hold one. Only a git in this work tree was
     looked for, so an old lock was moved aside from under that git, and its ref update
     could be lost."""
-    other = tmp_path / "other"
-    git(world.a.root, "worktree", "add", "-q", "-b", "other", str(other))
+    other, held = _other_work_tree(world, tmp_path)
     world.a.write("facts/a.md", memory("facts/a", "a", "a\n"))
-    held = world.a.root / ".git" / "refs/heads/other.lock"
     taken = datetime(2020, 1, 2, 3, 4, 5, tzinfo=UTC).timestamp()
     with _ref_lock_held(other, "refs/heads/other") as update:
         assert held.exists()
@@ -420,11 +430,7 @@ def test_a_git_commit_in_another_work_tree_keeps_an_old_lock_of_its_branch(
     """'git commit -a' waiting in its editor in another work tree takes its branch's lock
     (in the shared git dir) once the message is written: an old lock there is not moved
     aside from under it, and the root is blocked naming that git."""
-    other = tmp_path / "other"
-    git(world.a.root, "worktree", "add", "-q", "-b", "other", str(other))
-    held = world.a.root / ".git" / "refs/heads/other.lock"
-    held.write_bytes(b"")
-    os.utime(held, (1, 1))
+    other, held = _other_work_tree(world, tmp_path, "refs/heads/other.lock")
     with waiting_git(other, "commit", "-a", "--allow-empty") as commit:
         done = _cli(world.a.home, "sync")
         assert held.exists()
@@ -435,11 +441,7 @@ def test_a_git_commit_in_another_work_tree_keeps_an_old_lock_of_its_branch(
 def test_a_git_log_in_another_work_tree_does_not_keep_a_shared_lock(
     world: World, tmp_path: Path
 ) -> None:
-    other = tmp_path / "other"
-    git(world.a.root, "worktree", "add", "-q", "-b", "other", str(other))
-    held = world.a.root / ".git" / "refs/heads/other.lock"
-    held.write_bytes(b"")
-    os.utime(held, (1, 1))  # left by a git killed long ago
+    other, held = _other_work_tree(world, tmp_path, "refs/heads/other.lock")
     world.a.write("facts/a.md", memory("facts/a", "a", "a\n"))
     with waiting_git(other, "-c", "color.ui=never", "log", "--oneline"):
         done = _cli(world.a.home, "sync")
@@ -455,11 +457,7 @@ def test_a_git_in_another_work_tree_does_not_keep_this_work_trees_own_lock(
     world: World, tmp_path: Path
 ) -> None:
     """This work tree's index.lock is its own: a git in another work tree never takes it."""
-    other = tmp_path / "other"
-    git(world.a.root, "worktree", "add", "-q", "-b", "other", str(other))
-    held = world.a.root / ".git" / "index.lock"
-    held.write_bytes(b"")
-    os.utime(held, (1, 1))
+    other, held = _other_work_tree(world, tmp_path, "index.lock")
     world.a.write("facts/a.md", memory("facts/a", "a", "a\n"))
     with waiting_git(other, "commit", "-a", "--allow-empty"):
         done = _cli(world.a.home, "sync")
