@@ -150,12 +150,11 @@ def row_from_sql(values: tuple[object, ...], made: Path | None = None) -> Row:
 def candidate_row(c: Candidate, path: Path | None = None) -> Row:
     """The :class:`Row` of a fetch candidate, which holds all of it (one statement read
     both; see :mod:`memoryd.index.fetch`); ``path``: its Path, when already made."""
-    row = row_from_sql((
+    return row_from_sql((
         c.path, c.root, c.scope, c.layout, c.type, c.scope_id, c.id, c.kind, c.summary,
         c.load_when, c.pinned, c.supersedes, c.superseded_by, c.created, c.updated, c.size,
         c.mtime_ns, c.hash, c.problems, c.body, c.oversized,
     ), path)  # fmt: skip
-    return row
 
 
 class IndexDB:

@@ -190,8 +190,7 @@ def _and_or(
 ) -> list[Found]:
     """:func:`candidates` of the default strategy for two terms or more: the memories
     holding every term, then (when fewer than ``enough`` do) the OR query's best, in one
-    read transaction (see :class:`Snapshot`, written out here: a needle query at 1k
-    memories costs about as much as two statements, so the Python around them counts).
+    read transaction (:class:`Snapshot`).
 
     Which memories hold every term is asked first by their rowids alone (no bm25, no
     sort, no rows read; at most ``enough`` of them). When that many do, their bm25 top
@@ -203,13 +202,9 @@ def _and_or(
     query and the OR query (the same phrases), so are their order and their ties.
     """
     quoted = [f'"{t}"*' if is_cjk_char(t) else f'"{t}"' for t in terms]
-    conn = db.conn
-    began = not conn.in_transaction
-    if began:
-        conn.execute("BEGIN")
-    try:
+    with Snapshot(db.conn):
         both, either = " AND ".join(quoted), " OR ".join(quoted)
-        held = {rowid for (rowid,) in conn.execute(_HOLDING_SQL, (both, enough))}
+        held = {rowid for (rowid,) in db.conn.execute(_HOLDING_SQL, (both, enough))}
         if len(held) >= enough:  # (held is then cut short at enough)
             full = _top_passing(db, passes, both, fetch, full=True)
             if len(full) >= enough:
@@ -222,9 +217,6 @@ def _and_or(
         else:
             return _top_passing(db, passes, either, fetch, full=False)
         return _merged(full, found) if full else found
-    finally:
-        if began:
-            conn.execute("COMMIT")
 
 
 # The rowids of the memories that match an expression, at most ? of them, unranked.
@@ -316,9 +308,7 @@ def _top_passing(
     if expression is None:
         return []
     condition, params = passes
-    sql = _TOP_SQL.get(condition)
-    if sql is None:
-        sql = _TOP_SQL[condition] = _top_sql(condition)
+    sql = _statement(condition)
     make = tuple.__new__  # a Found and a Candidate without their Python-level __new__
     k = fetch + MARGIN
     while True:
@@ -354,9 +344,7 @@ def _top_holding(
     the AND query's own top than by stepping through the OR query's rows up to it.
     """
     condition, params = passes
-    sql = _TOP_SQL.get(condition)
-    if sql is None:
-        sql = _TOP_SQL[condition] = _top_sql(condition)
+    sql = _statement(condition)
     make = tuple.__new__
     k = fetch + MARGIN
     while True:
@@ -385,6 +373,14 @@ def _top_holding(
 
 _TOP_SQL: dict[str, str] = {}  # _top's statement by its condition: a few, made once each
 _WEIGHTS = ", ".join(str(w) for w in COLUMN_WEIGHTS)
+
+
+def _statement(condition: str) -> str:
+    """:func:`_top_sql` of ``condition``, made once (:data:`_TOP_SQL`)."""
+    sql = _TOP_SQL.get(condition)
+    if sql is None:
+        sql = _TOP_SQL[condition] = _top_sql(condition)
+    return sql
 
 
 def _top_sql(condition: str) -> str:
