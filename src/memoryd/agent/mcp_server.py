@@ -244,8 +244,8 @@ def _left_out(parts: list[tuple[Hit, str]], limit: int) -> str:
 
 def describe(hit: Hit) -> str:
     """``scope kind`` for a memoryd memory; layout, type and scope_id for another layout's file."""
-    row = hit.row if hit.layout != "plugin" else None
-    if row is None or row.layout == "plugin":
+    row = hit.row if hit.layout != "plugin" else None  # memoryd's own: no row made
+    if row is None:
         return f"{hit.scope} {hit.kind or 'memory'}"
     where = f", scope_id {row.scope_id}" if row.scope_id else ""
     return f"{hit.scope} {row.layout} file, type {row.type or 'free'}{where}"
