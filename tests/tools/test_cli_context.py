@@ -109,7 +109,8 @@ def test_context_reads_a_claude_code_hook_event(setup: Setup, tmp_path: object) 
     assert done.returncode == 0, done.stderr
     assert "### pitfalls/fts5 (project pitfall)" in done.stdout
     assert "- 部署只用 pnpm" in done.stdout
-    structured = run_cli("context", "--hook", "--json", input=event)
+    other = event.replace('"session_id": "s"', '"session_id": "t"')  # s holds the block now
+    structured = run_cli("context", "--hook", "--json", input=other)
     assert structured.returncode == 0, structured.stderr
     answer = json.loads(structured.stdout)
     assert list(answer) == ["hookSpecificOutput"]
