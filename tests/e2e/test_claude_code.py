@@ -61,10 +61,14 @@ def tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def result_text(part: dict[str, Any]) -> str:
+    """A tool result's text as the model read it: Claude Code sends the model a tool's
+    structuredContent (as JSON) when it has one, and memoryd's holds the text first."""
     content = part["content"]
-    if isinstance(content, str):
-        return content
-    return "\n".join(c.get("text", "") for c in content)
+    text = content if isinstance(content, str) else "\n".join(c.get("text", "") for c in content)
+    if text.startswith('{"text":'):
+        structured: dict[str, Any] = json.loads(text)
+        return str(structured["text"])
+    return text
 
 
 def transcript(project: Project, session: str) -> list[dict[str, Any]]:

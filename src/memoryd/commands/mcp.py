@@ -21,7 +21,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(app: App, args: argparse.Namespace) -> int:
-    from memoryd.agent.mcp_server import serve
+    from memoryd.agent.mcp_front import front
 
     if args.project:
         from memoryd.errors import UsageError
@@ -34,5 +34,8 @@ def run(app: App, args: argparse.Namespace) -> int:
                 "the client starts memoryd in",
             )
         app.cwd = project
-    serve(app)
+    with front(app):  # what never changes is answered while the SDK loads
+        from memoryd.agent.mcp_server import serve
+
+        serve(app)
     return 0
