@@ -569,7 +569,7 @@ def test_each_tool_has_a_title_and_answers_with_structure_beside_its_text(setup:
     recall = tools["memory_recall"].output_schema
     assert set(recall["required"]) == {"text", "query", "hits"}
     structure = found.structured_content
-    assert list(structure)[0] == "text" and structure["text"] == text_of(found.content[0])
+    assert next(iter(structure)) == "text" and structure["text"] == text_of(found.content[0])
     (hit,) = structure["hits"]
     assert hit["id"] == "pitfalls/fts5-unicode61-merges" and hit["scope"] == "project"
     assert hit["path"] == str(setup.project / "pitfalls" / "fts5-unicode61-merges.md")
