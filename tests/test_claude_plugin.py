@@ -51,6 +51,12 @@ def test_every_hook_and_the_mcp_server_go_through_the_launcher() -> None:
     assert os.access(LAUNCHER, os.X_OK)
 
 
+def test_the_docs_install_the_plugin_as_the_end_to_end_tests_do() -> None:
+    install = "claude plugin marketplace add /path/to/memoryd\nclaude plugin install memoryd@memoryd\n"
+    for doc in (REPO / "README.md", REPO / "docs" / "agents.md"):
+        assert f"```sh\n{install}```" in doc.read_text(encoding="utf-8"), doc
+
+
 def launch(home: Path, path: str, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(LAUNCHER), "--version"], capture_output=True, text=True, timeout=60, check=False,
