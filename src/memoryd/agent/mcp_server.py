@@ -119,12 +119,12 @@ REMEMBER_DEFAULT = "what this conversation settled that will stay true"
 class Tools:
     """The tool bodies, one lock around them: each call runs to completion alone."""
 
-    def __init__(self, app: App) -> None:
+    def __init__(self, app: App, main: Path | None) -> None:
         self.app = app
         self.lock = threading.Lock()
         # the main work tree of the linked worktree the server started in: the project it
         # serves after that worktree is removed under the session (see memoryd.workdir)
-        self.main = workdir.main_tree(app.cwd) if app.cwd.is_dir() else None
+        self.main = main
 
     def call(self, work: Callable[[], Structured]) -> CallToolResult:
         """Run one tool body; a refusal reaches the model as an error with the CLI's text
@@ -398,9 +398,11 @@ def _reader(path: Path) -> Callable[[], str]:
     return read
 
 
-def build_server(app: App) -> Any:
-    """The MCP server with the five memory tools (no transport attached)."""
-    tools = Tools(app)
+def build_server(app: App, main: Path | None = None) -> Any:
+    """The MCP server with the five memory tools (no transport attached). ``main``: the main
+    work tree of the linked worktree the server started in (see :class:`Tools`), read by the
+    caller before the SDK was imported (a session may remove its worktree meanwhile)."""
+    tools = Tools(app, main)
     server = StrictServer(NAME, instructions=INSTRUCTIONS, version=__version__)
     add_root_resources(server, app)
 
@@ -544,6 +546,6 @@ def build_server(app: App) -> Any:
     return server
 
 
-def serve(app: App) -> None:
+def serve(app: App, main: Path | None) -> None:
     """Run the server on stdin/stdout until the client closes it."""
-    build_server(app).run("stdio")
+    build_server(app, main).run("stdio")
