@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from memoryd.config import RootConfig
+from memoryd.config.sections import RootConfig
 from memoryd.index import store
 from memoryd.index.db import dump_problems, join_lines
 from memoryd.index.layout import identify, summary

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from memoryd.sync.git import GitError
+from memoryd.gitcli import GitError
 from memoryd.sync.repo import Repo
 
 log = logging.getLogger(__name__)

@@ -19,23 +19,25 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memoryd.config import Config, RootConfig
-from memoryd.fsutil import atomic_write
-from memoryd.memory import printable
-from memoryd.paths import Paths
-from memoryd.rootfs import STATE_FILE
-from memoryd.roots import ensure_gitignored
-from memoryd.sync import backups, exclude, held, outgoing, remote
-from memoryd.sync import commit as local
-from memoryd.sync.conflicts import (
+from memoryd import held
+from memoryd.config.sections import Config, RootConfig
+from memoryd.conflicts import (
     conflict_lines,
     copy_path,
     parse_copy_name,
     safe_device,
     utc_stamp,
 )
+from memoryd.fsutil import atomic_write
+from memoryd.gitcli import GitError
+from memoryd.memory import printable
+from memoryd.paths import Paths
+from memoryd.rootfs import STATE_FILE
+from memoryd.roots import ensure_gitignored
+from memoryd.sync import backups, exclude, outgoing, remote
+from memoryd.sync import commit as local
 from memoryd.sync.derived import Quarantined, recompile
-from memoryd.sync.git import EMPTY_TREE, ZERO, GitError
+from memoryd.sync.git import EMPTY_TREE, ZERO
 from memoryd.sync.identity import IDENTITY_HINT, identity_error, is_identity_error
 from memoryd.sync.replay import OutsideRoot, replay
 from memoryd.sync.repo import Blocked, Repo, open_repo, preflight

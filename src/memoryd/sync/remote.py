@@ -20,9 +20,10 @@ from pathlib import Path
 
 from memoryd import gitcli
 from memoryd.fsutil import atomic_write
+from memoryd.gitcli import GitError
 from memoryd.rootfs import STATE_FILE
 from memoryd.sync import exclude
-from memoryd.sync.git import EMPTY_TREE, NET_TIMEOUT_S, ZERO, GitError
+from memoryd.sync.git import EMPTY_TREE, NET_TIMEOUT_S, ZERO
 from memoryd.sync.repo import Blocked, Repo, device_of
 
 Aside = Callable[[str], str]  # root-relative path -> where to move a local file out of the way

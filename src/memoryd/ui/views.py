@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.app import App
-from memoryd.config import RootConfig
+from memoryd.config.sections import RootConfig
 from memoryd.errors import MemorydError, PathError, UsageError
 
 log = logging.getLogger(__name__)
@@ -103,7 +103,8 @@ def search(app: App, params: Params) -> dict[str, Any]:
 
 def context(app: App, params: Params) -> dict[str, Any]:
     """The exact block ``memoryd context PROMPT`` prints, its size and what was cut."""
-    from memoryd.agent.context import OUTLINE_CUT, gather
+    from memoryd.agent.context import gather
+    from memoryd.injection import OUTLINE_CUT
 
     prompt = params.get("q", "")
     if len(prompt) > MAX_QUERY:
