@@ -13,7 +13,7 @@ from memoryd.sync.derived import recompile
 from memoryd.sync.report import sync_problems
 from memoryd.sync.state import load_state
 from tests.helpers import git
-from tests.sync.fake_tokens import github
+from tests.secrets.fake_tokens import github
 from tests.sync.world import Device, World, make_world, memory
 
 LINES = "".join(f"line {n}\n" for n in range(1, 9))
@@ -536,7 +536,7 @@ def test_a_secret_in_a_commit_made_by_hand_is_not_pushed(world: World) -> None:
     """git add + git commit in the memory repository passes no gate: the next sync pushed the
     credential to the remote and so to every device, and said "ok: pushed"."""
     from memoryd.secrets.scanner import scan
-    from tests.sync.fake_tokens import github
+    from tests.secrets.fake_tokens import github
 
     root = world.a.root
     body = f"intro\ntoken {github('by-hand')}\n"
@@ -567,7 +567,7 @@ def test_a_secret_in_the_name_of_a_file_committed_by_hand_is_not_pushed(world: W
     facts/<token>.md would put the token in the remote's tree and log; the refusal shows
     the name redacted."""
     from memoryd.secrets.scanner import redact_name, scan_name
-    from tests.sync.fake_tokens import github
+    from tests.secrets.fake_tokens import github
 
     root = world.a.root
     name = f"facts/{github('in-a-name')}.md"
