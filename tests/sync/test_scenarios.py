@@ -677,20 +677,20 @@ def test_unicode_and_spaced_names_conflict_cleanly(world: World) -> None:
 def test_an_edit_during_the_cycle_is_never_overwritten(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memoryd.sync import remote
+    from memoryd.sync import worktree
 
     world.a.write("facts/x.md", memory("facts/x", "x", LINES))
     world.settle()
     world.a.write("facts/x.md", memory("facts/x", "x", LINES.replace("line 1", "A1")))
     world.a.sync()
-    real_move = remote.move
+    real_move = worktree.move
 
     def move_after_an_edit(*args: object, **kw: object) -> list[str]:
         world.b.write("facts/x.md", memory("facts/x", "x", "written mid-cycle by an agent\n"))
         return real_move(*args, **kw)  # type: ignore[arg-type]
 
     with monkeypatch.context() as patch:  # undo only this: undo() would undo the isolated home
-        patch.setattr(remote, "move", move_after_an_edit)
+        patch.setattr(worktree, "move", move_after_an_edit)
         outcome = world.b.sync()
     assert outcome.ok  # the move goes around the edited file, which keeps its bytes
     assert "written mid-cycle" in world.b.read("facts/x.md")

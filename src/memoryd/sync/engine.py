@@ -34,7 +34,7 @@ from memoryd.memory import printable
 from memoryd.paths import Paths
 from memoryd.rootfs import STATE_FILE
 from memoryd.roots import ensure_gitignored
-from memoryd.sync import backups, exclude, outgoing, remote
+from memoryd.sync import backups, exclude, outgoing, remote, worktree
 from memoryd.sync import commit as local
 from memoryd.sync.derived import Quarantined, recompile
 from memoryd.sync.git import EMPTY_TREE, ZERO
@@ -374,7 +374,7 @@ class _Cycle:
         )
 
     def integrate(self, head: str | None, theirs: str, tracking: str) -> None:
-        edited = remote.edited_outside(self.repo, head, theirs) if head else []
+        edited = worktree.edited_outside(self.repo, head, theirs) if head else []
         if edited:
             more = f" (and {len(edited) - 1} more)" if len(edited) > 1 else ""
             raise Blocked(
@@ -385,7 +385,7 @@ class _Cycle:
                 "or commit them and pull yourself (git pull --rebase)",
             )
         if head is None or self.repo.git.is_ancestor(head, theirs):
-            self.outcome.notices += remote.move(
+            self.outcome.notices += worktree.move(
                 self.repo,
                 head,
                 theirs,
@@ -407,7 +407,7 @@ class _Cycle:
             if fork is not None and git.shares_a_tree(fork, theirs):  # a rewrite
                 since, base = fork, self._rewritten_base(fork, theirs)
         base = base or EMPTY_TREE
-        self.outcome.backup_ref = remote.backup(self.repo, self.device, utc_stamp(now), head)
+        self.outcome.backup_ref = backups.backup(self.repo, self.device, utc_stamp(now), head)
         index = local.private_index(self.repo, self.tmp, None)
         try:
             result = replay(self.repo, base, head, theirs, index=index, device=self.device, now=now)
@@ -429,7 +429,7 @@ class _Cycle:
         # as it is, not one more commit of the same tree pushed to every device
         same = tree == git.tree_of(theirs)
         new = theirs if same else git.commit_tree(tree, [theirs], message)
-        self.outcome.notices += remote.move(
+        self.outcome.notices += worktree.move(
             self.repo,
             head,
             new,
@@ -508,7 +508,7 @@ class _Cycle:
         """Recompile what the move changed, and commit that (same bytes on every device)."""
         write_conflicts_file(self.root.path)
         recompile(self.root, self.config)
-        remote.restat(self.repo)  # a compiled file git checked out with CRLF, written with LF
+        worktree.restat(self.repo)  # a compiled file git checked out with CRLF, written with LF
         if self.policy.commit:
             self.commit_local()
 
