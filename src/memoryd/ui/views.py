@@ -145,8 +145,9 @@ def memories(app: App, params: Params) -> dict[str, Any]:
 
 def memory(app: App, params: Params) -> dict[str, Any]:
     """One memory's page: frontmatter, body, problems, git history, supersedes chain."""
-    from memoryd.memory import parse, validate
+    from memoryd.memory import parse
     from memoryd.ui.history import file_history
+    from memoryd.validation import validate
 
     root, path, rel = _file(app, params)
     raw = path.read_bytes()
