@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from memoryd.agent import injected
-from memoryd.agent.context import Given, RootBlocks, Shown, build
 from memoryd.app import App
+from memoryd.injection import Given, RootBlocks, Shown, build
 from tests.helpers import run_cli
 from tests.tools.conftest import Setup
 from tests.tools.test_cli_context import fill
@@ -156,7 +156,7 @@ def test_an_unreadable_record_gives_the_whole_block(setup: Setup) -> None:
 
 
 def _block(shown: dict[str, str], size: int) -> Any:
-    from memoryd.agent.context import Block
+    from memoryd.injection import Block
 
     return Block("x" * size, framed=False, shown=shown)
 

@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memoryd.agent import notice
-from memoryd.agent.context import Block, Given, gather
+from memoryd.agent.context import gather
 from memoryd.fsutil import atomic_write
+from memoryd.injection import Block, Given
 
 if TYPE_CHECKING:
     from memoryd.app import App

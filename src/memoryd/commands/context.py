@@ -22,8 +22,8 @@ from memoryd.app import App
 from memoryd.commands import add_json
 
 if TYPE_CHECKING:
-    from memoryd.agent.context import Block
     from memoryd.errors import ConfigError
+    from memoryd.injection import Block
 
 HOOK_HINT = "configure 'memoryd context --rebuild --hook' as a SessionStart hook (matcher compact)"
 HOOK_EVENT = "--hook expects the hook's JSON event on stdin"
@@ -116,7 +116,7 @@ def _run_hook(app: App, args: argparse.Namespace) -> int:
         query = prompt if isinstance(prompt, str) and prompt else " ".join(args.query)
         block = injected.hook_block(app, event, query, args.max_chars, args.max_entries)
     except Exception as failure:  # any failure at all: exit 1 was a hook error every prompt
-        from memoryd.cli import as_error
+        from memoryd.failure import as_error
 
         exc = as_error(app, failure)
         app.note(f"memoryd: context --hook injected nothing: {exc}")
@@ -248,7 +248,7 @@ def _rebuild(app: App, args: argparse.Namespace) -> int:
     except Exception as failure:  # as a hook, any failure: a hook error on every start
         if not args.hook:
             raise
-        from memoryd.cli import as_error
+        from memoryd.failure import as_error
 
         exc = as_error(app, failure)
         app.note(f"memoryd: rebuild injection skipped: {exc}")
