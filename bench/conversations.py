@@ -90,7 +90,7 @@ SOURCES = {
         ),
         "MIT",
     ),
-    "locomo": Source("snap-research/locomo", ("data/locomo10.zip",), "CC BY-NC 4.0"),
+    "locomo": Source("snap-research/locomo", ("data/locomo10.zip",), "none stated"),
     "cmrc2018": Source("ymcui/cmrc2018", ("squad-style-data/cmrc2018_dev.json",), "CC BY-SA 4.0"),
 }
 DEVELOPMENT = ("realtalk", "madial")
@@ -332,6 +332,9 @@ def summary_of(text: str) -> str:
     return first[:100]
 
 
+SEARCH_SETTINGS: list[str] = []  # --search key=value: config.yaml's search settings
+
+
 def memoryd_ranker(col: Collection, scratch: Path) -> tuple[Ranker, Callable[[], None]]:
     """memoryd's recall over the collection written as a root of memories."""
     root = scratch / "root"
@@ -353,7 +356,10 @@ def memoryd_ranker(col: Collection, scratch: Path) -> tuple[Ranker, Callable[[],
         )
     home = scratch / "home"
     home.mkdir()
-    (home / "config.yaml").write_text(f"roots:\n  - path: {root}\n    scope: global\n")
+    search = "".join(f"\n  {s}" for s in SEARCH_SETTINGS)
+    (home / "config.yaml").write_text(
+        f"roots:\n  - path: {root}\n    scope: global\n" + (f"search:{search}\n" if search else "")
+    )
     os.environ["MEMORYD_HOME"] = str(home)
     from memoryd.config import load_config
     from memoryd.index import open_index, recall, reconcile
@@ -496,7 +502,11 @@ def main() -> None:
     parser.add_argument("--granularity", help="only this granularity (turn, event, session...)")
     parser.add_argument("--mirror", type=Path, help="a folder of <owner>+<name>/repo git dirs")
     parser.add_argument("--systems", default=",".join(SYSTEMS))
+    parser.add_argument(
+        "--search", action="append", default=[], help="a search setting, e.g. score_floor=0"
+    )
     args = parser.parse_args()
+    SEARCH_SETTINGS.extend(s.replace("=", ": ", 1) for s in args.search)
     names = args.sets.split(",") if args.sets else list(HELD_OUT if args.heldout else DEVELOPMENT)
     systems = args.systems.split(",")
     print(f"hit@1 / hit@5 / hit@10 (sets: {', '.join(names)})\n")

@@ -28,11 +28,11 @@ from memoryd.index.db import (
     root_path,
     split_lines,
 )
-from memoryd.index.fetch import Candidate, candidates
+from memoryd.index.fetch import Candidate, candidates, coverage
 from memoryd.index.hits import Lookups, bump_hits
 from memoryd.index.ranking import rank
 from memoryd.index.snippet import MARKERS, explain
-from memoryd.index.tokenizer import query_words
+from memoryd.index.tokenizer import read_query
 from memoryd.memory import Problem
 
 if TYPE_CHECKING:
@@ -159,7 +159,7 @@ def recall(
     settings = config.search
     limit = settings.limit if limit is None else limit
     roots = [r for r in roots if scope is None or r.scope == scope]
-    forms = query_words(query)
+    forms, dates = read_query(query)
     terms = list(forms)
     if not terms or limit <= 0 or not roots:
         return []
@@ -171,7 +171,7 @@ def recall(
     if not found:
         return []
     now = int(time.time() * 1000) if now_ms is None else now_ms
-    kept = rank(settings, found, Lookups(), now, limit)
+    kept = rank(settings, found, Lookups(), now, limit, coverage=coverage(terms), dates=dates)
     marks = MARKERS[markers]
     hits = [_hit(f.candidate, t, f.relevance, forms, marks, parts=parts) for t, f, parts in kept]
     if bump:
