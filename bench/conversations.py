@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import collections
 import dataclasses
+import functools
 import io
 import json
 import math
@@ -335,8 +336,11 @@ def summary_of(text: str) -> str:
 SEARCH_SETTINGS: list[str] = []  # --search key=value: config.yaml's search settings
 
 
-def memoryd_ranker(col: Collection, scratch: Path) -> tuple[Ranker, Callable[[], None]]:
-    """memoryd's recall over the collection written as a root of memories."""
+def memoryd_ranker(
+    col: Collection, scratch: Path, semantic: bool = False
+) -> tuple[Ranker, Callable[[], None]]:
+    """memoryd's recall over the collection written as a root of memories (``semantic``:
+    with the semantic stage on; the cold index's time per memory is printed to stderr)."""
     root = scratch / "root"
     names: dict[str, str] = {}
     for i, m in enumerate(col.memories):
@@ -356,7 +360,7 @@ def memoryd_ranker(col: Collection, scratch: Path) -> tuple[Ranker, Callable[[],
         )
     home = scratch / "home"
     home.mkdir()
-    search = "".join(f"\n  {s}" for s in SEARCH_SETTINGS)
+    search = "".join(f"\n  {s}" for s in [*SEARCH_SETTINGS, *(["semantic: true"] * semantic)])
     (home / "config.yaml").write_text(
         f"roots:\n  - path: {root}\n    scope: global\n" + (f"search:{search}\n" if search else "")
     )
@@ -368,7 +372,14 @@ def memoryd_ranker(col: Collection, scratch: Path) -> tuple[Ranker, Callable[[],
     paths = resolve_paths()
     config = load_config(paths)
     db = open_index(paths)
+    started = time.perf_counter()
     reconcile(db, config)
+    cold = (time.perf_counter() - started) / len(col.memories) * 1000
+    print(
+        f"({col.name} {col.granularity}: cold index {cold:.2f} ms a memory"
+        f"{' with the semantic stage' if semantic else ''})",
+        file=sys.stderr,
+    )
     last = max(m.when_ms for m in col.memories)
 
     def rank(q: Question) -> list[str]:
@@ -451,6 +462,7 @@ def bm25_ranker(col: Collection, _scratch: Path) -> tuple[Ranker, Callable[[], N
 
 SYSTEMS: dict[str, Callable[[Collection, Path], tuple[Ranker, Callable[[], None]]]] = {
     "memoryd": memoryd_ranker,
+    "semantic": functools.partial(memoryd_ranker, semantic=True),
     "fts5": fts5_ranker,
     "bm25": bm25_ranker,
 }
@@ -501,7 +513,7 @@ def main() -> None:
     parser.add_argument("--sets", help="comma-separated set names (default: the development sets)")
     parser.add_argument("--granularity", help="only this granularity (turn, event, session...)")
     parser.add_argument("--mirror", type=Path, help="a folder of <owner>+<name>/repo git dirs")
-    parser.add_argument("--systems", default=",".join(SYSTEMS))
+    parser.add_argument("--systems", default="memoryd,fts5,bm25", help=f"of {', '.join(SYSTEMS)}")
     parser.add_argument(
         "--search", action="append", default=[], help="a search setting, e.g. score_floor=0"
     )

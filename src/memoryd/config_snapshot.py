@@ -132,5 +132,5 @@ def write(paths: Paths, env: Mapping[str, str], now_ns: int | None = None) -> No
 
 _SEARCH = (
     "limit", "score_floor", "half_life_days", "decay_floor", "project_prior",
-    "global_prior", "recall_boost_max", "max_file_bytes",
+    "global_prior", "recall_boost_max", "max_file_bytes", "semantic",
 )  # fmt: skip

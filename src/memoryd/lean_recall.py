@@ -245,6 +245,8 @@ def _answer(
         raise Fallback
     if snapshot.get("located") != config_snapshot.located(env, config_dir, cache_dir, state_dir):
         raise Fallback  # written for other folders or another environment
+    if snapshot["search"].get("semantic"):
+        raise Fallback  # the embedding stage loads a model: the full path's
     project = os.path.join(cwd, args["project"]) if "project" in args else None
     roots = _search_roots(snapshot, cwd, project)
     if any(r.layout != "plugin" or not os.path.isdir(r.path) for r in roots):
