@@ -138,7 +138,11 @@ def search(
         return []
     matrix = np.frombuffer(b"".join(r[1] for r in rows), np.float32).reshape(len(rows), -1)
     sims = matrix @ q
-    top = np.argsort(-sims, kind="stable")[:k]
+    if len(rows) > k:  # the k nearest, unordered, then ordered: no sort of every memory
+        near = np.argpartition(-sims, k)[:k]
+        top = near[np.argsort(-sims[near], kind="stable")]
+    else:
+        top = np.argsort(-sims, kind="stable")
     return [rows[i][0] for i in top]
 
 
