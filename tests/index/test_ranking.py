@@ -111,6 +111,13 @@ def test_a_query_of_stop_words_only_searches_them(world: World, db: IndexDB) -> 
         ("deploy", "the deployment failed"),
         ("deployments", "we deploy on fridays"),
         ("Running", "runs"),
+        # irregular forms (issue 40): Snowball's suffix rules leave them apart
+        ("went", "we go there every summer"),
+        ("go", "she went to Lisbon"),
+        ("bought", "buy the tickets early"),
+        ("thinking", "what she thought"),
+        ("children", "the child sleeps"),
+        ("written", "write it down"),
     ],
 )
 def test_english_word_forms_find_each_other(
@@ -318,17 +325,3 @@ def test_a_date_never_lifts_a_partial_match_above_a_full_one(world: World, db: I
     world.write(world.global_root, "facts/full.md", "the release shipped late",
                 created=_ms("2020-01-01"), updated=_ms("2020-01-01"))  # fmt: skip
     assert ids(search(db, world, "release shipped 7 May 2023")) == ["facts/full", "facts/dated"]
-
-
-@pytest.mark.parametrize(
-    ("query", "body"),
-    [("went", "we go there every summer"), ("go", "she went to Lisbon"),
-     ("bought", "buy the tickets early"), ("thinking", "what she thought"),
-     ("children", "the child sleeps"), ("written", "write it down")],
-)  # fmt: skip
-def test_irregular_english_forms_find_each_other(
-    world: World, db: IndexDB, query: str, body: str
-) -> None:
-    world.write(world.global_root, "facts/x.md", body)
-    world.write(world.global_root, "facts/y.md", "unrelated text")
-    assert ids(search(db, world, query)) == ["facts/x"]
