@@ -93,6 +93,7 @@ def rank(
     day = DAY_MS
     scored: list[tuple[bool, float, int, Found, tuple[float, ...]]] = []
     keep = scored.append
+    factors: tuple[float, ...]
     best = None  # the best relevance, as cut's max() finds it
     for f in found:
         relevance, row, full = f
@@ -100,36 +101,22 @@ def rank(
         if best is None or relevance > best:
             best = relevance
         prior = project if scope == "project" else other
-        when = DATE_BOOST if dates and dated(dates, created, updated) else 0.0
         if layout != "plugin":  # math.prod's product, in the same order
-            if when:
-                keep(
-                    (
-                        not full,
-                        -(relevance * prior * when),
-                        len(scored),
-                        f,
-                        (relevance, prior, when),
-                    )
-                )
-            else:
-                keep((not full, -(relevance * prior), len(scored), f, (relevance, prior)))
-            continue
-        if pinned or not decays:
-            age = 1.0
-        else:  # decay(), inlined; "a if a > b else b" is max(b, a), without the call
-            since = now_ms - (updated or created or mtime_ns // 1_000_000)
-            curve = 0.5 ** ((since if since > 0 else 0) / day / half_life)
-            age = curve if curve > floor else floor
-        count = hits[root](memory_id)  # boost(), inlined; most memories have no hits
-        boosted = 1.0 + boost_max * count / (count + BOOST_HALF) if count > 0 else unboosted
-        score = relevance * prior * age * boosted
-        if when:
-            keep(
-                (not full, -(score * when), len(scored), f, (relevance, prior, age, boosted, when))
-            )
+            score, factors = relevance * prior, (relevance, prior)
         else:
-            keep((not full, -score, len(scored), f, (relevance, prior, age, boosted)))
+            if pinned or not decays:
+                age = 1.0
+            else:  # decay(), inlined; "a if a > b else b" is max(b, a), without the call
+                since = now_ms - (updated or created or mtime_ns // 1_000_000)
+                curve = 0.5 ** ((since if since > 0 else 0) / day / half_life)
+                age = curve if curve > floor else floor
+            count = hits[root](memory_id)  # boost(), inlined; most memories have no hits
+            boosted = 1.0 + boost_max * count / (count + BOOST_HALF) if count > 0 else unboosted
+            score = relevance * prior * age * boosted
+            factors = (relevance, prior, age, boosted)
+        if dates and dated(dates, created, updated):  # a soft signal: one more factor
+            score, factors = score * DATE_BOOST, (*factors, DATE_BOOST)
+        keep((not full, -score, len(scored), f, factors))
     if best is None:
         return []
     scored.sort()  # = ranked(): every full match first, then by score, ties in their order
