@@ -365,7 +365,7 @@ def memoryd_ranker(
         f"roots:\n  - path: {root}\n    scope: global\n" + (f"search:{search}\n" if search else "")
     )
     os.environ["MEMORYD_HOME"] = str(home)
-    from memoryd.config import load_config
+    from memoryd.config.loader import load_config
     from memoryd.index import open_index, recall, reconcile
     from memoryd.paths import resolve_paths
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from memoryd.config import Config, SearchConfig
+from memoryd.config.sections import Config, SearchConfig
 from memoryd.index import IndexDB, reconcile, semantic
 from tests.index.conftest import World
 from tests.index.test_recall import filler, ids, search
