@@ -23,6 +23,7 @@ import sqlite3
 import zipfile
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 # A fake Stripe live key (the scanner's stripe-secret-key rule), assembled so no file of
 # this repository holds it whole.
@@ -240,7 +241,7 @@ def cline(project: Path) -> Path:
 def openmemory_zip(path: Path) -> Path:
     """OpenMemory's backup: memories.json (relational) and memories.jsonl.gz in a zip."""
     cats = [{"id": "c1", "name": "preferences"}, {"id": "c2", "name": "work"}]
-    memories = [
+    memories: list[dict[str, Any]] = [
         {"id": "m1", "content": "Prefers dark roast coffee and 中文回复", "state": "active",
          "created_at": "2025-10-01T08:00:00+00:00", "updated_at": "2025-10-02T08:00:00+00:00",
          "category_ids": ["c1"], "metadata": {}},

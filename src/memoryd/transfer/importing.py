@@ -10,9 +10,9 @@ readers already turn rules into proposals). Candidates of the same import are ch
 against each other too, through an in-memory copy of the index's duplicate search.
 
 A second import of the same source writes nothing: a memory it wrote before carries
-the same ``source:`` (or, for jsonl's own ids, the same id and text), and is counted as
-already imported. Nothing of the source is ever written to; a source file that cannot be
-parsed is one line in the report, and the rest is imported.
+the same ``source:`` (a jsonl record, which has an id of its own, the same id and text),
+and is counted as already imported. Nothing of the source is ever written to; a source
+file that cannot be parsed is one line in the report, and the rest is imported.
 """
 
 from __future__ import annotations
@@ -183,7 +183,7 @@ class _Gate:
     def screen(self, c: Candidate) -> Planned:
         if c.kind == remember.RULE:  # iron rules are written only by people
             c = replace(c, kind=remember.PROPOSAL)
-        if c.source is not None and c.source in self.sources:
+        if c.id is None and c.source is not None and c.source in self.sources:
             return Planned(c, ALREADY, reason="imported before (same source)")
         if self.project and c.project and c.project != self.project:
             return Planned(c, ELSEWHERE, reason=f"filed under project {c.project!r}")
@@ -213,7 +213,7 @@ class _Gate:
             return Planned(c, DUPLICATE, memory_id, c.kind, duplicate)
         self.taken.add(memory_id)
         self.batch.add(memory_id, remember.content_text(request))
-        if c.source is not None:
+        if c.id is None and c.source is not None:  # a memory with an id is known by it
             self.sources.add(c.source)
         item = Planned(c, WRITE, memory_id, c.kind, path=path, memory=memory)
         self.accepted[memory_id] = item

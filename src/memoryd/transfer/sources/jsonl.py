@@ -37,8 +37,9 @@ def read(path: Path, env: Mapping[str, str]) -> Reading:
         where = f"{path}:{number}"
         try:
             record = json.loads(line)
-        except ValueError as exc:
-            reading.unreadable.append(Unreadable(where, f"not JSON ({exc.args[0]})", FIX))
+        except json.JSONDecodeError as exc:
+            why = f"not JSON ({exc.msg} at column {exc.colno})"
+            reading.unreadable.append(Unreadable(where, why, FIX))
             continue
         problem = _problem(record)
         if problem:
