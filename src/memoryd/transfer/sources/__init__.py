@@ -44,7 +44,7 @@ def read(source: str, path: Path | None, env: Mapping[str, str], cwd: Path) -> R
         )
     if not where.exists():
         raise UsageError(
-            f"{where} does not exist, so there is no {source} {reader.WHAT} to import",
+            f"{where} does not exist: there is no {reader.WHAT} to import there",
             hint=f"give the PATH of the {reader.WHAT}: memoryd import {source} PATH",
         )
     reading: Reading = reader.read(where, env)
