@@ -3,7 +3,8 @@
 The folder holds ``MEMORY.md`` (the index Claude Code loads into every session: one
 ``- [Title](topic.md) — hook`` line per topic file, and sometimes a note written inline)
 and the topic files, each with ``name``/``description`` and ``type`` (user, feedback,
-project, reference; newer versions put it under ``metadata:``) in its frontmatter. Every
+project, reference; newer versions put it under ``metadata:`` with ``modified``, the
+time it was written, which the memory keeps) in its frontmatter. Every
 topic file is a memory; an inline bullet of MEMORY.md that links to no topic file is one
 too. A file memoryd exported carries its memoryd kind, id and times under ``metadata:``,
 so a round trip keeps them. A CLAUDE.md given as PATH is read section by section (``##``).
@@ -105,7 +106,7 @@ def _read_topic(path: Path, env: Mapping[str, str], reading: Reading) -> None:
     described = _text(meta.get("description")) or _text(meta.get("name"))
     summary = described or summary_of(body) or path.stem
     kind = _text(ours.get("kind")) or kinds.CLAUDE_CODE.get(_claude_type(meta, nested), "fact")
-    stamp = mtime_ms(path)
+    stamp = when(nested.get("modified")) or mtime_ms(path)  # Claude Code stamps what it writes
     load_when = ours.get("load_when")
     reading.candidates.append(
         Candidate(
