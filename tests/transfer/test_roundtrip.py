@@ -168,3 +168,26 @@ def test_claude_code_round_trip_keeps_memoryds_fields(setup: Setup, tmp_path: Pa
         if old["kind"] == "rule":
             old["kind"], old["id"] = "rule-proposal", "proposals/" + old["id"].split("/")[1]
         assert {**new, "source": None} == {**old, "source": None}
+
+
+def test_links_are_kept_both_ways_and_inspect_finds_nothing_wrong(setup: Setup,
+                                                                   tmp_path: Path) -> None:  # fmt: skip
+    """A record superseding a memory already in the root marks it superseded, as remember
+    does; one superseding an earlier record of the same import marks that one."""
+    assert run_cli("remember", "--kind", "fact", "--summary", "Old deploy: Capistrano",
+                   cwd=setup.repo).returncode == 0  # fmt: skip
+    path = tmp_path / "in.jsonl"
+    records = [
+        {"id": "facts/kamal", "kind": "fact", "summary": "Deploy with Kamal",
+         "supersedes": "facts/old-deploy-capistrano"},
+        {"id": "facts/first", "kind": "fact", "summary": "First alpha"},
+        {"id": "facts/second", "kind": "fact", "summary": "Second bravo", "supersedes": "facts/first"},
+    ]  # fmt: skip
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    report = importing.run(App(cwd=setup.repo), "jsonl", path)
+    assert report.written == ["facts/kamal", "facts/first", "facts/second"]
+    old = (setup.project / "facts/old-deploy-capistrano.md").read_text()
+    assert "superseded_by: facts/kamal\n" in old
+    assert "superseded_by: facts/second\n" in (setup.project / "facts/first.md").read_text()
+    checked = run_cli("inspect", cwd=setup.repo)
+    assert "no problems found" in checked.stdout, checked.stdout

@@ -208,11 +208,13 @@ class _Gate:
             return Planned(c, SECRET, kind=c.kind, reason=_findings(exc.message))
         except MemorydError as exc:
             return Planned(c, REFUSED, kind=c.kind, reason=exc.message)
-        duplicate = self._duplicate(remember.content_text(request))
+        text = remember.content_text(request)
+        terms = upkeep.terms(text)
+        duplicate = self._duplicate(text, terms)
         if duplicate:
             return Planned(c, DUPLICATE, memory_id, c.kind, duplicate)
         self.taken.add(memory_id)
-        self.batch.add(memory_id, remember.content_text(request))
+        self.batch.add(memory_id, terms)
         if c.id is None and c.source is not None:  # a memory with an id is known by it
             self.sources.add(c.source)
         item = Planned(c, WRITE, memory_id, c.kind, path=path, memory=memory)
@@ -258,14 +260,14 @@ class _Gate:
             meta.setdefault(key, value)
         return new_memory(meta, c.body + "\n" if c.body else "")
 
-    def _duplicate(self, text: str) -> str:
-        """Why ``text`` is a duplicate (an existing memory or an earlier candidate covers its
-        terms), or ``""``."""
+    def _duplicate(self, text: str, terms: set[str]) -> str:
+        """Why ``text`` (of these ``terms``) is a duplicate (an existing memory or an earlier
+        candidate covers its terms), or ``""``."""
         found = remember.duplicate_of(self.app, self.roots, text, db=self.db)
         if found is not None:
             row, share = found
             return f"{row.id!r} ({row.scope}) already covers {share:.0%} of its terms"
-        near = self.batch.covering(text)
+        near = self.batch.covering(terms)
         if near is not None:
             other, share = near
             return f"{other!r} of this import already covers {share:.0%} of its terms"
@@ -283,15 +285,15 @@ class _Batch:
         self.ids: list[str] = []
         self.postings: dict[str, list[int]] = {}
 
-    def add(self, memory_id: str, text: str) -> None:
-        terms = upkeep.terms(text)
+    def add(self, memory_id: str, terms: set[str]) -> None:
         for term in terms:
             self.postings.setdefault(term, []).append(len(self.ids))
         self.terms.append(terms)
         self.ids.append(memory_id)
 
-    def covering(self, text: str) -> tuple[str, float] | None:
-        wanted = upkeep.terms(text)
+    def covering(self, wanted: set[str]) -> tuple[str, float] | None:
+        """The accepted memory holding the largest share (at least the threshold) of the
+        ``wanted`` terms, and that share."""
         if not wanted or not self.ids:
             return None
         need = max(1, math.ceil(self.share * len(wanted) - 1e-9))
