@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.memory import MIN_EPOCH_MS, epoch_ms
+from memoryd.transfer.kinds import imported_kind
 
 SUMMARY_MAX = 160  # a summary longer than this is cut at a word and its text kept in the body
+FIX_FILE = "fix or remove the file, then import again (nothing was written for it)"
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,17 @@ class Reading:
 
     candidates: list[Candidate] = field(default_factory=list)
     unreadable: list[Unreadable] = field(default_factory=list)
+
+
+def entry(
+    kind: str, summary: str, body: str, stamp: int | None, source: str, **more: Any
+) -> Candidate:
+    """A candidate of ``kind`` as the import takes it (a rule-like one as a proposal, see
+    :func:`memoryd.transfer.kinds.imported_kind`), created and updated at ``stamp``."""
+    return Candidate(
+        kind=imported_kind(kind, summary), summary=summary, body=body, created=stamp,
+        updated=stamp, source=source, **more,
+    )  # fmt: skip
 
 
 def shown(path: Path, env: Mapping[str, str]) -> str:
@@ -132,7 +145,7 @@ def mtime_ms(path: Path) -> int | None:
         return None
 
 
-def read_text(path: Path, reading: Reading, fix: str) -> str | None:
+def read_text(path: Path, reading: Reading, fix: str = FIX_FILE) -> str | None:
     """``path`` as UTF-8 text, or None with the file recorded as unreadable."""
     try:
         data = path.read_bytes()
@@ -167,6 +180,12 @@ def front_and_body(text: str, path: Path, reading: Reading) -> tuple[dict[Any, A
         )  # fmt: skip
         return None
     return dict(memory.meta), memory.body.removesuffix("\n")  # a body has no final newline
+
+
+def read_markdown(path: Path, reading: Reading) -> tuple[dict[Any, Any], str] | None:
+    """A Markdown file's frontmatter and body, or None with the file recorded as unreadable."""
+    text = read_text(path, reading)
+    return None if text is None else front_and_body(text, path, reading)
 
 
 def markdown_files(folder: Path, skip: tuple[str, ...] = ()) -> list[Path]:

@@ -23,8 +23,9 @@ from memoryd.transfer.candidate import (
     Candidate,
     Reading,
     digest,
-    front_and_body,
+    entry,
     mtime_ms,
+    read_markdown,
     read_text,
     sections,
     source_tag,
@@ -35,7 +36,6 @@ from memoryd.transfer.candidate import (
 NAME = "claude-code"
 WHAT = "Claude Code memory folder (~/.claude/projects/<project>/memory) or CLAUDE.md"
 INDEX = "MEMORY.md"
-FIX = "fix or remove the file, then import again (nothing was written for it)"
 _LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+\.md)\)")
 _BULLET = re.compile(r"^\s*[-*+]\s+(.*\S)\s*$")
 
@@ -65,7 +65,7 @@ def read(path: Path, env: Mapping[str, str]) -> Reading:
 def _read_folder(folder: Path, env: Mapping[str, str], reading: Reading) -> None:
     index = folder / INDEX
     if index.exists():
-        text = read_text(index, reading, FIX)
+        text = read_text(index, reading)
         if text is not None:
             _read_index(index, text, env, reading)
     for path in sorted(folder.glob("*.md")):
@@ -82,20 +82,13 @@ def _read_index(index: Path, text: str, env: Mapping[str, str], reading: Reading
             continue
         note = match.group(1)
         summary = summary_of(note)
-        reading.candidates.append(
-            Candidate(
-                kind=kinds.imported_kind(kinds.PREFERENCE, summary), summary=summary,
-                body=note if summary != note else "", created=stamp, updated=stamp,
-                source=source_tag(NAME, index, env, digest(note)),
-            )
-        )  # fmt: skip
+        body = note if summary != note else ""
+        source = source_tag(NAME, index, env, digest(note))
+        reading.candidates.append(entry(kinds.PREFERENCE, summary, body, stamp, source))
 
 
 def _read_topic(path: Path, env: Mapping[str, str], reading: Reading) -> None:
-    text = read_text(path, reading, FIX)
-    if text is None:
-        return
-    parsed = front_and_body(text, path, reading)
+    parsed = read_markdown(path, reading)
     if parsed is None:
         return
     meta, body = parsed
@@ -132,18 +125,13 @@ def _text(value: Any) -> str:
 
 def _read_claude_md(path: Path, env: Mapping[str, str], reading: Reading) -> None:
     """A CLAUDE.md: each ``##`` section is a candidate (the user picks with ``--only``)."""
-    text = read_text(path, reading, FIX)
+    text = read_text(path, reading)
     if text is None:
         return
     stamp = mtime_ms(path)
     for heading, body in sections(text):
-        if not body.strip() or not heading:
-            continue
-        summary = summary_of(heading)
-        reading.candidates.append(
-            Candidate(
-                kind=kinds.imported_kind(kinds.PREFERENCE, summary), summary=summary, body=body,
-                created=stamp, updated=stamp, name=heading,
-                source=source_tag(NAME, path, env, digest(heading)),
+        if body.strip() and heading:
+            source = source_tag(NAME, path, env, digest(heading))
+            reading.candidates.append(
+                entry(kinds.PREFERENCE, summary_of(heading), body, stamp, source, name=heading)
             )
-        )  # fmt: skip

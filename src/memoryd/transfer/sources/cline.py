@@ -14,9 +14,9 @@ from pathlib import Path
 
 from memoryd.transfer import kinds
 from memoryd.transfer.candidate import (
-    Candidate,
     Reading,
     digest,
+    entry,
     markdown_files,
     mtime_ms,
     read_text,
@@ -27,7 +27,6 @@ from memoryd.transfer.candidate import (
 
 NAME = "cline"
 WHAT = "Cline memory bank folder (memory-bank/)"
-FIX = "fix or remove the file, then import again (nothing was written for it)"
 CORE = (
     "projectbrief", "productContext", "activeContext", "systemPatterns", "techContext",
     "progress",
@@ -50,7 +49,7 @@ def read(path: Path, env: Mapping[str, str]) -> Reading:
 
 
 def _read_file(path: Path, env: Mapping[str, str], reading: Reading) -> None:
-    text = read_text(path, reading, FIX)
+    text = read_text(path, reading)
     if text is None:
         return
     stamp = mtime_ms(path)
@@ -63,10 +62,8 @@ def _read_file(path: Path, env: Mapping[str, str], reading: Reading) -> None:
         if not body.strip():
             continue
         summary = summary_of(f"{title}: {heading}" if heading else f"{title}: {summary_of(body)}")
+        part = heading or "overview"
+        source = source_tag(NAME, path, env, digest(part))
         reading.candidates.append(
-            Candidate(
-                kind=kinds.imported_kind(kind, summary), summary=summary, body=body,
-                created=stamp, updated=stamp, name=f"{path.stem}-{heading or 'overview'}",
-                source=source_tag(NAME, path, env, digest(heading or "overview")),
-            )
-        )  # fmt: skip
+            entry(kind, summary, body, stamp, source, name=f"{path.stem}-{part}")
+        )

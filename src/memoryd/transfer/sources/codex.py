@@ -20,10 +20,11 @@ from typing import Any
 
 from memoryd.transfer import kinds
 from memoryd.transfer.candidate import (
-    Candidate,
+    FIX_FILE,
     Reading,
     Unreadable,
     digest,
+    entry,
     mtime_ms,
     read_text,
     sections,
@@ -35,7 +36,6 @@ from memoryd.transfer.candidate import (
 NAME = "codex"
 WHAT = "Codex memories folder (~/.codex/memories)"
 HANDBOOK, SUMMARY = "MEMORY.md", "memory_summary.md"
-FIX = "fix or remove the file, then import again (nothing was written for it)"
 _GROUP = "# Task Group:"
 _UPDATED = re.compile(r"updated_at[=:]\s*`?([0-9TZ:.+-]{10,})")
 _KEYWORDS = re.compile(r"^#{2,4}\s*keywords\s*$", re.IGNORECASE)
@@ -60,7 +60,7 @@ def read(path: Path, env: Mapping[str, str]) -> Reading:
 
 
 def _read_handbook(path: Path, env: Mapping[str, str], reading: Reading) -> None:
-    text = read_text(path, reading, FIX)
+    text = read_text(path, reading)
     if text is None:
         return
     stamp = mtime_ms(path)
@@ -70,13 +70,10 @@ def _read_handbook(path: Path, env: Mapping[str, str], reading: Reading) -> None
         if not summary:
             continue
         updated = max((when(s) or 0 for s in _UPDATED.findall(body)), default=0) or stamp
+        source = source_tag(NAME, path, env, digest(title or body))
         reading.candidates.append(
-            Candidate(
-                kind=kinds.imported_kind(kinds.FACT, summary), summary=summary, body=body,
-                created=updated, updated=updated, load_when=keywords, name=title,
-                source=source_tag(NAME, path, env, digest(title or body)),
-            )
-        )  # fmt: skip
+            entry(kinds.FACT, summary, body, updated, source, load_when=keywords, name=title)
+        )
 
 
 def _groups(text: str) -> list[tuple[str, str, tuple[str, ...]]]:
@@ -123,7 +120,9 @@ def _headed_blocks(
             where = f" on line {mark.line + 1} of its header" if mark is not None else ""
             why = getattr(exc, "problem", None) or "malformed YAML"
             reading.unreadable.append(
-                Unreadable(str(path), f"block {i // 2 + 1} has malformed YAML{where}: {why}", FIX)
+                Unreadable(
+                    str(path), f"block {i // 2 + 1} has malformed YAML{where}: {why}", FIX_FILE
+                )
             )
             continue
         header = header if isinstance(header, dict) else {}
@@ -143,7 +142,7 @@ def _headed_blocks(
 
 
 def _read_summary(path: Path, env: Mapping[str, str], reading: Reading) -> None:
-    text = read_text(path, reading, FIX)
+    text = read_text(path, reading)
     if text is None:
         return
     stamp = mtime_ms(path)
@@ -156,18 +155,12 @@ def _read_summary(path: Path, env: Mapping[str, str], reading: Reading) -> None:
                      if line.lstrip().startswith(("-", "*", "+"))]  # fmt: skip
             for item in items:
                 summary = summary_of(item)
-                reading.candidates.append(
-                    Candidate(
-                        kind=kinds.imported_kind(kinds.FACT, summary), summary=summary,
-                        body=item if item != summary else "", created=stamp, updated=stamp,
-                        source=source_tag(NAME, path, env, digest(item)),
-                    )
-                )  # fmt: skip
+                source = source_tag(NAME, path, env, digest(item))
+                tip = item if item != summary else ""
+                reading.candidates.append(entry(kinds.FACT, summary, tip, stamp, source))
             continue
         kind = kinds.PREFERENCE if lowered.startswith("user profile") else kinds.FACT
+        source = source_tag(NAME, path, env, digest(heading))
         reading.candidates.append(
-            Candidate(
-                kind=kind, summary=f"Codex: {heading}", body=body, created=stamp, updated=stamp,
-                name=heading, source=source_tag(NAME, path, env, digest(heading)),
-            )
-        )  # fmt: skip
+            entry(kind, f"Codex: {heading}", body, stamp, source, name=heading)
+        )

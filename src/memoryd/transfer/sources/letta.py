@@ -15,19 +15,17 @@ from pathlib import Path
 
 from memoryd.transfer import kinds
 from memoryd.transfer.candidate import (
-    Candidate,
     Reading,
-    front_and_body,
+    entry,
     markdown_files,
     mtime_ms,
-    read_text,
+    read_markdown,
     source_tag,
     summary_of,
 )
 
 NAME = "letta"
 WHAT = "Letta MemFS folder (~/.letta/agents/<agent-id>/memory)"
-FIX = "fix or remove the file, then import again (nothing was written for it)"
 SYSTEM, INDEX = "system", "MEMORY.md"
 _PREFERENCES = ("human", "persona", "preferences", "user")
 
@@ -50,10 +48,7 @@ def read(path: Path, env: Mapping[str, str]) -> Reading:
 
 
 def _read_one(path: Path, rel: Path, core: bool, env: Mapping[str, str], reading: Reading) -> None:
-    text = read_text(path, reading, FIX)
-    if text is None:
-        return
-    parsed = front_and_body(text, path, reading)
+    parsed = read_markdown(path, reading)
     if parsed is None:
         return
     meta, body = parsed
@@ -62,11 +57,9 @@ def _read_one(path: Path, rel: Path, core: bool, env: Mapping[str, str], reading
     summary = summary_of(described) if isinstance(described, str) else ""
     summary = summary or summary_of(body) or label
     kind = kinds.PREFERENCE if rel.stem in _PREFERENCES else kinds.FACT
-    stamp = mtime_ms(path)
+    source = source_tag(NAME, path, env)
     reading.candidates.append(
-        Candidate(
-            kind=kinds.imported_kind(kind, summary), summary=summary, body=body, pinned=core,
-            created=stamp, updated=stamp, name=label.replace("/", "-"),
-            source=source_tag(NAME, path, env),
+        entry(
+            kind, summary, body, mtime_ms(path), source, pinned=core, name=label.replace("/", "-")
         )
-    )  # fmt: skip
+    )

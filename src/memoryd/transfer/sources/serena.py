@@ -15,19 +15,17 @@ from pathlib import Path
 
 from memoryd.transfer import kinds
 from memoryd.transfer.candidate import (
-    Candidate,
     Reading,
-    front_and_body,
+    entry,
     markdown_files,
     mtime_ms,
-    read_text,
+    read_markdown,
     source_tag,
     summary_of,
 )
 
 NAME = "serena"
 WHAT = "Serena memories folder (.serena/memories)"
-FIX = "fix or remove the file, then import again (nothing was written for it)"
 
 
 def global_folder(env: Mapping[str, str]) -> Path:
@@ -55,10 +53,7 @@ def read(path: Path, env: Mapping[str, str]) -> Reading:
 def _read_one(
     path: Path, folder: Path, is_global: bool, env: Mapping[str, str], reading: Reading
 ) -> None:
-    text = read_text(path, reading, FIX)
-    if text is None:
-        return
-    parsed = front_and_body(text, path, reading)
+    parsed = read_markdown(path, reading)
     if parsed is None:
         return
     meta, body = parsed
@@ -68,11 +63,8 @@ def _read_one(
     described = meta.get("description")
     title = name.rsplit("/", 1)[-1].replace("_", " ").replace("-", " ")
     summary = summary_of(described if isinstance(described, str) else body) or title
-    stamp = mtime_ms(path)
+    source = source_tag(NAME, path, env)
+    stamp, named = mtime_ms(path), name.replace("/", "-")
     reading.candidates.append(
-        Candidate(
-            kind=kinds.imported_kind(kinds.FACT, summary), summary=summary, body=body,
-            created=stamp, updated=stamp, name=name.replace("/", "-"), load_when=(title,),
-            source=source_tag(NAME, path, env),
-        )
-    )  # fmt: skip
+        entry(kinds.FACT, summary, body, stamp, source, name=named, load_when=(title,))
+    )
