@@ -20,7 +20,7 @@ from typing import Any
 
 from memoryd import locate
 from memoryd.app import App
-from memoryd.config import RootConfig
+from memoryd.config.sections import RootConfig
 from memoryd.errors import PathError, Refused, UsageError
 from memoryd.fsutil import write_if_changed
 from memoryd.memory import Memory, new_memory, parse, render

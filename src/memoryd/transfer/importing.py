@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from memoryd import locate, safepath
 from memoryd.agent import remember, upkeep
 from memoryd.app import App
-from memoryd.config import RootConfig
+from memoryd.config.sections import RootConfig
 from memoryd.errors import MemorydError, SecretRefused
 from memoryd.fsutil import atomic_write
 from memoryd.memory import Memory, new_memory, render
