@@ -18,7 +18,6 @@ import dataclasses
 import json
 import logging
 import os
-import posixpath
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -120,27 +119,122 @@ def context(app: App, params: Params) -> dict[str, Any]:
 
 
 def memories(app: App, params: Params) -> dict[str, Any]:
-    """Every memory of every root (``memoryd inspect``), with age and its own problems."""
-    from memoryd.inspection import inspect
+    """One page of the memories of every root, filtered and sorted in the index (SQL), with
+    each one's problems: its own (the index's) and the cached inspect result's."""
+    from memoryd import inspect_cache
+    from memoryd.freshness import ensure_fresh
+    from memoryd.index.hits import read_hits
 
-    result = inspect(app)
-    by_file: dict[str, list[dict[str, str]]] = {}
-    for finding in result.findings:
-        by_file.setdefault(str(finding.path), []).append(finding.as_dict())
+    query = _browse_query(params)
+    roots = known_roots(app)
+    paths = [r.path for r in roots if r.path.is_dir()]
+    cached = inspect_cache.load(app.paths)
+    if cached is None:
+        _refresh_in_background(app)
+    findings: dict[str, list[dict[str, str]]] = {}
+    for finding in cached.findings if cached else []:
+        findings.setdefault(finding["path"], []).append(finding)
+    per_file = {Path(p): len(f) for p, f in findings.items()}
+    hits = {path: read_hits(path) for path in paths}
+    with ensure_fresh(app, roots=roots):
+        pass  # brought up to date unless a daemon keeps it so
+    browser = _browser(app)
+    found = browser.page(
+        paths, query, hits=hits, findings=per_file, facets=params.get("facets") == "1"
+    )
+    counts = browser.counts(paths)  # the listing just made: no second scan
     rows = []
-    for row in result.memories:
-        item = row.as_dict()
-        file = row.root / row.path
-        item["folder"] = posixpath.dirname(row.path)
-        item["ref"] = file_ref(row.path)
-        item["stamp"] = row.updated or row.created or _mtime_ms(file)
-        item["problems"] = by_file.get(str(file), [])
+    for item in found.rows:
+        file = str(Path(item["root"]) / item["path"])
+        item["ref"] = file_ref(item["path"])
+        item["problems"] = [
+            {"message": p["message"], "fix": "", "code": p["code"]} for p in item["own_problems"]
+        ] + [f for f in findings.get(file, []) if f["message"] not in _messages(item)]
+        del item["own_problems"]
         rows.append(item)
     return {
         "now": int(time.time() * 1000),
-        "roots": [_root_json(r) for r in known_roots(app)],
+        "total": found.total,
+        "offset": query.offset,
+        "limit": query.limit,
+        "checked_ms": cached.at_ms if cached else None,
+        "roots": [{**_root_json(r), "count": counts.get(str(r.path), 0)} for r in roots],
+        "facets": found.facets,
         "memories": rows,
     }
+
+
+_browsers: dict[tuple[str, int], Any] = {}
+
+
+def _browser(app: App) -> Any:
+    """One open index for the list, kept between requests (the listing table it builds
+    lasts until the index changes); a new one when the index file was replaced."""
+    from memoryd.index import open_index
+    from memoryd.index.browse import Browser
+
+    file = app.paths.index_db
+    key = (str(file), file.stat().st_ino)
+    if key not in _browsers:
+        for old in _browsers.values():
+            old.db.close()
+        _browsers.clear()
+        _browsers[key] = Browser(open_index(app.paths, check_same_thread=False))
+    return _browsers[key]
+
+
+def _messages(item: dict[str, Any]) -> set[str]:
+    return {p["message"] for p in item["own_problems"]}
+
+
+_refreshing = threading.Lock()
+
+
+def _refresh_in_background(app: App) -> None:
+    """No cached inspect result (no daemon has stored one yet): run inspect once, off the
+    request, so the next page shows its findings."""
+    from memoryd.inspect_cache import refresh
+
+    if not _refreshing.acquire(blocking=False):
+        return
+
+    def run() -> None:
+        try:
+            refresh(app)
+        except Exception:  # a bug in a check: the log keeps it, the list still answers
+            log.exception("memoryd ui: inspect for the memories list failed")
+        finally:
+            _refreshing.release()
+
+    threading.Thread(target=run, name="inspect-cache", daemon=True).start()
+
+
+def _browse_query(params: Params) -> Any:
+    from memoryd.index.browse import FLAGS, MAX_LIMIT, SORTS, Query
+
+    sort = params.get("sort") or "id"
+    if sort not in SORTS:
+        raise UsageError(f"sort must be one of {', '.join(SORTS)}, got {sort!r}")
+    flag = params.get("flag") or None
+    if flag is not None and flag not in FLAGS:
+        raise UsageError(f"flag must be one of {', '.join(FLAGS)}, got {flag!r}")
+    scope = params.get("scope") or None
+    if scope is not None and scope not in ("global", "project"):
+        raise UsageError(f"scope must be global or project, got {scope!r}")
+    text = params.get("q", "")
+    if len(text) > MAX_QUERY:
+        raise UsageError(f"the filter is longer than {MAX_QUERY} characters")
+    return Query(
+        text=text,
+        kind=params.get("kind"),
+        folder=params.get("folder"),
+        scope=scope,
+        flag=flag,
+        sort=sort,
+        desc=params.get("desc") == "1",
+        offset=_int(params, "offset", 0, 0, 10**9) or 0,
+        limit=_int(params, "limit", 50, 1, MAX_LIMIT) or 50,
+    )
 
 
 def memory(app: App, params: Params) -> dict[str, Any]:
@@ -184,11 +278,25 @@ def conflicts(app: App, params: Params) -> dict[str, Any]:
 
 
 def problems(app: App, params: Params) -> dict[str, Any]:
-    """What ``memoryd inspect`` reports, each problem with its fix."""
+    """What ``memoryd inspect`` reports, each problem with its fix and its memory's link;
+    the result is stored for the Memories view (memoryd.inspect_cache)."""
+    from memoryd.inspect_cache import store
     from memoryd.inspection import inspect
 
     result = inspect(app)
-    return {"problems": [f.as_dict() for f in result.findings], "memories": len(result.memories)}
+    found = [f.as_dict() for f in result.findings]
+    store(app.paths, len(result.memories), found)
+    return {"problems": [_linked(app, f) for f in found], "memories": len(result.memories)}
+
+
+def _linked(app: App, finding: dict[str, str]) -> dict[str, Any]:
+    """A finding with the root and ref of the memory file it is about, when it is one."""
+    path = Path(finding["path"])
+    for root in known_roots(app):
+        if path.suffix == ".md" and path.is_relative_to(root.path) and path.is_file():
+            rel = _rel(root.path, path)
+            return {**finding, "root": str(root.path), "rel": rel, "ref": file_ref(rel)}
+    return dict(finding)
 
 
 def sync_status(app: App) -> list[dict[str, Any]]:
