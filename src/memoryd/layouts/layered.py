@@ -16,7 +16,7 @@ from pathlib import Path
 from memoryd.app import App
 from memoryd.config import RootConfig, register_root
 from memoryd.errors import PathError
-from memoryd.fsutil import atomic_write, fsync_dir
+from memoryd.fsutil import atomic_write, fsync_dir, private_dirs
 from memoryd.init.plugin import SetupResult
 from memoryd.layouts import configured_root
 from memoryd.layouts.visible import project_id_for, valid_project_id
@@ -94,7 +94,7 @@ def init_layered_tree(root: Path, project_id: str | None) -> LayeredSetup:
         raise PathError(f"{root} exists and is not a folder", hint="move it aside and run again")
     created: list[str] = []
     if not root.exists():
-        root.mkdir(parents=True)
+        private_dirs(root)
         created.append(".")
     for pattern in ("/sessions/", STATE_FILE):
         if ensure_gitignored(root, pattern) and ".gitignore" not in created:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memoryd.config import Config
+from memoryd.fsutil import private_dirs
 from memoryd.layouts import syncable
 from memoryd.memory import id_for_path, parse, shown_name
 from memoryd.rootfs import STATE_FILE, is_memory_name
@@ -64,7 +65,7 @@ def private_index(repo: Repo, tmp_dir: Path, rev: str | None) -> Path:
     load that made a cycle miss a same-size rewrite of a file (shared.md went from
     "laptop 0" to "laptop 1" and the commit took only the new laptop-1.md): a lost edit.
     """
-    tmp_dir.mkdir(parents=True, exist_ok=True)
+    private_dirs(tmp_dir)
     fd, name = tempfile.mkstemp(prefix="index-", dir=tmp_dir)
     os.close(fd)
     index = Path(name)
