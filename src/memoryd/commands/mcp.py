@@ -17,7 +17,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument(
         "--project", metavar="DIR", help="the project whose memory to serve (default: .)"
     )
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=run, stoppable=True)
 
 
 def run(app: App, args: argparse.Namespace) -> int:

@@ -19,7 +19,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="commit a deletion of many memories that paused the root",
     )
     add_json(parser)
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=run, stoppable=True)
 
 
 def run(app: App, args: argparse.Namespace) -> int:
