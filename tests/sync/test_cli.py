@@ -86,6 +86,32 @@ def test_sync_command_commits_and_reports(isolated_home: Path) -> None:
     assert text.returncode == 0 and text.stdout.startswith(f"{root}: ok")
 
 
+def test_sync_exits_1_naming_each_file_it_held_back_and_the_fix(isolated_home: Path) -> None:
+    """'memoryd sync && ...' went on after a secret was kept out ('quarantined: ... not
+    committed', exit 0) while 'memoryd scan' exits 1 on the same finding."""
+    assert run_cli("init").returncode == 0
+    root = isolated_home / "memory"
+    leak = "connect with postgres://admin:S3cr3tPassw0rdXYZ@db.internal:5432/app\n"
+    (root / "facts/db.md").write_text(memory("facts/db", "database", leak))
+    (root / "facts/big.md").write_text(memory("facts/big", "big", "x" * 1_100_000 + "\n"))
+    (root / "facts/fine.md").write_text(memory("facts/fine", "fine", "nothing secret\n"))
+    done = run_cli("sync")
+    assert done.returncode == 1, done.stdout
+    assert "facts/fine.md" in git(root, "ls-files")
+    assert done.stdout.splitlines()[1:] == [
+        "  quarantined: facts/db.md:6 url-credentials (S3c…XYZ): not committed",
+        "    fix: remove the secret (or allow it: see memoryd scan); it syncs once it is gone",
+        "  left out: facts/big.md (larger than search.max_file_bytes (1100047 > 1048576)): "
+        "not committed",
+        "    fix: make it smaller (split it into several memories) or raise "
+        "search.max_file_bytes; it syncs once it fits",
+    ]
+    assert run_cli("scan", str(root / "facts/db.md")).returncode == 1
+    (root / "facts/db.md").write_text(memory("facts/db", "database", "use the vault\n"))
+    (root / "facts/big.md").unlink()
+    assert run_cli("sync").returncode == 0
+
+
 def test_sync_command_unknown_root_is_an_error(isolated_home: Path, tmp_path: Path) -> None:
     done = run_cli("sync", "--root", str(tmp_path / "nowhere"))
     assert done.returncode == 1
