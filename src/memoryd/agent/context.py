@@ -31,6 +31,8 @@ from typing import TYPE_CHECKING, Any
 from memoryd.index.hitview import OVERSIZED
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from memoryd.agent.query import PromptQuery
     from memoryd.app import App
     from memoryd.index.search import Hit
@@ -438,6 +440,7 @@ def gather(
             found = upkeep.search(
                 app, roots, searched.text, limit=entries * 2, count_hits=False, db=db
             )
+            found = [h for h in found if not is_conflict_file(h.path, h.root)]
             cap = app.config.search.max_file_bytes
             hits = [Shown(h.id, h.scope, h.kind, h.summary, shown_body(h, cap)) for h in found]
             hits = _checked(app, hits, [h.path for h in found])
@@ -447,6 +450,16 @@ def gather(
     )  # fmt: skip
     missing = [(r.scope, str(r.path)) for r in roots if not r.path.is_dir()]
     return replace(block, missing=missing) if missing else block
+
+
+def is_conflict_file(path: Path, root: Path) -> bool:
+    """A conflict copy or CONFLICTS.md: a version waiting for ``resolve``, or the list of
+    them, never a memory to follow (``memoryd conflicts`` and recall still show them)."""
+    from memoryd.index.layout import is_copy
+    from memoryd.roots import CONFLICTS_FILE
+
+    relative = path.relative_to(root).as_posix()
+    return relative == CONFLICTS_FILE or is_copy(relative)
 
 
 def shown_body(hit: Hit, cap: int) -> str:
