@@ -138,6 +138,7 @@ def test_conflicts_lists_the_copy_on_both_devices(conflicted: tuple[World, str])
         [item] = json.loads(out)
         assert item["id"] == copy[:-3] and item["path"] == "facts/x.md"
         assert item["device"] == "desktop"
+        assert item["path_exists"] is True  # a JSON boolean, not the string "true"
 
 
 @pytest.mark.parametrize(
