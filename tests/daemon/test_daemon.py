@@ -6,6 +6,7 @@ import logging
 import os
 import signal
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -131,7 +132,11 @@ def test_a_root_that_disappears_pauses_and_resumes(tmp_path: Path, threads_check
         assert indexed(app) == rows  # nothing treated as deleted
         assert any("is missing: paused" in p for p in daemon.status.status.problems)
         (away / "facts" / "new.md").write_text(memory("written while unmounted"))
-        away.rename(root)
+        root.mkdir()  # a bare folder at its path (once made by remember) is not the root
+        time.sleep(1.0)  # five root checks (0.2 s apart)
+        assert daemon.status.snapshot().roots[str(root)].state == "paused"
+        assert any("is missing: paused" in p for p in daemon.status.status.problems)
+        away.rename(root)  # over the empty folder: the real root is back
         assert wait_until(lambda: daemon.status.snapshot().roots[str(root)].state == "watching")
         assert wait_until(lambda: settled(app, tmp_path / "s"))
         assert any(p.endswith("/facts/new.md") for p, _ in indexed(app))

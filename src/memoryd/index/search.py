@@ -150,6 +150,7 @@ def recall(
     visible: Visible | None = None,
 ) -> list[Hit]:
     """The best memories for ``query`` in ``roots``, hit counts bumped (unless ``bump=False``).
+    Only roots that are on disk are searched.
 
     ``type`` and ``scope_id`` filter the layered and claude layouts' rows;
     ``markers="layered"`` marks matches in snippets with ``<<`` ``>>``;
@@ -158,7 +159,9 @@ def recall(
     """
     settings = config.search
     limit = settings.limit if limit is None else limit
-    roots = [r for r in roots if scope is None or r.scope == scope]
+    # a root that is gone keeps its rows (its disk may come back) but has no hit: each
+    # would name a file that is not there
+    roots = [r for r in roots if (scope is None or r.scope == scope) and r.path.is_dir()]
     forms = query_words(query)
     terms = list(forms)
     if not terms or limit <= 0 or not roots:
