@@ -122,6 +122,8 @@ def _temp_file(folder: str) -> tuple[int, str]:
             return os.open(tmp, flags, 0o600), tmp
         except FileExistsError:
             continue
+        except OSError as exc:  # the folder refuses: name it, not a file that never existed
+            raise OSError(exc.errno, exc.strerror, folder) from None
     raise FileExistsError(f"no free temporary file name in {folder}")
 
 
