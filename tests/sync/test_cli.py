@@ -254,3 +254,32 @@ def test_recall_finds_a_conflict_copy_and_marks_it(conflicted: tuple[World, str]
     assert hit["conflict_of"] == "facts/x.md" and hit["conflict_device"] == "desktop"
     code, text, _ = _cli(world.a.home, "recall", "B2")
     assert "   sync conflict copy: desktop's version of facts/x.md (see CONFLICTS.md)" in text
+
+
+def test_the_users_index_never_shows_memories_deleted_when_the_branch_moves(
+    isolated_home: Path,
+) -> None:
+    """A new root's first commit moved the branch while .git/index did not exist yet: for
+    as long as the refresh took (18 s at 20,000 files) 'git status' showed every memory
+    staged for deletion, and a 'git commit' typed then would record it. git's
+    reference-transaction hook looks at the index the moment the branch has moved."""
+    assert run_cli("init").returncode == 0
+    root = isolated_home / "memory"
+    for n in range(3):
+        (root / f"facts/m{n}.md").write_text(memory(f"facts/m{n}", f"m{n}", f"{n}\n"))
+    seen = root.parent / "seen-by-hook"
+    hook = root / ".git/hooks/reference-transaction"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text(
+        "#!/bin/sh\n"
+        '[ "$1" = committed ] || exit 0\n'
+        f"git diff --cached --name-status HEAD >> {seen}\n"
+        f"echo moved >> {seen}\n"
+    )
+    hook.chmod(0o755)
+    for n in range(3, 5):  # the first commit, then one more
+        done = run_cli("sync")
+        assert done.returncode == 0, done.stdout
+        (root / f"facts/m{n}.md").write_text(memory(f"facts/m{n}", f"m{n}", f"{n}\n"))
+    assert seen.read_text().splitlines() == ["moved", "moved"]  # nothing staged, nothing lost
+    assert git(root, "status", "--porcelain") == "?? facts/m4.md\n"

@@ -299,6 +299,9 @@ def commit(repo: Repo, index: Path, head: str | None, batch: Batch, device: str)
         return None
     message = commit_message(device, batch)
     new = repo.git.commit_tree(tree, [head] if head else [], message)
+    # the user's index first: after the branch moved, an index without these entries (a
+    # new root has none) showed every memory staged for deletion until it was refreshed
+    refresh_user_index(repo, batch.stage + batch.untrack, new)
     repo.git.update_ref("HEAD", new, head, f"memoryd: commit from {device}")
     return new
 
@@ -333,13 +336,13 @@ def commit_message(device: str, batch: Batch) -> str:
     return "\n".join(lines) + "\n"
 
 
-def refresh_user_index(repo: Repo, paths: list[str]) -> None:
-    """Make the user's index agree with HEAD for ``paths`` (their other staged work stays)."""
+def refresh_user_index(repo: Repo, paths: list[str], rev: str = "HEAD") -> None:
+    """Make the user's index agree with ``rev`` for ``paths`` (their other staged work stays)."""
     if not paths:
         return
     listing = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
     repo.git.run(
-        "reset", "-q", "HEAD", "--pathspec-from-file=-", "--pathspec-file-nul",
+        "reset", "-q", rev, "--pathspec-from-file=-", "--pathspec-file-nul",
         input=listing, env={"GIT_LITERAL_PATHSPECS": "1"},
     )  # fmt: skip
 

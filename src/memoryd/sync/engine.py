@@ -278,7 +278,6 @@ class _Cycle:
             index.unlink(missing_ok=True)
         if new is not None:
             self.outcome.commits.append(new)
-            local.refresh_user_index(self.repo, batch.stage + batch.untrack)
         if batch.untrack and new is not None:
             self.outcome.notices.append(
                 f"{', '.join(batch.untrack)} was tracked by git: untracked it (the file stays on "
