@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import time
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -93,12 +94,21 @@ def agent_kind(kind: str, agent: bool) -> tuple[str, bool]:
 
 
 def slugify(summary: str) -> str:
-    """An ASCII file name from a summary; Chinese-only text falls back to a stable hash."""
-    ascii_text = unicodedata.normalize("NFKD", summary).encode("ascii", "ignore").decode()
-    words = re.findall(r"[a-z0-9]+", ascii_text.lower())
+    """A file name from a summary's words: letters and digits of any script, Latin accents
+    dropped (``café`` is ``cafe``), NFC so every file system spells it alike; a summary
+    with no letter at all falls back to a stable hash. Chinese stays Chinese: an opaque
+    ``m-6bea74be31`` said nothing, and a mixed summary lost its Chinese words."""
+    kept, latin = [], False
+    for char in unicodedata.normalize("NFKD", summary):
+        if unicodedata.category(char) != "Mn":
+            latin = char.isascii()
+        if not (latin and unicodedata.category(char) == "Mn"):  # が keeps its dakuten
+            kept.append(char)
+    bare = "".join(kept)
+    words = re.findall(r"[^\W_]+", unicodedata.normalize("NFC", bare).lower())
     slug = ""
     for word in words:
-        candidate = f"{slug}-{word}" if slug else word
+        candidate = f"{slug}-{word}" if slug else word[:SLUG_MAX]  # a long run of Chinese
         if len(candidate) > SLUG_MAX:
             break
         slug = candidate
@@ -173,6 +183,15 @@ def _refuse_non_utf8(request: Request) -> None:
             ) from None
 
 
+def load_when_words(given: Sequence[str]) -> list[str]:
+    """The triggers ``given``, each also split at commas (``部署,pnpm``: two triggers, as a
+    comma-separated list reads; ASCII, full-width and ideographic commas alike)."""
+    return [w.strip() for raw in given for w in _COMMAS.split(raw) if w.strip()]
+
+
+_COMMAS = re.compile("[,\uff0c\u3001]")
+
+
 def build_memory(
     request: Request, memory_id: str, kind: str, stamp: int, cites: list[str] | None = None
 ) -> Memory:
@@ -182,7 +201,7 @@ def build_memory(
     meta["created"] = stamp
     meta["updated"] = stamp
     if request.load_when:
-        meta["load_when"] = [w.strip() for w in request.load_when if w.strip()]
+        meta["load_when"] = load_when_words(request.load_when)
     if request.pinned:
         meta["pinned"] = True
     if request.supersedes:
