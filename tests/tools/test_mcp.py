@@ -80,18 +80,18 @@ def test_remember_recall_forget_through_a_session(setup: Setup) -> None:
         app, "memory_remember", kind="pitfall", summary="FTS5 分词漏掉两字中文词",
         body="trigram 要求至少三个字符", load_when=["分词"],
     )  # fmt: skip
-    assert (error, text) == (False, "Saved pitfalls/fts5 (project memory, kind pitfall).")
+    assert (error, text) == (False, "Saved pitfalls/fts5-分词漏掉两字中文词 (project memory, kind pitfall).")
     error, text = call(app, "memory_recall", query="分词")
     assert not error
-    assert text.startswith("## pitfalls/fts5 (project pitfall, score ")
+    assert text.startswith("## pitfalls/fts5-分词漏掉两字中文词 (project pitfall, score ")
     assert "matched: 分词×" in text and text.endswith("trigram 要求至少三个字符")
     assert call(app, "memory_recall", query="kubernetes") == (
         False,
         "No memory matched 'kubernetes'. Zero results do not prove nothing was recorded: retry "
         "with fewer, rarer words (one or two), a synonym, or the other language.",
     )
-    assert call(app, "memory_forget", id="pitfalls/fts5")[0] is False
-    assert not (setup.project / "pitfalls" / "fts5.md").exists()
+    assert call(app, "memory_forget", id="pitfalls/fts5-分词漏掉两字中文词")[0] is False
+    assert not (setup.project / "pitfalls" / "fts5-分词漏掉两字中文词.md").exists()
 
 
 def test_forget_over_mcp_says_which_memory_is_current_again(setup: Setup) -> None:
@@ -173,7 +173,7 @@ def test_inspect_and_context_tools(setup: Setup) -> None:
     app = App(cwd=setup.repo)
     call(app, "memory_remember", kind="preference", summary="回答用中文", scope="global")
     error, text = call(app, "memory_inspect")
-    assert not error and "preferences/m-" in text
+    assert not error and "preferences/回答用中文" in text
     error, text = call(app, "memory_context", query="中文")
     assert not error
     assert text.startswith("<memory>\n## Iron rules") and "回答用中文" in text
