@@ -200,9 +200,28 @@ def test_an_existing_id_and_an_unknown_supersedes_are_refused(setup: Setup) -> N
         "  hint: memoryd inspect lists the ids; the replaced memory must be in the same root "
         "(choose it with --scope)\n"
     )
-    assert refused(setup, "--kind", "fact", "--summary", "x", "--id", "../escape").startswith(
-        "memoryd: error: refusing '../escape': '..' leads outside the memory root"
-    )
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ("../escape", "refusing '../escape': '..' leads outside the memory root"),
+        ("/etc/escape", "refusing '/etc/escape': an absolute path is outside the memory root"),
+        (".git/escape", "refusing '.git/escape': memoryd never touches files inside .git"),
+        ("facts/", "refusing id 'facts/': an id names a file, not a folder"),
+        (".hidden", "refusing id 'facts/.hidden': memoryd never reads facts/.hidden.md (a name "
+                    "starting with '.' or a folder it skips), so recall could never find it"),
+        ("facts/index", "refusing id 'facts/index': facts/index.md is a file memoryd compiles "
+                        "and rewrites, never a memory, so recall could never find it"),
+    ],
+)  # fmt: skip
+def test_every_refused_id_is_a_usage_error(setup: Setup, given: str, said: str) -> None:
+    """'--id ../x' exited 1 and '--id .x' 2: one kind of mistake, one exit code."""
+    before = setup.snapshot()
+    done = run_cli("remember", "--kind", "fact", "--summary", "x", "--id", given, cwd=setup.repo)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.splitlines()[0] == f"memoryd: error: {said}"
+    assert setup.snapshot() == before
 
 
 def test_supersedes_links_both_files_and_leaves_recall(setup: Setup) -> None:

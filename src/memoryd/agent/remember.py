@@ -24,6 +24,7 @@ from memoryd.config import RootConfig
 from memoryd.errors import (
     DuplicateRefused,
     MemorydError,
+    PathError,
     Refused,
     SecretRefused,
     UsageError,
@@ -219,7 +220,10 @@ def remember(app: App, request: Request, stamp: int | None = None) -> Outcome:
     memory_id = _new_id(root, request, kind)
     if request.agent:
         _refuse_rules_folder(memory_id)
-    path = safepath.inside(root.path, memory_id, ".md")
+    try:  # an id refused for where it points is a bad --id like any other: exit 2
+        path = safepath.inside(root.path, memory_id, ".md")
+    except PathError as exc:
+        raise UsageError(exc.message, hint=exc.hint) from None
     _refuse_unseen(root.path, memory_id, path)
     _refuse_existing(root, memory_id, path)
     old = _old_memory(root, request) if request.supersedes else None
