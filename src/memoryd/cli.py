@@ -27,7 +27,7 @@ from typing import NoReturn, TextIO
 
 from memoryd import __version__
 from memoryd.app import App
-from memoryd.commands import register_commands
+from memoryd.commands import describe, register_commands
 from memoryd.errors import MemorydError
 
 log = logging.getLogger("memoryd")
@@ -63,6 +63,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     register_commands(sub, None if argv is None else command_word(argv))
+    describe(sub)
     return parser
 
 
