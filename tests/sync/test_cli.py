@@ -283,3 +283,30 @@ def test_the_users_index_never_shows_memories_deleted_when_the_branch_moves(
         (root / f"facts/m{n}.md").write_text(memory(f"facts/m{n}", f"m{n}", f"{n}\n"))
     assert seen.read_text().splitlines() == ["moved", "moved"]  # nothing staged, nothing lost
     assert git(root, "status", "--porcelain") == "?? facts/m4.md\n"
+
+
+def test_a_copy_is_one_problem_and_context_never_injects_it(
+    conflicted: tuple[World, str],
+) -> None:
+    """A copy keeps the other version's bytes, 'id:' line and all: inspect also called it
+    malformed, with a fix that would edit the bytes resolve uses, and context spent two of
+    its four hits on the copy and on CONFLICTS.md."""
+    world, copy = conflicted
+    code, out, _ = _cli(world.b.home, "inspect", "--json")
+    assert code == 1
+    about_copy = [
+        (p["check"], p["message"]) for p in json.loads(out)["problems"] if copy in p["path"]
+    ]
+    assert about_copy == [
+        ("sync.conflicts", "sync conflict: desktop's version of facts/x.md (both versions kept)")
+    ]  # not also "id 'facts/x' does not match its path", whose fix edits the copy
+    code, out, _ = _cli(world.b.home, "recall", "--json", "shared line")
+    recalled = [hit["id"] for hit in json.loads(out)]
+    assert copy.removesuffix(".md") in recalled  # recall still finds it, marked
+    code, out, err = _cli(world.b.home, "context", "--json", "shared line")
+    assert code == 0, err
+    block = json.loads(out)
+    hits = block["text"].split("## Relevant memories", 1)[1]
+    assert "### facts/x (global fact)" in hits
+    assert "conflict-" not in hits and "CONFLICTS" not in hits
+    assert [e["id"] for e in block["entries"]] == ["facts/x"]  # the copy took a second hit
