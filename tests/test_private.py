@@ -100,3 +100,16 @@ def test_a_wider_folder_is_kept_and_new_files_follow_it(tmp_path: Path, umask: i
     assert stat.S_IMODE((shared / "note.md").stat().st_mode) == 0o644
     atomic_write(shared / "deep" / "note.md", b"x")
     assert stat.S_IMODE((shared / "deep").stat().st_mode) == 0o700
+
+
+def test_a_database_rebuilt_after_a_bad_one_is_private(umask: int) -> None:
+    db = App().paths.index_db
+    memoryd("init")
+    memoryd("reindex")
+    for extra in ("-wal", "-shm", ".checked"):
+        db.with_name(db.name + extra).unlink(missing_ok=True)
+    db.write_bytes(b"not a database at all" * 100)
+    db.chmod(0o644)  # left by an older memoryd
+    memoryd("reindex")
+    assert list(db.parent.glob("index.sqlite3.bad-*"))  # the bad one is kept aside
+    assert stat.S_IMODE(db.stat().st_mode) == 0o600

@@ -143,6 +143,7 @@ def connect(
         return _open_checked(file, check_same_thread, discard)
     except (BadDatabase, sqlite3.DatabaseError) as exc:
         move_aside(file, str(exc))
+    private_file(file)  # the new one too
     return _open_checked(file, check_same_thread)
 
 
