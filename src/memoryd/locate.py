@@ -40,14 +40,14 @@ def active_roots(config: Config, cwd: Path) -> list[RootConfig]:
     return sorted(search_roots(config, cwd), key=lambda root: root.scope != "project")
 
 
-def missing_root(app: App, root: RootConfig, doing: str) -> ConfigError:
+def missing_root(app: App, scope: str, path: object, doing: str) -> ConfigError:
     """The error for a configured root that is not on disk: nothing recreates it but
     ``memoryd init`` (a bare folder made by a write would never sync, and the real root
     moved back would nest inside it)."""
     where = app.config.source or app.paths.config_file
-    init = "memoryd init --project" if root.scope == "project" else "memoryd init"
+    init = "memoryd init --project" if scope == "project" else "memoryd init"
     return ConfigError(
-        f"the {root.scope} root {root.path} does not exist, so {doing}",
+        f"the {scope} root {path} does not exist, so {doing}",
         hint=f"mount or move it back, create it with '{init}', or correct or remove its "
         f"path in {where}",
     )
@@ -87,7 +87,7 @@ def write_target(app: App, scope: str | None) -> tuple[RootConfig, list[RootConf
             )
     target = target_root(roots, scope)
     if not target.path.is_dir():
-        raise missing_root(app, target, "nothing was written")
+        raise missing_root(app, target.scope, target.path, "nothing was written")
     return target, roots
 
 

@@ -292,8 +292,8 @@ def test_a_missing_global_root_is_told_once_and_the_project_block_still_comes(
     assert told == [(
         "SessionStart",
         f"memoryd: context --hook: the global root {project.global_root} does not exist, so "
-        "nothing of it was injected; hint: create it with 'memoryd init', or correct or remove "
-        f"its path in {project.home.parent / 'memoryd-home' / 'config.yaml'}",
+        "nothing of it was injected; hint: mount or move it back, create it with 'memoryd init', "
+        f"or correct or remove its path in {project.home.parent / 'memoryd-home' / 'config.yaml'}",
     )]  # fmt: skip
 
 

@@ -28,7 +28,7 @@ def run(app: App, args: argparse.Namespace) -> int:
 
     for root in app.config.roots:  # "up to date" would be said of a root that is not there
         if not root.path.is_dir():
-            raise missing_root(app, root, "nothing was compiled")
+            raise missing_root(app, root.scope, root.path, "nothing was compiled")
     cache = kept_cache(app.paths.cache_dir)
     reports = [
         compile_root(root, app.config, check=args.check, cache=cache) for root in app.config.roots

@@ -65,7 +65,7 @@ def run(app: App, args: argparse.Namespace) -> int:
         if args.scope in (None, root.scope) and not root.path.is_dir():
             from memoryd.locate import missing_root
 
-            raise missing_root(app, root, "nothing was searched")
+            raise missing_root(app, root.scope, root.path, "nothing was searched")
     # another layout's folders: this project's and session's only, unless asked for more
     everywhere = args.everywhere or args.scope_id
     visible = None if everywhere else visible_for(project or app.cwd, app.env)
