@@ -21,7 +21,7 @@ def test_every_commands_own_help_says_what_it_does() -> None:
     the usage and options and not a word of what the command is."""
     import argparse
 
-    from memoryd.cli import build_parser
+    from memoryd.commands import build_parser
     from tests.helpers import run_cli as in_process
 
     parser = build_parser()

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memoryd import layouts
-from memoryd.config import RootConfig
+from memoryd.config.sections import RootConfig
 from memoryd.memory import Memory, id_for_path
 
 
@@ -38,7 +38,7 @@ def is_copy(relative: str) -> bool:
     """Whether ``relative`` names a sync conflict copy (another version's exact bytes)."""
     if ".conflict-" not in relative:
         return False
-    from memoryd.sync.conflicts import is_conflict_copy  # sync's code: only for such a name
+    from memoryd.conflicts import is_conflict_copy  # only for such a name
 
     return is_conflict_copy(relative)
 
