@@ -26,11 +26,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import posixpath
 import stat
 import sys
 import threading
 import time
 import zlib
+from collections import Counter
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,9 +89,17 @@ class ScanCache:
     def __init__(self, slim: bool = False, folder: Path | None = None) -> None:
         self._lock = threading.Lock()
         self._listings: dict[Path, Listing] = {}
+        self._folders: dict[Path, Counter[str]] = {}  # each listing's folders: files in each
+        self._versions: dict[Path, int] = {}  # bumped on every change of a root's listing
         self.slim = slim
         self.folder = folder if slim else None
         self.parsed = 0  # how many files were read and parsed (for tests and benchmarks)
+
+    def listing_view(self, root: Path) -> Mapping[str, Scanned] | None:
+        """``root``'s listing itself, not a copy: read it only on the thread that compiles
+        (the one that changes it)."""
+        with self._lock:
+            return self._listings.get(root)
 
     def listing(self, root: Path) -> Listing | None:
         with self._lock:
@@ -106,13 +116,46 @@ class ScanCache:
         except (ValueError, TypeError):  # another shape under the same key: a miss
             return None
 
+    def version(self, root: Path) -> int:
+        """The version of ``root``'s listing: another one, another listing."""
+        with self._lock:
+            return self._versions.get(root, 0)
+
     def store(self, root: Path, listing: Listing, keep: bool = True) -> None:
         """Remember ``listing``; with ``keep`` (it changed), also in ``folder``."""
+        folders = Counter(posixpath.dirname(rel) for rel in listing)
         with self._lock:
             self._listings[root] = listing
+            self._folders[root] = folders
+            self._versions[root] = self._versions.get(root, 0) + 1
+        self._keep(root, listing, keep)
+
+    def _keep(self, root: Path, listing: Listing, keep: bool) -> None:
         if self.folder is not None and keep:
             key = (*KEPT_KEY, str(root))
             cachefile.write(listing_file(self.folder, root), key, _kept_items(listing))
+
+    def _update(self, root: Path, changes: Mapping[str, Scanned | None]) -> tuple[Listing, int]:
+        """Apply ``changes`` (path -> its item, None: gone) to ``root``'s listing in place."""
+        with self._lock:
+            listing, folders = self._listings[root], self._folders[root]
+            for rel, item in changes.items():
+                folder = posixpath.dirname(rel)
+                if listing.pop(rel, None) is not None:
+                    folders[folder] -= 1
+                    if not folders[folder]:
+                        del folders[folder]
+                if item is not None:
+                    listing[rel] = item
+                    folders[folder] += 1
+            self._versions[root] += 1
+            return listing, self._versions[root]
+
+    def _holds_under(self, root: Path, rel: str) -> bool:
+        """Does ``root``'s listing hold a file in the folder ``rel`` or below it?"""
+        with self._lock:
+            folders = self._folders.get(root, ())
+            return any(f == rel or f.startswith(rel + "/") for f in folders) or rel == ""
 
 
 KEPT_FORMAT = 1
@@ -161,6 +204,61 @@ def scan_root(
     return [new[rel] for rel in sorted(new)]
 
 
+def rescan(
+    root: Path, cache: ScanCache, changed: Collection[Path]
+) -> tuple[dict[str, Scanned | None], int] | None:
+    """Bring the cache's listing of ``root`` in line with ``changed`` without a walk: each
+    path that changed, with its new item (None: gone), and the listing's new version.
+    None when the cache holds no listing of ``root`` yet (:func:`scan_root` walks)."""
+    old = cache.listing_view(root)
+    if old is None:
+        return None
+    parsed = cache.parsed
+    changes: dict[str, Scanned | None] = {}
+    for path in changed:
+        _changes(root, path, old, cache, changes)
+    changes = {rel: item for rel, item in changes.items() if old.get(rel) is not item}
+    listing, version = cache._update(root, changes)
+    if changes:
+        cache._keep(
+            root,
+            listing,
+            cache.parsed != parsed
+            or any(
+                _keepable(item) if item is not None else rel in old for rel, item in changes.items()
+            ),
+        )
+    return changes, version
+
+
+def _changes(
+    root: Path,
+    path: Path,
+    old: Mapping[str, Scanned],
+    cache: ScanCache,
+    changes: dict[str, Scanned | None],
+) -> None:
+    """What one changed path (a file or a folder, or gone) changes in the listing."""
+    full = path if path.is_absolute() else root / path
+    rel = _rel(root, full)
+    if rel is None or rel.startswith("../"):
+        return
+    if rel == ".":
+        rel, full = "", root
+    if rel in old:
+        changes[rel] = None
+    elif cache._holds_under(root, rel):  # a folder (or one that was): what it held is gone
+        prefix = rel + "/" if rel else ""
+        changes.update((key, None) for key in old if key.startswith(prefix))
+    if full.is_dir() and not full.is_symlink():
+        if walks_into(root, full):
+            for found in walk_root(full):
+                item = _scan(root, found, old, cache)
+                changes[item.rel] = item
+    elif rel and listed(root, full):
+        changes[rel] = _scan(root, full, old, cache)
+
+
 def _kept_keys(listing: Listing) -> set[str]:
     """The files of ``listing`` that a kept listing holds (:func:`_kept_items`): comparing
     every key wrote the kept listing again after every scan of a root with an index.md,
@@ -202,7 +300,7 @@ def _rel(root: Path, path: Path | str) -> str | None:
     return rel.replace(os.sep, "/") if os.sep != "/" else rel
 
 
-def _scan(root: Path, path: Path | str, old: Listing, cache: ScanCache) -> Scanned:
+def _scan(root: Path, path: Path | str, old: Mapping[str, Scanned], cache: ScanCache) -> Scanned:
     rel = _rel(root, path) or os.path.basename(path)
     where = str(path)
     if is_generated(rel):
