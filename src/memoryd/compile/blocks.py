@@ -59,7 +59,11 @@ class Entry:
     load_when: tuple[str, ...]
     superseded_by: str | None
     folder: str = ""  # "" is the root itself
-    name: str = ""  # the file name
+
+    @property
+    def name(self) -> str:
+        """The file name (derived: a str a memory less to keep)."""
+        return posixpath.basename(self.path)
 
 
 @dataclass(frozen=True)
@@ -102,7 +106,6 @@ def entry_for(path: str, memory: Memory) -> Entry:
         load_when=tuple(dict.fromkeys(t for t in triggers if t)),
         superseded_by=memory.superseded_by,
         folder=sys.intern(folder_of(path)),
-        name=posixpath.basename(path),
     )
 
 

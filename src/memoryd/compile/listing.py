@@ -49,13 +49,18 @@ from memoryd.roots import listed, walk_files, walk_root, walks_into
 class Scanned:
     """One file of a root. ``memory`` has its frontmatter and problems, not its body."""
 
-    where: str  # the path (a str takes a fifth of a Path's memory)
+    top: str  # the root's path, one str shared by its files (a str each cost 100 B a file)
     rel: str  # root-relative POSIX path
     size: int
     memory: Memory | None  # None when the file could not be read, or is generated
     error: str | None = None
     fingerprint: fp.Fingerprint | None = None  # None: not to be trusted next time
     shows: Entry | None = None  # the entry, computed when the file was read
+
+    @property
+    def where(self) -> str:
+        """The file's path."""
+        return os.path.join(self.top, self.rel) if self.rel else self.top
 
     @property
     def path(self) -> Path:
@@ -112,7 +117,8 @@ class ScanCache:
             return None
         items = cachefile.read(listing_file(self.folder, root), (*KEPT_KEY, str(root)))
         try:
-            return {item[1]: _unkept(item) for item in items or ()} or None
+            top = top_of(root)
+            return {item[0]: _unkept(top, item) for item in items or ()} or None
         except (ValueError, TypeError):  # another shape under the same key: a miss
             return None
 
@@ -158,7 +164,7 @@ class ScanCache:
             return any(f == rel or f.startswith(rel + "/") for f in folders) or rel == ""
 
 
-KEPT_FORMAT = 1
+KEPT_FORMAT = 2
 _ENTRY_FIELDS = tuple(f.name for f in dataclasses.fields(Entry))
 KEPT_KEY = (KEPT_FORMAT, __version__, sys.hexversion, _ENTRY_FIELDS)
 
@@ -174,14 +180,25 @@ def _kept_items(listing: Mapping[str, Scanned]) -> list[tuple[Any, ...]]:
     for s in listing.values():
         if s.memory is not None and _keepable(s):
             entry = tuple(getattr(s.shows, name) for name in _ENTRY_FIELDS)
-            items.append((s.where, s.rel, s.size, s.fingerprint, s.memory.sync, entry))
+            items.append((s.rel, s.size, s.fingerprint, s.memory.sync, entry))
     return items
 
 
-def _unkept(item: tuple[Any, ...]) -> Scanned:
-    where, rel, size, fingerprint, sync, entry = item
+def _unkept(top: str, item: tuple[Any, ...]) -> Scanned:
+    rel, size, fingerprint, sync, entry = item
     memory = SLIM_SYNCED if sync else SLIM_LOCAL
-    return Scanned(where, rel, size, memory, None, fingerprint, Entry(*entry))
+    return Scanned(top, rel, size, memory, None, fingerprint, Entry(*entry))
+
+
+_TOPS: dict[Path, str] = {}
+
+
+def top_of(root: Path) -> str:
+    """``str(root)``, the same object each time: every Scanned of a root shares it."""
+    found = _TOPS.get(root)
+    if found is None:
+        found = _TOPS[root] = str(root)
+    return found
 
 
 def scan_root(
@@ -302,15 +319,15 @@ def _rel(root: Path, path: Path | str) -> str | None:
 
 def _scan(root: Path, path: Path | str, old: Mapping[str, Scanned], cache: ScanCache) -> Scanned:
     rel = _rel(root, path) or os.path.basename(path)
-    where = str(path)
+    where, top = str(path), top_of(root)
     if is_generated(rel):
-        return Scanned(where, rel, 0, None)
+        return Scanned(top, rel, 0, None)
     try:
         st = os.stat(where)
     except OSError as exc:
-        return Scanned(where, rel, 0, None, _reason(exc))
+        return Scanned(top, rel, 0, None, _reason(exc))
     if not stat.S_ISREG(st.st_mode):  # a FIFO or device named like a memory: never open it
-        return Scanned(where, rel, 0, None, NOT_REGULAR)
+        return Scanned(top, rel, 0, None, NOT_REGULAR)
     fingerprint = fp.of(st)
     known = old.get(rel)
     if known is not None and known.fingerprint == fingerprint and known.memory is not None:
@@ -319,9 +336,9 @@ def _scan(root: Path, path: Path | str, old: Mapping[str, Scanned], cache: ScanC
         with open(where, "rb") as handle:
             raw = handle.read()
     except OSError as exc:
-        return Scanned(where, rel, st.st_size, None, _reason(exc))
+        return Scanned(top, rel, st.st_size, None, _reason(exc))
     if looks_binary(raw):  # not a memory: never listed or counted, inspect reports it
-        return Scanned(where, rel, st.st_size, None, BINARY)
+        return Scanned(top, rel, st.st_size, None, BINARY)
     parsed = parse(raw)
     cache.parsed += 1
     trusted = fingerprint if fp.settled(st.st_mtime_ns, time.time_ns()) else None
@@ -329,7 +346,7 @@ def _scan(root: Path, path: Path | str, old: Mapping[str, Scanned], cache: ScanC
     entry = entry_for(rel, memory)
     if cache.slim:
         memory = SLIM_SYNCED if memory.sync else SLIM_LOCAL
-    return Scanned(where, rel, st.st_size, memory, None, trusted, entry)
+    return Scanned(top, rel, st.st_size, memory, None, trusted, entry)
 
 
 def _reason(exc: OSError) -> str:

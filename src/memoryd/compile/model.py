@@ -54,7 +54,6 @@ class Part:
     """What one file contributes: an entry, an index.md of its folder, or an unreadable file."""
 
     entry: Entry | None = None
-    line: str = ""  # the entry's index.md line (with its supersede link, live or not)
     listed: bool = False  # a file of the listing that is not generated
     generated: bool = False  # an index.md (ROOT.md and CONFLICTS.md contribute nothing)
     blocked: Scanned | None = None  # unreadable: its folder and ROOT.md are left alone
@@ -95,7 +94,7 @@ def part_of(rel: str, item: Scanned | None, settings: Settings) -> Part | None:
 
 
 def _entry_part(entry: Entry, listed: bool) -> Part:
-    return Part(entry, index_line(entry), listed)
+    return Part(entry, listed)
 
 
 def routed(part: Part | None) -> tuple[object, ...] | None:
@@ -108,17 +107,23 @@ def routed(part: Part | None) -> tuple[object, ...] | None:
 
 
 class RootModel:
-    """One root's parts, by path, with what a folder's index.md and ROOT.md need of them."""
+    """One root's parts, by path, with what a folder's index.md and ROOT.md need of them.
+
+    Kept lean (the daemon keeps one per root, beside the listing): an entry is stored
+    once, in its folder; the other parts are a path in a set, and the few counts and
+    links the blocks need."""
 
     def __init__(self, settings: Settings, version: int) -> None:
         self.settings = settings
         self.version = version  # the cache listing's version this model follows
-        self.parts: dict[str, Part] = {}
-        self.folders: dict[str, dict[str, Part]] = defaultdict(dict)  # with entries
+        self.folders: dict[str, dict[str, Entry]] = defaultdict(dict)  # the entries
+        self.extras: set[str] = set()  # entries of held-back files not in this work tree
         self.ids: Counter[str] = Counter()  # the entries' ids
         self.pointing: dict[str, set[str]] = defaultdict(set)  # superseded_by -> paths
+        self.generated: set[str] = set()  # the index.md files of the listing
         self.indexed: Counter[str] = Counter()  # folders with an index.md in the listing
         self.blocked: dict[str, dict[str, Scanned]] = defaultdict(dict)
+        self.others: set[str] = set()  # listed files that show nowhere (binary, local...)
         self.listed = 0  # listed files that are not generated
         self.blocks: dict[str, str] | None = None  # ROOT.md's blocks, None: to compile
         # the last ROOT.md spliced: (bytes read, blocks, bytes made, why it cannot be)
@@ -139,7 +144,7 @@ class RootModel:
         folders: set[str] = set()
         ids: set[str] = set()  # ids that came or went
         for rel, item in changes.items():
-            old = self.parts.get(rel)
+            old = self._stored(rel)
             new = part_of(rel, item, self.settings)
             if old is not None:
                 self._remove(rel, old, ids)
@@ -153,30 +158,47 @@ class RootModel:
             folders |= {folder_of(rel) for rel in self.pointing[target]}
         return folders
 
+    def _stored(self, rel: str) -> Part | None:
+        """The part the model holds for ``rel``."""
+        folder = folder_of(rel)
+        entry = self.folders[folder].get(rel) if folder in self.folders else None
+        if entry is not None:
+            return Part(entry, listed=rel not in self.extras)
+        if rel in self.generated:
+            return Part(generated=True)
+        item = self.blocked[folder].get(rel) if folder in self.blocked else None
+        if item is not None:
+            return Part(listed=True, blocked=item)
+        return Part(listed=True) if rel in self.others else None
+
     def _add(self, rel: str, part: Part | None, ids: set[str]) -> None:
         if part is None:
             return
-        self.parts[rel] = part
         self.listed += part.listed
         folder = folder_of(rel)
         if part.generated:
+            self.generated.add(rel)
             self.indexed[folder] += 1
         elif part.blocked is not None:
             self.blocked[folder][rel] = part.blocked
         elif part.entry is not None:
             e = part.entry
-            self.folders[folder][rel] = part
+            self.folders[folder][rel] = e
+            if not part.listed:
+                self.extras.add(rel)
             self.ids[e.id] += 1
             if self.ids[e.id] == 1:
                 ids.add(e.id)
             if e.superseded_by is not None:
                 self.pointing[e.superseded_by].add(rel)
+        else:
+            self.others.add(rel)
 
     def _remove(self, rel: str, part: Part, ids: set[str]) -> None:
-        del self.parts[rel]
         self.listed -= part.listed
         folder = folder_of(rel)
         if part.generated:
+            self.generated.discard(rel)
             self.indexed[folder] -= 1
             if not self.indexed[folder]:
                 del self.indexed[folder]
@@ -189,6 +211,7 @@ class RootModel:
             del self.folders[folder][rel]
             if not self.folders[folder]:
                 del self.folders[folder]
+            self.extras.discard(rel)
             self.ids[e.id] -= 1
             if not self.ids[e.id]:
                 del self.ids[e.id]
@@ -197,6 +220,8 @@ class RootModel:
                 self.pointing[e.superseded_by].discard(rel)
                 if not self.pointing[e.superseded_by]:
                     del self.pointing[e.superseded_by]
+        else:
+            self.others.discard(rel)
 
     # -- what the compiled files read ---------------------------------------------------
 
@@ -216,27 +241,19 @@ class RootModel:
 
     def index(self, folder: str) -> bytes | None:
         """The bytes of ``folder``'s index.md (None: the folder holds no memory)."""
-        parts = self.folders.get(folder)
-        if not parts:
+        entries = self.folders.get(folder)
+        if not entries:
             return None
-        rows = []
-        for part in parts.values():
-            entry = self._live(part.entry)
-            line = part.line if entry is part.entry else index_line(entry)
-            rows.append((index_order(entry), line))
-        rows.sort()
-        return render_lines(folder, [row[1] for row in rows])
-
-    def _live(self, entry: Entry | None) -> Entry:
-        assert entry is not None
-        return live(entry, self.ids)
+        ordered = sorted((live(e, self.ids) for e in entries.values()), key=index_order)
+        return render_lines(folder, [index_line(e) for e in ordered])
 
     def root(self) -> dict[str, str]:
         """ROOT.md's blocks, compiled again only when something they show changed."""
         if self.blocks is None:
-            by_folder: dict[str, list[Entry]] = {}
-            for folder, parts in self.folders.items():
-                by_folder[folder] = [self._live(p.entry) for p in parts.values()]
+            by_folder = {
+                folder: [live(e, self.ids) for e in entries.values()]
+                for folder, entries in self.folders.items()
+            }
             entries = [e for listed in by_folder.values() for e in listed]
             self.blocks = root_blocks(entries, by_folder, dict(self.settings.descriptions))
         return self.blocks
