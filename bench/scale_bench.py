@@ -21,15 +21,17 @@ would move a wall time (the machine is shared); the load average is printed. Row
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +39,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from bench import floor  # noqa: E402
-from bench.floor_bench import BARE, _daemon, _instructions  # noqa: E402
+from bench.floor_bench import BARE, _instructions, _serving, _settle  # noqa: E402
 from bench.index_bench import _cpu, corpus, guided_queries, percentile  # noqa: E402
 
 EDITS = 15
@@ -108,7 +110,7 @@ def with_daemon(root: Path, files: list[Path], home: Path, env: dict[str, str], 
     row: Row = {}
     for _ in range(2):  # the full path once: it checks the index, leaves the config snapshot
         subprocess.run([*memoryd, "recall", "warm-up"], env=env, capture_output=True, check=True)
-    with _daemon(memoryd, env, paths):
+    with _daemon(memoryd, env, paths) as counts:
         pid = _daemon_pid(paths)
         assert pid is not None
         _cpu0, rss, peak = proc(pid)
@@ -145,7 +147,36 @@ def with_daemon(root: Path, files: list[Path], home: Path, env: dict[str, str], 
         c0 = proc(pid)[0]
         time.sleep(idle)
         row["idle daemon CPU, %"] = (proc(pid)[0] - c0) / idle * 100
+    row["recalls the daemon passed to the full path"] = counts.get("fell back", -1)
     return row
+
+
+@contextlib.contextmanager
+def _daemon(memoryd: list[str], env: dict[str, str], paths: Any) -> Iterator[dict[str, int]]:
+    """A real ``memoryd run`` on the corpus, ready, listening and idle; stopped after. Yields
+    the recall socket's counts (answered, fell back...), read from its log once stopped."""
+    from memoryd.daemon.status import read_status
+    from memoryd.recall_client import SOCKET_NAME
+
+    log = paths.state_dir.parent / "bench-daemon.log"
+    counts: dict[str, int] = {}
+    with log.open("w") as out:
+        proc = subprocess.Popen([*memoryd, "run"], env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 1800
+        while not _serving(read_status(paths), proc.pid, paths.state_dir / SOCKET_NAME):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"the daemon did not start:\n{log.read_text()}")
+            time.sleep(0.05)
+        _settle(proc.pid, deadline)
+        yield counts
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=300)
+    closed = [line for line in log.read_text().splitlines() if "recall socket closed:" in line]
+    for part in closed[-1].split(":", 2)[-1].split(",") if closed else ():
+        number, _, what = part.strip().partition(" ")
+        counts[what] = int(number)
 
 
 def _daemon_pid(paths: Any) -> int | None:
@@ -218,12 +249,13 @@ def sync_one_edit(root: Path, files: list[Path], scratch: Path) -> Row:
     config = Config(device="bench", roots=(rc,))
     assert sync_root(config, paths, rc, force=True).ok  # its first cycle: .gitignore, state
     ours, theirs = [], []
-    for i in range(5):
+    for i in range(5):  # in a row: a commit by hand moves HEAD, and the next cycle starts over
         edit_summary(files[(i * 31 + 3) % len(files)], f"synced{i}")
         c0 = _cpu()
         outcome = sync_root(config, paths, rc, force=True)
         ours.append(_cpu() - c0)
         assert outcome.ok, outcome
+    for i in range(5):
         edit_summary(files[(i * 37 + 5) % len(files)], f"plain{i}")
         c0 = _cpu()
         git("add", "-A", cwd=root)
@@ -280,11 +312,13 @@ def cold_and_no_change(root: Path, env: dict[str, str], scratch: Path) -> Row:
 
 def _child(command: list[str], env: dict[str, str]) -> tuple[float, float]:
     """CPU seconds (its children included) and peak RSS MB of ``command``."""
-    child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(child.pid, 0)
-    child.returncode = os.waitstatus_to_exitcode(status)
-    if child.returncode != 0:
-        raise SystemExit(f"{command} failed: {child.stderr.read() if child.stderr else ''}")
+    with tempfile.TemporaryFile() as err:
+        child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(child.pid, 0)
+        child.returncode = os.waitstatus_to_exitcode(status)
+        if child.returncode != 0:
+            err.seek(0)
+            raise SystemExit(f"{command} failed: {err.read().decode(errors='replace')}")
     return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
@@ -304,19 +338,25 @@ def one_size(size: int, corpus_dir: Path, args: argparse.Namespace) -> Row:
     os.environ["MEMORYD_HOME"] = str(home)
     row: Row = {}
     parts = args.parts.split(",")
+
+    def done(part: Row) -> None:  # kept as it comes: a 300k run takes an hour
+        row.update(part)
+        if args.json:
+            args.json.write_text(json.dumps({str(size): row}, indent=1))
+
     try:
         if "compile" in parts:
-            row |= compile_one_edit(root, files)
+            done(compile_one_edit(root, files))
         if "cold" in parts or "daemon" in parts or "lean" in parts:  # they need the index
-            row |= cold_and_no_change(root, env, scratch)
+            done(cold_and_no_change(root, env, scratch))
         if "daemon" in parts:
-            row |= with_daemon(root, files, home, env, args.idle)
+            done(with_daemon(root, files, home, env, args.idle))
         if "lean" in parts and args.instructions:
             from memoryd.paths import resolve_paths
 
-            row |= lean_instructions(env, resolve_paths(env), args.instructions)
+            done(lean_instructions(env, resolve_paths(env), args.instructions))
         if "sync" in parts:
-            row |= sync_one_edit(root, files, scratch)
+            done(sync_one_edit(root, files, scratch))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return row
@@ -330,7 +370,12 @@ def main() -> None:
     parser.add_argument("--instructions", type=int, default=3, help="callgrind runs (0: none)")
     parser.add_argument("--parts", default="compile,cold,daemon,lean,sync")
     parser.add_argument("--json", type=Path, help="also write the rows here")
+    parser.add_argument("--table", type=Path, nargs="+", help="print the table of earlier --json")
     args = parser.parse_args()
+    if args.table:  # runs of one size each (a 300k run takes an hour), printed as one table
+        merged = {int(k): v for f in args.table for k, v in json.loads(f.read_text()).items()}
+        print(table(dict(sorted(merged.items()))))
+        return
     os.environ.update(IDENTITY)
     sizes = [int(s) for s in args.sizes.split(",")]
     rows: dict[int, Row] = {}
@@ -339,8 +384,7 @@ def main() -> None:
         rows[size] = one_size(size, args.corpus_dir, args)
         loads.append(os.getloadavg())
         print(f"(done {size}: load average {os.getloadavg()})", file=sys.stderr, flush=True)
-        if args.json:
-            args.json.write_text(json.dumps({str(k): v for k, v in rows.items()}, indent=1))
+        rows[size]["load average, 1 min (at the end)"] = os.getloadavg()[0]
     print(table(rows))
     print("load average (1, 5, 15 min) before and after each size: "
           + "; ".join(" ".join(f"{x:.2f}" for x in load) for load in loads))  # fmt: skip
