@@ -86,7 +86,7 @@ def wait_for(cond: Callable[[], bool], timeout: float = 30, step: float = 0.005)
 def compile_one_edit(root: Path, files: list[Path]) -> Row:
     from memoryd.compile.listing import ScanCache
     from memoryd.compile.writer import compile_root
-    from memoryd.config import Config, RootConfig
+    from memoryd.config.sections import Config, RootConfig
 
     rc, config, cache = RootConfig(root), Config(), ScanCache(slim=True)
     compile_root(rc, config, cache=cache)
@@ -209,7 +209,7 @@ def _wall(command: list[str], env: dict[str, str]) -> float:
 
 
 def lean_instructions(env: dict[str, str], paths: Any, runs: int) -> Row:
-    from memoryd.daemon.lock import DaemonLock
+    from memoryd.runlock import DaemonLock
 
     qs = guided_queries(runs)
     memoryd = MEMORYD
@@ -231,7 +231,7 @@ def git(*args: str, cwd: Path) -> None:
 
 def sync_one_edit(root: Path, files: list[Path], scratch: Path) -> Row:
     """memoryd's sync of one edit against plain git's add, commit and push, alternated."""
-    from memoryd.config import Config, RootConfig
+    from memoryd.config.sections import Config, RootConfig
     from memoryd.paths import resolve_paths
     from memoryd.sync.engine import sync_root
 
@@ -273,7 +273,7 @@ def sync_one_edit(root: Path, files: list[Path], scratch: Path) -> Row:
 
 
 def cold_and_no_change(root: Path, env: dict[str, str], scratch: Path) -> Row:
-    from memoryd.config import load_config
+    from memoryd.config.loader import load_config
     from memoryd.index import open_index, reconcile
     from memoryd.paths import resolve_paths
 

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from memoryd.compile.listing import ScanCache
 from memoryd.compile.writer import compile_root
-from memoryd.config import Config, RootConfig
+from memoryd.config.sections import Config, RootConfig
 
 CONFIG = Config()
 FOLDERS = ("", "a", "a/b", "c")

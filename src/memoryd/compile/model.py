@@ -34,10 +34,10 @@ from memoryd.compile.blocks import (
     root_blocks,
 )
 from memoryd.compile.listing import Scanned
+from memoryd.conflicts import is_conflict_copy
+from memoryd.held import Held
 from memoryd.memory import BINARY, looks_binary, parse
 from memoryd.roots import CONFLICTS_FILE, ROOT_FILE
-from memoryd.sync.conflicts import is_conflict_copy
-from memoryd.sync.held import Held
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,7 @@ def shows(commit: bool, item: Scanned) -> bool:
     In a root that commits, a ``sync: false`` memory stays on this device only, so the
     committed compiled files must not mention it: another device would see a line for
     a file it never gets, and the two would rewrite each other's bytes forever (the
-    files sync holds back are left out the same way, see :mod:`memoryd.sync.held`).
+    files sync holds back are left out the same way, see :mod:`memoryd.held`).
     A conflict copy is listed in CONFLICTS.md only, never routed to as a memory.
     """
     if item.memory is None or is_conflict_copy(item.rel):

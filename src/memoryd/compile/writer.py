@@ -23,11 +23,11 @@ from memoryd.compile import markers
 from memoryd.compile.blocks import folder_of, index_path, is_ours, utf8
 from memoryd.compile.listing import ScanCache, Scanned, rescan, scan_root
 from memoryd.compile.model import RootModel, Settings
-from memoryd.config import Config, RootConfig
+from memoryd.config.sections import Config, RootConfig
 from memoryd.findings import Finding
 from memoryd.fsutil import fsync_dir, write_if_changed
+from memoryd.held import Held, held
 from memoryd.roots import ROOT_FILE, ROOT_TEMPLATE
-from memoryd.sync.held import Held, held
 
 log = logging.getLogger(__name__)
 
