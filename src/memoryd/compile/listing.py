@@ -214,9 +214,14 @@ def scan_root(
     if walk:
         new = {s.rel: s for s in (_scan(root, p, old, cache) for p in walk_files(root))}
     else:
-        new = dict(old)
+        new, changes = dict(old), dict[str, Scanned | None]()
         for path in changed or ():
-            _refresh(root, path, new, old, cache)
+            _changes(root, path, old, cache, changes)
+        for rel, item in changes.items():
+            if item is None:
+                new.pop(rel, None)
+            else:
+                new[rel] = item
     cache.store(root, new, keep=cache.parsed != parsed or _kept_keys(new) != _kept_keys(old))
     return [new[rel] for rel in sorted(new)]
 
@@ -285,26 +290,6 @@ def _kept_keys(listing: Listing) -> set[str]:
 
 def _keepable(s: Scanned) -> bool:
     return s.memory is not None and s.fingerprint is not None and s.shows is not None
-
-
-def _refresh(root: Path, path: Path, new: Listing, old: Listing, cache: ScanCache) -> None:
-    """Bring the listing in line with one changed path (a file or a folder, or gone)."""
-    full = path if path.is_absolute() else root / path
-    rel = _rel(root, full)
-    if rel is None or rel.startswith("../"):
-        return
-    if rel == ".":
-        rel, full = "", root
-    prefix = rel + "/" if rel else ""
-    for key in [k for k in new if k == rel or k.startswith(prefix)]:
-        del new[key]
-    if full.is_dir() and not full.is_symlink():
-        if walks_into(root, full):
-            for found in walk_root(full):
-                item = _scan(root, found, old, cache)
-                new[item.rel] = item
-    elif listed(root, full):
-        new[rel] = _scan(root, full, old, cache)
 
 
 def _rel(root: Path, path: Path | str) -> str | None:
