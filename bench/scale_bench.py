@@ -174,7 +174,7 @@ def _daemon(memoryd: list[str], env: dict[str, str], paths: Any) -> Iterator[dic
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=300)
     closed = [line for line in log.read_text().splitlines() if "recall socket closed:" in line]
-    for part in closed[-1].split(":", 2)[-1].split(",") if closed else ():
+    for part in closed[-1].rpartition("closed:")[2].split(",") if closed else ():
         number, _, what = part.strip().partition(" ")
         counts[what] = int(number)
 
@@ -373,7 +373,10 @@ def main() -> None:
     parser.add_argument("--table", type=Path, nargs="+", help="print the table of earlier --json")
     args = parser.parse_args()
     if args.table:  # runs of one size each (a 300k run takes an hour), printed as one table
-        merged = {int(k): v for f in args.table for k, v in json.loads(f.read_text()).items()}
+        merged: dict[int, Row] = {}
+        for file in args.table:  # parts of one size may come from several runs
+            for size, row in json.loads(file.read_text()).items():
+                merged.setdefault(int(size), {}).update(row)
         print(table(dict(sorted(merged.items()))))
         return
     os.environ.update(IDENTITY)
