@@ -27,7 +27,7 @@ import json
 import os
 from collections.abc import Callable, Sequence
 
-from memoryd.fsutil import atomic_write
+from memoryd.fsutil import atomic_write, new_file_mode
 from memoryd.rootfs import STATE_FILE
 
 TYPE_CHECKING = False  # light on purpose: the lean recall (memoryd.lean_recall) counts hits here
@@ -108,7 +108,7 @@ def bump_hits(root: StrPath, ids: Sequence[str], *, strict: bool = False) -> Non
     fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     try:
         fcntl.flock(fd, fcntl.LOCK_SH)
-        out = os.open(file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        out = os.open(file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, new_file_mode(root))
         try:
             before = os.fstat(out).st_size
             os.write(out, lines.encode("ascii"))

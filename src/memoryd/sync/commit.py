@@ -89,7 +89,7 @@ def kept_index(repo: Repo, kept_dir: Path, head: str | None) -> Path:
     :func:`private_index`), and the cycle keeps it only once it committed (or found nothing
     to commit): :func:`keep_index`. Any other ending deletes it.
     """
-    kept_dir.mkdir(parents=True, exist_ok=True)
+    private_dirs(kept_dir)  # git writes the index files in it with the umask's mode
     name = f"{zlib.crc32(os.fsencode(repo.root)):08x}-{zlib.crc32(os.fsencode(repo.git_dir)):08x}"
     index = kept_dir / f"{name}.index"
     try:
