@@ -1,6 +1,6 @@
 """The integration files users copy are the ones the docs show and the e2e tests run.
 
-tests/e2e/ runs the real clients with integrations/; here the docs are held to those
+tests/e2e/ runs the real clients with src/memoryd/integrations/; here the docs are held to those
 files (and run without node), so what a user reads can never drift from what was tested.
 """
 
@@ -13,7 +13,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 AGENTS = (REPO / "docs" / "agents.md").read_text(encoding="utf-8")
 README = (REPO / "README.md").read_text(encoding="utf-8")
-SETTINGS = REPO / "integrations" / "claude-code" / "settings.json"
+SETTINGS = REPO / "src" / "memoryd" / "integrations" / "claude-code" / "settings.json"
 # Claude Code's SessionStart sources: each begins a context that holds no memoryd block yet
 SESSION_STARTS = ("startup", "resume", "clear", "compact")
 
@@ -23,7 +23,7 @@ def json_blocks(text: str) -> list[object]:
 
 
 def test_the_documented_opencode_mcp_entry_is_the_shipped_file() -> None:
-    shipped = json.loads((REPO / "integrations" / "opencode" / "opencode.json").read_text())
+    shipped = json.loads((REPO / "src" / "memoryd" / "integrations" / "opencode" / "opencode.json").read_text())
     assert shipped in json_blocks(AGENTS)
     assert shipped in json_blocks(README)
 
@@ -46,13 +46,13 @@ def test_the_shipped_session_start_hook_matches_every_start_of_a_context() -> No
 
 
 def test_docs_and_readme_point_at_every_shipped_file() -> None:
-    shipped = sorted(p.relative_to(REPO).as_posix() for p in (REPO / "integrations").rglob("*.*"))
+    shipped = sorted(p.relative_to(REPO).as_posix() for p in (REPO / "src" / "memoryd" / "integrations").rglob("*.*"))
     assert shipped == [
-        "integrations/claude-code/settings.json",
-        "integrations/opencode/memoryd.js",
-        "integrations/opencode/opencode.json",
+        "src/memoryd/integrations/claude-code/settings.json",
+        "src/memoryd/integrations/opencode/memoryd.js",
+        "src/memoryd/integrations/opencode/opencode.json",
     ]
     for rel in shipped:
         assert f"(../{rel})" in AGENTS, rel
-    for rel in ("integrations/claude-code/settings.json", "integrations/opencode/memoryd.js"):
+    for rel in ("src/memoryd/integrations/claude-code/settings.json", "src/memoryd/integrations/opencode/memoryd.js"):
         assert f"({rel})" in README, rel
