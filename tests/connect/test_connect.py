@@ -345,11 +345,32 @@ def test_doctor_checks_each_connected_client(home: Path) -> None:
          "memoryd connect --list"),
         (("codex", "--undo", "--dry-run"), "--undo and --dry-run do not go together",
          "drop one of them"),
+        (("claude", "codex"), "memoryd connect knows no client 'claude' (did you mean "
+         "'claude-code'?)", "memoryd connect claude-code | opencode | codex | gemini | cursor"),
     ],
 )  # fmt: skip
 def test_bad_command_lines_are_refused(args: tuple[str, ...], message: str, hint: str) -> None:
     done = run_cli("connect", *args)
     assert (done.returncode, done.stderr) == (2, f"memoryd: error: {message}\n  hint: {hint}\n")
+
+
+def test_several_clients_in_one_command_and_none_written_when_one_cannot_be(home: Path) -> None:
+    bad = files(home)["gemini"]
+    bad.parent.mkdir()
+    bad.write_text("{ not json\n")
+    done = run_cli("connect", "claude-code", "gemini", "cursor")
+    assert done.returncode == 1 and done.stderr.startswith(f"memoryd: error: cannot read {bad}:1: ")
+    assert sorted(snapshot(home)) == [".gemini/settings.json"]  # claude-code neither
+    bad.unlink()
+    said = connect("claude-code", "gemini", "cursor")
+    assert [line for line in said.splitlines() if line.startswith("memoryd connect ")] == [
+        f"memoryd connect {name}: {title} runs {MEMORYD}"
+        for name, title in (("claude-code", "Claude Code"), ("gemini", "Gemini CLI"),
+                            ("cursor", "Cursor"))
+    ]  # fmt: skip
+    assert run_cli("connect", "--list").stdout.count("connected, healthy") == 3
+    connect("claude-code", "gemini", "cursor", "--undo")
+    assert snapshot(home) == {}
 
 
 def test_undo_without_a_connect_says_so(home: Path) -> None:

@@ -31,8 +31,10 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "with this memoryd's absolute path) into the client's config, keeping every setting "
         "of yours; a backup is kept and --undo puts the files back.",
     )
-    parser.add_argument("client", nargs="?", choices=CLIENTS, metavar="CLIENT",
-                        help="claude-code, opencode, codex, gemini or cursor")  # fmt: skip
+    parser.add_argument(
+        "client", nargs="*", metavar="CLIENT",  # checked in run (argparse: no [] with choices)
+        help="claude-code, opencode, codex, gemini or cursor (one or more)",
+    )  # fmt: skip
     parser.add_argument("--dry-run", action="store_true", help="show the diff, write nothing")
     parser.add_argument("--undo", action="store_true", help="put the client's files back")
     parser.add_argument(
@@ -53,6 +55,17 @@ def run(app: App, args: argparse.Namespace) -> int:
         return _list(app, args)
     if not args.client:
         raise UsageError(NEEDS, hint=NEEDS_HINT)
+    for client in args.client:
+        if client not in CLIENTS:
+            from memoryd.suggest import did_you_mean
+
+            starts = [c for c in CLIENTS if c.startswith(client.lower())]  # claude, open
+            guess = f" (did you mean {starts[0]!r}?)" if len(starts) == 1 else ""
+            raise UsageError(
+                f"memoryd connect knows no client {client!r}"
+                f"{guess or did_you_mean(client, CLIENTS)}",
+                hint="memoryd connect " + " | ".join(CLIENTS),
+            )
     if args.undo and args.dry_run:
         raise UsageError("--undo and --dry-run do not go together", hint="drop one of them")
     if args.undo:
@@ -72,22 +85,34 @@ def _connect(app: App, args: argparse.Namespace) -> int:
     from memoryd.connect import clients as connect
 
     target = _target(app)
-    outcome = connect.connect(args.client, target, app.paths.state_dir, dry_run=args.dry_run)
+    clients = list(dict.fromkeys(args.client))
+    outcomes = connect.connect(clients, target, app.paths.state_dir, dry_run=args.dry_run)
     if args.json:
-        app.emit(True, {
-            "client": outcome.client, "memoryd": str(target.memoryd), "dry_run": args.dry_run,
+        app.emit(True, [{
+            "client": o.client, "memoryd": str(target.memoryd), "dry_run": args.dry_run,
             "files": [{"path": str(c.path), "changed": c.changed, "what": c.what}
-                      for c in outcome.changes],
-        }, "")  # fmt: skip
+                      for c in o.changes],
+        } for o in outcomes], "")  # fmt: skip
         return 0
-    lines = [f"memoryd connect {outcome.client}: {outcome.title} runs {target.memoryd}"]
-    if args.dry_run:
-        for change in outcome.changes:
-            same = f"  {change.path}: unchanged ({change.what} already there)"
-            lines.append(connect.diff(change).rstrip("\n") if change.changed else same)
-        lines.append("dry run: nothing written; run it without --dry-run to write this")
-        app.emit(False, None, "\n".join(lines))
-        return 0
+    lines = []
+    for outcome in outcomes:
+        lines.append(f"memoryd connect {outcome.client}: {outcome.title} runs {target.memoryd}")
+        lines += _dry(connect, outcome) if args.dry_run else _written(outcome)
+    app.emit(False, None, "\n".join(lines))
+    return 0
+
+
+def _dry(connect: Any, outcome: Any) -> list[str]:
+    lines = []
+    for change in outcome.changes:
+        same = f"  {change.path}: unchanged ({change.what} already there)"
+        lines.append(connect.diff(change).rstrip("\n") if change.changed else same)
+    lines.append("dry run: nothing written; run it without --dry-run to write this")
+    return lines
+
+
+def _written(outcome: Any) -> list[str]:
+    lines = []
     changes = {c.path: c for c in outcome.changes}
     for done in outcome.done:
         change = changes[done.path]
@@ -101,26 +126,30 @@ def _connect(app: App, args: argparse.Namespace) -> int:
     else:
         lines.append(f"{outcome.title} is connected: {outcome.after}")
         lines.append(f"undo: memoryd connect {outcome.client} --undo")
-    app.emit(False, None, "\n".join(lines))
-    return 0
+    return lines
 
 
 def _undo(app: App, args: argparse.Namespace) -> int:
     from memoryd.connect import clients as connect
     from memoryd.errors import MemorydError
 
-    if not connect.connected(args.client, app.paths.state_dir):
-        raise MemorydError(
-            f"memoryd connect {args.client} has written nothing here, so there is nothing to undo",
-            hint="memoryd connect --list shows what is connected (a hand-made entry is yours "
-            "to remove)",
-        )
-    done = connect.undo(args.client, _target(app, Path("memoryd")), app.paths.state_dir)
-    lines = [_undone(d) for d in done]
-    lines.append(f"{connect.module(args.client).TITLE} no longer runs memoryd "
-                 f"(again: memoryd connect {args.client})")  # fmt: skip
-    app.emit(args.json, {"files": [{"path": str(d.path), "action": d.action} for d in done]},
-             "\n".join(lines))  # fmt: skip
+    clients = list(dict.fromkeys(args.client))
+    for client in clients:
+        if not connect.connected(client, app.paths.state_dir):
+            raise MemorydError(
+                f"memoryd connect {client} has written nothing here, so there is nothing to undo",
+                hint="memoryd connect --list shows what is connected (a hand-made entry is "
+                "yours to remove)",
+            )
+    lines: list[str] = []
+    files: list[dict[str, str]] = []
+    for client in clients:
+        done = connect.undo(client, _target(app, Path("memoryd")), app.paths.state_dir)
+        lines += [_undone(d) for d in done]
+        lines.append(f"{connect.module(client).TITLE} no longer runs memoryd "
+                     f"(again: memoryd connect {client})")  # fmt: skip
+        files += [{"path": str(d.path), "action": d.action} for d in done]
+    app.emit(args.json, {"files": files}, "\n".join(lines))
     return 0
 
 

@@ -59,12 +59,18 @@ def module(client: str) -> ModuleType:
     return MODULES[client]
 
 
-def connect(client: str, target: Target, state_dir: Path, *, dry_run: bool = False) -> Outcome:
-    """Merge memoryd into ``client``'s config (nothing written on a dry run)."""
-    mod = module(client)
-    changes: list[Change] = mod.changes(target)
-    done = [] if dry_run else Ledger(state_dir, client).apply(changes)
-    return Outcome(client, mod.TITLE, mod.AFTER, changes, done)
+def connect(
+    clients: list[str], target: Target, state_dir: Path, *, dry_run: bool = False
+) -> list[Outcome]:
+    """Merge memoryd into each client's config. Every client's files are read and checked
+    first: one that cannot be parsed stops them all before anything is written (and a dry
+    run writes nothing at all)."""
+    planned = [(name, module(name), module(name).changes(target)) for name in clients]
+    outcomes = []
+    for name, mod, changes in planned:
+        done = [] if dry_run else Ledger(state_dir, name).apply(changes)
+        outcomes.append(Outcome(name, mod.TITLE, mod.AFTER, changes, done))
+    return outcomes
 
 
 def undo(client: str, target: Target, state_dir: Path) -> list[Done]:
