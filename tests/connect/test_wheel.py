@@ -6,30 +6,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import sysconfig
 import zipfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-
-
-def build_wheel(tmp_path: Path) -> Path:
-    source = tmp_path / "source"
-    (source / "src").mkdir(parents=True)
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy(REPO / name, source / name)
-    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
-    shutil.copytree(REPO / "src/memoryd", source / "src/memoryd", ignore=ignore)
-    build = "import setuptools.build_meta as b, sys; print(b.build_wheel(sys.argv[1]))"
-    done = subprocess.run(
-        [sys.executable, "-c", build, str(tmp_path / "dist")],
-        cwd=source, capture_output=True, text=True, timeout=180, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
-    return tmp_path / "dist" / done.stdout.strip().splitlines()[-1]
+from tests.helpers import build_wheel
 
 
 def test_a_wheel_installed_elsewhere_runs_and_connects_from_its_own_files(tmp_path: Path) -> None:
