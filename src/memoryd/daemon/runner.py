@@ -230,9 +230,12 @@ class Daemon:
     def _compile(self, path: Path, changed: list[Path] | None) -> list[Path]:  # compile thread
         root = self._root(path)
         self.trimmer.worked()
-        if root is None or self.gitops.holds(path):  # compiled on the tick after it ends
+        if root is None:
             return []
-        return self.engine.compile(self.config, root, changed)
+        hold = self.gitops.hold(path)
+        if hold == "held":  # compiled whole once it ends (here, or on a tick)
+            return []
+        return self.engine.compile(self.config, root, None if hold == "ended" else changed)
 
     def _compiled(self, path: Path, written: list[Path]) -> None:  # compile thread
         self.worker.send(Cmd.REINDEX, (path,), paths=tuple(written))
