@@ -216,10 +216,15 @@ def test_gemini_gets_its_server_and_the_context_hooks(home: Path) -> None:
     data = json.loads(files(home)["gemini"].read_text())
     line = f"{MEMORYD} context --hook --json"
     hook = {"name": "memoryd-context", "type": "command", "command": line, "timeout": 10000}
+    guard = {"name": "memoryd-guard", "type": "command", "command": f"{MEMORYD} guard --hook",
+             "timeout": 10000}  # fmt: skip
     assert data == {
         "mcpServers": {"memoryd": {"command": str(MEMORYD), "args": ["mcp"]}},
-        "hooks": {"SessionStart": [{"hooks": [hook]}], "BeforeAgent": [{"hooks": [hook]}]},
-    }
+        "hooks": {
+            "SessionStart": [{"hooks": [hook]}], "BeforeAgent": [{"hooks": [hook]}],
+            "BeforeTool": [{"matcher": "write_file|replace", "hooks": [guard]}],
+        },
+    }  # fmt: skip
 
 
 CURSOR_SCHEMA: dict[str, Any] = {  # Cursor's documented mcp.json: a stdio server, or a URL
@@ -315,7 +320,8 @@ def test_list_says_what_is_connected_and_what_is_broken(home: Path) -> None:
         f"codex       connected, healthy ({files(home)['codex']})",
         "gemini      connected, broken: the MCP server cannot start: /gone/memoryd does not "
         "exist; the SessionStart hook cannot run: /gone/memoryd does not exist; the "
-        "BeforeAgent hook cannot run: /gone/memoryd does not exist (fix: memoryd connect gemini)",
+        "BeforeAgent hook cannot run: /gone/memoryd does not exist; the BeforeTool hook cannot "
+        "run: /gone/memoryd does not exist (fix: memoryd connect gemini)",
         "cursor      not connected (memoryd connect cursor)",
     ]
     connect("gemini")  # connecting again repairs it

@@ -136,6 +136,33 @@ def test_gemini_gets_the_block_from_its_hooks_and_recalls(
     assert "functionResponse" in answer and PITFALL in answer
 
 
+def test_gemini_s_write_guard_refuses_a_bad_memory_path_and_lets_others_through(
+    node_bin: Path, project: Project
+) -> None:
+    gemini_settings(project)
+    connect(project, "gemini")
+    layered = project.home / ".local" / "share" / "mimocode" / "memory"
+    layered.mkdir(parents=True)  # in Gemini's workspace: it refuses any other path itself
+    bad, good = layered / "MEMORY.md", project.repo / "app.py"
+    turns = [
+        call("write_file", file_path=str(bad), content="# notes\n"),
+        call("write_file", file_path=str(good), content="print('hi')\n"),
+        Turn(text="done"),
+    ]
+    with FakeModelAPI(turns) as api:
+        env = off_path(project.home, {"GEMINI_API_KEY": "e2e-fake", "GOOGLE_GEMINI_BASE_URL": api.url})
+        done = Client(node_bin, env, project.repo).run(
+            "gemini", "-p", "write two files", "--output-format", "json", "-m",
+            "gemini-2.5-flash", "--yolo", "--include-directories", str(layered), timeout=240,
+        )  # fmt: skip
+        sent = api.agent_requests()
+    assert done.returncode == 0, (done.stdout[-3000:], done.stderr[-3000:])
+    refused = json.dumps(sent[1]["contents"][-1], ensure_ascii=False)
+    assert f"{bad} is not a memory path" in refused
+    assert not bad.exists()
+    assert good.read_text() == "print('hi')\n"
+
+
 def test_claude_code_connected_by_memoryd_connect_gets_the_block_and_recalls(
     node_bin: Path, project: Project
 ) -> None:
