@@ -181,17 +181,28 @@ def test_opencode_jsonc_keeps_its_comments_and_the_plugin_knows_memoryd(home: Pa
     assert "process.env.MEMORYD_BIN" in shipped.read_text()  # what the plugin reads
 
 
-def test_codex_gets_its_mcp_server_table_and_keeps_comments(home: Path) -> None:
+def test_codex_gets_its_mcp_server_and_hooks_and_keeps_comments(home: Path) -> None:
     config = files(home)["codex"]
     config.parent.mkdir()
-    text = '# my codex\nmodel = "gpt-5"  # fav\n\n[mcp_servers.other]\ncommand = "npx"\n'
+    text = (
+        '# my codex\nmodel = "gpt-5"  # fav\n\n[mcp_servers.other]\ncommand = "npx"\n\n'
+        '[[hooks.Stop]]\n[[hooks.Stop.hooks]]\ntype = "command"\ncommand = "notify-send done"\n'
+    )
     config.write_text(text)
     connect("codex")
     new = config.read_text()
-    assert new == text + f'\n[mcp_servers.memoryd]\ncommand = "{MEMORYD}"\nargs = ["mcp"]\n\n'
-    assert tomllib.loads(new)["mcp_servers"]["memoryd"] == {
-        "command": str(MEMORYD), "args": ["mcp"],
-    }  # fmt: skip
+    line = f"{MEMORYD} context --hook --json"
+    assert new == text.replace("\n\n[[hooks.Stop]]", (
+        f'\n\n[mcp_servers.memoryd]\ncommand = "{MEMORYD}"\nargs = ["mcp"]\n\n[[hooks.Stop]]'
+    )) + (
+        f'\n[[hooks.SessionStart]]\nmatcher = "startup|resume|clear|compact"\n\n'
+        f'[[hooks.SessionStart.hooks]]\ntype = "command"\ncommand = "{line}"\ntimeout = 10\n\n'
+        f'[[hooks.UserPromptSubmit]]\n[[hooks.UserPromptSubmit.hooks]]\ntype = "command"\n'
+        f'command = "{line}"\ntimeout = 10\n'
+    )  # the user's settings and comments first, byte for byte, then memoryd's
+    data = tomllib.loads(new)
+    assert data["mcp_servers"]["memoryd"] == {"command": str(MEMORYD), "args": ["mcp"]}
+    assert data["hooks"]["Stop"] == [{"hooks": [{"type": "command", "command": "notify-send done"}]}]
 
 
 def test_codex_home_and_claude_config_dir_move_the_files(home: Path, tmp_path: Path) -> None:

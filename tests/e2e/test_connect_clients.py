@@ -1,8 +1,8 @@
 """``memoryd connect`` proven with the real clients: a fresh HOME, one command, and each
 client reaches memoryd with memoryd itself off its PATH (the config names it absolutely).
 
-Codex CLI (``@openai/codex``) speaks the Responses API to a fake on loopback and calls
-``memory_recall``; Gemini CLI (``@google/gemini-cli``) speaks the Gemini API, gets memoryd's
+Codex CLI (``@openai/codex``) speaks the Responses API to a fake on loopback, gets memoryd's
+block from its SessionStart and UserPromptSubmit hooks and calls ``memory_recall``; Gemini CLI (``@google/gemini-cli``) speaks the Gemini API, gets memoryd's
 block from its SessionStart and BeforeAgent hooks and calls ``memory_recall``; Claude Code
 and OpenCode get their block and a recall through what connect wrote, not through files the
 test copied. What the user has in the config before (a model provider, an auth choice) is
@@ -67,10 +67,12 @@ def test_codex_calls_memory_recall_through_what_connect_wrote(
         client = Client(node_bin, off_path(project.home, {"FAKE_OPENAI_KEY": "sk-e2e"}),
                         project.repo)  # fmt: skip
         # codex exec sends its first request at once; memoryd mcp must be up by then (an
-        # interactive session starts it while the user types): Codex's grace for it
+        # interactive session starts it while the user types): Codex's grace for it. Codex
+        # runs a hook once the user trusted it in its /hooks screen: the flag stands in.
         done = client.run(
             "codex", "exec", "--json", "--skip-git-repo-check", "-s", "read-only",
-            "-c", "mcp_optional_startup_grace_ms=15000", PROMPT, timeout=240,
+            "-c", "mcp_optional_startup_grace_ms=15000", "--dangerously-bypass-hook-trust",
+            PROMPT, timeout=240,
         )  # fmt: skip
         sent = api.agent_requests()
     assert done.returncode == 0, (done.stdout[-3000:], done.stderr[-3000:])
@@ -82,6 +84,12 @@ def test_codex_calls_memory_recall_through_what_connect_wrote(
     )
     assert recall["result"]["content"][0]["text"].startswith(PITFALL)
     assert "mcp__memoryd" in [t.get("name") for t in sent[0]["tools"]]
+    # SessionStart (rules and outline) and UserPromptSubmit (with the prompt's hits) reached
+    # the model as developer messages
+    given = [json.dumps(i, ensure_ascii=False) for i in sent[0]["input"] if i.get("role") == "developer"]
+    blocks = [text for text in given if "<memory>" in text]
+    assert len(blocks) == 2 and all(RULE in text for text in blocks)
+    assert "### pitfalls/fts5-unicode61-merges-a-chinese-run (project pitfall)" in blocks[1]
     answered = json.dumps(sent[1]["input"][-1], ensure_ascii=False)
     assert PITFALL in answered  # memoryd's answer went back to the model
     assert [e["item"]["text"] for e in events if e.get("type") == "item.completed"
