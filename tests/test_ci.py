@@ -7,6 +7,7 @@ something a test can own).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -227,3 +228,41 @@ def test_dev_test_says_which_tests_are_skipped_where_it_may_not_install(tmp_path
     assert SHELLS_MISSING.format("zsh") + SHELLS_MISSING.format("fish") in stderr
     assert "installing what the tests drive" not in stderr
     assert not apt.exists()
+
+
+def test_dev_test_says_what_the_end_to_end_tests_fetch_before_they_fetch_it(
+    tmp_path: Path,
+) -> None:
+    """npm ci fetched the clients for the e2e tests without a word: ./dev test says what, how
+    much and why first (not when they are left out, nor once they are installed)."""
+    project = tmp_path / "checkout"
+    (project / "tests" / "e2e" / "node").mkdir(parents=True)
+    for name in ("dev", "pyproject.toml", "tests/e2e/node/package-lock.json"):
+        (project / name).write_bytes((REPO / name).read_bytes())
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "npm").write_text("#!/bin/sh\n")
+    (bin_dir / "npm").chmod(0o755)
+    env = {**os.environ, "MEMORYD_VENV": str(stand_in_venv(tmp_path)), "TOOL_LOG": "/dev/null",
+           "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}  # fmt: skip
+    note = (
+        "dev: the end-to-end tests will first run 'npm ci' in tests/e2e/node: about 550 MB "
+        "fetched, 1.4 GB on disk, for the real clients they drive (Claude Code, OpenCode, Codex "
+        "CLI, Gemini CLI, MCP Inspector); leave them out with: ./dev test -m 'not e2e'\n"
+    )
+
+    def dev_test(*args: str) -> str:
+        done = subprocess.run(
+            ["/bin/sh", str(project / "dev"), "test", *args],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return done.stderr
+
+    assert note in dev_test("-q")
+    assert note not in dev_test("-m", "not e2e")
+    stamp = project / "tests/e2e/node/node_modules/.memoryd-lock-sha256"
+    stamp.parent.mkdir()
+    lock = (project / "tests/e2e/node/package-lock.json").read_bytes()
+    stamp.write_text(hashlib.sha256(lock).hexdigest() + "\n")
+    assert note not in dev_test("-q")  # installed already
