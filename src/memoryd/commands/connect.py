@@ -16,6 +16,7 @@ from memoryd.commands import add_json
 from memoryd.connect import CLIENTS
 
 if TYPE_CHECKING:
+    from memoryd.connect.clients import Outcome
     from memoryd.connect.ledger import Done
     from memoryd.connect.target import Health, Target
 
@@ -97,21 +98,23 @@ def _connect(app: App, args: argparse.Namespace) -> int:
     lines = []
     for outcome in outcomes:
         lines.append(f"memoryd connect {outcome.client}: {outcome.title} runs {target.memoryd}")
-        lines += _dry(connect, outcome) if args.dry_run else _written(outcome)
+        lines += _dry(outcome) if args.dry_run else _written(outcome)
     app.emit(False, None, "\n".join(lines))
     return 0
 
 
-def _dry(connect: Any, outcome: Any) -> list[str]:
+def _dry(outcome: Outcome) -> list[str]:
+    from memoryd.connect.clients import diff
+
     lines = []
     for change in outcome.changes:
         same = f"  {change.path}: unchanged ({change.what} already there)"
-        lines.append(connect.diff(change).rstrip("\n") if change.changed else same)
+        lines.append(diff(change).rstrip("\n") if change.changed else same)
     lines.append("dry run: nothing written; run it without --dry-run to write this")
     return lines
 
 
-def _written(outcome: Any) -> list[str]:
+def _written(outcome: Outcome) -> list[str]:
     lines = []
     changes = {c.path: c for c in outcome.changes}
     for done in outcome.done:

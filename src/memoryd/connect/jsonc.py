@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-Path = tuple[str, ...]
+Keys = tuple[str, ...]  # the keys from the top object down to one member
 
 _WS = " \t\r\n"
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
@@ -223,7 +223,7 @@ def _render(value: Any, indent: str, unit: str, nl: str) -> str:
     return json.dumps(value, indent=unit, ensure_ascii=False).replace("\n", nl + indent)
 
 
-def _container(root: Node, path: Path) -> tuple[Node | None, int]:
+def _container(root: Node, path: Keys) -> tuple[Node, int]:
     """The deepest object along ``path`` and how many keys of it exist."""
     node = root
     for depth, key in enumerate(path):
@@ -234,18 +234,18 @@ def _container(root: Node, path: Path) -> tuple[Node | None, int]:
     return node, len(path)
 
 
-def _find(root: Node, path: Path) -> Node | None:
+def _find(root: Node, path: Keys) -> Node | None:
     node, found = _container(root, path)
     return node if found == len(path) else None
 
 
-def _checked(old: str, new: str, expect: Any) -> str:
+def _checked(new: str, expect: Any) -> str:
     if parse(new).data() != expect:  # a bug here must never reach the user's file
         raise AssertionError("a JSONC edit changed more than it meant to")
     return new
 
 
-def _nested(path: Path, value: Any) -> Any:
+def _nested(path: Keys, value: Any) -> Any:
     for key in reversed(path):
         value = {key: value}
     return value
@@ -283,11 +283,10 @@ def _insert(text: str, node: Node, entry: str, compact_entry: str) -> str:
     return text[:last_end] + "," + text[last_end:pos] + added + text[pos:]
 
 
-def set_member(text: str, path: Path, value: Any) -> str:
+def set_member(text: str, path: Keys, value: Any) -> str:
     """``text`` with the member at ``path`` set to ``value`` (objects made on the way)."""
     root = parse(text)
     node, found = _container(root, path)
-    assert node is not None
     if found < len(path) and node.kind != "object":
         where = ".".join(path[:found]) if found else "the file"
         raise JsoncError(text, node.start, f"{where} is not an object ({{...}})")
@@ -298,11 +297,10 @@ def set_member(text: str, path: Path, value: Any) -> str:
     cursor[path[-1]] = value
     unit, nl = _unit(text), _newline(text)
     if found == len(path):
-        assert node is not None
         if node.data() == value:
             return text
         rendered = _render(value, _line_indent(text, node.start), unit, nl)
-        return _checked(text, text[: node.start] + rendered + text[node.end :], expect)
+        return _checked(text[: node.start] + rendered + text[node.end :], expect)
     key, rest = path[found], _nested(path[found + 1 :], value)
     children = node.members
     inner = (
@@ -311,10 +309,10 @@ def set_member(text: str, path: Path, value: Any) -> str:
     )  # fmt: skip
     entry = json.dumps(key, ensure_ascii=False) + ": " + _render(rest, inner, unit, nl)
     compact = json.dumps(key, ensure_ascii=False) + ": " + json.dumps(rest, ensure_ascii=False)
-    return _checked(text, _insert(text, node, entry, compact), expect)
+    return _checked(_insert(text, node, entry, compact), expect)
 
 
-def append_item(text: str, path: Path, value: Any) -> str:
+def append_item(text: str, path: Keys, value: Any) -> str:
     """``text`` with ``value`` added at the end of the array at ``path`` (made if missing)."""
     root = parse(text)
     node = _find(root, path)
@@ -333,10 +331,10 @@ def append_item(text: str, path: Path, value: Any) -> str:
         else _line_indent(text, node.start) + unit
     )  # fmt: skip
     entry = _render(value, inner, unit, nl)
-    return _checked(text, _insert(text, node, entry, json.dumps(value, ensure_ascii=False)), expect)
+    return _checked(_insert(text, node, entry, json.dumps(value, ensure_ascii=False)), expect)
 
 
-def replace_item(text: str, path: Path, index: int, value: Any) -> str:
+def replace_item(text: str, path: Keys, index: int, value: Any) -> str:
     root = parse(text)
     node = _find(root, path)
     assert node is not None and node.kind == "array"
@@ -347,7 +345,7 @@ def replace_item(text: str, path: Path, index: int, value: Any) -> str:
         cursor = cursor[key]
     cursor[index] = value
     rendered = _render(value, _line_indent(text, item.start), _unit(text), _newline(text))
-    return _checked(text, text[: item.start] + rendered + text[item.end :], expect)
+    return _checked(text[: item.start] + rendered + text[item.end :], expect)
 
 
 def _cut(text: str, node: Node, index: int, start: int, end: int) -> str:
@@ -371,7 +369,7 @@ def _cut(text: str, node: Node, index: int, start: int, end: int) -> str:
     return text[:comma] + text[comma + 1 : gap] + text[stop:]
 
 
-def remove_member(text: str, path: Path) -> str:
+def remove_member(text: str, path: Keys) -> str:
     """``text`` without the member at ``path`` (unchanged when there is none)."""
     root = parse(text)
     parent = _find(root, path[:-1])
@@ -387,10 +385,10 @@ def remove_member(text: str, path: Path) -> str:
     del cursor[path[-1]]
     index = parent.members.index(member)
     new = _cut(text, parent, index, member.start, member.value.end)
-    return _checked(text, new, expect)
+    return _checked(new, expect)
 
 
-def remove_item(text: str, path: Path, index: int) -> str:
+def remove_item(text: str, path: Keys, index: int) -> str:
     root = parse(text)
     node = _find(root, path)
     assert node is not None and node.kind == "array"
@@ -400,4 +398,4 @@ def remove_item(text: str, path: Path, index: int) -> str:
         cursor = cursor[key]
     del cursor[index]
     item = node.items[index]
-    return _checked(text, _cut(text, node, index, item.start, item.end), expect)
+    return _checked(_cut(text, node, index, item.start, item.end), expect)

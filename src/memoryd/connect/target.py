@@ -8,6 +8,7 @@ are :mod:`memoryd.connect.ledger`'s, once for every client.
 
 from __future__ import annotations
 
+import os
 import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -132,8 +133,6 @@ def command_problem(words: list[str]) -> str | None:
         return f"{words[0]} is not an absolute path (it depends on PATH)"
     if not program.is_file():
         return f"{program} does not exist"
-    import os
-
     if not os.access(program, os.X_OK):
         return f"{program} is not executable"
     return None
