@@ -1,7 +1,7 @@
-"""Expiry of replay backups: ``refs/memoryd/backup/<device>/<UTC time>[-N]``.
+"""Replay backups, made and expired: ``refs/memoryd/backup/<device>/<UTC time>[-N]``.
 
 A replay keeps the local head it replaced at a backup ref (see
-:func:`memoryd.sync.remote.backup`); like git's reflog expiry, backups older
+:func:`backup`); like git's reflog expiry, backups older
 than the root's ``sync.backup_keep_days`` go after a sync that completed. Only
 this device's refs are considered, the newest one always stays, and a ref whose
 name is not a memoryd stamp is never touched.
@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from memoryd.sync.git import GitError
+from memoryd.gitcli import GitError
 from memoryd.sync.repo import Repo
 
 log = logging.getLogger(__name__)
@@ -81,3 +81,14 @@ def prune(repo: Repo, device: str, now: datetime, keep_days: float) -> list[str]
             len(gone), keep_days, repo.top, ", ".join(gone),
         )  # fmt: skip
     return gone
+
+
+def backup(repo: Repo, device: str, stamp: str, commit: str) -> str:
+    """Keep ``commit`` reachable under ``refs/memoryd/backup/<device>/<stamp>``."""
+    ref = f"refs/memoryd/backup/{device}/{stamp}"
+    number = 2
+    while repo.git.rev(ref) is not None:
+        ref = f"refs/memoryd/backup/{device}/{stamp}-{number}"
+        number += 1
+    repo.git.update_ref(ref, commit, None, "memoryd: backup before replay")
+    return ref

@@ -19,23 +19,25 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memoryd.config import Config, RootConfig
-from memoryd.fsutil import atomic_write
-from memoryd.memory import printable
-from memoryd.paths import Paths
-from memoryd.rootfs import STATE_FILE
-from memoryd.roots import ensure_gitignored
-from memoryd.sync import backups, exclude, held, outgoing, remote
-from memoryd.sync import commit as local
-from memoryd.sync.conflicts import (
+from memoryd import held
+from memoryd.config.sections import Config, RootConfig
+from memoryd.conflicts import (
     conflict_lines,
     copy_path,
     parse_copy_name,
     safe_device,
     utc_stamp,
 )
+from memoryd.fsutil import atomic_write
+from memoryd.gitcli import GitError
+from memoryd.memory import printable
+from memoryd.paths import Paths
+from memoryd.rootfs import STATE_FILE
+from memoryd.roots import ensure_gitignored
+from memoryd.sync import backups, exclude, outgoing, remote, worktree
+from memoryd.sync import commit as local
 from memoryd.sync.derived import Quarantined, recompile
-from memoryd.sync.git import EMPTY_TREE, ZERO, GitError
+from memoryd.sync.git import EMPTY_TREE, ZERO
 from memoryd.sync.identity import IDENTITY_HINT, identity_error, is_identity_error
 from memoryd.sync.replay import OutsideRoot, replay
 from memoryd.sync.repo import Blocked, Repo, open_repo, preflight
@@ -372,7 +374,7 @@ class _Cycle:
         )
 
     def integrate(self, head: str | None, theirs: str, tracking: str) -> None:
-        edited = remote.edited_outside(self.repo, head, theirs) if head else []
+        edited = worktree.edited_outside(self.repo, head, theirs) if head else []
         if edited:
             more = f" (and {len(edited) - 1} more)" if len(edited) > 1 else ""
             raise Blocked(
@@ -383,7 +385,7 @@ class _Cycle:
                 "or commit them and pull yourself (git pull --rebase)",
             )
         if head is None or self.repo.git.is_ancestor(head, theirs):
-            self.outcome.notices += remote.move(
+            self.outcome.notices += worktree.move(
                 self.repo,
                 head,
                 theirs,
@@ -405,7 +407,7 @@ class _Cycle:
             if fork is not None and git.shares_a_tree(fork, theirs):  # a rewrite
                 since, base = fork, self._rewritten_base(fork, theirs)
         base = base or EMPTY_TREE
-        self.outcome.backup_ref = remote.backup(self.repo, self.device, utc_stamp(now), head)
+        self.outcome.backup_ref = backups.backup(self.repo, self.device, utc_stamp(now), head)
         index = local.private_index(self.repo, self.tmp, None)
         try:
             result = replay(self.repo, base, head, theirs, index=index, device=self.device, now=now)
@@ -427,7 +429,7 @@ class _Cycle:
         # as it is, not one more commit of the same tree pushed to every device
         same = tree == git.tree_of(theirs)
         new = theirs if same else git.commit_tree(tree, [theirs], message)
-        self.outcome.notices += remote.move(
+        self.outcome.notices += worktree.move(
             self.repo,
             head,
             new,
@@ -506,7 +508,7 @@ class _Cycle:
         """Recompile what the move changed, and commit that (same bytes on every device)."""
         write_conflicts_file(self.root.path)
         recompile(self.root, self.config)
-        remote.restat(self.repo)  # a compiled file git checked out with CRLF, written with LF
+        worktree.restat(self.repo)  # a compiled file git checked out with CRLF, written with LF
         if self.policy.commit:
             self.commit_local()
 
