@@ -7,6 +7,7 @@ something a test can own).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -114,11 +115,62 @@ def test_dev_run_skips_the_install_the_second_time(tmp_path: Path) -> None:
         "memoryd init", "memoryd run",
         "memoryd init", "memoryd run",
     ]  # fmt: skip
+    bin_dir = Path(os.environ["HOME"]) / ".local" / "bin"
     assert done.stderr == (
         f"dev: {venv} is up to date with pyproject.toml; skipping pip install\n"
+        f"dev: memoryd is on PATH as {bin_dir}/memoryd -> {venv}/bin/memoryd (undo: rm "
+        f"{bin_dir}/memoryd)\n"
+        f"dev: WARNING: {bin_dir} is not on your PATH; add it: echo 'export "
+        f'PATH="{bin_dir}:$PATH"\' >> ~/.profile\n'
         "dev: memoryd init (creates the default roots; changes nothing when they exist)\n"
         "dev: memoryd run (the daemon, in the foreground; Ctrl-C stops it)\n"
     )
+
+
+def test_dev_install_leaves_a_working_memoryd_on_path_and_says_how_to_undo_it(
+    tmp_path: Path,
+) -> None:
+    """A fresh HOME: ./dev install links ~/.local/bin/memoryd to the virtualenv's script
+    (the real memoryd of this test run), which then runs with that folder alone on PATH;
+    again it changes nothing; a memoryd there that is not its link (pipx's) is left alone."""
+    venv = stand_in_venv(tmp_path)
+    (venv / "bin" / "memoryd").symlink_to(Path(sys.executable).parent / "memoryd")
+    project = tmp_path / "checkout"
+    project.mkdir()
+    for name in ("dev", "pyproject.toml"):
+        (project / name).write_bytes((REPO / name).read_bytes())
+    home = Path(os.environ["HOME"])
+    bin_dir = home / ".local" / "bin"
+    env = {**os.environ, "MEMORYD_VENV": str(venv), "TOOL_LOG": "/dev/null",
+           "PATH": f"{bin_dir}{os.pathsep}/usr/bin{os.pathsep}/bin"}  # fmt: skip
+
+    def install() -> str:
+        done = subprocess.run(
+            ["sh", str(project / "dev"), "install"],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return done.stderr
+
+    said = install()
+    link = bin_dir / "memoryd"
+    assert os.readlink(link) == f"{venv}/bin/memoryd"
+    assert f"dev: memoryd is on PATH as {link} -> {venv}/bin/memoryd (undo: rm {link})\n" in said
+    assert "not on your PATH" not in said
+    assert said.endswith(
+        "dev: next: memoryd connect claude-code opencode codex gemini (each client's own config)\n"
+    )
+    done = subprocess.run(
+        ["memoryd", "--version"], env=env, capture_output=True, text=True, timeout=60, check=False
+    )  # fmt: skip
+    assert done.returncode == 0 and done.stdout.startswith("memoryd "), done.stderr
+    assert (Path(os.environ["MEMORYD_HOME"]) / "memory").is_dir()  # memoryd init ran
+    assert f"{link} -> " in install()  # again: the same link, said again
+    link.unlink()
+    link.write_text("#!/bin/sh\n# pipx's memoryd\n")
+    said = install()
+    assert f"dev: WARNING: {link} is already there and is not a link to {venv}/bin/memoryd;" in said
+    assert link.read_text() == "#!/bin/sh\n# pipx's memoryd\n"
 
 
 SHELLS_MISSING = "dev: WARNING: no {0}, so its completion test is SKIPPED; install it with: sudo apt-get install {0}\n"
@@ -156,8 +208,13 @@ def test_dev_test_installs_the_shells_the_completion_tests_drive_in_one_apt_get_
     env, apt = system_world(tmp_path, uid=0)
     chromium = "" if Path("/usr/bin/chromium").exists() else " chromium"
     stderr = dev_test_stderr(tmp_path, env)
-    assert f"dev: installing what the tests drive:{chromium} zsh fish (apt-get install)\n" in stderr
-    assert apt.read_text().splitlines() == ["update -qq", f"install -y -qq{chromium} zsh fish"]
+    assert (
+        f"dev: installing what the tests drive:{chromium} zsh fish (apt-get install "
+        "--no-install-recommends: chromium for tests/ui, zsh and fish for the completion tests)\n"
+    ) in stderr
+    assert apt.read_text().splitlines() == [
+        "update -qq", f"install -y -qq --no-install-recommends{chromium} zsh fish"
+    ]
     assert "completion test is SKIPPED" not in stderr
     apt.unlink()
     if not chromium:  # all there now: no apt-get run, nothing said
@@ -171,3 +228,41 @@ def test_dev_test_says_which_tests_are_skipped_where_it_may_not_install(tmp_path
     assert SHELLS_MISSING.format("zsh") + SHELLS_MISSING.format("fish") in stderr
     assert "installing what the tests drive" not in stderr
     assert not apt.exists()
+
+
+def test_dev_test_says_what_the_end_to_end_tests_fetch_before_they_fetch_it(
+    tmp_path: Path,
+) -> None:
+    """npm ci fetched the clients for the e2e tests without a word: ./dev test says what, how
+    much and why first (not when they are left out, nor once they are installed)."""
+    project = tmp_path / "checkout"
+    (project / "tests" / "e2e" / "node").mkdir(parents=True)
+    for name in ("dev", "pyproject.toml", "tests/e2e/node/package-lock.json"):
+        (project / name).write_bytes((REPO / name).read_bytes())
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "npm").write_text("#!/bin/sh\n")
+    (bin_dir / "npm").chmod(0o755)
+    env = {**os.environ, "MEMORYD_VENV": str(stand_in_venv(tmp_path)), "TOOL_LOG": "/dev/null",
+           "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}  # fmt: skip
+    note = (
+        "dev: the end-to-end tests will first run 'npm ci' in tests/e2e/node: about 550 MB "
+        "fetched, 1.4 GB on disk, for the real clients they drive (Claude Code, OpenCode, Codex "
+        "CLI, Gemini CLI, MCP Inspector); leave them out with: ./dev test -m 'not e2e'\n"
+    )
+
+    def dev_test(*args: str) -> str:
+        done = subprocess.run(
+            ["/bin/sh", str(project / "dev"), "test", *args],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return done.stderr
+
+    assert note in dev_test("-q")
+    assert note not in dev_test("-m", "not e2e")
+    stamp = project / "tests/e2e/node/node_modules/.memoryd-lock-sha256"
+    stamp.parent.mkdir()
+    lock = (project / "tests/e2e/node/package-lock.json").read_bytes()
+    stamp.write_text(hashlib.sha256(lock).hexdigest() + "\n")
+    assert note not in dev_test("-q")  # installed already

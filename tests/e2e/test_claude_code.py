@@ -1,6 +1,6 @@
 """memoryd with the real Claude Code CLI (``@anthropic-ai/claude-code``) and a fake Messages API.
 
-The settings are ``integrations/claude-code/settings.json`` as shipped; the MCP server is
+The settings are ``src/memoryd/integrations/claude-code/settings.json`` as shipped; the MCP server is
 added with the documented ``claude mcp add`` line. ``claude -p`` runs the hooks for real,
 calls the fake model on loopback, runs the tool calls it scripts (memoryd over MCP, the
 Write tool through the guard hook, a Bash command), and sends each result back: the

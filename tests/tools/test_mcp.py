@@ -320,16 +320,25 @@ def test_a_project_folder_that_does_not_exist_is_refused_at_start(tmp_path: Path
     )
 
 
-def test_without_the_sdk_the_command_names_the_extra() -> None:
+@pytest.mark.parametrize(
+    ("hidden", "missing"), [(("mcp", "pydantic"), "mcp"), (("pydantic",), "pydantic")]
+)
+def test_without_the_sdk_the_command_names_the_install_command(
+    hidden: tuple[str, ...], missing: str
+) -> None:
+    """pydantic was imported before the guarded import: without it 'memoryd mcp' died with
+    "internal error: No module named 'pydantic' ... please report it"."""
     code = (
-        "import sys; sys.modules['mcp'] = None; sys.modules['mcp.server.mcpserver'] = None\n"
+        f"import sys; sys.modules.update(dict.fromkeys({list(hidden)!r}))\n"
         "from memoryd.cli import main; raise SystemExit(main(['mcp']))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 1
     assert done.stderr == (
-        "memoryd: error: the MCP server needs the official mcp SDK, which is not installed\n"
-        "  hint: pip install 'memoryd[mcp]'\n"
+        "memoryd: error: the MCP server needs the official mcp SDK, which is not installed "
+        f"(no {missing})\n"
+        f"  hint: {sys.executable} -m pip install 'mcp>=2,<3' (memoryd's own Python), or "
+        "reinstall memoryd: pipx reinstall memoryd\n"
     )
 
 

@@ -50,7 +50,7 @@ def run_checks(ctx: Machine, config_check: Verdict | None = None) -> list[Verdic
         checks.append(Verdict("inotify", "skip", "no roots known until config.yaml loads"))
     for check in (check_disk, check_private, check_index, check_service, check_daemon):
         checks.append(check(ctx))
-    return checks
+    return checks + check_clients(ctx)
 
 
 def failed(checks: list[Verdict]) -> bool:
@@ -214,6 +214,30 @@ def check_daemon(ctx: Machine) -> Verdict:
         detail = f"daemon pid {pid} reports: " + "; ".join(status.problems)
         return fail("daemon", detail, "memoryd status shows what it is doing")
     return ok("daemon", f"daemon pid {pid} running, status updated {status.updated_at}")
+
+
+def check_clients(ctx: Machine) -> list[Verdict]:
+    """One verdict per agent client whose config runs memoryd (``memoryd connect``)."""
+    from memoryd.connect.clients import health, running_memoryd
+    from memoryd.connect.target import Target
+
+    try:
+        memoryd = running_memoryd()
+    except ConfigError:
+        memoryd = Path("memoryd")  # only the OpenCode plugin's text depends on it
+    home = Path(ctx.env.get("HOME") or os.path.expanduser("~"))
+    verdicts = []
+    for state in health(Target(home, ctx.env, memoryd)):
+        if not state.connected:
+            continue
+        if state.problems:
+            fix = f"memoryd connect {state.client}"
+            detail = f"{state.client}: " + "; ".join(state.problems)
+            verdicts.append(fail("client", detail, fix, state.client))
+        else:
+            detail = f"{state.client}: connected, runs memoryd from its config"
+            verdicts.append(ok("client", detail, state.client))
+    return verdicts
 
 
 def render(checks: list[Verdict]) -> str:
