@@ -580,8 +580,8 @@ def test_each_tool_has_a_title_and_answers_with_structure_beside_its_text(setup:
     structure = found.structured_content
     assert next(iter(structure)) == "text" and structure["text"] == text_of(found.content[0])
     (hit,) = structure["hits"]
-    assert hit["id"] == "pitfalls/fts5-unicode61-merges" and hit["scope"] == "project"
-    assert hit["path"] == str(setup.project / "pitfalls" / "fts5-unicode61-merges.md")
+    assert hit["id"] == "pitfalls/fts5-unicode61-merges-部署脚本" and hit["scope"] == "project"
+    assert hit["path"] == str(setup.project / "pitfalls" / "fts5-unicode61-merges-部署脚本.md")
     assert saved.structured_content["text"] == text_of(saved.content[0])
     assert saved.structured_content["id"] == hit["id"]
     refused = session(lambda c: c.call_tool("memory_forget", {"id": "nope/none"}),
