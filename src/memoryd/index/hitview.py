@@ -127,3 +127,12 @@ def text(hits: Sequence[Shown], verdicts: Mapping[Any, Sequence[_Verdict]], cap:
         lines += [f"   MAY BE STALE: {v.citation.where}: {v.reason}" for v in stale]
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
+
+
+def no_match(query: str, searched: Sequence[str]) -> str:
+    """The note of a recall that found nothing in the roots ``searched`` (their paths)."""
+    where = ", ".join(searched) or "no roots"
+    return (
+        f"no memory matches {query!r} (searched {where}); "
+        "try fewer or rarer words, or another language"
+    )
