@@ -30,6 +30,7 @@ from memoryd.errors import (
 from memoryd.frontmatter_edit import edit_fields
 from memoryd.fsutil import atomic_write
 from memoryd.memory import KIND_FOLDERS, KIND_OF_FOLDER, Memory, new_memory, render
+from memoryd.oversize import FIX, over
 from memoryd.roots import listed_by_name
 from memoryd.suggest import closest
 
@@ -286,9 +287,9 @@ def _refuse_unseen(root: Path, memory_id: str, path: Path) -> None:
 def _refuse_oversized(data: bytes, cap: int) -> None:
     if len(data) > cap:
         raise Refused(
-            f"refusing to remember: the memory is {len(data)} bytes, over the {cap}-byte limit "
-            "(search.max_file_bytes), so its body could never be found",
-            hint="split it into smaller memories, or raise search.max_file_bytes in config.yaml",
+            f"refusing to remember: the memory is {over(len(data), cap)}, "
+            "so its body could never be found",
+            hint=FIX,
         )
 
 
@@ -352,8 +353,7 @@ def _refuse_secrets(root: RootConfig, path: Path, data: bytes, *, agent: bool) -
         return
     where = upkeep.redacted_name(path.relative_to(root.path).as_posix())
     lines = [
-        f"  {where}:{f.line}: {f.rule} {f.preview} (fingerprint {f.fingerprint})"
-        for f in findings
+        f"  {where}:{f.line}: {f.rule} {f.preview} (fingerprint {f.fingerprint})" for f in findings
     ]
     hint = (
         "remove the secret (say where it lives instead, e.g. 'the token is in the "
