@@ -180,6 +180,20 @@ def test_dev_test_says_which_tests_are_skipped_where_it_may_not_install(tmp_path
 # only: git writes its subject, and the commits it brings carry their own why.
 RULE_FROM = "82cb33d574406376c76d5c233c1a8b4ac6672fda"
 MAX_SUBJECT = 72
+# Commits that were on main before the rule was held in CI (issues 40 and 41, made in
+# parallel with issue 35, subjects of 73-81 characters): kept as they are, not rewritten.
+BEFORE_THE_CHECK = frozenset({
+    "6385831ecb413afc1aa5441c74313ef01a6e00c3",
+    "d1134e934292292c031b5a8609af4b5bab8b41d7",
+    "eb72ac09beb4d5db16dc6d88d1220141d3d6c70a",
+    "1f78f20ba8f36e6e8e5a81f210a68c34d4db7a31",
+    "acf7187f8c81599e69e734b07d6193abe010e460",
+    "1be7d82bbb2493d60f941e2dc1fba8028ffb9c30",
+    "05e022b57c07721fc0a11d7a1d7269ace40a18f1",
+    "7cb9588a07a54c0050cac05343ba544e2f77db22",
+    "70f14b8957dce95e2aea2acc0aafa11b565466dc",
+    "0b08ddd04f8a4911b0577dd02162705e3e97172d",
+})  # fmt: skip
 
 
 class NoHistory(Exception):
@@ -203,6 +217,8 @@ def commit_rule_breaches(repo: Path, first: str = RULE_FROM) -> list[str]:
     found = []
     for line in git("rev-list", "--parents", f"{first}^..HEAD").splitlines():
         commit, *parents = line.split()
+        if commit in BEFORE_THE_CHECK:
+            continue
         lines = git("log", "-1", "--format=%B", commit).rstrip("\n").split("\n")
         subject, merge = lines[0], len(parents) > 1
         why = []

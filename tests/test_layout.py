@@ -26,9 +26,9 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src"
 LOWER = ("memoryd.index", "memoryd.compile", "memoryd.sync", "memoryd.secrets")
 UPPER = ("memoryd.daemon", "memoryd.agent", "memoryd.commands", "memoryd.cli", "memoryd.ui")
-# extract/ writes through agent/remember, and is driven by the daemon: it never imports that
+# extract/ and transfer/ write through agent/remember; they never import what drives them
 DRIVERS = ("memoryd.daemon", "memoryd.commands", "memoryd.cli", "memoryd.ui")
-RULES = ((LOWER, UPPER), (("memoryd.extract",), DRIVERS))
+RULES = ((LOWER, UPPER), (("memoryd.extract", "memoryd.transfer"), DRIVERS))
 
 Graph = dict[str, set[str]]
 
@@ -351,6 +351,7 @@ FLOORS: tuple[tuple[str, dict[str, set[str]]], ...] = (
             "inspection": {"checks", "extract_report"},
             "agent": {"freshness", "inspection", "locate", "workdir"},
             "extract": {"agent"},
+            "transfer": {"agent", "freshness", "locate"},
             "daemon": {"extract", "lean_recall"},
             "doctor": {"daemon"},
         },
@@ -425,6 +426,8 @@ MAX_FUNCTION_LINES = 80
 OVER_BUDGET = {
     "sync/engine.py": "one root's sync as one sequence of steps (fetch, merge, scan, push); "
     "sync/remote.py and sync/worktree.py already took the remote and the work tree out",
+    "index/tokenizer.py": "the one tokenizer, its word and date rules side by side; the "
+    "query dates (issue 40) took it past 450: a split is its owner's to make",
     "index/fetch.py": "the candidate statements and their SQL side by side: a needle "
     "query's cost is read across them (docs/search.md)",
     "agent/mcp_server.py:build_server": "the MCP tools are closures registered on one "

@@ -215,10 +215,10 @@ def _parse(argv: Sequence[str]) -> dict[str, Any]:
 def _answer(
     args: Mapping[str, Any], env: Mapping[str, str], cwd: str, kept: Kept | None = None
 ) -> tuple[list[_Hit], str, str]:
-    from memoryd.index.tokenizer import query_words
+    from memoryd.index.tokenizer import read_query
 
     query = " ".join(args["words"])
-    forms = query_words(query)
+    forms, dates = read_query(query)
     if not forms:
         raise Fallback  # the usage error is the full path's
     dirs = folders(env)
@@ -230,6 +230,8 @@ def _answer(
         raise Fallback
     if snapshot.get("located") != config_snapshot.located(env, config_dir, cache_dir, state_dir):
         raise Fallback  # written for other folders or another environment
+    if snapshot["search"].get("semantic"):
+        raise Fallback  # the embedding stage loads a model: the full path's
     project = os.path.join(cwd, args["project"]) if "project" in args else None
     roots = _search_roots(snapshot, cwd, project)
     if any(r.layout != "plugin" or not os.path.isdir(r.path) for r in roots):
@@ -238,7 +240,7 @@ def _answer(
     conn = _open(file, snapshot) if kept is None else _kept(kept, file, snapshot)
     try:
         _fresh(conn, roots, [r for r in roots if r.listed], os.path.join(state_dir, "daemon.lock"))
-        hits = _recall(conn, snapshot, forms, roots, args)
+        hits = _recall(conn, snapshot, forms, roots, args, dates=dates)
     finally:
         if kept is None:
             conn.close()
@@ -349,7 +351,7 @@ def _fresh(conn: sqlite3.Connection, roots: list[_Root], listed: list[_Root], lo
 
     daemon = running_pid(lock) is not None
     empty = daemon and conn.execute("SELECT 1 FROM memories LIMIT 1").fetchone() is None
-    wanted = to_check(roots, _listed, daemon=daemon, empty=empty)
+    wanted = to_check(roots, lambda root: root.listed, daemon=daemon, empty=empty)
     if not wanted:
         return
     for root in wanted:
@@ -357,10 +359,6 @@ def _fresh(conn: sqlite3.Connection, roots: list[_Root], listed: list[_Root], lo
     keep = {r.path for r in [*listed, *wanted]}  # reconcile's foreign-root sweep
     if foreign_rows(conn, keep, first=True):
         raise Fallback
-
-
-def _listed(root: _Root) -> bool:
-    return root.listed
 
 
 def _unchanged(conn: sqlite3.Connection, root: _Root) -> None:
@@ -391,6 +389,8 @@ def _recall(
     forms: dict[str, str],
     roots: list[_Root],
     args: Mapping[str, Any],
+    *,
+    dates: Sequence[tuple[int, int]] = (),
 ) -> list[_Hit]:
     """memoryd.index.search.recall for plugin roots, with the same functions."""
     from types import SimpleNamespace  # (memoryd.index loaded types)
@@ -409,7 +409,7 @@ def _recall(
     counts = {r.path: hit_lookup(r.path, strict=True) for r in roots}
     kept = pick(
         _Index(conn), forms, roots, filters, limit, settings, counts, int(time.time() * 1000),
-        admit=_plugin_only,
+        dates=dates, admit=_plugin_only,
     )  # fmt: skip
     marks = MARKERS[args.get("markers", "plugin")]
     hits = []

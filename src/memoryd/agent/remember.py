@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import time
 import unicodedata
+from collections.abc import Container
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,7 +36,7 @@ from memoryd.roots import listed_by_name
 from memoryd.suggest import closest
 
 if TYPE_CHECKING:
-    from memoryd.index.db import Row
+    from memoryd.index.db import IndexDB, Row
 
 CATEGORY = KIND_FOLDERS
 RULE, PROPOSAL = "rule", "rule-proposal"
@@ -110,13 +111,14 @@ def slugify(summary: str) -> str:
     return "m-" + hashlib.sha1(summary.encode("utf-8")).hexdigest()[:10]
 
 
-def unique_id(root: Path, category: str, slug: str) -> str:
-    """``category/slug``, with ``-2``, ``-3``... when that file exists."""
+def unique_id(root: Path, category: str, slug: str, taken: Container[str] = ()) -> str:
+    """``category/slug``, with ``-2``, ``-3``... when that file exists (or the id is in
+    ``taken``: an import's ids not written yet)."""
     number = 1
     while True:
         name = slug if number == 1 else f"{slug}-{number}"
         memory_id = f"{category}/{name}"
-        if not (root / f"{memory_id}.md").exists():
+        if memory_id not in taken and not (root / f"{memory_id}.md").exists():
             return memory_id
         number += 1
 
@@ -202,13 +204,13 @@ def remember(app: App, request: Request, stamp: int | None = None) -> Outcome:
     if request.agent:
         _refuse_rules_folder(memory_id)
     path = safepath.inside(root.path, memory_id, ".md")
-    _refuse_unseen(root.path, memory_id, path)
+    refuse_unseen(root.path, memory_id, path)
     _refuse_existing(root, memory_id, path)
     old = _old_memory(root, request) if request.supersedes else None
     cites = citing.anchor(app, request.cites, root.scope)
     data = render(build_memory(request, memory_id, kind, stamp or now_ms(), cites))
-    _refuse_oversized(data, app.config.search.max_file_bytes)
-    _refuse_secrets(root, path, data, agent=request.agent)
+    refuse_oversized(data, app.config.search.max_file_bytes)
+    refuse_secrets(root, path, data, agent=request.agent)
     if not request.force:
         _refuse_duplicate(app, roots, content_text(request), old)
     old_data = None if old is None else _superseded(old, memory_id)  # before any write
@@ -267,7 +269,7 @@ def _refuse_rules_folder(memory_id: str) -> None:
         )
 
 
-def _refuse_unseen(root: Path, memory_id: str, path: Path) -> None:
+def refuse_unseen(root: Path, memory_id: str, path: Path) -> None:
     """The file lands where memoryd reads memories: not under a name it writes itself
     (index.md, ROOT.md) and not hidden or in a folder it skips, where recall, the compiled
     files and sync would never see it."""
@@ -284,7 +286,7 @@ def _refuse_unseen(root: Path, memory_id: str, path: Path) -> None:
     )
 
 
-def _refuse_oversized(data: bytes, cap: int) -> None:
+def refuse_oversized(data: bytes, cap: int) -> None:
     if len(data) > cap:
         raise Refused(
             f"refusing to remember: the memory is {over(len(data), cap)}, "
@@ -345,7 +347,7 @@ def _superseded(old: locate.Found, memory_id: str) -> bytes:
         ) from exc
 
 
-def _refuse_secrets(root: RootConfig, path: Path, data: bytes, *, agent: bool) -> None:
+def refuse_secrets(root: RootConfig, path: Path, data: bytes, *, agent: bool) -> None:
     """Refuse a memory with a secret; a person is also told how to let a false positive
     through (the fingerprint into the root's allowlist), an agent is not."""
     findings = upkeep.secrets(data.decode("utf-8"), root.path)
@@ -383,12 +385,14 @@ def _refuse_duplicate(
 
 
 def duplicate_of(
-    app: App, roots: list[RootConfig], text: str, skip: Path | None = None
+    app: App, roots: list[RootConfig], text: str, skip: Path | None = None,
+    db: IndexDB | None = None,
 ) -> tuple[Row, float] | None:
     """The existing memory covering the largest share (≥ the threshold) of ``text``'s terms,
-    however old: found by relevance alone, never through recall's decayed top 20."""
+    however old: found by relevance alone, never through recall's decayed top 20.
+    ``db``: an index the caller keeps fresh (an import checks many memories against one)."""
     threshold = app.config.search.duplicate_coverage
-    for row, share in upkeep.covering(app, roots, text, threshold):
+    for row, share in upkeep.covering(app, roots, text, threshold, db=db):
         if skip is None or row.path != skip:
             return row, share
     return None

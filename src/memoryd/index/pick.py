@@ -10,7 +10,9 @@ what it keeps. Light: the lean path loads it.
 
 from __future__ import annotations
 
-from memoryd.index.fetch import candidates
+import functools
+
+from memoryd.index.fetch import candidates, coverage
 from memoryd.index.ranking import rank
 
 TYPE_CHECKING = False
@@ -19,6 +21,9 @@ if TYPE_CHECKING:
 
     from memoryd.index.fetch import Found, _Index, _Root, _Visible
     from memoryd.index.ranking import Settings
+
+    Kept = tuple[float, Found, dict[str, float]]  # (score, found, parts), as rank gives them
+    Ranked = Callable[..., list[Kept]]  # rank with the query's settings: (found, limit=)
 
 MAX_FETCH = 50
 
@@ -38,19 +43,29 @@ def pick(  # noqa: PLR0917 - a recall's settings, passed on
     counts: Mapping[str, Callable[[str], int]],
     now_ms: int,
     *,
+    dates: Sequence[tuple[int, int]] = (),
     strategy: str = "and-or",
     visible: _Visible | None = None,
     admit: Callable[[Sequence[Found]], None] | None = None,
-) -> list[tuple[float, Found, dict[str, float]]]:
-    """The ``limit`` best memories for the query words ``forms`` (term -> word) in
-    ``roots``, as :func:`memoryd.index.ranking.rank` gives them. ``admit`` sees every
-    candidate before ranking (the lean path hands over to the full one there)."""
+    fuse: Callable[[list[Found], Ranked, int], list[Kept]] | None = None,
+) -> list[Kept]:
+    """The ``limit`` best memories for the query words ``forms`` (term -> word) and
+    ``dates`` in ``roots``, as :func:`memoryd.index.ranking.rank` gives them. ``admit``
+    sees every candidate before ranking (the lean path hands over to the full one there);
+    ``fuse`` (the full path's semantic stage) takes the candidates, the ranking and the
+    fetch size and gives the kept ones instead."""
+    terms = list(forms)
+    fetch = fetch_size(limit)
     found = candidates(
-        db, list(forms), roots, filters, fetch_size(limit),
-        strategy=strategy, enough=limit, visible=visible,
-    )  # fmt: skip
+        db, terms, roots, filters, fetch, strategy=strategy, enough=limit, visible=visible
+    )
     if admit is not None:
         admit(found)
+    ranked = functools.partial(
+        rank, settings, hits=counts, now_ms=now_ms, coverage=coverage(terms), dates=dates
+    )
+    if fuse is not None:
+        return fuse(found, ranked, fetch)
     if not found:
         return []
-    return rank(settings, found, counts, now_ms, limit)
+    return ranked(found, limit=limit)
