@@ -227,7 +227,7 @@ def test_the_extractors_own_sessions_are_never_extracted(world: World) -> None:
 
 
 def test_the_mcp_inspect_tool_says_whether_extraction_runs(world: World) -> None:
-    from tests.tools.test_mcp import call
+    from tests.agent.test_mcp import call
 
     world.configure(settle_ms=20000)
     error, text = call(world.app(), "memory_inspect")

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from memoryd.index.hitview import OVERSIZED
 from memoryd.injection import Block, Given, RootBlocks, Shown, build
+from memoryd.oversize import not_loaded
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -72,7 +72,7 @@ def shown_body(hit: Hit, cap: int) -> str:
     """A hit's body, or for a file over the size cap (whose body is not indexed) the line
     saying so: an empty body read as a memory that holds nothing more than its summary."""
     if hit.oversized and hit.row is not None:
-        return OVERSIZED.format(path=hit.path, size=hit.row.size, cap=cap)
+        return not_loaded(hit.path, hit.row.size, cap)
     return hit.body
 
 

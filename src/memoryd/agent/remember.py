@@ -32,6 +32,7 @@ from memoryd.errors import (
 from memoryd.frontmatter_edit import edit_fields
 from memoryd.fsutil import atomic_write
 from memoryd.memory import KIND_FOLDERS, KIND_OF_FOLDER, Memory, new_memory, render
+from memoryd.oversize import FIX, over
 from memoryd.roots import listed_by_name
 from memoryd.suggest import closest
 
@@ -324,9 +325,9 @@ def refuse_unseen(root: Path, memory_id: str, path: Path) -> None:
 def refuse_oversized(data: bytes, cap: int) -> None:
     if len(data) > cap:
         raise Refused(
-            f"refusing to remember: the memory is {len(data)} bytes, over the {cap}-byte limit "
-            "(search.max_file_bytes), so its body could never be found",
-            hint="split it into smaller memories, or raise search.max_file_bytes in config.yaml",
+            f"refusing to remember: the memory is {over(len(data), cap)}, "
+            "so its body could never be found",
+            hint=FIX,
         )
 
 
@@ -390,8 +391,7 @@ def refuse_secrets(root: RootConfig, path: Path, data: bytes, *, agent: bool) ->
         return
     where = upkeep.redacted_name(path.relative_to(root.path).as_posix())
     lines = [
-        f"  {where}:{f.line}: {f.rule} {f.preview} (fingerprint {f.fingerprint})"
-        for f in findings
+        f"  {where}:{f.line}: {f.rule} {f.preview} (fingerprint {f.fingerprint})" for f in findings
     ]
     hint = (
         "remove the secret (say where it lives instead, e.g. 'the token is in the "

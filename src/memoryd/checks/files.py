@@ -19,6 +19,7 @@ from memoryd.memory import (
     escape_controls,
     shown_name,
 )
+from memoryd.oversize import FIX, over
 from memoryd.rootfs import inside
 from memoryd.roots import walk_files
 from memoryd.validation import read_as, validate
@@ -95,8 +96,8 @@ def oversized(ctx: Context, root: RootView) -> Iterator[Finding]:
         if item.size > cap:
             yield Finding(
                 item.path,
-                f"is {item.size} bytes, over the {cap}-byte cap: only its frontmatter is searched",
-                "split it into smaller memories, or raise search.max_file_bytes in config.yaml",
+                f"is {over(item.size, cap)}: only its frontmatter is searched",
+                FIX,
             )
 
 
@@ -133,8 +134,7 @@ def links_out_of_root(ctx: Context, root: RootView) -> Iterator[Finding]:
                 path,
                 f"is a link to {os.readlink(path)}, outside the root, so it is skipped: "
                 "memoryd reads, indexes and syncs only files inside a root",
-                "move the file into the root (a link may point the other way), or delete the "
-                "link",
+                "move the file into the root (a link may point the other way), or delete the link",
             )
         else:  # a FIFO, a socket, a device, or a link in the root to one
             yield Finding(

@@ -27,7 +27,8 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "--scope-id", default=None, metavar="ID", help="layered/claude layouts: only this scope id"
     )
     parser.add_argument(
-        "--everywhere", action="store_true",
+        "--everywhere",
+        action="store_true",
         help="layered/claude layouts: every project's and session's folders, not only this "
         "project's, this session's and the global ones",
     )
@@ -98,10 +99,7 @@ def run(app: App, args: argparse.Namespace) -> int:
                 "add --everywhere to see them"
             )
         else:
-            app.note(
-                f"no memory matches {query!r} (searched {where}); "
-                "try fewer or rarer words, or another language"
-            )
+            app.note(hitview.no_match(query, [str(r.path) for r in shown]))
     from memoryd.config import snapshot as config_snapshot
     from memoryd.index.schema import APPLICATION_ID, USER_VERSION
 

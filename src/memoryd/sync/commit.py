@@ -28,6 +28,7 @@ from memoryd.conflicts import has_conflict_markers, never_synced
 from memoryd.fsutil import atomic_write, private_dirs
 from memoryd.layouts import syncable
 from memoryd.memory import id_for_path, parse, shown_name
+from memoryd.oversize import over
 from memoryd.rootfs import STATE_FILE, is_memory_name
 from memoryd.sync import exclude
 from memoryd.sync.derived import Quarantined, is_generated, scan_file
@@ -244,7 +245,7 @@ def _left_out(
         batch.left_out.append({"path": rel, "why": f"unreadable: {exc.strerror}"})
         return "unreadable"
     if size > config.search.max_file_bytes:
-        why = f"larger than search.max_file_bytes ({size} > {config.search.max_file_bytes})"
+        why = over(size, config.search.max_file_bytes)
         batch.left_out.append({"path": rel, "why": why})
         return why
     if rel.endswith(".md") and b"sync:" in data and not parse(data).sync:

@@ -10,6 +10,7 @@ from memoryd.config.sections import Config, RootConfig
 from memoryd.conflicts import conflict_lines
 from memoryd.errors import PathError
 from memoryd.memory import printable
+from memoryd.oversize import FIX
 from memoryd.paths import Paths
 from memoryd.sync.resolve import all_conflicts
 from memoryd.sync.state import CONFLICT_MARKERS, NAME_LINE, all_states
@@ -153,7 +154,4 @@ def left_out_fix(root: str, rel: str, why: str) -> str:
         )
     if why.startswith("unreadable"):
         return f"make it readable (chmod u+r {root}/{rel}) or move it out of the memory root"
-    return (
-        "make it smaller (split it into several memories) or raise "
-        "search.max_file_bytes; it syncs once it fits"
-    )
+    return f"{FIX}; it syncs once it fits"  # over search.max_file_bytes (memoryd.oversize)

@@ -18,10 +18,10 @@ from mcp.types import ContentBlock, TextContent, TextResourceContents
 from memoryd.agent.mcp_server import build_server
 from memoryd.app import App
 from memoryd.cli import main
+from tests.agent.conftest import Setup
+from tests.agent.test_cli_remember import SECRET
 from tests.helpers import run_cli
 from tests.layouts.test_index import CLAUDE, LAYERED, build
-from tests.tools.conftest import Setup
-from tests.tools.test_cli_remember import SECRET
 
 TOOLS = {"memory_recall", "memory_remember", "memory_forget", "memory_inspect", "memory_context"}
 

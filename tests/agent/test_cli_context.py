@@ -11,8 +11,8 @@ import pytest
 from memoryd.agent.remember import Request, remember
 from memoryd.app import App
 from memoryd.commands.context import HOOK_EVENT_HINT
+from tests.agent.conftest import Setup
 from tests.helpers import run_cli
-from tests.tools.conftest import Setup
 
 FTS_BODY = "\n".join(
     [

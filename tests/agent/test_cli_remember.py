@@ -14,9 +14,9 @@ from memoryd.app import App
 from memoryd.locate import active_roots
 from memoryd.memory import parse
 from memoryd.secrets.scanner import fingerprint, preview
+from tests.agent.conftest import Setup
 from tests.helpers import run_cli
 from tests.secrets.fake_tokens import github
-from tests.tools.conftest import Setup
 
 PNPM = "部署脚本用 pnpm 而不是 npm,因为 lockfile 不兼容"
 PNPM_SLUG = "部署脚本用-pnpm-而不是-npm-因为-lockfile-不兼容"  # the Chinese words kept
