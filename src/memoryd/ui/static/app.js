@@ -115,6 +115,9 @@ const DATE_FIELDS = new Set(["created", "updated"]);
 // A frontmatter value as a person reads it: dates as dates, lists as lists, no JSON.
 function metaValue(key, value) {
   if (DATE_FIELDS.has(key) && typeof value === "number") return dateEl(value);
+  if (DATE_FIELDS.has(key) && typeof value === "string" && value.endsWith(" UTC")) {
+    return dateEl(value.replace(" UTC", "Z").replace(" ", "T"));  // the server's "YYYY-MM-DD hh:mm:ss UTC"
+  }
   if (Array.isArray(value)) {
     return value.length ? h("ul", { class: "plain" }, value.map((v) => h("li", {}, typeof v === "string" ? v : JSON.stringify(v)))) : "(none)";
   }
@@ -365,7 +368,8 @@ VIEWS.memory = async (main, params) => {
     h("h3", {}, "History in git (git log --follow)"),
     data.history.length ? cardTable({ id: "memory-history" }, [["date"], ["author"], ["commit"], ["subject"]],
       data.history.map((c) => [{}, [dateEl(c.date), c.author, c.commit.slice(0, 10), c.subject]])) :
-      h("p", { class: "muted" }, "Not in git (yet): the next sync commits it."));
+      h("p", { class: "muted" }, data.commits ? "Not in git (yet): the next sync commits it."
+        : "Not in git: this root does not commit (its sync.commit is off)."));
 };
 
 VIEWS.conflicts = async (main) => {
