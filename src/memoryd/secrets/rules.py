@@ -99,6 +99,24 @@ def _slack_webhook(value: str) -> bool:
     return len(tail) >= 16 and _random(3.0)(tail)
 
 
+_SLACK_HEAD_RE = re.compile(r"^xox[a-z](?:\.xox[a-z])?-(?:\d+-)*")
+
+
+def _slack_token(value: str) -> bool:
+    """Not ``xoxb-my-bot-token`` nor ``xoxe.xoxp-1-PasteYourTokenHere``: a tail of words."""
+    tail = _SLACK_HEAD_RE.sub("", value, count=1)
+    if is_identifier(tail) or tail.lower().endswith("here"):
+        return False
+    return _random(3.0, 5)(value)
+
+
+_UUID = r"[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}"
+
+
+def _teams_webhook(value: str) -> bool:
+    return _random(3.0)(value.split("/IncomingWebhook/", 1)[1][:32])
+
+
 def _aws_key_id(value: str) -> bool:
     return not value.endswith("EXAMPLE") and _random(2.8, 4)(value)
 
@@ -284,7 +302,13 @@ RULES: tuple[Rule, ...] = (
     _token("huggingface-token", r"(?:hf|api_org)_[A-Za-z0-9]{34,40}", "hf_", "api_org_", skip=3),
     _token("replicate-api-token", r"r8_[A-Za-z0-9_\-]{37}", "r8_", skip=3),
     # --- messaging, payments, SaaS ---
-    _token("slack-token", r"xox[abposre](?:\.xox[bp])?-(?:\d+-)*[0-9A-Za-z\-]{10,}", "xox", skip=5),
+    Rule(
+        "slack-token",
+        _re(_START + r"(xox[abposre](?:\.xox[bp])?-(?:\d+-)*[0-9A-Za-z\-]{10,})" + _END),
+        ("xox",),
+        _slack_token,
+        group=1,
+    ),
     _token("slack-app-token", r"xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+", "xapp-", skip=5),
     Rule(
         "slack-webhook-url",
@@ -352,6 +376,58 @@ RULES: tuple[Rule, ...] = (
         r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}",
         "age-secret-key-1",
     ),
+    # --- issue 43: AI, Microsoft and common SaaS keys ---
+    _token("langsmith-api-key", r"lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}", "lsv2_", skip=8),
+    Rule(
+        "teams-webhook-url",
+        _re(
+            r"(https://[a-z0-9\-]+\.webhook\.office\.com/webhookb2/" + _UUID + "@" + _UUID
+            + r"/IncomingWebhook/[a-f0-9]{32}/" + _UUID + r"(?:/V2[A-Za-z0-9_\-]{20,})?)"
+        ),
+        ("webhook.office.com",),
+        _teams_webhook,
+        group=1,
+    ),
+    _token("azure-devops-pat", r"[A-Za-z0-9]{76}AZDO[A-Za-z0-9]{4}", "azdo"),
+    Rule(
+        "azure-devops-pat",
+        _re(
+            r"(?i)(?:devops|azdo|\bado)[^\n]{0,40}?(?<![A-Za-z0-9])((?-i:[a-z2-7]{52}))"
+            r"(?![A-Za-z0-9])"
+        ),
+        ("devops", "azdo", "ado"),
+        _random(3.8),
+        group=1,
+        context=True,
+    ),
+    _token("azure-function-key", r"[A-Za-z0-9_\-]{44}AzFu[A-Za-z0-9_\-]{5}[A-Za-z0-9]==", "azfu"),
+    Rule(
+        "azure-function-key",
+        _re(r"\.azurewebsites\.net/api/[^\s?#]*\?(?:[^\s#]*&)?code=([A-Za-z0-9_\-/+]{40,}={0,2})"),
+        ("azurewebsites.net",),
+        _random(3.5),
+        group=1,
+    ),
+    _token("mapbox-secret-token", r"sk\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{20,}", "sk.eyj"),
+    Rule(
+        "facebook-access-token",
+        _re(r"(?<![\w|])(\d{15,16}\|[a-f0-9]{32}|\d{15,16}\|[A-Za-z0-9_\-]{27})(?![\w|\-])"),
+        ("|",),
+        lambda v: _random(3.0)(v.split("|", 1)[1]),
+        group=1,
+    ),
+    _token("facebook-access-token", r"EAA[A-Z][A-Za-z0-9]{90,}", "eaa", entropy=4.0, skip=4),
+    _token("newrelic-user-api-key", r"NRAK-[A-Z0-9]{27}", "nrak-", skip=5),
+    _token("newrelic-insert-key", r"NRI[IQ]-[A-Za-z0-9_\-]{32}", "nrii-", "nriq-", skip=5),
+    _token("newrelic-license-key", r"[a-f0-9]{36}NRAL", "nral"),
+    _token(
+        "launchdarkly-key",
+        r"(?:api|sdk)-[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}",
+        "api-",
+        "sdk-",
+        skip=4,
+    ),
+    _token("salesforce-access-token", r"00D[A-Za-z0-9]{12}![A-Za-z0-9_.]{80,120}", "00d", skip=16),
     # --- any vendor: a short lower-case prefix and a long random tail (xai-, tvly-, nvapi-...) ---
     Rule(
         "prefixed-api-token",
