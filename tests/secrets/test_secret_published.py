@@ -36,7 +36,7 @@ SEARCH_KEY = rand("algolia-search", 32, HEX)
 HARMLESS = {
     "slack-words": "SLACK_BOT_TOKEN=xoxb-my-bot-token",
     "slack-words-long": "export SLACK_TOKEN=xoxb-your-workspace-bot-token",
-    "slack-refresh-here": "refresh token: xoxe.xoxp-1-PasteTheRefreshTokenHere",
+    "slack-refresh-here": "SLACK_REFRESH_TOKEN=xoxe.xoxp-1-PasteTheRefreshTokenHere",
     "curl-angle-pair": "curl -u <user:password> https://api.example.org/v1/me",
     "curl-angle-parts": "curl -u <username>:<password> https://api.example.org/v1/me",
     "truncated-dots": "OPENAI_API_KEY=sk-proj-" + rand("tr1", 10) + "...",

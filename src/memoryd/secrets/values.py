@@ -58,7 +58,8 @@ _PLACEHOLDER_RE = re.compile(
     r" | \{\{ | \$\{ | \$\( | %\( | \#\{ | <%  | \bchange[_-]?me\b"
     r" | replace[_-]?(?:me|with|this) | your[_-]?[a-z] | your[_-]\d"
     r" | placeholder | redacted | example | dummy | \binsert[_-]"
-    r" | [_-]here\b | \bhere$ | ^(?:sample|demo|test|fake|mock)[_-] | [_-](?:sample|placeholder)$"
+    r" | [_-]here\b | \bhere$ | (?-i:[a-z0-9]Here$)"  # PasteYourTokenHere
+    r" | ^(?:sample|demo|test|fake|mock)[_-] | [_-](?:sample|placeholder)$"
     r" | ^\[[^\]]*\]$ | ^\{[^}]*\}$ | ^\([^)]*\)$ | ^%[a-z_]+%$ | ^@[a-z_]+@$"
     r" | ^(?:enc|vault|ssm|secret|secrets|env|op|awskms|gcpkms|azurekv|ref|sops)[:(\[]"
     r" | ^\$ansible_vault | ^!vault"
