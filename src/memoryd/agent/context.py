@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from memoryd.index.hitview import OVERSIZED
-from memoryd.injection import Block, RootBlocks, Shown, build
+from memoryd.injection import Block, Given, RootBlocks, Shown, build
 
 if TYPE_CHECKING:
     from memoryd.app import App
@@ -19,9 +19,11 @@ if TYPE_CHECKING:
 
 
 def gather(
-    app: App, query: str, max_chars: int | None = None, max_entries: int | None = None
-) -> Block:
-    """Read the roots' compiled blocks and the best hits for ``query``, then build the block."""
+    app: App, query: str, max_chars: int | None = None, max_entries: int | None = None,
+    *, given: Given | None = None,
+) -> Block:  # fmt: skip
+    """Read the roots' compiled blocks and the best hits for ``query``, then build the block
+    (``given``: what the session already holds, left out)."""
     from memoryd import locate
     from memoryd.agent import upkeep
     from memoryd.agent.query import prompt_query
@@ -47,7 +49,7 @@ def gather(
             hits = _checked(app, hits, [h.path for h in found])
     block = build(
         views, hits, chars, entries, settings.outline_chars,
-        total_chars=settings.max_total_chars, query=searched,
+        total_chars=settings.max_total_chars, query=searched, given=given,
     )  # fmt: skip
     missing = [(r.scope, str(r.path)) for r in roots if not r.path.is_dir()]
     return replace(block, missing=missing) if missing else block

@@ -19,11 +19,13 @@ import os
 import re
 import tempfile
 import time
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from memoryd.config.sections import Config
 from memoryd.conflicts import has_conflict_markers, never_synced
+from memoryd.fsutil import atomic_write
 from memoryd.layouts import syncable
 from memoryd.memory import id_for_path, parse, shown_name
 from memoryd.rootfs import STATE_FILE, is_memory_name
@@ -74,6 +76,47 @@ def private_index(repo: Repo, tmp_dir: Path, rev: str | None) -> Path:
     else:
         repo.git.run("read-tree", rev, index=index)
     return index
+
+
+def kept_index(repo: Repo, kept_dir: Path, head: str | None) -> Path:
+    """The root's private index kept from its last cycle, when that cycle left it holding
+    ``head``'s tree; else one built fresh (:func:`private_index`), in the same place.
+
+    A kept index has the stat data git recorded, so ``git status`` reads only the files
+    whose size or times changed, not every byte under the root (a cycle's cost was the
+    root's size, not the change's). The index is only ever written by git itself (never
+    copied: a copy's newer mtime hid a same-size rewrite from git's racy-entry check, see
+    :func:`private_index`), and the cycle keeps it only once it committed (or found nothing
+    to commit): :func:`keep_index`. Any other ending deletes it.
+    """
+    kept_dir.mkdir(parents=True, exist_ok=True)
+    name = f"{zlib.crc32(os.fsencode(repo.root)):08x}-{zlib.crc32(os.fsencode(repo.git_dir)):08x}"
+    index = kept_dir / f"{name}.index"
+    try:
+        said = (kept_dir / f"{name}.head").read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        said = None
+    if head is not None and said == head and index.is_file():
+        return index
+    index.unlink(missing_ok=True)
+    repo.git.run("read-tree", *([head] if head else ["--empty"]), index=index)
+    return index
+
+
+def keep_index(index: Path, head: str | None) -> None:
+    """Record that ``index`` holds ``head``'s tree, for the next cycle (see kept_index)."""
+    record = index.with_suffix(".head")
+    if head is None:
+        record.unlink(missing_ok=True)
+        index.unlink(missing_ok=True)
+    else:
+        atomic_write(record, head.encode("ascii") + b"\n", durable=False)
+
+
+def drop_index(index: Path) -> None:
+    """Forget a kept index a cycle did not finish with (it may hold staged changes)."""
+    index.with_suffix(".head").unlink(missing_ok=True)
+    index.unlink(missing_ok=True)
 
 
 def clean_tmp(tmp_dir: Path, older_than_s: float = 600.0) -> None:
