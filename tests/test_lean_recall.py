@@ -531,7 +531,7 @@ def test_a_commit_between_the_candidates_and_their_rows_changes_neither(
     as the full path does: the daemon's commit in between (here: a row deleted on another
     connection after ranking began) neither removes a kept row from under the answer
     (which then declined) nor mixes two versions of the index."""
-    from memoryd.index import ranking
+    from memoryd.index import pick, ranking  # pick (both paths') calls rank
     from memoryd.lean_recall import answer
 
     real_rank = ranking.rank
@@ -543,7 +543,7 @@ def test_a_commit_between_the_candidates_and_their_rows_changes_neither(
         other.close()
         return real_rank(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(ranking, "rank", rank_after_a_commit)
+    monkeypatch.setattr(pick, "rank", rank_after_a_commit)
     with DaemonLock(resolve_paths().lock_file):  # no reconcile first: the daemon's job
         answered = answer(["pnpm"], os.environ, str(home.repo))
     assert answered is not None and "pitfalls/deploy" in answered[1]

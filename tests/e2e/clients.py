@@ -27,7 +27,7 @@ LOCK = NODE_DIR / "package-lock.json"
 STAMP = NODE_DIR / "node_modules" / ".memoryd-lock-sha256"
 BIN = NODE_DIR / "node_modules" / ".bin"
 REPO = Path(__file__).resolve().parents[2]
-INTEGRATIONS = REPO / "integrations"
+INTEGRATIONS = REPO / "src" / "memoryd" / "integrations"
 
 # Set by the clients for the commands they run; never inherited from the test runner.
 AGENT_MARKERS = ("CLAUDECODE", "OPENCODE", "AGENT", "AI_AGENT")

@@ -1,6 +1,6 @@
 """memoryd with the real Claude Code CLI (``@anthropic-ai/claude-code``) and a fake Messages API.
 
-The settings are ``integrations/claude-code/settings.json`` as shipped; the MCP server is
+The settings are ``src/memoryd/integrations/claude-code/settings.json`` as shipped; the MCP server is
 added with the documented ``claude mcp add`` line. ``claude -p`` runs the hooks for real,
 calls the fake model on loopback, runs the tool calls it scripts (memoryd over MCP, the
 Write tool through the guard hook, a Bash command), and sends each result back: the
@@ -296,8 +296,8 @@ def test_a_missing_global_root_is_told_once_and_the_project_block_still_comes(
     assert told == [(
         "SessionStart",
         f"memoryd: context --hook: the global root {project.global_root} does not exist, so "
-        "nothing of it was injected; hint: create it with 'memoryd init', or correct or remove "
-        f"its path in {project.home.parent / 'memoryd-home' / 'config.yaml'}",
+        "nothing of it was injected; hint: mount or move it back, create it with 'memoryd init', "
+        f"or correct or remove its path in {project.home.parent / 'memoryd-home' / 'config.yaml'}",
     )]  # fmt: skip
 
 

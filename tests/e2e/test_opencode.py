@@ -1,7 +1,7 @@
 """memoryd with the real OpenCode CLI (``opencode-ai``) and a fake OpenAI-compatible API.
 
-The plugin is ``integrations/opencode/memoryd.js`` and the MCP entry
-``integrations/opencode/opencode.json``, as shipped; the test only adds a provider whose
+The plugin is ``src/memoryd/integrations/opencode/memoryd.js`` and the MCP entry
+``src/memoryd/integrations/opencode/opencode.json``, as shipped; the test only adds a provider whose
 ``baseURL`` is the fake on loopback. ``opencode run`` loads the plugin, starts
 ``memoryd mcp``, and runs the scripted tool calls for real.
 """

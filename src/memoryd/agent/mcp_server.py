@@ -7,8 +7,9 @@ the model how to search: one to three rare words, a hit is authoritative, and
 on zero results retry with fewer, rarer words before concluding anything.
 
 Calls from here are agent calls: an iron rule becomes a rule-proposal, and an
-iron rule is neither superseded nor forgotten. Needs the optional extra
-``memoryd[mcp]`` (the official ``mcp`` SDK).
+iron rule is neither superseded nor forgotten. Needs the official ``mcp`` SDK (and the
+pydantic it brings), which the default install carries; a broken environment without them
+gets one line naming the install command, never a traceback.
 
 What a client relies on beyond the tools: the server's version, titles, annotations
 (``readOnlyHint`` on recall, inspect and context, ``destructiveHint`` on forget,
@@ -31,8 +32,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
-
 from memoryd import __version__, locate, workdir
 from memoryd.agent import citing, context, forget, mcp_args, remember, upkeep
 from memoryd.app import App
@@ -43,13 +42,19 @@ from memoryd.inspection import INSPECT_CHARS, inspect_text
 if TYPE_CHECKING:
     from memoryd.index.search import Hit
 
-try:
+try:  # pydantic too: a missing one was an internal error ("please report it")
     from mcp.server.mcpserver import MCPServer
     from mcp.types import CallToolResult, TextContent, ToolAnnotations
+    from pydantic import BaseModel, Field
 except ImportError as exc:
+    import shlex
+    import sys
+
+    missing = (exc.name or "mcp").partition(".")[0]
     raise MemorydError(
-        "the MCP server needs the official mcp SDK, which is not installed",
-        hint="pip install 'memoryd[mcp]'",
+        f"the MCP server needs the official mcp SDK, which is not installed (no {missing})",
+        hint=f"{shlex.quote(sys.executable)} -m pip install 'mcp>=2,<3' (memoryd's own "
+        "Python), or reinstall memoryd: pipx reinstall memoryd",
     ) from exc
 
 log = logging.getLogger(__name__)

@@ -188,15 +188,10 @@ def _sizes(sizes: list[int]) -> str:
 
 def _missing(app: App, block: Block) -> ConfigError:
     """The first root the block should have drawn on that is not there (as recall says it)."""
-    from memoryd.errors import ConfigError
+    from memoryd.locate import missing_root
 
     scope, path = block.missing[0]
-    init = "memoryd init --project" if scope == "project" else "memoryd init"
-    where = app.config.source or app.paths.config_file
-    return ConfigError(
-        f"the {scope} root {path} does not exist, so nothing of it was injected",
-        hint=f"create it with '{init}', or correct or remove its path in {where}",
-    )
+    return missing_root(app, scope, path, "nothing of it was injected")
 
 
 def _event(

@@ -12,12 +12,11 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     parser = sub.add_parser(
         "mcp",
         help="run the MCP server on stdio (memory_recall, memory_remember, ...)",
-        description="Needs the optional extra: pip install 'memoryd[mcp]'.",
     )
     parser.add_argument(
         "--project", metavar="DIR", help="the project whose memory to serve (default: .)"
     )
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=run, stoppable=True)
 
 
 def run(app: App, args: argparse.Namespace) -> int:

@@ -27,14 +27,22 @@ import json
 import os
 from collections.abc import Callable, Sequence
 
-from memoryd.fsutil import atomic_write
+from memoryd.fsutil import atomic_write, new_file_mode
 from memoryd.rootfs import STATE_FILE
 
 TYPE_CHECKING = False  # light on purpose: the lean recall (memoryd.lean_recall) counts hits here
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Protocol
 
     from memoryd.fsutil import StrPath
+
+    class _Hit(Protocol):
+        @property
+        def root(self) -> object: ...  # a Path, or the lean recall's str
+        @property
+        def id(self) -> str: ...
+        @property
+        def layout(self) -> str: ...
 
 FOLD_BYTES = 64 * 1024  # fold the appended hits in whenever the file grows past a multiple
 
@@ -108,7 +116,7 @@ def bump_hits(root: StrPath, ids: Sequence[str], *, strict: bool = False) -> Non
     fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     try:
         fcntl.flock(fd, fcntl.LOCK_SH)
-        out = os.open(file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        out = os.open(file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, new_file_mode(root))
         try:
             before = os.fstat(out).st_size
             os.write(out, lines.encode("ascii"))
@@ -126,6 +134,23 @@ def fold(file: str, strict: bool = False) -> None:
     (the caller holds the root's exclusive lock)."""
     data = render(_load(file, strict)).encode("utf-8", "surrogatepass")
     atomic_write(file, data, durable=False)  # see the module docstring
+
+
+def bump_each(hits: Sequence[_Hit]) -> list[str]:
+    """Count recalled hits, root by root: memoryd's own (plugin) memories only, never
+    another agent's tree. The warnings of the roots where that failed (a read-only root
+    still answers; it just does not learn)."""
+    by_root: dict[str, list[str]] = {}
+    for hit in hits:
+        if hit.layout == "plugin":
+            by_root.setdefault(str(hit.root), []).append(hit.id)
+    warnings = []
+    for root, ids in by_root.items():
+        try:
+            bump_hits(root, ids)
+        except OSError as exc:
+            warnings.append(f"cannot record hits in {root}: {exc}")
+    return warnings
 
 
 def render(state: dict[str, Any]) -> str:

@@ -25,9 +25,10 @@ from pathlib import Path
 
 from memoryd.config.sections import Config
 from memoryd.conflicts import has_conflict_markers, never_synced
-from memoryd.fsutil import atomic_write
+from memoryd.fsutil import atomic_write, private_dirs
 from memoryd.layouts import syncable
 from memoryd.memory import id_for_path, parse, shown_name
+from memoryd.oversize import over
 from memoryd.rootfs import STATE_FILE, is_memory_name
 from memoryd.sync import exclude
 from memoryd.sync.derived import Quarantined, is_generated, scan_file
@@ -66,7 +67,7 @@ def private_index(repo: Repo, tmp_dir: Path, rev: str | None) -> Path:
     load that made a cycle miss a same-size rewrite of a file (shared.md went from
     "laptop 0" to "laptop 1" and the commit took only the new laptop-1.md): a lost edit.
     """
-    tmp_dir.mkdir(parents=True, exist_ok=True)
+    private_dirs(tmp_dir)
     fd, name = tempfile.mkstemp(prefix="index-", dir=tmp_dir)
     os.close(fd)
     index = Path(name)
@@ -89,7 +90,7 @@ def kept_index(repo: Repo, kept_dir: Path, head: str | None) -> Path:
     :func:`private_index`), and the cycle keeps it only once it committed (or found nothing
     to commit): :func:`keep_index`. Any other ending deletes it.
     """
-    kept_dir.mkdir(parents=True, exist_ok=True)
+    private_dirs(kept_dir)  # git writes the index files in it with the umask's mode
     name = f"{zlib.crc32(os.fsencode(repo.root)):08x}-{zlib.crc32(os.fsencode(repo.git_dir)):08x}"
     index = kept_dir / f"{name}.index"
     try:
@@ -244,7 +245,7 @@ def _left_out(
         batch.left_out.append({"path": rel, "why": f"unreadable: {exc.strerror}"})
         return "unreadable"
     if size > config.search.max_file_bytes:
-        why = f"larger than search.max_file_bytes ({size} > {config.search.max_file_bytes})"
+        why = over(size, config.search.max_file_bytes)
         batch.left_out.append({"path": rel, "why": why})
         return why
     if rel.endswith(".md") and b"sync:" in data and not parse(data).sync:
@@ -341,6 +342,9 @@ def commit(repo: Repo, index: Path, head: str | None, batch: Batch, device: str)
         return None
     message = commit_message(device, batch)
     new = repo.git.commit_tree(tree, [head] if head else [], message)
+    # the user's index first: after the branch moved, an index without these entries (a
+    # new root has none) showed every memory staged for deletion until it was refreshed
+    refresh_user_index(repo, batch.stage + batch.untrack, new)
     repo.git.update_ref("HEAD", new, head, f"memoryd: commit from {device}")
     return new
 
@@ -375,13 +379,13 @@ def commit_message(device: str, batch: Batch) -> str:
     return "\n".join(lines) + "\n"
 
 
-def refresh_user_index(repo: Repo, paths: list[str]) -> None:
-    """Make the user's index agree with HEAD for ``paths`` (their other staged work stays)."""
+def refresh_user_index(repo: Repo, paths: list[str], rev: str = "HEAD") -> None:
+    """Make the user's index agree with ``rev`` for ``paths`` (their other staged work stays)."""
     if not paths:
         return
     listing = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
     repo.git.run(
-        "reset", "-q", "HEAD", "--pathspec-from-file=-", "--pathspec-file-nul",
+        "reset", "-q", rev, "--pathspec-from-file=-", "--pathspec-file-nul",
         input=listing, env={"GIT_LITERAL_PATHSPECS": "1"},
     )  # fmt: skip
 

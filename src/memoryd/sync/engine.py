@@ -284,7 +284,6 @@ class _Cycle:
                 local.drop_index(index)
         if new is not None:
             self.outcome.commits.append(new)
-            local.refresh_user_index(self.repo, batch.stage + batch.untrack)
         if batch.untrack and new is not None:
             self.outcome.notices.append(
                 f"{', '.join(batch.untrack)} was tracked by git: untracked it (the file stays on "

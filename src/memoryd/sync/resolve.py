@@ -38,7 +38,7 @@ class Conflict:
     def id(self) -> str:
         return id_for_path(self.copy)
 
-    def to_json(self) -> dict[str, str]:
+    def to_json(self) -> dict[str, str | bool]:
         return {
             "id": self.id,
             "root": str(self.root),
@@ -46,7 +46,7 @@ class Conflict:
             "copy": self.copy,
             "device": self.name.device,
             "time": self.name.time,
-            "path_exists": str((self.root / self.name.original).exists()).lower(),
+            "path_exists": (self.root / self.name.original).exists(),
         }
 
 

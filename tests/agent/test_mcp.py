@@ -18,10 +18,10 @@ from mcp.types import ContentBlock, TextContent, TextResourceContents
 from memoryd.agent.mcp_server import build_server
 from memoryd.app import App
 from memoryd.cli import main
+from tests.agent.conftest import Setup
+from tests.agent.test_cli_remember import SECRET
 from tests.helpers import run_cli
 from tests.layouts.test_index import CLAUDE, LAYERED, build
-from tests.tools.conftest import Setup
-from tests.tools.test_cli_remember import SECRET
 
 TOOLS = {"memory_recall", "memory_remember", "memory_forget", "memory_inspect", "memory_context"}
 
@@ -80,18 +80,18 @@ def test_remember_recall_forget_through_a_session(setup: Setup) -> None:
         app, "memory_remember", kind="pitfall", summary="FTS5 分词漏掉两字中文词",
         body="trigram 要求至少三个字符", load_when=["分词"],
     )  # fmt: skip
-    assert (error, text) == (False, "Saved pitfalls/fts5 (project memory, kind pitfall).")
+    assert (error, text) == (False, "Saved pitfalls/fts5-分词漏掉两字中文词 (project memory, kind pitfall).")
     error, text = call(app, "memory_recall", query="分词")
     assert not error
-    assert text.startswith("## pitfalls/fts5 (project pitfall, score ")
+    assert text.startswith("## pitfalls/fts5-分词漏掉两字中文词 (project pitfall, score ")
     assert "matched: 分词×" in text and text.endswith("trigram 要求至少三个字符")
     assert call(app, "memory_recall", query="kubernetes") == (
         False,
         "No memory matched 'kubernetes'. Zero results do not prove nothing was recorded: retry "
         "with fewer, rarer words (one or two), a synonym, or the other language.",
     )
-    assert call(app, "memory_forget", id="pitfalls/fts5")[0] is False
-    assert not (setup.project / "pitfalls" / "fts5.md").exists()
+    assert call(app, "memory_forget", id="pitfalls/fts5-分词漏掉两字中文词")[0] is False
+    assert not (setup.project / "pitfalls" / "fts5-分词漏掉两字中文词.md").exists()
 
 
 def test_forget_over_mcp_says_which_memory_is_current_again(setup: Setup) -> None:
@@ -173,7 +173,7 @@ def test_inspect_and_context_tools(setup: Setup) -> None:
     app = App(cwd=setup.repo)
     call(app, "memory_remember", kind="preference", summary="回答用中文", scope="global")
     error, text = call(app, "memory_inspect")
-    assert not error and "preferences/m-" in text
+    assert not error and "preferences/回答用中文" in text
     error, text = call(app, "memory_context", query="中文")
     assert not error
     assert text.startswith("<memory>\n## Iron rules") and "回答用中文" in text
@@ -320,16 +320,25 @@ def test_a_project_folder_that_does_not_exist_is_refused_at_start(tmp_path: Path
     )
 
 
-def test_without_the_sdk_the_command_names_the_extra() -> None:
+@pytest.mark.parametrize(
+    ("hidden", "missing"), [(("mcp", "pydantic"), "mcp"), (("pydantic",), "pydantic")]
+)
+def test_without_the_sdk_the_command_names_the_install_command(
+    hidden: tuple[str, ...], missing: str
+) -> None:
+    """pydantic was imported before the guarded import: without it 'memoryd mcp' died with
+    "internal error: No module named 'pydantic' ... please report it"."""
     code = (
-        "import sys; sys.modules['mcp'] = None; sys.modules['mcp.server.mcpserver'] = None\n"
+        f"import sys; sys.modules.update(dict.fromkeys({list(hidden)!r}))\n"
         "from memoryd.cli import main; raise SystemExit(main(['mcp']))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 1
     assert done.stderr == (
-        "memoryd: error: the MCP server needs the official mcp SDK, which is not installed\n"
-        "  hint: pip install 'memoryd[mcp]'\n"
+        "memoryd: error: the MCP server needs the official mcp SDK, which is not installed "
+        f"(no {missing})\n"
+        f"  hint: {sys.executable} -m pip install 'mcp>=2,<3' (memoryd's own Python), or "
+        "reinstall memoryd: pipx reinstall memoryd\n"
     )
 
 
@@ -571,8 +580,8 @@ def test_each_tool_has_a_title_and_answers_with_structure_beside_its_text(setup:
     structure = found.structured_content
     assert next(iter(structure)) == "text" and structure["text"] == text_of(found.content[0])
     (hit,) = structure["hits"]
-    assert hit["id"] == "pitfalls/fts5-unicode61-merges" and hit["scope"] == "project"
-    assert hit["path"] == str(setup.project / "pitfalls" / "fts5-unicode61-merges.md")
+    assert hit["id"] == "pitfalls/fts5-unicode61-merges-部署脚本" and hit["scope"] == "project"
+    assert hit["path"] == str(setup.project / "pitfalls" / "fts5-unicode61-merges-部署脚本.md")
     assert saved.structured_content["text"] == text_of(saved.content[0])
     assert saved.structured_content["id"] == hit["id"]
     refused = session(lambda c: c.call_tool("memory_forget", {"id": "nope/none"}),

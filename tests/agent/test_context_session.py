@@ -16,9 +16,9 @@ import pytest
 from memoryd.agent import injected
 from memoryd.app import App
 from memoryd.injection import Given, RootBlocks, Shown, build
+from tests.agent.conftest import Setup
+from tests.agent.test_cli_context import fill
 from tests.helpers import run_cli
-from tests.tools.conftest import Setup
-from tests.tools.test_cli_context import fill
 
 RULE = "- 部署只用 pnpm (`rules/pnpm`) [project]"
 PITFALL = "### pitfalls/fts5 (project pitfall)"

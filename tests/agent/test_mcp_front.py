@@ -17,10 +17,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tests.agent.conftest import Setup
+from tests.agent.test_cli_context import fill
+from tests.agent.test_removed_worktree import worktree
 from tests.helpers import git
-from tests.tools.conftest import Setup
-from tests.tools.test_cli_context import fill
-from tests.tools.test_removed_worktree import worktree
 
 INITIALIZE = {
     "jsonrpc": "2.0", "id": 1, "method": "initialize",

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from memoryd.memory import parse
+from tests.agent.conftest import Setup
 from tests.helpers import run_cli
-from tests.tools.conftest import Setup
 
 
 def remember(setup: Setup, *args: str) -> None:

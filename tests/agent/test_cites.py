@@ -13,9 +13,9 @@ from memoryd.app import App
 from memoryd.cites.citation import Citation, find, fingerprint, lines_of, parse
 from memoryd.errors import UsageError
 from memoryd.init.plugin import init_project
+from tests.agent.conftest import Setup
+from tests.agent.test_mcp import call
 from tests.helpers import git, run_cli
-from tests.tools.conftest import Setup
-from tests.tools.test_mcp import call
 
 RETRY = [f"line {n}: filler" for n in range(1, 40)] + [
     "def retry(call):",

@@ -11,8 +11,8 @@ import pytest
 from memoryd.agent.remember import Request, remember
 from memoryd.app import App
 from memoryd.commands.context import HOOK_EVENT_HINT
+from tests.agent.conftest import Setup
 from tests.helpers import run_cli
-from tests.tools.conftest import Setup
 
 FTS_BODY = "\n".join(
     [
@@ -363,7 +363,8 @@ def test_a_root_that_is_not_there_is_told_once_and_the_block_still_comes(setup: 
     config = Path(os.environ["MEMORYD_HOME"]) / "config.yaml"
     problem = (
         f"the global root {setup.global_root} does not exist, so nothing of it was injected; "
-        f"hint: create it with 'memoryd init', or correct or remove its path in {config}"
+        f"hint: mount or move it back, create it with 'memoryd init', or correct or remove its "
+        f"path in {config}"
     )
     event = json.dumps({"session_id": "s1", "hook_event_name": "UserPromptSubmit",
                         "cwd": str(setup.repo), "prompt": "FTS5"})  # fmt: skip
@@ -375,7 +376,8 @@ def test_a_root_that_is_not_there_is_told_once_and_the_block_still_comes(setup: 
     assert first.stderr == (
         f"memoryd: context --hook: the global root {setup.global_root} does not exist, so nothing "
         "of it was injected\n"
-        f"  hint: create it with 'memoryd init', or correct or remove its path in {config}\n"
+        f"  hint: mount or move it back, create it with 'memoryd init', or correct or remove "
+        f"its path in {config}\n"
     )
     again = run_cli("context", "--hook", "--json", input=event)
     assert list(json.loads(again.stdout)) == ["hookSpecificOutput"]  # told once

@@ -20,9 +20,9 @@ from mcp.types import TextContent
 
 from memoryd.agent.remember import Request, remember
 from memoryd.app import App
+from tests.agent.conftest import Setup
+from tests.agent.test_cli_context import fill
 from tests.helpers import git
-from tests.tools.conftest import Setup
-from tests.tools.test_cli_context import fill
 
 PROJECT_HIT = "### pitfalls/fts5 (project pitfall)"
 
@@ -196,7 +196,7 @@ def test_an_mcp_server_in_a_removed_worktree_nobody_knows_says_so_in_each_answer
     remember(App(cwd=setup.repo), global_fact)
     folder = worktree(setup)
     git(setup.repo, "worktree", "remove", "--force", str(folder))
-    from tests.tools.test_mcp import call
+    from tests.agent.test_mcp import call
 
     app = App(cwd=folder)
     error, text = call(app, "memory_recall", query="bastion")

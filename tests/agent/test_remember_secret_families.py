@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from memoryd.app import App
 from memoryd.secrets.scanner import fingerprint, preview
+from tests.agent.conftest import Setup
+from tests.agent.test_cli_remember import refused
+from tests.agent.test_mcp import call
 from tests.secrets.fake_tokens import rand
-from tests.tools.conftest import Setup
-from tests.tools.test_cli_remember import refused
-from tests.tools.test_mcp import call
 
 PW = rand("remember-pw", 12) + "#3"
 

@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 from memoryd.app import App
+from tests.agent.conftest import Setup
+from tests.agent.test_cli_remember import recall_ids, refused, remember
 from tests.helpers import run_cli
-from tests.tools.conftest import Setup
-from tests.tools.test_cli_remember import recall_ids, refused, remember
 
 HAND = (
     "---\r\n"
@@ -173,7 +173,7 @@ def test_root_md_counts_only_current_memories(setup: Setup) -> None:
 
 
 def test_the_mcp_tool_relays_that_damaged_markers_kept_root_md_as_it_was(setup: Setup) -> None:
-    from tests.tools.test_mcp import call
+    from tests.agent.test_mcp import call
 
     root_md = setup.project / "ROOT.md"
     root_md.write_text("# Memory\n<!-- memoryd:end routing -->\n", encoding="utf-8")
