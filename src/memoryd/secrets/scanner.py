@@ -28,9 +28,11 @@ from memoryd.secrets.connstr import connection_spans
 from memoryd.secrets.generic import keyword_spans, table_spans
 from memoryd.secrets.paired import paired_spans
 from memoryd.secrets.published import published_by_design
-from memoryd.secrets.rules import RULES, Rule
+from memoryd.secrets.rules import RULES as _BASE_RULES
+from memoryd.secrets.rules import Rule
 from memoryd.secrets.signing import signing_spans
 from memoryd.secrets.structs import CLI_WORDS, cli_spans, private_key_spans, url_spans
+from memoryd.secrets.vendors import VENDOR_RULES
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +41,7 @@ PRAGMAS = ("memoryd:allow", "gitleaks:allow", "pragma: allowlist secret")
 WINDOW_CHARS = 1024 * 1024  # a long text is scanned in windows this long...
 OVERLAP_CHARS = 64 * 1024  # ...each reaching this far into the next (no secret is longer)
 BINARY_PROBE_BYTES = 8192  # a NUL in the first bytes: a binary file, not scanned
+RULES = _BASE_RULES + VENDOR_RULES
 _RULES_BY_KEYWORD: dict[str, list[int]] = {}
 for _i, _rule in enumerate(RULES):
     for _k in () if _rule.context else _rule.keywords:
