@@ -26,7 +26,7 @@ from memoryd.config import Config
 from memoryd.layouts import syncable
 from memoryd.memory import id_for_path, parse, shown_name
 from memoryd.rootfs import STATE_FILE, is_memory_name
-from memoryd.sync import exclude
+from memoryd.sync import exclude, heal
 from memoryd.sync.conflicts import has_conflict_markers, never_synced
 from memoryd.sync.derived import Quarantined, is_generated, scan_file
 from memoryd.sync.repo import Repo
@@ -296,9 +296,13 @@ def commit(repo: Repo, index: Path, head: str | None, batch: Batch, device: str)
     tree = repo.git.run("write-tree", index=index).text.strip()
     if head is not None and tree == repo.git.tree_of(head):
         return None
-    message = commit_message(device, batch)
-    new = repo.git.commit_tree(tree, [head] if head else [], message)
-    repo.git.update_ref("HEAD", new, head, f"memoryd: commit from {device}")
+    heal.keep(repo, tree)  # a prune run by hand now leaves it be (see memoryd.sync.heal)
+    try:
+        new = repo.git.commit_tree(tree, [head] if head else [], commit_message(device, batch))
+        heal.keep(repo, new)
+        repo.git.update_ref("HEAD", new, head, f"memoryd: commit from {device}")
+    finally:
+        heal.release(repo)
     return new
 
 

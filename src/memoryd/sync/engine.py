@@ -25,7 +25,7 @@ from memoryd.memory import printable
 from memoryd.paths import Paths
 from memoryd.rootfs import STATE_FILE
 from memoryd.roots import ensure_gitignored
-from memoryd.sync import backups, exclude, held, outgoing, remote
+from memoryd.sync import backups, exclude, heal, held, outgoing, remote
 from memoryd.sync import commit as local
 from memoryd.sync.conflicts import (
     conflict_lines,
@@ -216,6 +216,9 @@ class _Cycle:
     def run(self) -> None:
         local.clean_tmp(self.tmp)
         self.outcome.notices += preflight(self.repo, self.policy.stale_lock_s)
+        self.state.whole_head, repaired = heal.check(self.repo, self.state.whole_head)
+        if repaired:
+            self.outcome.notices.append(repaired)
         if self.policy.commit:
             self._repair_user_index()
             if not self.commit_local():
@@ -410,6 +413,7 @@ class _Cycle:
         try:
             result = replay(self.repo, base, head, theirs, index=index, device=self.device, now=now)
             tree = git.run("write-tree", index=index).text.strip()
+            heal.keep(self.repo, tree)  # reachable until the branch names it (sync.heal)
         except OutsideRoot as exc:
             raise Blocked(
                 "refused",
@@ -426,15 +430,19 @@ class _Cycle:
         # the remote holds every local change already (nothing since the fork point): its head
         # as it is, not one more commit of the same tree pushed to every device
         same = tree == git.tree_of(theirs)
-        new = theirs if same else git.commit_tree(tree, [theirs], message)
-        self.outcome.notices += remote.move(
-            self.repo,
-            head,
-            new,
-            "memoryd: replay local commits",
-            aside=self._aside,
-            beside=self._beside,
-        )
+        try:
+            new = theirs if same else git.commit_tree(tree, [theirs], message)
+            heal.keep(self.repo, new)
+            self.outcome.notices += remote.move(
+                self.repo,
+                head,
+                new,
+                "memoryd: replay local commits",
+                aside=self._aside,
+                beside=self._beside,
+            )
+        finally:
+            heal.release(self.repo)
         if not same:
             self.outcome.commits.append(new)
         self.outcome.action = "rebased onto the remote"

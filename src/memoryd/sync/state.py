@@ -50,6 +50,7 @@ class SyncState:
     failures: int = 0  # network failures in a row
     retry_after_ms: int = 0
     cut_short: bool = False  # the daemon's stop ended the last cycle: its next start syncs
+    whole_head: str = ""  # the branch's head as last found with every object (sync.heal)
 
     def notice(self, text: str, now_ms: int) -> None:
         self.notices = [*self.notices, {"time_ms": now_ms, "text": text}][-MAX_NOTICES:]
