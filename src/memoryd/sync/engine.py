@@ -35,7 +35,7 @@ from memoryd.sync.conflicts import (
     utc_stamp,
 )
 from memoryd.sync.derived import Quarantined, recompile
-from memoryd.sync.git import EMPTY_TREE, ZERO, GitError
+from memoryd.sync.git import EMPTY_TREE, ZERO, GitError, GitTimeout
 from memoryd.sync.identity import IDENTITY_HINT, identity_error, is_identity_error
 from memoryd.sync.replay import OutsideRoot, replay
 from memoryd.sync.repo import Blocked, Repo, open_repo, preflight
@@ -156,7 +156,13 @@ def sync_root(
     except GitError as exc:
         outcome.status, outcome.error = "error", str(exc)
         outcome.hint = "memoryd retries on the next cycle; the files on disk are untouched"
-        if "No space left on device" in exc.stderr:
+        if isinstance(exc, GitTimeout):
+            outcome.hint = (
+                f"the machine was busy or the root is very large: memoryd tries again on the "
+                f"next cycle, and nothing is lost; if it repeats, run 'memoryd sync --root "
+                f"{root.path}' when the machine is quieter"
+            )
+        elif "No space left on device" in exc.stderr:
             outcome.hint = FULL_DISK_HINT
         elif is_identity_error(exc.stderr):  # retrying never helps: the user must tell git
             outcome.error, outcome.hint = identity_error(exc.stderr), IDENTITY_HINT

@@ -7,7 +7,10 @@ never a ``GIT_INDEX_FILE`` inherited from a hook). Auth is the user's own git se
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import subprocess
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -31,6 +34,18 @@ class GitError(Exception):
         self.stderr = stderr
 
 
+class GitTimeout(GitError):
+    """A local git command ran past its timeout: killed, with the lock it held removed."""
+
+    def __init__(self, args: Sequence[str], seconds: float) -> None:
+        super().__init__(args, -1, f"ran longer than {seconds:g} s and was stopped")
+        self.step = " ".join(["git", *args[:1]])
+        self.seconds = seconds
+
+    def __str__(self) -> str:
+        return f"{self.step} ran longer than {self.seconds:g} s and was stopped"
+
+
 class Git:
     """git run in one work tree. ``index`` points a call at a private index file."""
 
@@ -45,19 +60,42 @@ class Git:
         index: Path | None = None,
         env: Mapping[str, str] | None = None,
         readonly: bool = False,
-        timeout: float = LOCAL_TIMEOUT_S,
+        timeout: float | None = None,
     ) -> gitcli.Done:
         extra = dict(env or {})
         if index is not None:
             extra["GIT_INDEX_FILE"] = str(index)
         if readonly:
             extra["GIT_OPTIONAL_LOCKS"] = "0"
-        done = gitcli.run(
-            args, cwd=self.workdir, env=gitcli.repo_env(extra), timeout=timeout, input=input
-        )
+        timeout = LOCAL_TIMEOUT_S if timeout is None else timeout
+        started = time.time()
+        try:
+            done = gitcli.run(
+                args, cwd=self.workdir, env=gitcli.repo_env(extra), timeout=timeout, input=input
+            )
+        except subprocess.TimeoutExpired:
+            if args and args[0] in gitcli.NETWORK:  # the remote's silence: remote.py says so
+                raise
+            self._drop_lock(index, started)
+            raise GitTimeout(args, timeout) from None
         if check and done.code != 0:
             raise GitError(args, done.code, done.err)
         return done
+
+    def _drop_lock(self, index: Path | None, since: float) -> None:
+        """The index lock the killed git took (git removes it only when it ends itself)."""
+        lock = Path(f"{index}.lock") if index is not None else None
+        if lock is None:
+            done = gitcli.run(
+                ["rev-parse", "--git-path", "index.lock"], cwd=self.workdir,
+                env=gitcli.repo_env(), timeout=LOCAL_TIMEOUT_S,
+            )  # fmt: skip
+            said = done.text.strip()
+            lock = Path(said) if Path(said).is_absolute() else self.workdir / said
+        with contextlib.suppress(OSError):
+            if lock.stat().st_mtime >= since - 1:
+                lock.unlink()
+                log.info("removed %s, left by a git that ran past its timeout", lock)
 
     def out(self, *args: str, **kw: object) -> str:
         """stdout of a read-only command, stripped."""
