@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from memoryd.sync.state import load_state
 from tests.helpers import git, run_cli
 from tests.sync.world import World, make_world, memory
 
@@ -277,7 +278,9 @@ def test_status_says_what_to_do_about_the_last_failed_sync(
         git(world.a.root, "remote", "set-url", "origin", f"http://127.0.0.1:{port}/memory.git")
         world.a.write("facts/x.md", memory("facts/x", "x", "written behind a login\n"))
         monkeypatch.delenv("GIT_ASKPASS", raising=False)
-        assert world.a.sync().status == "offline"
+        # its own state: waiting for the network never fixes a login, so no back-off either
+        assert world.a.sync().status == "auth"
+        assert load_state(world.a.paths, world.a.root).retry_after_ms == 0
     finally:
         server.kill()
         server.wait()
@@ -362,3 +365,28 @@ def test_a_remote_that_is_another_devices_memory_folder_says_to_use_a_bare_one(
         f"origin at it (git -C {world.a.root} remote set-url origin <new place>); memoryd "
         "keeps committing locally and pushes after that",
     ]
+
+
+def test_a_local_git_failure_in_a_fetch_is_an_error_not_offline(world: World) -> None:
+    """A repack racing the fetch ("unable to create temporary file"): the remote answered, the
+    failure was this repository's, yet it was classed offline with the network back-off."""
+    world.a.write("facts/x.md", memory("facts/x", "x", "to fetch\n"))
+    assert world.a.sync().pushed
+    pack = world.b.root / ".git/objects/pack"
+    git(world.b.root, "config", "fetch.unpackLimit", "1")  # the fetch writes a pack
+    done = subprocess.run(
+        ["mount", "--bind", "-o", "ro", str(pack), str(pack)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        pytest.skip(f"cannot bind-mount a read-only folder here: {done.stderr.strip()}")
+    try:
+        subprocess.run(["mount", "-o", "remount,ro,bind", str(pack)], check=True)
+        outcome = world.b.sync()
+    finally:
+        subprocess.run(["umount", "-l", str(pack)], check=False)
+    assert outcome.status == "error", outcome
+    assert outcome.error is not None
+    assert outcome.error.startswith("git fetch origin exited 128: error: unable to create temp")
+    assert load_state(world.b.paths, world.b.root).retry_after_ms == 0
+    assert world.b.sync().ok and "to fetch" in world.b.read("facts/x.md")

@@ -71,8 +71,9 @@ def utc_now() -> datetime:
 @dataclass
 class SyncOutcome:
     """What one cycle did. ``status``: ok, disabled, paused, refused, blocked (a git of the
-    user's holds an old lock: :func:`memoryd.sync.repo.held_by`), busy, offline, error,
-    stopped (the daemon's stop ended it: :data:`CUT_SHORT`)."""
+    user's holds an old lock: :func:`memoryd.sync.repo.held_by`), busy, offline, auth (the
+    remote wants credentials or a host key memoryd cannot give: no back-off, the fix named),
+    error, stopped (the daemon's stop ended it: :data:`CUT_SHORT`)."""
 
     root: Path
     status: str = "ok"
@@ -182,10 +183,13 @@ def sync_root(
         save_state(paths, state)
     except OSError as exc:
         log.warning("could not save the sync state of %s: %s", root.path, exc)
-        outcome.status = "error"
         where = exc.filename or state_file(paths, root.path)
-        outcome.error = f"could not save the sync state to {where}: {exc.strerror or exc}"
-        outcome.hint = FULL_DISK_HINT
+        said = f"could not save the sync state to {where}: {exc.strerror or exc}"
+        if outcome.error is None:
+            outcome.status, outcome.error, outcome.hint = "error", said, FULL_DISK_HINT
+        else:  # the cycle's own error says what went wrong first: it stays
+            outcome.status = "error" if outcome.ok else outcome.status
+            outcome.notices.append(said)
     return outcome
 
 
@@ -246,7 +250,10 @@ class _Cycle:
             t = remote.target(self.repo, self.policy.remote, branch) or t
             self.exchange(t)
         except remote.Offline as exc:
-            self._offline(str(exc), t, backoff=True)
+            refused = remote.needs_the_user(str(exc))  # a wrong key: waiting never fixes it
+            self._offline(str(exc), t, backoff=not refused)
+            if refused:
+                self.outcome.status = "auth"
             return
         except remote.Stopped:  # the daemon's stop: nothing wrong, nothing learned, no back-off
             self.outcome.status, self.outcome.action = "stopped", CUT_SHORT
