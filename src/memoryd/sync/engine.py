@@ -415,16 +415,23 @@ class _Cycle:
     def rebase(self, head: str, theirs: str, tracking: str) -> None:
         git, now = self.repo.git, utc_now()
         since = git.merge_base(head, theirs)
-        base = since
-        if since is None:  # rewritten and force-pushed, or a device with a history of its own
-            fork = git.fork_point(tracking, head)
-            if fork is not None and git.shares_a_tree(fork, theirs):  # a rewrite
-                since, base = fork, self._rewritten_base(fork, theirs)
-        base = base or EMPTY_TREE
+        # where this device last fetched the remote: past the merge base (or with none), the
+        # remote's history was rewritten and force-pushed (filter-repo, a squash)
+        fork = git.fork_point(tracking, head)
+        rewritten = fork is not None and fork != since
+        rewritten = rewritten and (since is None or git.is_ancestor(since, fork or ""))
         self.outcome.backup_ref = remote.backup(self.repo, self.device, utc_stamp(now), head)
+        if rewritten and fork == head:  # nothing here since: the rewrite, as it is
+            self._take(head, theirs)
+            return
+        base = since
+        if rewritten and fork is not None:
+            base = fork if since is not None else self._rewritten_base(fork, theirs)
+            since = fork
+        base = base or EMPTY_TREE
         index = local.private_index(self.repo, self.tmp, None)
         try:
-            result = replay(self.repo, base, head, theirs, index=index, device=self.device, now=now)
+            result = replay(self.repo, base, head, theirs, index=index, device=self.device)
             tree = git.run("write-tree", index=index).text.strip()
             heal.keep(self.repo, tree)  # reachable until the branch names it (sync.heal)
         except OutsideRoot as exc:
@@ -462,6 +469,21 @@ class _Cycle:
         self.outcome.notices += result.notices
         self.outcome.conflicts += [{"path": p, "copy": c} for p, c in result.copies]
 
+    def _take(self, head: str, theirs: str) -> None:
+        """The remote was rewritten and this device has nothing it did not fetch: take it.
+
+        Merged from an empty base, every memory the rewrite changed became a conflict copy
+        on every device, even those with no change of their own."""
+        self.outcome.notices += remote.move(
+            self.repo, head, theirs, "memoryd: take the rewritten remote",
+            aside=self._aside, beside=self._beside,
+        )  # fmt: skip
+        self.outcome.action = "took the rewritten remote"
+        self.outcome.notices.append(
+            f"the remote's history was rewritten and force-pushed; this device had nothing "
+            f"unpushed, so it took the remote as it is (the old history: {self.outcome.backup_ref})"
+        )
+
     def _rewritten_base(self, fork: str, theirs: str) -> str:
         """The base to replay onto a remote whose history shares no commit with this branch.
 
@@ -494,7 +516,7 @@ class _Cycle:
     def _aside(self, rel: str) -> str:
         folder = posixpath.dirname(rel)
         taken = {posixpath.join(folder, p.name) for p in (self.root.path / folder).iterdir()}
-        return copy_path(rel, self.device, utc_now(), frozenset(taken))
+        return copy_path(rel, self.device, (self.root.path / rel).read_bytes(), taken)
 
     def _beside(self, rel: str, data: bytes, device: str) -> str:
         """Save ``data`` (another device's version of ``rel``) as a conflict copy beside it.
@@ -510,7 +532,7 @@ class _Cycle:
             if name is not None and name.original == rel and sibling.read_bytes() == data:
                 return sibling_rel
         taken = {posixpath.join(folder, p.name) for p in siblings}
-        copy = copy_path(rel, device, utc_now(), frozenset(taken))
+        copy = copy_path(rel, device, data, taken)
         held_here = {q.path for q in self.outcome.quarantined}
         held_here |= {item["path"] for item in self.outcome.left_out}
         if rel in held_here:

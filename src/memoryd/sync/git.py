@@ -146,17 +146,6 @@ class Git:
         done = self.run("merge-base", "--fork-point", ref, commit, check=False, readonly=True)
         return done.text.strip() or None if done.code == 0 else None
 
-    def shares_a_tree(self, a: str, b: str, depth: int = 2000) -> bool:
-        """Does some commit of ``a``'s history hold the very tree of one of ``b``'s?
-
-        A rewritten history (a squash, filter-repo) keeps the old trees; another
-        repository's history has none of them. The empty tree proves nothing.
-        """
-        mine = set(self.out("log", "--format=%T", f"--max-count={depth}", a).split())
-        mine.discard(EMPTY_TREE)
-        theirs = self.out("log", "--format=%T", f"--max-count={depth}", b).split()
-        return any(tree in mine for tree in theirs)
-
     def count(self, spec: str) -> int:
         return int(self.out("rev-list", "--count", spec) or 0)
 

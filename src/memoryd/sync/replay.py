@@ -27,7 +27,6 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 
 from memoryd.compile import markers
@@ -62,7 +61,7 @@ class OutsideRoot(Exception):
 
 
 def replay(
-    repo: Repo, base: str, local: str, remote: str, *, index: Path, device: str, now: datetime
+    repo: Repo, base: str, local: str, remote: str, *, index: Path, device: str
 ) -> Replay:
     git = repo.git
     outside = [p for p in git.changed_paths(base, local, "") if not _inside(repo, p)]
@@ -75,7 +74,7 @@ def replay(
     moved_there = git.renames(base, remote, repo.prefix)
     git.run("read-tree", remote, index=index)
     result = Replay(index)
-    writer = _Writer(repo, index=index, device=device, now=now, result=result, remote=sides.remote)
+    writer = _Writer(repo, index=index, device=device, result=result, remote=sides.remote)
     for path in sorted(ours):
         if path not in theirs:
             writer.set(path, sides.local.get(path))
@@ -127,11 +126,12 @@ class _Writer:
     """Collects index updates and does the three-way merges."""
 
     def __init__(
-        self, repo: Repo, *, index: Path, device: str, now: datetime, result: Replay,
+        self, repo: Repo, *, index: Path, device: str, result: Replay,
         remote: dict[str, Entry],
     ) -> None:  # fmt: skip
-        self.repo, self.index, self.device, self.now = repo, index, device, now
-        self.result, self.remote, self.taken = result, remote, set(remote)
+        self.repo, self.index, self.device = repo, index, device
+        self.result, self.remote = result, remote
+        self.taken: dict[str, str] = {path: entry[1] for path, entry in remote.items()}
         self.notices = result.notices
         self.entries: dict[str, Entry | None] = {}
         self.final: set[str] = set()
@@ -142,7 +142,7 @@ class _Writer:
         if path in self.final:
             return
         self.entries[path] = entry
-        self.taken.add(path)
+        self.taken[path] = entry[1] if entry is not None else ""
         if final:
             self.final.add(path)
 
@@ -177,7 +177,7 @@ class _Writer:
 
     def _copy(self, path: str, data: bytes, mode: str, device: str | None = None) -> str:
         """Save ``data`` (exact bytes) as a conflict copy of ``path``; the copy's path."""
-        copy = copy_path(path, device or self.device, self.now, frozenset(self.taken))
+        copy = copy_path(path, device or self.device, data, self.taken)
         rel, rel_copy = self.repo.root_path(path), self.repo.root_path(copy)
         self.set(copy, (mode, self.repo.git.hash_blob(data)), final=True)
         self.result.copies.append((rel, rel_copy))
