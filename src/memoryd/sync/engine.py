@@ -25,7 +25,7 @@ from memoryd.memory import printable
 from memoryd.paths import Paths
 from memoryd.rootfs import STATE_FILE
 from memoryd.roots import ensure_gitignored
-from memoryd.sync import backups, exclude, heal, held, outgoing, remote
+from memoryd.sync import backups, casefold, exclude, heal, held, outgoing, remote
 from memoryd.sync import commit as local
 from memoryd.sync.conflicts import (
     conflict_lines,
@@ -275,13 +275,16 @@ class _Cycle:
         index = local.private_index(self.repo, self.tmp, head)
         try:
             changes = local.clean_own_temp(self.repo, local.pending(self.repo, index))
-            batch = local.sort_batch(self.repo, self.config, changes, self.root.layout)
+            parted = casefold.part(self.repo, changes, head, self.device)
+            if parted:  # a new name case-folding onto another: now a conflict copy
+                self.outcome.notices += parted
+                changes = local.pending(self.repo, index)
+            batch = self._sorted(changes, head, index)
             kept_here, committed = local.held_back(self.repo, batch, head)
             if held.hold(self.repo.git_dir, self.root.path, kept_here, committed):
                 write_conflicts_file(self.root.path)  # compiled from what is synced
                 recompile(self.root, self.config)
-                changes = local.pending(self.repo, index)
-                batch = local.sort_batch(self.repo, self.config, changes, self.root.layout)
+                batch = self._sorted(local.pending(self.repo, index), head, index)
             batch.untrack = local.tracked_state_files(self.repo, head)
             local.update_exclude(self.repo, batch)
             self.outcome.quarantined, self.outcome.left_out = batch.quarantined, batch.left_out
@@ -301,6 +304,21 @@ class _Cycle:
                 "disk and is ignored from now on)"
             )
         return True
+
+    def _sorted(self, changes: list[tuple[str, str]], head: str | None, index: Path) -> local.Batch:
+        """The batch, without tracked paths a case-insensitive disk holds one file for."""
+        pairs = {}
+        if casefold.folds(self.repo):
+            pairs = casefold.twins(self.repo, {path for _, path in changes}, head)
+        if pairs and head is not None:
+            kept = casefold.keep_twins(self.repo, pairs, head, self.device)
+            self.outcome.notices += [n for n in kept if n not in self.outcome.notices]
+            changes = [c for c in local.pending(self.repo, index) if c[1] not in pairs]
+        batch = local.sort_batch(self.repo, self.config, changes, self.root.layout)
+        for path, other in sorted(pairs.items()):
+            why = casefold.TWIN_WHY.format(self.repo.root_path(other))
+            batch.left_out.append({"path": self.repo.root_path(path), "why": why})
+        return batch
 
     def _paused(self, head: str | None, batch: local.Batch, index: Path) -> bool:
         share, floor = self.policy.mass_delete_share, self.policy.mass_delete_min

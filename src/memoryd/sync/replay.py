@@ -31,6 +31,7 @@ from pathlib import Path
 
 from memoryd.compile import markers
 from memoryd.roots import ROOT_FILE
+from memoryd.sync.casefold import fold
 from memoryd.sync.conflicts import copy_path
 from memoryd.sync.derived import is_fully_generated
 from memoryd.sync.git import Git
@@ -80,6 +81,7 @@ def replay(
             writer.set(path, sides.local.get(path))
         elif sides.local.get(path) != sides.remote.get(path):
             _both(writer, path, sides, moved_here, moved_there)
+    writer.part_case(sides, ours)
     writer.keep_every_version(sides, ours | theirs, remote)
     writer.flush()
     return result
@@ -182,6 +184,25 @@ class _Writer:
         self.set(copy, (mode, self.repo.git.hash_blob(data)), final=True)
         self.result.copies.append((rel, rel_copy))
         return rel_copy
+
+    def part_case(self, s: Sides, ours: Collection[str]) -> None:
+        """A path added here whose name case-folds onto one the remote has (another device
+        added ``Note.md`` as this one added ``note.md``): saved as a conflict copy of that
+        path, never pushed beside it (one file on a Mac's disk: see memoryd.sync.casefold)."""
+        result = {p for p, e in {**self.remote, **self.entries}.items() if e is not None}
+        theirs = {fold(p): p for p in sorted(self.remote) if p in result}
+        for path in sorted(ours):
+            mine = self.entries.get(path)
+            twin = theirs.get(fold(path))
+            if mine is None or twin is None or twin == path or path in s.base:
+                continue
+            self.entries[path] = None  # not final: a merge never wrote it
+            copy = self._copy(twin, self.repo.git.blob(mine[1]), mine[0])
+            self.notices.append(
+                f"{self.repo.root_path(path)} differs only in case from "
+                f"{self.repo.root_path(twin)}, which another device added: a Mac's or Windows' "
+                f"disk cannot hold both, so it was saved as {copy}; merge the two"
+            )
 
     def keep_every_version(self, s: Sides, paths: Collection[str], remote: str) -> None:
         """Save as a conflict copy each side's version of ``paths`` that is in no file."""

@@ -148,6 +148,11 @@ def left_out_fix(root: str, rel: str, why: str) -> str:
             f"put the file itself in the link's place (cp --remove-destination \"$(readlink -f "
             f'{root}/{rel})" {root}/{rel}), or move the memory into the root; it syncs then'
         )
+    if why.startswith("its name differs only in case"):
+        return (
+            f"merge the two into one name on any device (the other's text is in a conflict copy "
+            f"beside {root}/{rel}) and delete the other; the pair syncs again then"
+        )
     if why.startswith("unreadable"):
         return f"make it readable (chmod u+r {root}/{rel}) or move it out of the memory root"
     return (
