@@ -132,7 +132,8 @@ def _plan(
         if item.generated:
             indexed.add(folder_of(item.rel))
         elif item.rel in kept.committed:  # held back here: show what the others have
-            if not looks_binary(kept.committed[item.rel]):
+            # (a tracked conflict copy held back here is listed nowhere, as on the others)
+            if not looks_binary(kept.committed[item.rel]) and not is_conflict_copy(item.rel):
                 entries.append(entry_for(item.rel, parse(kept.committed[item.rel])))
         elif item.error == BINARY:
             continue  # not a memory (inspect reports it): its folder compiles as usual
