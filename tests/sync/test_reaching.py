@@ -390,3 +390,42 @@ def test_a_local_git_failure_in_a_fetch_is_an_error_not_offline(world: World) ->
     assert outcome.error.startswith("git fetch origin exited 128: error: unable to create temp")
     assert load_state(world.b.paths, world.b.root).retry_after_ms == 0
     assert world.b.sync().ok and "to fetch" in world.b.read("facts/x.md")
+
+
+def test_a_root_ahead_of_its_remote_too_long_is_a_problem_everywhere(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Writes that stayed local for hours said only "1 commit(s) not pushed" in status, and
+    nothing at all to the agent, whose user took them for synced."""
+    import json
+
+    from memoryd.app import App
+    from memoryd.sync.report import sync_problems
+    from memoryd.sync.state import save_state
+    from memoryd.ui.views import sync_status
+
+    world.remote.rename(world.remote.with_name("gone.git"))
+    world.a.write("facts/x.md", memory("facts/x", "x", "written while the remote was gone\n"))
+    assert world.a.sync().status == "offline"
+    monkeypatch.setenv("MEMORYD_HOME", str(world.a.paths.home))
+    app = App(env=dict(os.environ), cwd=world.a.root)
+    counted = ("sync.not-pushed", "sync.ahead")
+    [fresh] = [p for p in sync_problems(app.config, app.paths) if p.code in counted]
+    assert (fresh.code, fresh.message) == ("sync.not-pushed", "1 commit(s) not pushed")
+    state = load_state(world.a.paths, world.a.root)
+    state.ahead_since_ms -= 3600 * 1000  # an hour ago (the default warns after 15 minutes)
+    save_state(world.a.paths, state)
+    [late] = [p for p in sync_problems(app.config, app.paths) if p.code in counted]
+    said = (
+        f"1 commit(s) of {world.a.root} not pushed for 60 min (git fetch origin: fatal: "
+        f"'{world.remote}' does not appear to be a git repository): what is written there stays "
+        "on this device until a sync reaches the remote"
+    )
+    assert (late.code, late.message) == ("sync.ahead", said)
+    [row] = [r for r in sync_status(app) if r["root"] == str(world.a.root)]
+    assert row["ahead"] == said
+    done = run_cli("context", "--json", "anything")
+    assert done.returncode == 0, done.stderr
+    assert f"(memoryd: {said}; the user can run 'memoryd status')" in done.stdout
+    codes = [p["code"] for p in json.loads(run_cli("status", "--json").stdout)["sync"]]
+    assert "sync.ahead" in codes and "sync.not-pushed" not in codes

@@ -19,7 +19,6 @@ disk, so recall, inspect and an agent reading its memory can tell.
 
 from __future__ import annotations
 
-import hashlib
 import posixpath
 import re
 from collections.abc import Collection, Mapping, Sequence
@@ -59,6 +58,8 @@ def safe_device(device: str) -> str:
 
 def blob_id(data: bytes) -> str:
     """git's id of ``data`` as a blob (what ``git hash-object`` prints)."""
+    import hashlib  # not at the top: recall reads copy names and never hashes (test_startup)
+
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 

@@ -201,6 +201,10 @@ def _record(state: SyncState, outcome: SyncOutcome) -> None:
         state.last_error = outcome.error
         state.last_hint = outcome.hint if outcome.error else None
     state.not_pushed = outcome.not_pushed
+    if outcome.not_pushed:
+        state.ahead_since_ms = state.ahead_since_ms or stamp
+    elif outcome.ok:  # a failed cycle may not have counted: the first time stays
+        state.ahead_since_ms = 0
     state.quarantined = [q.__dict__ for q in outcome.quarantined]
     state.left_out = outcome.left_out
     for text in outcome.notices:
