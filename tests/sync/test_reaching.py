@@ -387,7 +387,7 @@ def test_a_local_git_failure_in_a_fetch_is_an_error_not_offline(world: World) ->
         subprocess.run(["umount", "-l", str(pack)], check=False)
     assert outcome.status == "error", outcome
     assert outcome.error is not None
-    assert outcome.error.startswith("git fetch origin exited 128: error: unable to create temp")
+    assert outcome.error.startswith("git fetch origin exited 128: fatal: Unable to create temp")
     assert load_state(world.b.paths, world.b.root).retry_after_ms == 0
     assert world.b.sync().ok and "to fetch" in world.b.read("facts/x.md")
 

@@ -229,8 +229,8 @@ _LOCAL_FAILURE = (
 def _local_failure(command: str, remote: str, err: str) -> None:
     """Raise GitError when ``err`` says git failed in this repository (not on the network)."""
     mine = [line for line in err.splitlines() if line and not line.startswith("remote:")]
-    for line in mine:
-        if any(words in line for words in _LOCAL_FAILURE):
+    for line in mine:  # git says "Unable to create temporary file" as well as "unable"
+        if any(words.lower() in line.lower() for words in _LOCAL_FAILURE):
             raise GitError((command, remote), 128, line.strip() + "\n")
 
 
