@@ -139,3 +139,14 @@ def test_two_devices_adding_a_name_in_two_cases_push_one_of_them(world: World) -
     for device in world.devices:
         texts = _texts(device.root)
         assert any(b"from laptop" in t for t in texts) and any(b"from desktop" in t for t in texts)
+
+
+def test_a_rename_that_changes_only_case_stays_a_rename(world: World) -> None:
+    world.a.write("facts/note.md", memory("facts/note", "note", "renamed\n"))
+    world.settle()
+    os.rename(world.a.root / "facts/note.md", world.a.root / "facts/Note.md")
+    outcome = world.a.sync()
+    assert outcome.pushed and not [n for n in outcome.notices if "only in case" in n], outcome
+    tracked = git(world.remote, "ls-tree", "-r", "--name-only", "main", "facts").split()
+    assert "facts/Note.md" in tracked and "facts/note.md" not in tracked
+    assert not [p for p in tracked if ".conflict-" in p]

@@ -64,6 +64,8 @@ def part(repo: Repo, changes: list[tuple[str, str]], head: str | None, device: s
     for path in sorted(added):
         key = fold(path)
         first = owner.setdefault(key, path)
+        if first != path and first in tracked and not os.path.lexists(repo.top / first):
+            owner[key] = first = path  # renamed to another case: the old name is gone
         if first == path or not (repo.top / path).is_file():
             continue
         data = (repo.top / path).read_bytes()
