@@ -98,3 +98,20 @@ def test_a_branch_naming_a_missing_tree_below_the_top_is_repaired(world: World) 
     assert _whole(world.a.root)
     world.settle()
     assert "two" in world.b.read("facts/deep.md")
+
+
+def test_a_partial_clone_is_left_as_it_is(world: World, tmp_path: Path) -> None:
+    """A clone made with --filter=blob:none lacks blobs by design: never "repaired"."""
+    world.a.write("facts/big.md", memory("facts/big", "big", "fetched on demand\n"))
+    world.settle()
+    git(world.remote, "config", "uploadpack.allowFilter", "true")
+    partial = tmp_path / "partial"
+    subprocess.run(
+        ["git", "clone", "-q", "--no-checkout", "--filter=blob:none", f"file://{world.remote}",
+         str(partial)], check=True,
+    )  # fmt: skip
+    from memoryd.sync.heal import check
+    from memoryd.sync.repo import open_repo
+
+    head = git(partial, "rev-parse", "HEAD").strip()
+    assert check(open_repo(partial), "") == (head, None)

@@ -72,6 +72,8 @@ def check(repo: Repo, whole: str) -> tuple[str, str | None]:
     head = said.text.strip() if said.code == 0 else ""
     if not head or head == whole:
         return head, None
+    if _partial(repo):  # objects missing by design (a clone with --filter)
+        return head, None
     if not missing(repo, head, whole if whole and _exists(repo, whole) else None):
         return head, None
     good, where = _newest_whole(repo, ref, head)
@@ -92,6 +94,15 @@ def check(repo: Repo, whole: str) -> tuple[str, str | None]:
         f"whole (a 'git gc --prune=now' while memoryd committed?): set back to {good[:12]} "
         f"({where}) and the files on disk committed again; nothing is lost"
     )
+
+
+def _partial(repo: Repo) -> bool:
+    """A partial clone: a promisor remote (or extensions.partialClone) fetches on demand."""
+    done = repo.git.run(
+        "config", "--get-regexp", r"^(extensions\.partialclone|remote\..*\.promisor)$",
+        check=False, readonly=True,
+    )  # fmt: skip
+    return any(not line.endswith(" false") for line in done.text.splitlines())
 
 
 def _branch_ref(repo: Repo) -> str | None:
