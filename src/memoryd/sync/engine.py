@@ -34,7 +34,7 @@ from memoryd.sync.conflicts import (
     safe_device,
     utc_stamp,
 )
-from memoryd.sync.derived import Quarantined, recompile
+from memoryd.sync.derived import Quarantined, is_generated, recompile
 from memoryd.sync.git import EMPTY_TREE, ZERO, GitError, GitTimeout
 from memoryd.sync.identity import IDENTITY_HINT, identity_error, is_identity_error
 from memoryd.sync.replay import OutsideRoot, replay
@@ -441,7 +441,8 @@ class _Cycle:
         # remote's history was rewritten and force-pushed (filter-repo, a squash)
         fork = git.fork_point(tracking, head)
         rewritten = fork is not None and fork != since
-        rewritten = rewritten and (since is None or git.is_ancestor(since, fork or ""))
+        if rewritten and fork is not None:  # past the shared commit; with none, still kin?
+            rewritten = git.is_ancestor(since, fork) if since else self._kin(fork, theirs)
         self.outcome.backup_ref = remote.backup(self.repo, self.device, utc_stamp(now), head)
         if rewritten and fork == head:  # nothing here since: the rewrite, as it is
             self._take(head, theirs)
@@ -490,6 +491,20 @@ class _Cycle:
         self.outcome.action = "rebased onto the remote"
         self.outcome.notices += result.notices
         self.outcome.conflicts += [{"path": p, "copy": c} for p, c in result.copies]
+
+    def _kin(self, fork: str, theirs: str) -> bool:
+        """Does the remote still hold one memory exactly as the fork point had it?
+
+        A rewrite (filter-repo, BFG, a squash with an edit) changes every tree but keeps most
+        memories byte for byte; origin pointed at another repository shares none, and its
+        texts must meet this device's as unrelated ones (a copy each), not be taken as an
+        edit of them. Compiled files prove nothing: every root has them."""
+        before = self.repo.git.ls_tree(fork, self.repo.prefix)
+        after = self.repo.git.ls_tree(theirs, self.repo.prefix)
+        return any(
+            after.get(path) == entry and not is_generated(self.repo.root_path(path))
+            for path, entry in before.items()
+        )
 
     def _take(self, head: str, theirs: str) -> None:
         """The remote was rewritten and this device has nothing it did not fetch: take it.
