@@ -345,6 +345,7 @@ class Sim:
             self.met.add("rewrite")
         finally:
             subprocess.run(["rm", "-rf", str(work)], check=True)
+        self.do_sync(dev)  # the oracle looks in work trees: the rewritten text lands in one
 
     def do_offline(self, dev: Dev) -> None:
         away = self.remote.with_name("away.git")
