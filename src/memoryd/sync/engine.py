@@ -58,6 +58,7 @@ BACKOFF_MAX_S = 900.0
 OK_STATUSES = ("ok", "disabled")
 # A cycle that the daemon's stop ended while it waited on the remote (status "stopped").
 CUT_SHORT = "cut short by memoryd's stop; it runs again at the next start"
+DISK_FULL = ("No space left on device", "Out of diskspace")  # git says either
 FULL_DISK_HINT = (
     "free some disk space; nothing is lost, and the next cycle picks up where this one stopped"
 )
@@ -163,7 +164,7 @@ def sync_root(
                 f"next cycle, and nothing is lost; if it repeats, run 'memoryd sync --root "
                 f"{root.path}' when the machine is quieter"
             )
-        elif "No space left on device" in exc.stderr:
+        elif any(full in exc.stderr for full in DISK_FULL):
             outcome.hint = FULL_DISK_HINT
         elif is_identity_error(exc.stderr):  # retrying never helps: the user must tell git
             outcome.error, outcome.hint = identity_error(exc.stderr), IDENTITY_HINT
