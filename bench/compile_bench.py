@@ -45,7 +45,7 @@ def row(tmp: Path, n: int) -> str:
     from memoryd.app import App
     from memoryd.compile.listing import ScanCache
     from memoryd.compile.writer import compile_root
-    from memoryd.config import Config, RootConfig
+    from memoryd.config.sections import Config, RootConfig
     from memoryd.inspection import inspect
 
     root = tmp / f"root{n}"

@@ -147,7 +147,7 @@ def _measure(  # noqa: PLR0917 - the measurement's settings, passed through
 
     rows = [_best("cold", "s", rounds, memoryd_cold, floor_cold)]
 
-    from memoryd.config import load_config
+    from memoryd.config.loader import load_config
     from memoryd.index import open_index, recall, reconcile
     from memoryd.paths import resolve_paths
 

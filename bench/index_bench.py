@@ -115,7 +115,7 @@ def corpus(size: int, corpus_dir: Path) -> Path:
 
 def _prepare(root: Path, size: int) -> None:
     from memoryd.compile.writer import compile_root
-    from memoryd.config import Config, RootConfig
+    from memoryd.config.sections import Config, RootConfig
 
     paths = generate(root, size - PER_CLASS * 23)  # the needles make up the rest
     needles.plant(root, PER_CLASS)
@@ -147,7 +147,7 @@ def _measure(  # noqa: PLR0917 - the measurement's settings, passed through
     os.utime(config_file, (time.time() - 60, time.time() - 60))  # written a while ago
     env = {**os.environ, "MEMORYD_HOME": str(home)}
     os.environ["MEMORYD_HOME"] = str(home)
-    from memoryd.config import load_config
+    from memoryd.config.loader import load_config
     from memoryd.index import open_index, reconcile
     from memoryd.paths import resolve_paths
 
@@ -277,7 +277,7 @@ def _cli_latency(
 
 
 def _with_lock(lock_file: Path, action: Callable[[], Any]) -> Any:
-    from memoryd.daemon.lock import DaemonLock
+    from memoryd.runlock import DaemonLock
 
     with DaemonLock(lock_file):
         return action()

@@ -57,7 +57,7 @@ def guard_cli(root: Path, runs: int) -> float:
 
 
 def reconcile_row(tmp: Path, n: int) -> str:
-    from memoryd.config import Config, RootConfig
+    from memoryd.config.sections import Config, RootConfig
     from memoryd.index import open_index, reconcile
     from memoryd.paths import resolve_paths
 

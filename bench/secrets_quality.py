@@ -7,7 +7,7 @@ config files, framework signing secrets, provider secrets found by a key name or
 companion id, passwords in English and Chinese prose; and the harmless shapes: references
 to where a secret lives, key-generation commands, placeholders and digests): recall and
 false-positive rate per family and overall on the development notes of
-tests/sync/family_cases.py and on the held-out notes of tests/sync/family_heldout.py
+tests/secrets/family_cases.py and on the held-out notes of tests/secrets/family_heldout.py
 (written before tuning; rates only, its misses are never printed), beside the time to scan
 10k memories of bench/corpus.py. Targets: recall >= 98% at <= 1% false positives on the
 held-out set, 10k memories in under 2 s. ``--heldout`` prints only the held-out table.
@@ -16,7 +16,7 @@ Every provider format and the generic password/secret shapes are planted in ever
 syntax (.env, export, YAML, JSON, TOML, prose, Markdown, a table row, Chinese, CLI flags,
 code) inside a note, a fenced block or Chinese text; harmless notes carry placeholders,
 digests, UUIDs, public keys, publishable keys, local defaults and prose about secrets.
-Fake tokens are generated at run time (tests/sync/fake_tokens.py). Targets: recall >= 95%,
+Fake tokens are generated at run time (tests/secrets/fake_tokens.py). Targets: recall >= 95%,
 harmless notes flagged <= 2%.
 """
 
@@ -37,10 +37,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "src")]
 
-from tests.sync import family_cases, family_heldout  # noqa: E402
-from tests.sync.fake_tokens import ALNUM, HEX, LOWER_ALNUM, bad_checksum, github, jwt, npm  # noqa: E402
-from tests.sync.fake_tokens import rand as _rand  # noqa: E402
-from tests.sync.family_corpus import FAMILIES, Labelled  # noqa: E402
+from tests.secrets import family_cases, family_heldout  # noqa: E402
+from tests.secrets.fake_tokens import ALNUM, HEX, LOWER_ALNUM, bad_checksum, github, jwt, npm  # noqa: E402
+from tests.secrets.fake_tokens import rand as _rand  # noqa: E402
+from tests.secrets.family_corpus import FAMILIES, Labelled  # noqa: E402
 
 from memoryd.secrets.scanner import scan  # noqa: E402
 

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.corpus import generate
 from memoryd import gitcli
-from memoryd.config import Config, RootConfig
+from memoryd.config.sections import Config, RootConfig
 from memoryd.paths import resolve_paths
 from memoryd.sync.engine import SyncOutcome, sync_root
 

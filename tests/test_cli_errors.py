@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.cli import build_parser
+from memoryd.commands import build_parser
 from memoryd.commands.completion import describe
 from tests.helpers import run_cli
 

@@ -10,7 +10,7 @@ import pytest
 
 from memoryd.compile.listing import ScanCache
 from memoryd.compile.writer import compile_root
-from memoryd.config import Config, RootConfig
+from memoryd.config.sections import Config, RootConfig
 from memoryd.roots import ROOT_TEMPLATE
 from tests.helpers import run_cli
 

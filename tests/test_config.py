@@ -4,7 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.config import Config, RootConfig, load_config, register_root, unregister_root
+from memoryd.config.edit import register_root, unregister_root
+from memoryd.config.loader import load_config
+from memoryd.config.sections import Config, RootConfig
 from memoryd.errors import ConfigError
 from memoryd.paths import resolve_paths
 

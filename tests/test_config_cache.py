@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from memoryd import config as config_module
-from memoryd import config_cache
-from memoryd.config import CONFIG_CACHE, load_config
-from memoryd.config_cache import ConfigCache
+from memoryd.config import cache as config_cache
+from memoryd.config import loader as config_module
+from memoryd.config.cache import ConfigCache
+from memoryd.config.loader import CONFIG_CACHE, load_config
 from memoryd.errors import ConfigError
 from memoryd.paths import Paths, resolve_paths
 

@@ -9,7 +9,9 @@ from pathlib import Path
 from hypothesis import given, seed
 from hypothesis import strategies as st
 
-from memoryd.config import RootConfig, load_config, register_root, unregister_root
+from memoryd.config.edit import register_root, unregister_root
+from memoryd.config.loader import load_config
+from memoryd.config.sections import RootConfig
 from memoryd.paths import resolve_paths
 
 COMMENTS = st.sampled_from(["# mine", "# 同步设置", "  # indented note", "#"])

@@ -18,13 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.config import load_config
+from memoryd.config.loader import load_config
 from memoryd.daemon import manager as service_manager
-from memoryd.daemon.lock import DaemonLock
 from memoryd.daemon.status import StatusBoard
 from memoryd.doctor import checks as doctor
 from memoryd.doctor.verdict import Machine, Verdict
 from memoryd.paths import resolve_paths
+from memoryd.runlock import DaemonLock
 from tests.fakes import FakeTool, install_fakes
 from tests.helpers import git, run_cli
 

@@ -5,10 +5,10 @@ from pathlib import Path
 import pytest
 
 from memoryd.app import App
-from memoryd.config import RootConfig
-from memoryd.daemon.lock import DaemonLock
+from memoryd.config.sections import RootConfig
 from memoryd.errors import PathError
 from memoryd.freshness import ensure_fresh, search_roots
+from memoryd.runlock import DaemonLock
 from tests.helpers import git, run_cli
 from tests.index.conftest import write_memory
 

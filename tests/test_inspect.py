@@ -9,7 +9,7 @@ import pytest
 from memoryd.app import App
 from memoryd.checks import Context, all_checks, register, run_checks
 from memoryd.compile.writer import compile_root
-from memoryd.config import Config, RootConfig
+from memoryd.config.sections import Config, RootConfig
 from memoryd.findings import Finding
 from memoryd.init.plugin import init_global
 from memoryd.inspection import inspect
@@ -369,8 +369,8 @@ def test_hit_counts_come_from_the_state_file(root: Path) -> None:
 
 
 def test_the_index_out_of_step_with_the_disk_is_reported(root: Path, isolated_home: Path) -> None:
-    from memoryd.daemon.lock import DaemonLock
     from memoryd.freshness import ensure_fresh
+    from memoryd.runlock import DaemonLock
 
     app = App()
     ensure_fresh(app).close()  # the index now matches the disk

@@ -1,8 +1,10 @@
 """The import rule of docs/architecture.md, read from the source of every module.
 
 The lower layers (``index/``, ``compile/``, ``sync/``, ``secrets/``) never import the layers
-that drive them (``daemon/``, ``agent/``, ``commands/``, ``cli``, ``ui/``), and no two modules
-import each other, directly or round a loop. Imports inside functions (the lazy imports that
+that drive them (``daemon/``, ``agent/``, ``commands/``, ``cli``, ``ui/``), no two modules
+import each other, directly or round a loop, and neither do two packages (a package and
+the top-level modules each count as one unit: ``compile/`` reading ``sync/`` while ``sync/``
+reads ``compile/`` is a loop even when no two of their modules form one). Imports inside functions (the lazy imports that
 keep ``memoryd recall`` fast) and under ``TYPE_CHECKING`` count: they hide a cycle from the
 interpreter, not from a reader.
 """
@@ -122,12 +124,32 @@ def cycles(edges: Graph) -> list[list[str]]:
     return sorted(found)
 
 
+def unit(name: str) -> str:
+    """The package (or top-level module) a module belongs to: memoryd.sync.engine -> memoryd.sync."""
+    return ".".join(name.split(".")[:2])
+
+
+def packages(edges: Graph) -> Graph:
+    """The import graph between units: an edge wherever one of a unit's modules imports
+    a module of another unit."""
+    found: Graph = {}
+    for name, targets in edges.items():
+        found.setdefault(unit(name), set()).update(
+            unit(t) for t in targets if unit(t) != unit(name)
+        )
+    return found
+
+
 def test_lower_layers_never_import_the_layers_above() -> None:
     assert upward(graph(SRC)) == []
 
 
 def test_no_two_modules_import_each_other_even_lazily() -> None:
     assert cycles(graph(SRC)) == []
+
+
+def test_no_two_packages_import_each_other_even_round_a_loop() -> None:
+    assert cycles(packages(graph(SRC))) == []
 
 
 def write(root: Path, files: dict[str, str]) -> Path:
@@ -169,6 +191,34 @@ def test_the_rule_sees_lazy_relative_and_type_only_imports(tmp_path: Path) -> No
         "memoryd.extract.tracker -> memoryd.daemon.lock",
         "memoryd.sync.engine -> memoryd.cli",
     ]
+
+
+def test_the_package_rule_sees_loops_no_two_modules_make(tmp_path: Path) -> None:
+    src = write(
+        tmp_path,
+        {
+            "memoryd/__init__.py": "",
+            "memoryd/compile/__init__.py": "",
+            "memoryd/compile/blocks.py": "",
+            "memoryd/compile/writer.py": "from memoryd.sync.held import held\n",
+            "memoryd/sync/__init__.py": "",
+            "memoryd/sync/held.py": "",
+            "memoryd/sync/derived.py": "def f():\n    from memoryd.compile import blocks\n",
+            "memoryd/daemon/__init__.py": "",
+            "memoryd/daemon/lock.py": "",
+            "memoryd/daemon/recall_server.py": "import memoryd.lean_recall\n",
+            "memoryd/lean_recall.py": "from memoryd.daemon.lock import running_pid\n",
+            "memoryd/index/__init__.py": "",
+            "memoryd/index/db.py": "from memoryd import lean_recall\n",
+        },
+    )
+    edges = graph(src)
+    assert cycles(edges) == []  # no module is on a loop: the old rule saw nothing
+    assert cycles(packages(edges)) == [
+        ["memoryd.compile", "memoryd.sync"],
+        ["memoryd.daemon", "memoryd.lean_recall"],
+    ]
+    assert packages(edges)["memoryd.index"] == {"memoryd.lean_recall"}
 
 
 @pytest.mark.parametrize("name", ["memoryd.daemon", "memoryd.agent", "memoryd.commands"])

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.daemon.lock import DaemonLock
 from memoryd.paths import resolve_paths
+from memoryd.runlock import DaemonLock
 from tests.helpers import git, run_cli
 from tests.index.conftest import write_memory
 

@@ -15,8 +15,8 @@ from memoryd.memory import (
     new_memory,
     parse,
     render,
-    validate,
 )
+from memoryd.validation import validate
 
 PLUGIN_EXAMPLE = """\
 ---

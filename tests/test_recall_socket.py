@@ -20,7 +20,6 @@ from pathlib import Path
 import pytest
 
 from memoryd.app import App
-from memoryd.daemon.lock import DaemonLock
 from memoryd.daemon.recall_server import CONNECTION_TIMEOUT_S, parse_request
 from memoryd.paths import resolve_paths
 from memoryd.recall_client import (
@@ -32,6 +31,7 @@ from memoryd.recall_client import (
     _exchange,
     socket_path,
 )
+from memoryd.runlock import DaemonLock
 from tests.daemon.harness import DaemonProcess
 from tests.helpers import git
 from tests.index.conftest import write_memory

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from memoryd.secrets.scanner import fingerprint, preview
 from tests.helpers import git, run_cli
-from tests.sync.fake_tokens import github
+from tests.secrets.fake_tokens import github
 
 
 def test_scan_folder_reports_file_line_rule_and_exits_1(tmp_path: Path) -> None:

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from memoryd.app import App
-from memoryd.cli import build_parser, command_word
-from memoryd.daemon.lock import DaemonLock
+from memoryd.commands import build_parser, command_word
 from memoryd.paths import resolve_paths
+from memoryd.runlock import DaemonLock
 from tests.daemon.harness import DaemonProcess
 from tests.helpers import run_cli
 from tests.index.conftest import write_memory
@@ -27,7 +27,7 @@ HEAVY = ("git", "watchdog", "apscheduler", "yaml", "hashlib", "_hashlib", "mcp")
 # memoryd's own modules that only a write needs: a read never loads them (nor, when no hit
 # cites code, the citation checks).
 WRITE_ONLY = (
-    "memoryd.config_edit", "memoryd.compile.writer", "memoryd.agent.remember",
+    "memoryd.config.edit", "memoryd.compile.writer", "memoryd.agent.remember",
     "memoryd.agent.citing", "memoryd.cites.check", "memoryd.cites.citation",
     "memoryd.compile.blocks",  # the compiler: a settled read (every prompt's hook) never compiles
 )  # fmt: skip
@@ -45,7 +45,8 @@ PROBE = (
 # the lean path, which imports none of these (each costs more than the query itself).
 LEAN_NEVER = (
     "memoryd.cli", "argparse", "logging", "pathlib", "typing", "dataclasses", "inspect",
-    "tempfile", "contextlib", "platformdirs", "yaml", "memoryd.config", "memoryd.app",
+    "tempfile", "contextlib", "platformdirs", "yaml", "memoryd.app",
+    "memoryd.config.sections", "memoryd.config.loader",  # the lean path reads config.snapshot
     "memoryd.index.db", "memoryd.index.search", "memoryd.index.reconcile", "memoryd.roots",
     "_socket",  # no socket file, no daemon to ask: memoryd.recall_client does not import it
 )  # fmt: skip
@@ -164,19 +165,21 @@ def test_a_new_file_is_read_with_what_reading_needs(settled_home: Path, tmp_path
     assert "yarn trouble" in found.stdout
 
 
-IDENTIFY = """
+SYNC = ("memoryd.sync", "memoryd.conflicts", "memoryd.held")  # sync's code, and its leaves
+IDENTIFY = f"""
 import sys
-from memoryd.config import RootConfig
+SYNC = {SYNC!r}
+from memoryd.config.sections import RootConfig
 from memoryd.index.layout import identify
 from memoryd.memory import parse
 for name in sys.argv[1:]:
     identify(RootConfig(path="/r"), name, parse(b"body"))
-print(" ".join(m for m in sys.modules if m.startswith("memoryd.sync")))
+print(" ".join(m for m in sys.modules if m.startswith(SYNC)))
 """
 
 
 def test_indexing_asks_sync_code_only_for_a_conflict_copy(settled_home: Path, tmp_path: Path) -> None:
-    """Indexing asks memoryd.sync.conflicts which memory a file belongs to only for a file
+    """Indexing asks memoryd.conflicts which memory a file belongs to only for a file
     named like a conflict copy (3 ms of imports for every other recall that reconciles).
     A reindex also compiles, which asks sync which files it holds back: never git."""
 
@@ -188,12 +191,12 @@ def test_indexing_asks_sync_code_only_for_a_conflict_copy(settled_home: Path, tm
         return done.stdout.strip()
 
     assert sync_modules("pitfalls/yarn.md") == ""
-    assert "memoryd.sync.conflicts" in sync_modules("pitfalls/yarn.conflict-l-20261129T233000Z.md")
+    assert "memoryd.conflicts" in sync_modules("pitfalls/yarn.conflict-l-20261129T233000Z.md")
     root = settled_home / "memory"
     write_memory(root, "pitfalls/yarn.md", "yarn berry breaks pnp", summary="yarn trouble")
     modules = imported_modules("reindex", "--full", cwd=tmp_path)
-    assert {m for m in modules if m.startswith(("memoryd.sync", "git", "memoryd.gitcli"))} == {
-        "memoryd.sync", "memoryd.sync.conflicts", "memoryd.sync.held",
+    assert {m for m in modules if m.startswith((*SYNC, "git", "memoryd.gitcli"))} == {
+        "memoryd.conflicts", "memoryd.held",
     }  # fmt: skip
     copy = root / "pitfalls/yarn.conflict-laptop-20261129T233000Z.md"
     copy.write_bytes((root / "pitfalls/yarn.md").read_bytes())

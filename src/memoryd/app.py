@@ -18,7 +18,7 @@ from memoryd.errors import PathError, ProjectLost
 from memoryd.paths import Paths, resolve_paths
 
 if TYPE_CHECKING:  # config (and YAML) load when a command first asks for it
-    from memoryd.config import Config
+    from memoryd.config.sections import Config
 
 
 def current_dir(env: Mapping[str, str]) -> Path:
@@ -57,7 +57,7 @@ class App:
 
     @cached_property
     def config(self) -> Config:
-        from memoryd.config import load_config
+        from memoryd.config.loader import load_config
 
         return load_config(self.paths)
 

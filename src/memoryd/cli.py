@@ -1,8 +1,9 @@
 """The ``memoryd`` command: parses, dispatches, prints. The work lives in the library.
 
 Exit codes: 0 success, 1 a problem the user must act on, 2 usage errors.
-Every :class:`MemorydError` is handled here, once; any other exception is a bug:
-its traceback goes to the log file and the user gets a one-line pointer. With
+Every :class:`MemorydError` is handled here, once; any other exception is the machine's
+state or a bug (:mod:`memoryd.failure` says which): a bug's traceback goes to the log file
+and the user gets a one-line pointer. With
 ``--json`` every error is also a JSON object on stdout (``{"error", "hint", "exit"}``),
 so a script never parses prose. A command line argparse rejects gets the usage of
 the command it names (not the top level's) and, for a mistyped option, the closest one.
@@ -15,60 +16,14 @@ import gc
 import logging
 import sys
 from collections.abc import Sequence
-from typing import NoReturn, TextIO
+from typing import TextIO
 
-from memoryd import __version__
 from memoryd.app import App
-from memoryd.commands import register_commands
+from memoryd.commands import BadCommandLine, Parser, build_parser
 from memoryd.errors import MemorydError
+from memoryd.failure import log_bug, machine_state
 
 log = logging.getLogger("memoryd")
-
-HELP_FLAGS = ("-h", "--help")
-
-
-class BadCommandLine(Exception):
-    """argparse refused the command line (raised instead of exiting, so main reports it)."""
-
-    def __init__(self, parser: argparse.ArgumentParser, message: str, hint: str | None) -> None:
-        super().__init__(message)
-        self.parser, self.message, self.hint = parser, message, hint
-
-
-class Parser(argparse.ArgumentParser):
-    """memoryd's parsers (sub-parsers are made of the same class): errors raise."""
-
-    def error(self, message: str) -> NoReturn:
-        raise BadCommandLine(self, message, None)
-
-
-def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
-    """The parser; given ``argv``, with only its command's sub-parser when that is enough."""
-    parser = Parser(
-        prog="memoryd",
-        description="Git-native sync daemon and search for AI agents' Markdown memory.",
-    )
-    parser.add_argument("--version", action="version", version=f"memoryd {__version__}")
-    parser.add_argument(
-        "-v", "--verbose", action="count", default=0, help="more log output (-vv for debug)"
-    )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sub.required = True
-    register_commands(sub, None if argv is None else command_word(argv))
-    return parser
-
-
-def command_word(argv: Sequence[str]) -> str | None:
-    """The command ``argv`` names, if parsing it needs no other command's parser.
-
-    ``memoryd -h`` (help before the command) lists every command: None then.
-    """
-    for arg in argv:
-        if arg in HELP_FLAGS or arg == "--":
-            return None
-        if not arg.startswith("-"):
-            return arg
-    return None
 
 
 def main(argv: Sequence[str] | None = None, app: App | None = None) -> int:
@@ -111,66 +66,10 @@ def main(argv: Sequence[str] | None = None, app: App | None = None) -> int:
             message, hint = state
             app.err.write(f"memoryd: error: {message}\n  hint: {hint}\n")
             return _json_error(app.out, as_json, message, hint, 1)
-        where = _log_bug(app, exc)
+        where = log_bug(app, exc)
         message = f"internal error: {type(exc).__name__}: {exc}"
         app.err.write(f"memoryd: {message} ({where})\n")
         return _json_error(app.out, as_json, message, where, 1)
-
-
-def as_error(app: App, exc: Exception) -> MemorydError:
-    """What :func:`main` reports for ``exc``, as an error: the machine's state with its fix,
-    or a bug (its traceback logged, as main does). For a hook, which answers with the
-    reason and exit 0 rather than failing the user's turn."""
-    if isinstance(exc, MemorydError):
-        return exc
-    state = machine_state(exc)
-    if state is not None:
-        return MemorydError(*state)
-    where = _log_bug(app, exc)
-    return MemorydError(f"internal error: {type(exc).__name__}: {exc}", hint=where)
-
-
-def machine_state(exc: BaseException) -> tuple[str, str] | None:
-    """The one-line error and its fix for a failure that is the machine's state, not a
-    bug: a full disk or quota (an OSError, or SQLite's own words), a read-only file system,
-    a path memoryd may not write. None for any other failure. Every file memoryd writes is
-    replaced whole, so the command stopped with nothing half-written."""
-    import errno
-
-    stopped = "the command stopped before it finished"
-    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        return f"{exc.strerror}: {stopped}", FREE_SPACE
-    if type(exc).__name__ == "OperationalError" and "disk is full" in str(exc):
-        return f"{exc}: {stopped}", FREE_SPACE
-    if not isinstance(exc, OSError) or not exc.filename:
-        return None
-    gone = _missing_target(exc.filename)
-    if gone is not None and exc.errno in (errno.EEXIST, errno.ENOENT):
-        # a folder linked to a drive that is not mounted (~/.cache on an external disk)
-        hint = f"mount or create {gone} (or remove the link), then run it again"
-        return f"{exc.filename} is a link to {gone}, which does not exist: {stopped}", hint
-    if exc.errno == errno.EROFS:
-        hint = (
-            "memoryd must write there: remount it read-write (or move that folder), "
-            "then run it again"
-        )
-    elif exc.errno in (errno.EACCES, errno.EPERM):
-        hint = "memoryd cannot use it: fix its permissions (ls -ld shows them), then run it again"
-    else:
-        return None
-    return f"{exc.strerror}: {exc.filename}: {stopped}", hint
-
-
-FREE_SPACE = "free some space ('df -h' shows which disk), then run it again"
-
-
-def _missing_target(name: object) -> str | None:
-    """The target of ``name`` when it is a symbolic link to nothing (None otherwise)."""
-    import os
-
-    if not isinstance(name, str) or not os.path.islink(name) or os.path.exists(name):
-        return None
-    return os.readlink(name)
 
 
 def parse(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:
@@ -241,24 +140,6 @@ def _setup_logging(verbosity: int) -> None:
         handler._memoryd_cli = True  # type: ignore[attr-defined]
         root.addHandler(handler)
     root.setLevel(level)
-
-
-def _log_bug(app: App, exc: BaseException) -> str:
-    try:
-        log_file = app.paths.log_file
-        log_file.parent.mkdir(parents=True, exist_ok=True)
-        handler = logging.FileHandler(log_file, encoding="utf-8", errors="backslashreplace")
-    except Exception:
-        return "please report it with the command you ran"
-    bug = logging.getLogger("memoryd.bug")
-    bug.propagate = False
-    bug.addHandler(handler)
-    try:
-        bug.error("unhandled error in %s", " ".join(sys.argv), exc_info=exc)
-    finally:
-        bug.removeHandler(handler)
-        handler.close()
-    return f"traceback in {log_file}; please report it"
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memoryd.app import App
-from memoryd.config import PROJECT_SYNC, Config, RootConfig
+from memoryd.config.sections import PROJECT_SYNC, Config, RootConfig
 from memoryd.errors import PathError
 from memoryd.index.db import IndexDB, open_index
 from memoryd.index.reconcile import reconcile
@@ -65,7 +65,7 @@ def ensure_fresh(
     because the daemon does not watch them. ``recompile``: where memories changed,
     also recompile ROOT.md and index.md, as the daemon would have.
     """
-    from memoryd.daemon.lock import running_pid
+    from memoryd.runlock import running_pid
 
     wanted = list(app.config.roots if roots is None else roots)
     db = open_index(app.paths)

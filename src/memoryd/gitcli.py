@@ -42,7 +42,18 @@ BATCH_SSH = "ssh -o BatchMode=yes"
 NOT_OURS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_LITERAL_PATHSPECS")
 NETWORK = ("fetch", "push", "ls-remote", "pull", "clone")  # they may wait minutes on a remote
 STOPPING = "fatal: memoryd is stopping, so it stopped waiting for the remote"
+LOCAL_TIMEOUT_S = 60.0  # a git that needs no remote
 NO_ASKPASS = "false"  # git's askpass: it fails, so git says "could not read Username for ..."
+
+
+class GitError(Exception):
+    """A git command failed; ``stderr`` is git's own explanation."""
+
+    def __init__(self, args: Sequence[str], code: int, stderr: str) -> None:
+        super().__init__(f"git {' '.join(args)} exited {code}: {stderr.strip()[:500]}")
+        self.args_ = tuple(args)
+        self.code = code
+        self.stderr = stderr
 
 
 @dataclass(frozen=True)
@@ -142,6 +153,22 @@ def run(
     if ended:  # the last line is what callers quote
         text += STOPPING + "\n"
     return Done(proc.returncode, out, text, stopped=ended and proc.returncode != 0)
+
+
+def init_repo(folder: Path) -> bool:
+    """``git init`` ``folder`` unless it is already inside a work tree; True when created.
+
+    Here, beside the runner, because ``memoryd init`` and the sync engine both need it:
+    in ``sync/`` it made ``init/`` depend on the package that syncs what it sets up.
+    """
+    inside = ["rev-parse", "--is-inside-work-tree"]
+    quiet = repo_env({"GIT_OPTIONAL_LOCKS": "0"})
+    if run(inside, cwd=folder, env=quiet, timeout=LOCAL_TIMEOUT_S).code == 0:
+        return False
+    done = run(["init", "-q"], cwd=folder, env=repo_env(), timeout=LOCAL_TIMEOUT_S)
+    if done.code != 0:
+        raise GitError(("init", "-q"), done.code, done.err)
+    return True
 
 
 class _Gate:

@@ -188,5 +188,21 @@ def render_brief(result: Inspection, budget: int) -> str:
     return "\n".join(out)
 
 
+# What memory_inspect answers at most: Claude Code keeps a longer MCP answer out of the
+# model's context (it saves it to a file and shows the model its first 2 KB).
+INSPECT_CHARS = 20_000
+
+
+def inspect_text(app: App) -> str:
+    """What ``memoryd inspect`` finds, for the MCP tool: its problems first, then the
+    listing, within :data:`INSPECT_CHARS`."""
+    from memoryd.extract_report import lines, report
+    from memoryd.index.hits import read_hits
+
+    extraction = lines(report(app))
+    budget = INSPECT_CHARS - sum(len(line) + 1 for line in extraction) - 1
+    return "\n".join([render_brief(inspect(app, hits=read_hits), budget), "", *extraction])
+
+
 def _size(lines: list[str]) -> int:
     return sum(len(line) + 1 for line in lines)

@@ -4,7 +4,7 @@ An agent runs ``memoryd recall`` many times a session, and most of what the full
 imports (argparse, logging, pathlib, dataclasses, PyYAML, the config's classes, the
 reconcile) is not needed to answer it: a bare Python that opens the index and runs
 the query costs a fifth of what the full path did. This path parses the usual command
-lines itself, reads config.yaml's snapshot (:mod:`memoryd.config_snapshot`), checks
+lines itself, reads config.yaml's snapshot (:mod:`memoryd.config.snapshot`), checks
 that the index is fresh (a daemon holds its lock, or every file's fingerprint matches
 its row), and then fetches, ranks, explains and counts hits with the same functions
 as the full path (:mod:`memoryd.index.fetch`, :mod:`~memoryd.index.ranking`,
@@ -30,7 +30,7 @@ import os
 import sqlite3
 import time
 
-from memoryd import config_snapshot
+from memoryd.config import snapshot as config_snapshot
 from memoryd.fingerprint import settled
 from memoryd.homedirs import folders
 
@@ -369,7 +369,7 @@ def _fresh(conn: sqlite3.Connection, roots: list[_Root], listed: list[_Root], lo
     With a daemon running, only the roots config.yaml does not list (a project root
     found from the folder) need a look, as memoryd.freshness.ensure_fresh says.
     """
-    from memoryd.daemon.lock import running_pid
+    from memoryd.runlock import running_pid
 
     wanted = [r for r in roots if not r.listed] if running_pid(lock) is not None else roots
     if not wanted:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from memoryd import safepath
 from memoryd.app import App
-from memoryd.config import Config, RootConfig
+from memoryd.config.sections import Config, RootConfig
 from memoryd.errors import MemorydError, Refused, UsageError
 from memoryd.memory import Memory, id_for_path, parse
 from memoryd.roots import project_root_for, relative_id, walk_root

@@ -10,14 +10,13 @@ an edited one is re-serialised with the original newline style and BOM.
 from __future__ import annotations
 
 import copy
-import itertools
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memoryd.errors import MemorydError
 from memoryd.frontmatter import load_flat, load_lines, load_simple, pyyaml_load
+from memoryd.yamlproblem import duplicate_keys, yaml_problem
 
 BOM = b"\xef\xbb\xbf"
 ENCODING = "encoding"  # the problem code of a file that is not valid UTF-8
@@ -51,7 +50,6 @@ FIELDS = frozenset(
     {"id", "kind", "summary", "highlight", "created", "updated", "load_when", "pinned",
      "supersedes", "superseded_by", "sync"}
 )  # fmt: skip
-_FIELD_OF_SPELLING = {name.replace("_", ""): name for name in FIELDS}
 SPELLING = "spelling"  # the problem code of a field spelled another way: spelling.<key>
 
 # yaml is imported where a frontmatter is read or written: 10 ms that a recall
@@ -305,7 +303,7 @@ def _load_yaml(
     try:
         loaded = pyyaml_load(yaml_text)  # safe; an impossible date stays text
     except yaml.YAMLError as exc:
-        return {}, [Problem("frontmatter.yaml", _yaml_problem(exc, yaml_text))]
+        return {}, [Problem("frontmatter.yaml", yaml_problem(exc, yaml_text))]
     except ValueError as exc:  # a value YAML recognises but cannot build (a date cannot)
         return {}, [Problem("frontmatter.yaml", f"malformed YAML: {exc}")]
     if loaded is None:
@@ -313,80 +311,8 @@ def _load_yaml(
     if not isinstance(loaded, dict):
         kind = type(loaded).__name__
         return {}, [Problem("frontmatter.shape", f"frontmatter is a {kind}, not a mapping")]
-    return loaded, _duplicates(yaml_text)  # the fast readers decline a repeated key
-
-
-def _yaml_problem(exc: Exception, yaml_text: str) -> str:
-    """What is wrong with hand-written YAML, in memoryd's words where PyYAML's are
-    obscure, with the line of the file (the frontmatter starts on its second line).
-
-    The two commonest mistakes get their fix: an unquoted value holding ``": "``
-    (``summary: fix: do X``: PyYAML says "mapping values are not allowed in this
-    context") and a tab in the indentation ("found character that cannot start any
-    token"); config.yaml's errors say the same of tabs (memoryd.config)."""
-    mark = getattr(exc, "problem_mark", None)
-    reason = " ".join(str(getattr(exc, "problem", None) or type(exc).__name__).split())
-    if mark is None:
-        return f"malformed YAML: {reason}"
-    lines = yaml_text.splitlines()
-    line = lines[mark.line] if mark.line < len(lines) else ""
-    where = f"malformed YAML on line {mark.line + 2}"
-    indent = line[: len(line) - len(line.lstrip(" \t"))]
-    at = line[mark.column : mark.column + 1]  # the C loader does not name the character
-    if "\t" in indent or at == "\t" or "tab" in reason or "'\\t'" in reason:
-        return f"{where}: YAML does not allow tabs; indent with spaces"
-    key, colon, value = line.partition(":")
-    if not colon or not _TOP_KEY.match(line):
-        return f"{where}: {reason}"
-    key, value = key.strip(), value.split(" #")[0].strip(" ")  # a comment stays outside
-    plain = '"' not in value and "\\" not in value  # else single quotes: no escapes there
-    quoted = f'"{value}"' if plain else "'" + value.replace("'", "''") + "'"
-    if reason.startswith("mapping values are not allowed"):
-        return (
-            f"{where}: the value of {key!r} holds ': ' without quotes, which YAML "
-            f"reads as another key; put it in quotes: {key}: {quoted}"
-        )
-    if value[:1] in _RESERVED and reason.startswith(_RESERVED_REASONS):
-        return (
-            f"{where}: the value of {key!r} starts with {value[0]!r}, which YAML reserves "
-            f"unquoted; put it in quotes: {key}: {quoted}"
-        )
-    return f"{where}: {reason}"
-
-
-# What a plain value cannot start with (YAML's indicators, but quotes, '|' and '>', which
-# begin a value of their own), and PyYAML's words for text that goes on after one.
-_RESERVED = frozenset("`@%*&![{")
-_RESERVED_REASONS = (
-    "found character that cannot start any token",
-    "did not find expected key",
-    "found undefined alias",
-    "could not determine a constructor",
-    "expected <block end>",
-    "found unexpected end of stream",
-)
-
-
-_TOP_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]|$)")
-
-
-def _duplicates(yaml_text: str) -> list[Problem]:
-    """A top-level key written twice: PyYAML keeps the last value without a word, so a
-    person's first ``summary:`` (or ``pinned: true``) was silently not the memory's."""
-    lines: dict[str, list[int]] = {}
-    for number, line in enumerate(yaml_text.splitlines(), start=2):  # lines of the file
-        match = _TOP_KEY.match(line)
-        if match:
-            lines.setdefault(match.group(1), []).append(number)
-    return [
-        Problem(
-            f"{DUPLICATE}.{key}",
-            f"{key!r} is written {len(at)} times (lines "
-            f"{', '.join(map(str, at[:-1]))} and {at[-1]}): YAML keeps only the last",
-        )
-        for key, at in lines.items()
-        if len(at) > 1
-    ]
+    duplicates = duplicate_keys(yaml_text)  # the fast readers decline a repeated key
+    return loaded, [Problem(f"{DUPLICATE}.{key}", text) for key, text in duplicates]
 
 
 def render(memory: Memory) -> bytes:
@@ -496,87 +422,6 @@ def id_for_path(relative: str) -> str:
     return relative[:-3] if relative.endswith(".md") else relative
 
 
-def validate(memory: Memory, expected_id: str | None = None) -> list[Problem]:
-    """Every problem of this memory: parse problems, then field problems.
-
-    Each field is looked up once, and a value of the usual type (an int, a bool, a list
-    of strings) is passed without a closer look: every file of a cold index is validated.
-    """
-    problems = list(memory.problems)
-    meta = memory.meta
-    get = meta.get
-    for name in ("id", "kind", "summary", "highlight", "superseded_by"):
-        value = get(name, _ABSENT)
-        if value is not _ABSENT and not isinstance(value, str):
-            problems.append(_type_problem(name, "a string", value))
-    problems.extend(_kind_problems(get("kind")))
-    summary = get("summary")
-    if isinstance(summary, str) and "\n" in summary.strip():
-        problems.append(Problem("field.summary", "summary should be one line"))
-    for name in ("created", "updated"):
-        value = get(name, _ABSENT)
-        if value is not _ABSENT and (type(value) is not int or 0 < value < MIN_EPOCH_MS):
-            problems.extend(_check_epoch_ms(name, meta))
-    for name in ("pinned", "sync"):
-        value = get(name, _ABSENT)
-        if value is not _ABSENT and type(value) is not bool:  # bool has no subclasses
-            problems.append(_type_problem(name, "true or false", value))
-    for name in ("load_when", "supersedes"):
-        value = get(name, _ABSENT)
-        if value is _ABSENT or (type(value) is list and all(map(isinstance, value, _STR))):
-            continue
-        ok_list = isinstance(value, list) and all(isinstance(v, str) for v in value)
-        if not ok_list and not (name == "supersedes" and isinstance(value, str)):
-            problems.append(_type_problem(name, "a list of strings", value))
-    problems.extend(
-        Problem(f"{SPELLING}.{key}", f"'{key}:' is not read: memoryd reads '{field}:'")
-        for key in meta
-        if key not in FIELDS and (field := read_as(key)) is not None
-    )
-    own_id = get("id")
-    if expected_id is not None and isinstance(own_id, str) and own_id != expected_id:
-        problems.append(
-            Problem("field.id", f"id {own_id!r} does not match its path (expected {expected_id!r})")
-        )
-    return problems
-
-
-def _kind_problems(kind: Any) -> list[Problem]:
-    """A kind that is a folder's name (kind: rules is no iron rule) or a known kind in
-    capitals (kind: Rule is no iron rule either: kinds are compared as written)."""
-    if not isinstance(kind, str):
-        return []
-    if kind in KIND_OF_FOLDER:
-        return [
-            Problem(
-                "field.kind",
-                f"kind {kind!r} is the name of a folder, not a kind: "
-                f"write kind: {KIND_OF_FOLDER[kind]}",
-            )
-        ]
-    if not kind.islower() and kind.lower() in KIND_FOLDERS:
-        return [
-            Problem(
-                "field.kind",
-                f"kind {kind!r} is not the kind {kind.lower()!r} (kinds are lower case): "
-                f"write kind: {kind.lower()}",
-            )
-        ]
-    return []
-
-
-def read_as(key: Any) -> str | None:
-    """The field memoryd reads that ``key`` spells another way (``Summary``, ``load-when``,
-    ``LoadWhen``: its case, '-' or no '_'), or None: a field it reads, or another key."""
-    if type(key) is not str or key in FIELDS:
-        return None
-    return _FIELD_OF_SPELLING.get(key.lower().replace("_", "").replace("-", ""))
-
-
-_ABSENT = object()  # a field the frontmatter does not have (None is a value: null)
-_STR = itertools.repeat(str)  # isinstance's second argument, for map()
-
-
 def epoch_ms(value: Any) -> int | None:
     """Epoch milliseconds from what ``created``/``updated`` hold: an integer (memoryd writes
     those), or an ISO 8601 date or date-time as people write them (``2024-03-05``,
@@ -600,33 +445,3 @@ def epoch_ms(value: Any) -> int | None:
     if value.tzinfo is None:
         value = value.replace(tzinfo=dt.UTC)
     return int(value.timestamp() * 1000)
-
-
-def _check_epoch_ms(name: str, meta: Mapping[Any, Any]) -> list[Problem]:
-    if name not in meta:
-        return []
-    value = meta[name]
-    if not isinstance(value, int) or isinstance(value, bool):
-        if epoch_ms(value) is not None:
-            return []
-        if isinstance(value, str):  # "yesterday", or a date that does not exist: 2023-02-30
-            return [
-                Problem(
-                    f"field.{name}",
-                    f"{name} {value!r} is not a date: write epoch milliseconds or an ISO 8601 "
-                    "date (2024-03-05)",
-                )
-            ]
-        return [_type_problem(name, "epoch milliseconds or an ISO 8601 date (2024-03-05)", value)]
-    if 0 < value < MIN_EPOCH_MS:
-        return [
-            Problem(
-                f"field.{name}",
-                f"{name} looks like epoch seconds ({value}); write milliseconds ({value * 1000})",
-            )
-        ]
-    return []
-
-
-def _type_problem(name: str, expected: str, value: Any) -> Problem:
-    return Problem(f"field.{name}", f"{name} should be {expected}, got {type(value).__name__}")

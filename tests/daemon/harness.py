@@ -18,7 +18,7 @@ from pathlib import Path
 
 from memoryd.app import App
 from memoryd.compile.writer import compile_root
-from memoryd.config import load_config
+from memoryd.config.loader import load_config
 from memoryd.daemon.status import Status, read_status
 from memoryd.index import open_index, reconcile
 from memoryd.paths import resolve_paths

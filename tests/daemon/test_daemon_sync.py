@@ -158,7 +158,7 @@ def test_a_daemon_stopped_while_a_sync_waits_on_the_network_stops_at_once(
 def test_a_quarantined_file_is_told_once_in_the_log_with_what_to_do(tmp_path: Path) -> None:
     """The daemon held a file with a secret back with not a word in its log (the journal of
     the service): the user learnt of it only by running status or inspect."""
-    from tests.sync.fake_tokens import github
+    from tests.secrets.fake_tokens import github
 
     app, root, remote = root_with_remote(tmp_path, 0.2)
     daemon = DaemonProcess(tmp_path)

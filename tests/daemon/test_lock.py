@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.daemon.lock import AlreadyRunning, DaemonLock, running_pid
+from memoryd.runlock import AlreadyRunning, DaemonLock, running_pid
 
 
 def test_lock_holds_pid_and_refuses_a_second_holder(tmp_path: Path) -> None:
@@ -26,7 +26,7 @@ def test_a_killed_holder_leaves_no_live_lock(tmp_path: Path) -> None:
     path = tmp_path / "daemon.lock"
     code = (
         "import sys, time; from pathlib import Path;"
-        "from memoryd.daemon.lock import DaemonLock;"
+        "from memoryd.runlock import DaemonLock;"
         f"DaemonLock(Path({str(path)!r})).acquire(); print('held', flush=True); time.sleep(60)"
     )
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)

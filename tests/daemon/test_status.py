@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.daemon.lock import DaemonLock
 from memoryd.daemon.status import StatusBoard, read_status
 from memoryd.paths import resolve_paths
+from memoryd.runlock import DaemonLock
 from tests.helpers import run_cli
 
 

@@ -12,8 +12,8 @@ import yaml
 
 from memoryd.app import App
 from memoryd.extract.extractor import Extractor
-from memoryd.extract.ledger import Ledger
 from memoryd.extract.tracker import Tracker
+from memoryd.extract_ledger import Ledger
 from memoryd.init.plugin import init_global
 from tests.extract.agents import ClaudeSession, extractor_command
 from tests.helpers import git

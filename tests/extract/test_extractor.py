@@ -6,9 +6,9 @@ import json
 import time
 
 from memoryd.extract.extractor import extractor_dir
-from memoryd.extract.ledger import NO_COMMAND
 from memoryd.extract.prompt import PROMPT
 from memoryd.extract.tracker import DB_BUCKET, JSON_BUCKET, Tracker
+from memoryd.extract_ledger import NO_COMMAND
 from memoryd.memory import parse
 from tests.extract.agents import ClaudeSession, OpenCodeDB, OpenCodeJSON, extractor_command
 from tests.extract.conftest import SECRET, TURNS, World, claude_turns

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from memoryd.config import Config, RootConfig
+from memoryd.config.sections import Config, RootConfig
 from memoryd.index import IndexDB, open_index
 from memoryd.paths import Paths, resolve_paths
 

@@ -368,7 +368,7 @@ def test_a_hits_reasons_are_worked_out_once_when_first_read(
 def test_what_callers_read_of_a_hit_is_its_rows_without_making_the_row(
     world: World, db: IndexDB
 ) -> None:
-    from memoryd.config import SearchConfig
+    from memoryd.config.sections import SearchConfig
 
     config = dataclasses.replace(world.config, search=SearchConfig(max_file_bytes=400))
     world.write(world.global_root, "facts/plain.md", "kafka lag on the broker", summary="kafka",

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, seed, settings
 from hypothesis import strategies as st
 
-from memoryd.config import Config, RootConfig, SearchConfig
+from memoryd.config.sections import Config, RootConfig, SearchConfig
 from memoryd.index import IndexDB, open_index, recall, reconcile
 from memoryd.index.tokenizer import query_terms, tokenize
 from memoryd.paths import resolve_paths

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from memoryd.config import Config, SearchConfig
+from memoryd.config.sections import Config, SearchConfig
 from memoryd.index import IndexDB, open_index, ranking, recall, reconcile
 from memoryd.index import search as search_module
 from memoryd.index.fetch import at_least, candidates

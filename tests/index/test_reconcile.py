@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from memoryd.config import SearchConfig
+from memoryd.config.sections import SearchConfig
 from memoryd.index import IndexDB, open_index, recall, reconcile
 from memoryd.index.loader import Read, Spread
 from tests.index.conftest import World, write_memory

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from memoryd.config import load_config
-from memoryd.layouts.layered import MEMORY_TEMPLATE, ensure_project_memory, init_layered_tree
+from memoryd.config.loader import load_config
+from memoryd.init.layered import MEMORY_TEMPLATE, ensure_project_memory, init_layered_tree
 from memoryd.layouts.visible import project_id_for
 from memoryd.paths import resolve_paths
 from memoryd.roots import main_git_dir

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from memoryd.init.layered import init_layered_tree
 from memoryd.layouts import gitignore_lines, syncable
-from memoryd.layouts.layered import init_layered_tree
 from tests.helpers import git
 
 

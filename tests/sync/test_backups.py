@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.config import SyncPolicy
+from memoryd.config.sections import SyncPolicy
+from memoryd.conflicts import utc_stamp
 from memoryd.errors import ConfigError
 from memoryd.paths import resolve_paths
 from memoryd.sync import engine
 from memoryd.sync.backups import Backup, expired, parse
-from memoryd.sync.conflicts import utc_stamp
 from tests.helpers import git, run_cli
 from tests.sync.world import World, make_world, memory
 
@@ -137,7 +137,7 @@ def test_the_setting_comes_from_config_yaml_through_the_cli(
 
 
 def test_backup_keep_days_must_not_be_negative(tmp_path: Path) -> None:
-    from memoryd.config import parse_config
+    from memoryd.config.loader import parse_config
 
     file = tmp_path / "config.yaml"
     text = f"roots:\n  - path: {tmp_path}\n    sync:\n      backup_keep_days: -1\n"

@@ -160,9 +160,9 @@ def test_inspect_reports_conflicts_and_pauses(conflicted: tuple[World, str]) -> 
 
 
 def test_status_lists_paused_roots_and_unpushed_commits(isolated_home: Path) -> None:
-    from memoryd.daemon.lock import DaemonLock
     from memoryd.daemon.status import StatusBoard
     from memoryd.paths import resolve_paths
+    from memoryd.runlock import DaemonLock
     from memoryd.sync.state import SyncState, save_state
 
     assert run_cli("init").returncode == 0

@@ -7,8 +7,7 @@ from pathlib import Path
 
 from memoryd.compile.markers import fill as fill_blocks
 from memoryd.compile.markers import strip as strip_blocks
-from memoryd.sync import exclude
-from memoryd.sync.conflicts import (
+from memoryd.conflicts import (
     blob_id,
     copy_path,
     has_conflict_markers,
@@ -17,6 +16,7 @@ from memoryd.sync.conflicts import (
     render_conflicts,
     strip_copy_fields,
 )
+from memoryd.sync import exclude
 from memoryd.sync.derived import is_generated
 
 

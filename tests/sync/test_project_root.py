@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.config import PROJECT_SYNC, Config, RootConfig
+from memoryd.config.sections import PROJECT_SYNC, Config, RootConfig
 from memoryd.paths import resolve_paths
 from memoryd.roots import init_root
 from memoryd.sync.engine import sync_root

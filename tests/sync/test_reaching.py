@@ -266,8 +266,8 @@ def test_status_says_what_to_do_about_the_last_failed_sync(
     import json
     import sys
 
-    from memoryd.daemon.lock import DaemonLock
     from memoryd.daemon.status import StatusBoard
+    from memoryd.runlock import DaemonLock
 
     server = subprocess.Popen(
         [sys.executable, "-c", ASKS_FOR_A_PASSWORD], stdout=subprocess.PIPE, text=True

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from memoryd.compile.writer import compile_root
-from memoryd.sync.conflicts import blob_id
+from memoryd.conflicts import blob_id
 from memoryd.sync.derived import recompile
 from memoryd.sync.report import sync_problems
 from memoryd.sync.state import load_state
 from tests.helpers import git
-from tests.sync.fake_tokens import github
+from tests.secrets.fake_tokens import github
 from tests.sync.world import Device, World, make_world, memory
 
 LINES = "".join(f"line {n}\n" for n in range(1, 9))
@@ -538,7 +538,7 @@ def test_a_secret_in_a_commit_made_by_hand_is_not_pushed(world: World) -> None:
     """git add + git commit in the memory repository passes no gate: the next sync pushed the
     credential to the remote and so to every device, and said "ok: pushed"."""
     from memoryd.secrets.scanner import scan
-    from tests.sync.fake_tokens import github
+    from tests.secrets.fake_tokens import github
 
     root = world.a.root
     body = f"intro\ntoken {github('by-hand')}\n"
@@ -569,7 +569,7 @@ def test_a_secret_in_the_name_of_a_file_committed_by_hand_is_not_pushed(world: W
     facts/<token>.md would put the token in the remote's tree and log; the refusal shows
     the name redacted."""
     from memoryd.secrets.scanner import redact_name, scan_name
-    from tests.sync.fake_tokens import github
+    from tests.secrets.fake_tokens import github
 
     root = world.a.root
     name = f"facts/{github('in-a-name')}.md"
@@ -679,20 +679,20 @@ def test_unicode_and_spaced_names_conflict_cleanly(world: World) -> None:
 def test_an_edit_during_the_cycle_is_never_overwritten(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memoryd.sync import remote
+    from memoryd.sync import worktree
 
     world.a.write("facts/x.md", memory("facts/x", "x", LINES))
     world.settle()
     world.a.write("facts/x.md", memory("facts/x", "x", LINES.replace("line 1", "A1")))
     world.a.sync()
-    real_move = remote.move
+    real_move = worktree.move
 
     def move_after_an_edit(*args: object, **kw: object) -> list[str]:
         world.b.write("facts/x.md", memory("facts/x", "x", "written mid-cycle by an agent\n"))
         return real_move(*args, **kw)  # type: ignore[arg-type]
 
     with monkeypatch.context() as patch:  # undo only this: undo() would undo the isolated home
-        patch.setattr(remote, "move", move_after_an_edit)
+        patch.setattr(worktree, "move", move_after_an_edit)
         outcome = world.b.sync()
     assert outcome.ok  # the move goes around the edited file, which keeps its bytes
     assert "written mid-cycle" in world.b.read("facts/x.md")

@@ -45,7 +45,7 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.config import Config, RootConfig, SearchConfig
+from memoryd.config.sections import Config, RootConfig, SearchConfig
 from memoryd.paths import Paths, resolve_paths
 from memoryd.roots import init_root
 from memoryd.sync.derived import recompile

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memoryd.config import Config, RootConfig, SyncPolicy
+from memoryd.config.sections import Config, RootConfig, SyncPolicy
 from memoryd.paths import Paths, resolve_paths
 from memoryd.roots import init_root
 from memoryd.sync.engine import SyncOutcome, sync_root

@@ -15,7 +15,7 @@ from memoryd.locate import active_roots
 from memoryd.memory import parse
 from memoryd.secrets.scanner import fingerprint, preview
 from tests.helpers import run_cli
-from tests.sync.fake_tokens import github
+from tests.secrets.fake_tokens import github
 from tests.tools.conftest import Setup
 
 PNPM = "部署脚本用 pnpm 而不是 npm,因为 lockfile 不兼容"

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from memoryd.agent.context import CUT, RootBlocks, Shown, build, cut_body, rules_left_out
+from memoryd.injection import CUT, RootBlocks, Shown, build, cut_body, rules_left_out
 
 GLOBAL = RootBlocks(
     "global",

@@ -222,7 +222,7 @@ def test_inspect_over_mcp_puts_the_problems_first_and_stays_within_its_size(
 ) -> None:
     """Claude Code shows the model only the first 2 KB of a long tool answer: with a few
     thousand memories the listing filled it and the problems, printed last, were never seen."""
-    from memoryd.agent.upkeep import INSPECT_CHARS
+    from memoryd.inspection import INSPECT_CHARS
 
     facts = setup.project / "facts"
     facts.mkdir(exist_ok=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from memoryd.app import App
 from memoryd.secrets.scanner import fingerprint, preview
-from tests.sync.fake_tokens import rand
+from tests.secrets.fake_tokens import rand
 from tests.tools.conftest import Setup
 from tests.tools.test_cli_remember import refused
 from tests.tools.test_mcp import call

@@ -12,7 +12,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memoryd.config import Config, RootConfig
+from memoryd.config.sections import Config, RootConfig
 from memoryd.index import open_index, recall, reconcile
 from memoryd.paths import resolve_paths
 from memoryd.ui.diff import side_by_side

@@ -19,7 +19,7 @@ from typing import Any
 from memoryd import locate
 from memoryd.agent import upkeep
 from memoryd.app import App
-from memoryd.config import RootConfig
+from memoryd.config.sections import RootConfig
 from memoryd.errors import Refused
 from memoryd.frontmatter_edit import edit_fields
 from memoryd.fsutil import atomic_write, fsync_dir

@@ -31,6 +31,8 @@ from memoryd import __version__, locate, workdir
 from memoryd.agent import citing, context, forget, mcp_args, remember, upkeep
 from memoryd.app import App
 from memoryd.errors import MemorydError, UsageError
+from memoryd.injection import cut_body
+from memoryd.inspection import INSPECT_CHARS, inspect_text
 
 if TYPE_CHECKING:
     from memoryd.index.search import Hit
@@ -162,7 +164,7 @@ class Tools:
         return f"Forgot {gone.id} ({gone.path}).{cleared}"
 
     def inspect(self) -> str:
-        return upkeep.inspect_text(self.app)
+        return inspect_text(self.app)
 
     def context(
         self, query: str, rebuild: bool, session: str | None, project_id: str | None
@@ -198,7 +200,7 @@ def format_hits(query: str, hits: list[Hit], checker: citing.Checker, cap: int) 
 # What memory_recall answers at most: Claude Code keeps a longer tool answer out of the
 # model's context (above about 50,000 characters it saves it to a file and shows the model
 # its first 2 KB, so five runbooks of 14 KB reached the model as the start of the first).
-RECALL_CHARS = upkeep.INSPECT_CHARS
+RECALL_CHARS = INSPECT_CHARS
 RECALL_CUT = "[… cut at the {limit}-character answer limit: the whole memory is {path}]"
 RECALL_LEFT_OUT = (
     "[… {count} more matching memor{y} left out at the {limit}-character answer limit: "
@@ -225,7 +227,7 @@ def within(parts: list[tuple[Hit, str]], limit: int) -> str:
         room = limit - used - gap - len(marker) - 1 - reserve
         left = parts[index + 1 :]
         if room >= _MIN_ROOM:
-            head, _ = context.cut_body(text, room)
+            head, _ = cut_body(text, room)
             kept.append(f"{head}\n{marker}")
         else:  # no room worth cutting to: this one is left out too
             left = parts[index:]

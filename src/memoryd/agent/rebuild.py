@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memoryd.agent import budget
-from memoryd.config import RebuildConfig
+from memoryd.config.sections import RebuildConfig
 from memoryd.errors import UsageError
 from memoryd.layouts import layered_parts
 from memoryd.roots import walk_files

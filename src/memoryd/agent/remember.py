@@ -19,7 +19,7 @@ from memoryd import locate, safepath
 from memoryd.agent import citing, upkeep
 from memoryd.app import App
 from memoryd.compile.blocks import is_generated
-from memoryd.config import RootConfig
+from memoryd.config.sections import RootConfig
 from memoryd.errors import (
     DuplicateRefused,
     MemorydError,

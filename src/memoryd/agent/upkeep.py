@@ -7,21 +7,18 @@ place where its interface is used.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memoryd.app import App
-from memoryd.config import RootConfig
+from memoryd.config.sections import RootConfig
 from memoryd.roots import ROOT_FILE
 
 if TYPE_CHECKING:  # the index and the scanner are imported lazily, where they are used
     from memoryd.index.db import IndexDB, Row
     from memoryd.index.search import Hit
     from memoryd.secrets.scanner import SecretFinding
-
-log = logging.getLogger(__name__)
 
 
 def refresh(app: App, root: RootConfig, changed: Iterable[Path]) -> list[str]:
@@ -146,22 +143,6 @@ def freshen(app: App, roots: Sequence[RootConfig]) -> IndexDB:
     return ensure_fresh(app, roots=roots, recompile=True)
 
 
-def root_blocks(root: RootConfig) -> dict[str, list[str]]:
-    """The compiled blocks of ``root``'s ROOT.md: name → the lines between its markers."""
-    from memoryd.compile import markers
-
-    try:
-        lines = (root.path / ROOT_FILE).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        log.debug("no ROOT.md blocks for %s: %s", root.path, exc)
-        return {}
-    try:
-        return markers.block_lines(lines)
-    except markers.DamagedMarkers as exc:
-        log.warning("%s: damaged markers, outline left out: %s", root.path / ROOT_FILE, exc)
-        return {}
-
-
 def root_goal(root: RootConfig) -> list[str]:
     """The filled-in "Current goal" section of ``root``'s ROOT.md (empty when there is none)."""
     from memoryd.roots import goal_lines
@@ -171,20 +152,3 @@ def root_goal(root: RootConfig) -> list[str]:
     except (OSError, UnicodeDecodeError):
         return []
     return goal_lines(text.splitlines())
-
-
-# What memory_inspect answers at most: Claude Code keeps a longer MCP answer out of the
-# model's context (it saves it to a file and shows the model its first 2 KB).
-INSPECT_CHARS = 20_000
-
-
-def inspect_text(app: App) -> str:
-    """What ``memoryd inspect`` finds, for the MCP tool: its problems first, then the
-    listing, within :data:`INSPECT_CHARS`."""
-    from memoryd.extract.report import lines, report
-    from memoryd.index.hits import read_hits
-    from memoryd.inspection import inspect, render_brief
-
-    extraction = lines(report(app))
-    budget = INSPECT_CHARS - sum(len(line) + 1 for line in extraction) - 1
-    return "\n".join([render_brief(inspect(app, hits=read_hits), budget), "", *extraction])

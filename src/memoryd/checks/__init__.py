@@ -38,7 +38,7 @@ from memoryd import layouts
 from memoryd.app import App
 from memoryd.compile.blocks import folder_of
 from memoryd.compile.listing import ScanCache, Scanned, scan_root
-from memoryd.config import RootConfig
+from memoryd.config.sections import RootConfig
 from memoryd.findings import Finding
 from memoryd.memory import Memory
 

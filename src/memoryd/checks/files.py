@@ -17,12 +17,11 @@ from memoryd.memory import (
     UTF16,
     escape_controls,
     id_for_path,
-    read_as,
     shown_name,
-    validate,
 )
 from memoryd.rootfs import inside
 from memoryd.roots import walk_files
+from memoryd.validation import read_as, validate
 
 ALL_LAYOUTS = ("plugin", "layered", "claude")
 

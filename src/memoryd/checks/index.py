@@ -7,10 +7,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from memoryd.checks import Context, RootView, root_check
-from memoryd.config import utf8_path
-from memoryd.daemon.lock import running_pid
+from memoryd.config.sections import utf8_path
 from memoryd.findings import Finding
 from memoryd.memory import BINARY
+from memoryd.runlock import running_pid
 
 FIX = "run 'memoryd reindex' (and if a daemon runs, check 'memoryd status' for why it fell behind)"
 

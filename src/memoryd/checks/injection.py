@@ -19,11 +19,11 @@ from memoryd.roots import ROOT_FILE
 @check("injection.rules_over_budget")
 def rules_over_budget(ctx: Context) -> Iterator[Finding]:
     from memoryd import locate
-    from memoryd.agent import upkeep
-    from memoryd.agent.context import RootBlocks, rule_lines, rules_left_out
+    from memoryd.compile import markers
+    from memoryd.injection import RootBlocks, rule_lines, rules_left_out
 
     roots = [r for r in locate.active_roots(ctx.app.config, ctx.app.cwd) if r.layout == "plugin"]
-    views = [RootBlocks(r.scope, str(r.path), upkeep.root_blocks(r)) for r in roots]
+    views = [RootBlocks(r.scope, str(r.path), markers.root_blocks(r.path)) for r in roots]
     total = ctx.app.config.injection.max_total_chars
     left_out = rules_left_out(views, total)
     if not left_out:

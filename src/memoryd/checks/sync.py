@@ -6,8 +6,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from memoryd.checks import Context, RootView, check, root_check
+from memoryd.conflicts import parse_copy_name
 from memoryd.findings import Finding
-from memoryd.sync.conflicts import parse_copy_name
 
 INSPECT_CODES = ("sync.paused", "sync.quarantined", "sync.left-out")
 

@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(app: App, args: argparse.Namespace) -> int:
-    from memoryd.cli import build_parser
+    from memoryd.commands import build_parser
 
     app.out.write(script(args.shell, build_parser()))
     return 0

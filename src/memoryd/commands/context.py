@@ -20,8 +20,8 @@ from memoryd.app import App
 from memoryd.commands import add_json
 
 if TYPE_CHECKING:
-    from memoryd.agent.context import Block
     from memoryd.errors import ConfigError
+    from memoryd.injection import Block
 
 HOOK_HINT = "configure 'memoryd context --rebuild --hook' as a SessionStart hook (matcher compact)"
 HOOK_EVENT = "--hook expects the hook's JSON event on stdin"
@@ -104,7 +104,7 @@ def _run_hook(app: App, args: argparse.Namespace) -> int:
         query = prompt if isinstance(prompt, str) and prompt else " ".join(args.query)
         block = _block(app, args, query)
     except Exception as failure:  # any failure at all: exit 1 was a hook error every prompt
-        from memoryd.cli import as_error
+        from memoryd.failure import as_error
 
         exc = as_error(app, failure)
         app.note(f"memoryd: context --hook injected nothing: {exc}")
@@ -195,7 +195,7 @@ def _rebuild(app: App, args: argparse.Namespace) -> int:
     except Exception as failure:  # as a hook, any failure: a hook error on every start
         if not args.hook:
             raise
-        from memoryd.cli import as_error
+        from memoryd.failure import as_error
 
         exc = as_error(app, failure)
         app.note(f"memoryd: rebuild injection skipped: {exc}")

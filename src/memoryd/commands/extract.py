@@ -38,7 +38,7 @@ def run(app: App, args: argparse.Namespace) -> int:
     from memoryd.errors import MemorydError, UsageError
     from memoryd.extract.command import ExtractorFailed
     from memoryd.extract.extractor import Extractor
-    from memoryd.extract.ledger import NO_COMMAND, Ledger
+    from memoryd.extract_ledger import NO_COMMAND, Ledger
 
     conv = _conversation(app, args.session)
     extractor = Extractor(app, Ledger(app.paths.state_dir))

@@ -72,7 +72,7 @@ def run(app: App, args: argparse.Namespace) -> int:
         }
         app.out.write(json.dumps({"hookSpecificOutput": decision}, ensure_ascii=False) + "\n")
     except Exception as failure:  # any failure at all lets the write through, and says why
-        from memoryd.cli import as_error
+        from memoryd.failure import as_error
 
         error = as_error(app, failure)
         what = "guard --hook could not check the write, allowing it"

@@ -121,7 +121,7 @@ def _identity_note(app: App, root: Path) -> None:
 
 
 def _layered(app: App, args: argparse.Namespace) -> int:
-    from memoryd.layouts.layered import setup_layered
+    from memoryd.init.layered import setup_layered
 
     result, pid = setup_layered(app, app.cwd, args.project_id)
     data = {
@@ -149,7 +149,7 @@ def _layered(app: App, args: argparse.Namespace) -> int:
 
 
 def _claude(app: App, args: argparse.Namespace) -> int:
-    from memoryd.layouts.claude import disable_claude, enable_claude, privacy_notice
+    from memoryd.init.claude import disable_claude, enable_claude, privacy_notice
 
     if args.sync_folder and not args.claude:
         from memoryd.errors import UsageError
@@ -172,7 +172,7 @@ def _claude(app: App, args: argparse.Namespace) -> int:
 
 
 def _claude_sync(app: App, args: argparse.Namespace) -> int:
-    from memoryd.layouts.claude import SYNC_NOTICE, enable_claude_sync, privacy_notice
+    from memoryd.init.claude import SYNC_NOTICE, enable_claude_sync, privacy_notice
 
     folders = [app.cwd / Path(f).expanduser() for f in args.sync_folder]
     app.note(privacy_notice(app.env))

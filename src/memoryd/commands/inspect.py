@@ -19,7 +19,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(app: App, args: argparse.Namespace) -> int:
-    from memoryd.extract.report import lines, report
+    from memoryd.extract_report import lines, report
     from memoryd.inspection import inspect, render_text
 
     result = inspect(app)

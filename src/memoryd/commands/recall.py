@@ -102,9 +102,11 @@ def run(app: App, args: argparse.Namespace) -> int:
                 f"no memory matches {query!r} (searched {where}); "
                 "try fewer or rarer words, or another language"
             )
-    from memoryd import config_snapshot
+    from memoryd.config import snapshot as config_snapshot
+    from memoryd.index.schema import APPLICATION_ID, USER_VERSION
 
-    config_snapshot.write(app.paths, app.env)  # the next recall can take the lean path
+    index = (APPLICATION_ID, USER_VERSION)
+    config_snapshot.write(app.paths, app.env, index)  # the next recall can take the lean path
     return 0
 
 

@@ -18,7 +18,7 @@ from memoryd.app import App
 from memoryd.commands import add_json
 
 if TYPE_CHECKING:
-    from memoryd.config import RootConfig
+    from memoryd.config.sections import RootConfig
     from memoryd.findings import Finding
     from memoryd.index.reconcile import ReconcileReport
 

@@ -25,7 +25,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 def run(app: App, args: argparse.Namespace) -> int:
     from memoryd.daemon.status import REWRITTEN, read_status, unreadable_status
-    from memoryd.extract.report import lines, report
+    from memoryd.extract_report import lines, report
     from memoryd.sync.report import sync_problems
 
     view = read_status(app.paths)
@@ -133,7 +133,7 @@ def render(status: Any, sync_items: Sequence[Any] = (), more: Sequence[str] = ()
 def _grouped(items: Sequence[Any]) -> list[Any]:
     """The sync problems, with a root's conflicts as one line when there are more than a few
     (fifty files edited on two devices were fifty lines); ``memoryd conflicts`` lists them."""
-    from memoryd.sync.conflicts import CONFLICTS_FIX, FEW, first_few
+    from memoryd.conflicts import CONFLICTS_FIX, FEW, first_few
     from memoryd.sync.report import SyncProblem
 
     conflicts: dict[str, list[Any]] = {}

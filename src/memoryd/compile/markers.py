@@ -12,15 +12,19 @@ do not pair up (a begin without an end, an end without a begin, a block inside a
 the same block twice) raise :class:`DamagedMarkers`; the caller leaves the file alone.
 
 :func:`find_blocks` is the one parser: compile splices with it, inspect and the agent
-tools read blocks with it, and sync strips and fills blocks around a line merge with it.
+tools read blocks with it (:func:`root_blocks`, the one reader of a root's ROOT.md
+blocks), and sync strips and fills blocks around a line merge with it.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
+log = logging.getLogger(__name__)
 _BEGIN = re.compile(r"<!-- memoryd:begin ([A-Za-z0-9_-]+)(?: [^\n]*?)? -->")
 _END = re.compile(r"<!-- memoryd:end ([A-Za-z0-9_-]+) -->")
 
@@ -145,6 +149,24 @@ def _append(text: str, block: str, newline: str) -> str:
 def block_lines(lines: list[str]) -> dict[str, list[str]]:
     """Each block's lines between its markers, by name (DamagedMarkers as find_blocks)."""
     return {name: lines[s.start + 1 : s.end] for name, s in find_blocks(lines).items()}
+
+
+def root_blocks(root: Path) -> dict[str, list[str]]:
+    """The compiled blocks of the ROOT.md in the root folder ``root``: name → the lines
+    between its markers; none when the file is missing or unreadable, or its markers are
+    damaged (logged: inspect reports damaged markers on its own)."""
+    from memoryd.roots import ROOT_FILE
+
+    try:
+        lines = (root / ROOT_FILE).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        log.debug("no ROOT.md blocks for %s: %s", root, exc)
+        return {}
+    try:
+        return block_lines(lines)
+    except DamagedMarkers as exc:
+        log.warning("%s: damaged markers, outline left out: %s", root / ROOT_FILE, exc)
+        return {}
 
 
 def extract(text: str) -> dict[str, str]:

@@ -27,13 +27,13 @@ from memoryd.compile.blocks import (
     is_ours,
 )
 from memoryd.compile.listing import ScanCache, Scanned, scan_root
-from memoryd.config import Config, RootConfig
+from memoryd.config.sections import Config, RootConfig
+from memoryd.conflicts import is_conflict_copy
 from memoryd.findings import Finding
 from memoryd.fsutil import fsync_dir, write_if_changed
+from memoryd.held import Held, held
 from memoryd.memory import BINARY, looks_binary, parse
 from memoryd.roots import ROOT_FILE
-from memoryd.sync.conflicts import is_conflict_copy
-from memoryd.sync.held import Held, held
 
 log = logging.getLogger(__name__)
 
@@ -161,7 +161,7 @@ def shown(root: RootConfig, item: Scanned) -> bool:
     In a root that commits, a ``sync: false`` memory stays on this device only, so the
     committed compiled files must not mention it: another device would see a line for
     a file it never gets, and the two would rewrite each other's bytes forever (the
-    files sync holds back are left out the same way, see :mod:`memoryd.sync.held`).
+    files sync holds back are left out the same way, see :mod:`memoryd.held`).
     A conflict copy is listed in CONFLICTS.md only, never routed to as a memory.
     """
     if item.memory is None or is_conflict_copy(item.rel):

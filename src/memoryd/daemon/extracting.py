@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memoryd.app import App
-from memoryd.config import Config
+from memoryd.config.sections import Config
 from memoryd.daemon.scheduler import Scheduler
 from memoryd.daemon.watch import ObserverFactory
 
@@ -72,8 +72,8 @@ class Extraction:
             log.info("extraction is off: no extract.command in config.yaml")
             return
         from memoryd.extract.extractor import Extractor
-        from memoryd.extract.ledger import Ledger
         from memoryd.extract.tracker import for_app
+        from memoryd.extract_ledger import Ledger
 
         extractor = Extractor(
             self.app, Ledger(self.app.paths.state_dir), settings=lambda: self.config.extract

@@ -21,12 +21,15 @@ import os
 import subprocess
 import threading
 from pathlib import Path
+from typing import Literal
 
 from memoryd import gitcli, rootfs
 from memoryd.roots import INDEX_FILE, ROOT_FILE
 from memoryd.sync.repo import in_progress
 
 log = logging.getLogger(__name__)
+
+Hold = Literal["held", "ended", "free"]  # "ended": held until now, so compile it whole
 
 BISECT = ("a bisect", "git bisect")  # its checkouts stop at the first local change too
 ENDED = "the git operation in %s ended: compiling it"
@@ -75,16 +78,19 @@ class GitOps:
         self._held: dict[Path, str] = {}  # root -> what is in progress
         self._lock = threading.Lock()
 
-    def holds(self, root: Path) -> bool:
+    def hold(self, root: Path) -> Hold:
         """Whether a git operation holds ``root``'s compile now (told once, when it starts,
-        and when it leaves a compiled file conflicted, which is compiled at once)."""
+        and when it leaves a compiled file conflicted, which is compiled at once). "ended"
+        when it held the root until now: the compiles it skipped meanwhile are owed, so
+        the caller compiles the whole root, not only the batch that saw it end."""
         found = operation_in(root)
         conflicted = found is not None and conflicted_compiled(root)
         with self._lock:
             if found is None:
                 if self._held.pop(root, None) is not None:
                     log.info(ENDED, root)
-                return False
+                    return "ended"
+                return "free"
             what, command = found
             state = f"{what}, conflicted" if conflicted else what
             if self._held.get(root) != state and conflicted:
@@ -92,7 +98,7 @@ class GitOps:
             elif self._held.get(root) != state:
                 log.info(HELD, what, root, command, command)
             self._held[root] = state
-            return not conflicted
+            return "free" if conflicted else "held"
 
     def ended(self) -> list[Path]:
         """The held roots whose operation has ended since (no longer held): compile them."""

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryd import fingerprint
-from memoryd.config import Config, RootConfig
+from memoryd.config.sections import Config, RootConfig
 from memoryd.daemon.batching import Op
 from memoryd.fsutil import read_or_none
 from memoryd.paths import Paths
@@ -36,7 +36,8 @@ def came_through_git(root: Path, path: Path, data: bytes | None) -> bool:
     A hand edit is new bytes that no commit has (the daemon restores it before any sync)."""
     if data is None:
         return False
-    from memoryd.sync.git import Git, GitError
+    from memoryd.gitcli import GitError
+    from memoryd.sync.git import Git
 
     git = Git(root)
     try:  # as git would store the file at that path (its filters: a CRLF checkout)

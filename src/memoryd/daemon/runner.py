@@ -18,14 +18,13 @@ from types import FrameType
 
 from memoryd import fingerprint, gitcli
 from memoryd.app import App
-from memoryd.config import Config, RootConfig
+from memoryd.config.sections import Config, RootConfig
 from memoryd.daemon.batch_worker import Cmd, Command, Worker
 from memoryd.daemon.batching import Batch, root_of
 from memoryd.daemon.compiling import Compiler
 from memoryd.daemon.extracting import Extraction
 from memoryd.daemon.gitops import GitOps
 from memoryd.daemon.indexing import Engine
-from memoryd.daemon.lock import AlreadyRunning, DaemonLock
 from memoryd.daemon.logs import OverflowTrap, daemon_logging
 from memoryd.daemon.recall_server import RecallServer
 from memoryd.daemon.rootguard import RootGuard
@@ -35,6 +34,7 @@ from memoryd.daemon.syncing import Syncer
 from memoryd.daemon.trim import Trimmer, one_arena
 from memoryd.daemon.wake import SetBackDetector, WakeDetector
 from memoryd.daemon.watch import ObserverFactory, Watcher, native_observer
+from memoryd.runlock import AlreadyRunning, DaemonLock
 
 log = logging.getLogger(__name__)
 
@@ -230,9 +230,12 @@ class Daemon:
     def _compile(self, path: Path, changed: list[Path] | None) -> list[Path]:  # compile thread
         root = self._root(path)
         self.trimmer.worked()
-        if root is None or self.gitops.holds(path):  # compiled on the tick after it ends
+        if root is None:
             return []
-        return self.engine.compile(self.config, root, changed)
+        hold = self.gitops.hold(path)
+        if hold == "held":  # compiled whole once it ends (here, or on a tick)
+            return []
+        return self.engine.compile(self.config, root, None if hold == "ended" else changed)
 
     def _compiled(self, path: Path, written: list[Path]) -> None:  # compile thread
         self.worker.send(Cmd.REINDEX, (path,), paths=tuple(written))
@@ -251,7 +254,7 @@ class Daemon:
         return "auto" if root is None else root.watch
 
     def _reload(self) -> None:
-        from memoryd.config import load_config
+        from memoryd.config.loader import load_config
         from memoryd.errors import MemorydError
 
         try:

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memoryd.daemon.lock import running_pid
 from memoryd.fsutil import atomic_write, read_or_none
 from memoryd.paths import Paths
+from memoryd.runlock import running_pid
 
 log = logging.getLogger(__name__)
 

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from memoryd.config import Config, RootConfig
+from memoryd.config.sections import Config, RootConfig
 from memoryd.daemon.scheduler import Scheduler
 from memoryd.daemon.status import StatusBoard, now_iso
 from memoryd.paths import Paths
@@ -99,7 +99,7 @@ class Syncer:
             if outcome not in UNSORTED:  # a cycle that sorted files
                 self._tell_quarantined(path, held)
         if copies:
-            from memoryd.sync.conflicts import conflicts_line
+            from memoryd.conflicts import conflicts_line
 
             log.warning("sync of %s: %s", path, conflicts_line(copies))
         self.status.root(path, last_sync={"at": now_iso(), "outcome": outcome, "message": message})

@@ -12,7 +12,8 @@ import os
 import sqlite3
 from pathlib import Path
 
-from memoryd.config import Config, RootConfig, load_config
+from memoryd.config.loader import load_config
+from memoryd.config.sections import Config, RootConfig
 from memoryd.doctor import git as doctor_git
 from memoryd.doctor.verdict import STATUSES, Machine, Verdict, fail, ok, warn
 from memoryd.errors import ConfigError
@@ -143,8 +144,8 @@ def check_index(ctx: Machine) -> Verdict:
 
 
 def check_service(ctx: Machine) -> Verdict:
-    from memoryd.daemon.lock import running_pid
     from memoryd.daemon.manager import status
+    from memoryd.runlock import running_pid
 
     state = status(ctx.manager, ctx.env)
     where = f"{ctx.manager} unit {state.path}"

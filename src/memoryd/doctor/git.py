@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from memoryd import gitcli
-from memoryd.config import RootConfig
+from memoryd.config.sections import RootConfig
 from memoryd.daemon import units
 from memoryd.doctor.verdict import Machine, Verdict, fail, ok, warn
 from memoryd.gitcli import Done

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memoryd.config import Config
+from memoryd.config.sections import Config
 from memoryd.diskspace import free_space
 from memoryd.paths import Paths
 

@@ -19,10 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memoryd.app import App
-from memoryd.config import ExtractConfig
+from memoryd.config.sections import ExtractConfig
 from memoryd.errors import DuplicateRefused, MemorydError, SecretRefused
 from memoryd.extract import command, prompt
-from memoryd.extract.ledger import (
+from memoryd.extract.transcript import Conversation, Message
+from memoryd.extract_ledger import (
     FAILED,
     NO_COMMAND,
     NOTHING,
@@ -31,7 +32,6 @@ from memoryd.extract.ledger import (
     Ledger,
     SessionEntry,
 )
-from memoryd.extract.transcript import Conversation, Message
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from memoryd.config import RootConfig
+from memoryd.config.sections import RootConfig
 from memoryd.index.db import IndexDB, Row, candidate_row
 from memoryd.index.fetch import candidate_rows
 from memoryd.index.tokenizer import fts_expression, query_terms

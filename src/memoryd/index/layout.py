@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memoryd import layouts
-from memoryd.config import RootConfig
+from memoryd.config.sections import RootConfig
 from memoryd.memory import Memory, id_for_path
 
 
@@ -30,7 +30,7 @@ def identify(root: RootConfig, relative: str, memory: Memory) -> Identity:
     if entry is not None:
         return Identity(id=entry.id, type=entry.type, scope_id=entry.scope_id)
     if ".conflict-" in relative:
-        from memoryd.sync.conflicts import is_conflict_copy  # sync's code: only for such a name
+        from memoryd.conflicts import is_conflict_copy  # sync's code: only for such a name
 
         if is_conflict_copy(relative):  # another version's bytes
             return Identity(id=id_for_path(relative))

@@ -15,12 +15,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from memoryd.config import RootConfig
+from memoryd.config.sections import RootConfig
 from memoryd.index import store
 from memoryd.index.db import dump_problems, join_lines
 from memoryd.index.layout import identify, summary
 from memoryd.index.tokenizer import index_text
-from memoryd.memory import NOT_REGULAR, Problem, id_for_path, parse, validate
+from memoryd.memory import NOT_REGULAR, Problem, id_for_path, parse
+from memoryd.validation import validate
 
 HEAD_BYTES = 64 * 1024  # how much of an oversized file is read for its frontmatter
 

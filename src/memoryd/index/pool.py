@@ -29,7 +29,7 @@ import sys
 from collections import deque
 from collections.abc import Iterator, Sequence
 
-from memoryd.config import RootConfig
+from memoryd.config.sections import RootConfig
 from memoryd.index.loader import Failed, Loaded, Spread, load_many
 
 log = logging.getLogger(__name__)

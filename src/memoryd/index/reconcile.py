@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from memoryd.config import Config, RootConfig
+from memoryd.config.sections import Config, RootConfig
 from memoryd.fingerprint import settled
 from memoryd.index import store
 from memoryd.index.db import IndexDB

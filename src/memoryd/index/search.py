@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memoryd.config import Config, RootConfig
+from memoryd.config.sections import Config, RootConfig
 from memoryd.index import hitview
 from memoryd.index.db import (
     IndexDB,
@@ -118,7 +118,7 @@ class Hit:
 
     def conflict(self) -> dict[str, str]:
         """``conflict_of`` and ``conflict_device`` when this is a sync conflict copy."""
-        from memoryd.sync.conflicts import parse_copy_name
+        from memoryd.conflicts import parse_copy_name
 
         try:
             name = parse_copy_name(self.path.relative_to(self.root).as_posix())

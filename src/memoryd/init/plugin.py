@@ -7,7 +7,8 @@ from pathlib import Path
 
 from memoryd.app import App
 from memoryd.compile.writer import compile_root
-from memoryd.config import PROJECT_SYNC, RootConfig, refuse_non_utf8_root, register_root
+from memoryd.config.edit import register_root
+from memoryd.config.sections import PROJECT_SYNC, RootConfig, refuse_non_utf8_root
 from memoryd.errors import PathError
 from memoryd.fsutil import atomic_write
 from memoryd.rootfs import PROJECT_DIRNAME
@@ -59,7 +60,7 @@ def init_global(app: App) -> SetupResult:
     root = global_root(app)
     created = init_root(root.path).created
     compile_root(root, app.config)  # a fresh ROOT.md gets its compiled blocks
-    from memoryd.sync.git import init_repo
+    from memoryd.gitcli import init_repo
 
     if init_repo(root.path):  # the global root is its own repository (sync needs one)
         created = (*created, ".git/")

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from memoryd.errors import ConfigError
 
 if TYPE_CHECKING:
-    from memoryd.config import Config
+    from memoryd.config.sections import Config
 
 MIMOCODE_HOME_ENV = "MIMOCODE_HOME"
 CLAUDE_CONFIG_ENV = "CLAUDE_CONFIG_DIR"

@@ -127,10 +127,7 @@ def _cat_blobs(top: Path, blobs: list[tuple[str, str]]) -> list[tuple[str, bytes
 
 
 def _git(cwd: Path, *args: str) -> str:
-    return _run(cwd, *args, timeout=LOCAL_TIMEOUT_S).out.decode("utf-8", "surrogateescape")
-
-
-LOCAL_TIMEOUT_S = 60.0
+    return _run(cwd, *args, timeout=gitcli.LOCAL_TIMEOUT_S).out.decode("utf-8", "surrogateescape")
 
 
 def _run(cwd: Path, *args: str, timeout: float | None, input: bytes | None = None) -> gitcli.Done:

@@ -1,7 +1,7 @@
-"""Expiry of replay backups: ``refs/memoryd/backup/<device>/<UTC time>[-N]``.
+"""Replay backups, made and expired: ``refs/memoryd/backup/<device>/<UTC time>[-N]``.
 
 A replay keeps the local head it replaced at a backup ref (see
-:func:`memoryd.sync.remote.backup`); like git's reflog expiry, backups older
+:func:`backup`); like git's reflog expiry, backups older
 than the root's ``sync.backup_keep_days`` go after a sync that completed. Only
 this device's refs are considered, the newest one always stays, and a ref whose
 name is not a memoryd stamp is never touched.
@@ -19,9 +19,8 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from memoryd.sync import remote
-from memoryd.sync.conflicts import utc_stamp
-from memoryd.sync.git import GitError
+from memoryd.conflicts import utc_stamp
+from memoryd.gitcli import GitError
 from memoryd.sync.repo import Repo
 
 log = logging.getLogger(__name__)
@@ -78,12 +77,12 @@ def restamp(repo: Repo, device: str, now: datetime) -> list[Backup]:
     found = listed(repo, device)
     if not any(b.time > now + AHEAD for b in found):
         return found
-    for backup in sorted(found, key=lambda b: (b.time, b.number)):
-        if backup.time <= now + AHEAD:
+    for ahead in sorted(found, key=lambda b: (b.time, b.number)):
+        if ahead.time <= now + AHEAD:
             continue
-        new = remote.backup(repo, device, utc_stamp(now), backup.commit)
-        repo.git.run("update-ref", "-d", backup.ref, backup.commit, check=False)
-        log.info("backup %s was stamped by a clock that ran ahead: now %s", backup.ref, new)
+        new = backup(repo, device, utc_stamp(now), ahead.commit)
+        repo.git.run("update-ref", "-d", ahead.ref, ahead.commit, check=False)
+        log.info("backup %s was stamped by a clock that ran ahead: now %s", ahead.ref, new)
     return listed(repo, device)
 
 
@@ -105,3 +104,14 @@ def prune(repo: Repo, device: str, now: datetime, keep_days: float) -> list[str]
             len(gone), keep_days, repo.top, ", ".join(gone),
         )  # fmt: skip
     return gone
+
+
+def backup(repo: Repo, device: str, stamp: str, commit: str) -> str:
+    """Keep ``commit`` reachable under ``refs/memoryd/backup/<device>/<stamp>``."""
+    ref = f"refs/memoryd/backup/{device}/{stamp}"
+    number = 2
+    while repo.git.rev(ref) is not None:
+        ref = f"refs/memoryd/backup/{device}/{stamp}-{number}"
+        number += 1
+    repo.git.update_ref(ref, commit, None, "memoryd: backup before replay")
+    return ref

@@ -23,8 +23,8 @@ import os
 import posixpath
 from collections.abc import Collection, Iterable
 
+from memoryd.conflicts import copy_path
 from memoryd.fsutil import atomic_write
-from memoryd.sync.conflicts import copy_path
 from memoryd.sync.repo import Repo, device_of
 
 log = logging.getLogger(__name__)

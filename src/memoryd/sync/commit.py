@@ -22,12 +22,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memoryd.config import Config
+from memoryd.config.sections import Config
+from memoryd.conflicts import has_conflict_markers, never_synced
 from memoryd.layouts import syncable
 from memoryd.memory import id_for_path, parse, shown_name
 from memoryd.rootfs import STATE_FILE, is_memory_name
 from memoryd.sync import exclude, heal
-from memoryd.sync.conflicts import has_conflict_markers, never_synced
 from memoryd.sync.derived import Quarantined, is_generated, scan_file
 from memoryd.sync.git import ZERO
 from memoryd.sync.repo import Repo

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.compile import blocks as compiler
-from memoryd.config import Config, RootConfig
+from memoryd.config.sections import Config, RootConfig
 from memoryd.roots import CONFLICTS_FILE, ROOT_FILE
 
 log = logging.getLogger(__name__)

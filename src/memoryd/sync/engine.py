@@ -19,23 +19,25 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memoryd.config import Config, RootConfig
-from memoryd.fsutil import atomic_write
-from memoryd.memory import printable
-from memoryd.paths import Paths
-from memoryd.rootfs import STATE_FILE
-from memoryd.roots import ensure_gitignored
-from memoryd.sync import backups, casefold, exclude, heal, held, outgoing, remote
-from memoryd.sync import commit as local
-from memoryd.sync.conflicts import (
+from memoryd import held
+from memoryd.config.sections import Config, RootConfig
+from memoryd.conflicts import (
     conflict_lines,
     copy_path,
     parse_copy_name,
     safe_device,
     utc_stamp,
 )
+from memoryd.fsutil import atomic_write
+from memoryd.gitcli import GitError
+from memoryd.memory import printable
+from memoryd.paths import Paths
+from memoryd.rootfs import STATE_FILE
+from memoryd.roots import ensure_gitignored
+from memoryd.sync import backups, casefold, exclude, heal, outgoing, remote, worktree
+from memoryd.sync import commit as local
 from memoryd.sync.derived import Quarantined, is_generated, recompile
-from memoryd.sync.git import EMPTY_TREE, ZERO, GitError, GitTimeout
+from memoryd.sync.git import EMPTY_TREE, ZERO, GitTimeout
 from memoryd.sync.identity import IDENTITY_HINT, identity_error, is_identity_error
 from memoryd.sync.replay import OutsideRoot, replay
 from memoryd.sync.repo import Blocked, Repo, open_repo, preflight
@@ -411,7 +413,7 @@ class _Cycle:
         )
 
     def integrate(self, head: str | None, theirs: str, tracking: str) -> None:
-        edited = remote.edited_outside(self.repo, head, theirs) if head else []
+        edited = worktree.edited_outside(self.repo, head, theirs) if head else []
         if edited:
             more = f" (and {len(edited) - 1} more)" if len(edited) > 1 else ""
             raise Blocked(
@@ -422,7 +424,7 @@ class _Cycle:
                 "or commit them and pull yourself (git pull --rebase)",
             )
         if head is None or self.repo.git.is_ancestor(head, theirs):
-            self.outcome.notices += remote.move(
+            self.outcome.notices += worktree.move(
                 self.repo,
                 head,
                 theirs,
@@ -444,7 +446,7 @@ class _Cycle:
         rewritten = fork is not None and fork != since
         if rewritten and fork is not None:  # past the shared commit; with none, still kin?
             rewritten = git.is_ancestor(since, fork) if since else self._kin(fork, theirs)
-        self.outcome.backup_ref = remote.backup(self.repo, self.device, utc_stamp(now), head)
+        self.outcome.backup_ref = backups.backup(self.repo, self.device, utc_stamp(now), head)
         if rewritten and fork == head:  # nothing here since: the rewrite, as it is
             self._take(head, theirs)
             return
@@ -477,7 +479,7 @@ class _Cycle:
         try:
             new = theirs if same else git.commit_tree(tree, [theirs], message)
             heal.keep(self.repo, new)
-            self.outcome.notices += remote.move(
+            self.outcome.notices += worktree.move(
                 self.repo,
                 head,
                 new,
@@ -512,7 +514,7 @@ class _Cycle:
 
         Merged from an empty base, every memory the rewrite changed became a conflict copy
         on every device, even those with no change of their own."""
-        self.outcome.notices += remote.move(
+        self.outcome.notices += worktree.move(
             self.repo, head, theirs, "memoryd: take the rewritten remote",
             aside=self._aside, beside=self._beside,
         )  # fmt: skip
@@ -587,7 +589,7 @@ class _Cycle:
         """Recompile what the move changed, and commit that (same bytes on every device)."""
         write_conflicts_file(self.root.path)
         recompile(self.root, self.config)
-        remote.restat(self.repo)  # a compiled file git checked out with CRLF, written with LF
+        worktree.restat(self.repo)  # a compiled file git checked out with CRLF, written with LF
         if self.policy.commit:
             self.commit_local()
 

@@ -15,23 +15,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from memoryd import gitcli
+from memoryd.gitcli import LOCAL_TIMEOUT_S, GitError
 
 log = logging.getLogger(__name__)
 
 ZERO = "0" * 40
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 NET_TIMEOUT_S = 120.0
-LOCAL_TIMEOUT_S = 60.0
-
-
-class GitError(Exception):
-    """A git command failed; ``stderr`` is git's own explanation."""
-
-    def __init__(self, args: Sequence[str], code: int, stderr: str) -> None:
-        super().__init__(f"git {' '.join(args)} exited {code}: {stderr.strip()[:500]}")
-        self.args_ = tuple(args)
-        self.code = code
-        self.stderr = stderr
 
 
 class GitTimeout(GitError):
@@ -211,12 +201,3 @@ class Git:
 
 def _split_z(raw: bytes) -> list[str]:
     return [p.decode("utf-8", "surrogateescape") for p in raw.split(b"\0") if p]
-
-
-def init_repo(folder: Path) -> bool:
-    """``git init`` ``folder`` unless it is already inside a work tree; True when created."""
-    git = Git(folder)
-    if git.run("rev-parse", "--is-inside-work-tree", check=False, readonly=True).code == 0:
-        return False
-    git.run("init", "-q")
-    return True

@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memoryd.compile import markers
+from memoryd.conflicts import copy_path
 from memoryd.roots import ROOT_FILE
 from memoryd.sync.casefold import fold
-from memoryd.sync.conflicts import copy_path
 from memoryd.sync.derived import is_fully_generated
 from memoryd.sync.git import Git
 from memoryd.sync.repo import Repo, device_of

@@ -19,8 +19,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from memoryd.gitcli import GitError
 from memoryd.memory import printable
-from memoryd.sync.git import Git, GitError
+from memoryd.sync.git import Git
 
 log = logging.getLogger(__name__)
 
@@ -342,7 +343,7 @@ def _one_word(word: str) -> str:
 
 def device_of(repo: Repo, commit: str, path: str) -> str:
     """The device that last wrote ``path`` in ``commit``'s history (its commit trailer)."""
-    from memoryd.sync.conflicts import safe_device
+    from memoryd.conflicts import safe_device
 
     said = repo.git.out(
         "log", "-1", "--format=%(trailers:key=Memoryd-Device,valueonly)", commit, "--", path

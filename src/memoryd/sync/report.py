@@ -6,11 +6,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memoryd.config import Config, RootConfig
+from memoryd.config.sections import Config, RootConfig
+from memoryd.conflicts import conflict_lines
 from memoryd.errors import PathError
 from memoryd.memory import printable
 from memoryd.paths import Paths
-from memoryd.sync.conflicts import conflict_lines
 from memoryd.sync.resolve import all_conflicts
 from memoryd.sync.state import CONFLICT_MARKERS, NAME_LINE, ahead_line, all_states, now_ms
 

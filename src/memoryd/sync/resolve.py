@@ -12,18 +12,18 @@ import posixpath
 from dataclasses import dataclass
 from pathlib import Path
 
-from memoryd.config import Config
-from memoryd.errors import MemorydError, UsageError
-from memoryd.fsutil import atomic_write, fsync_dir, write_if_changed
-from memoryd.memory import id_for_path, parse, render
-from memoryd.roots import CONFLICTS_FILE, relative_id, walk_root
-from memoryd.sync.conflicts import (
+from memoryd.config.sections import Config
+from memoryd.conflicts import (
     CopyName,
     parse_copy_name,
     render_conflicts,
     strip_copy_fields,
 )
-from memoryd.sync.held import held
+from memoryd.errors import MemorydError, UsageError
+from memoryd.fsutil import atomic_write, fsync_dir, write_if_changed
+from memoryd.held import held
+from memoryd.memory import id_for_path, parse, render
+from memoryd.roots import CONFLICTS_FILE, relative_id, walk_root
 
 KEEP = ("local", "remote", "both")
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.app import App
-from memoryd.config import RootConfig
+from memoryd.config.sections import RootConfig
 from memoryd.errors import MemorydError, PathError, UsageError
 
 log = logging.getLogger(__name__)
@@ -103,7 +103,8 @@ def search(app: App, params: Params) -> dict[str, Any]:
 
 def context(app: App, params: Params) -> dict[str, Any]:
     """The exact block ``memoryd context PROMPT`` prints, its size and what was cut."""
-    from memoryd.agent.context import OUTLINE_CUT, gather
+    from memoryd.agent.context import gather
+    from memoryd.injection import OUTLINE_CUT
 
     prompt = params.get("q", "")
     if len(prompt) > MAX_QUERY:
@@ -144,8 +145,9 @@ def memories(app: App, params: Params) -> dict[str, Any]:
 
 def memory(app: App, params: Params) -> dict[str, Any]:
     """One memory's page: frontmatter, body, problems, git history, supersedes chain."""
-    from memoryd.memory import parse, validate
+    from memoryd.memory import parse
     from memoryd.ui.history import file_history
+    from memoryd.validation import validate
 
     root, path, rel = _file(app, params)
     raw = path.read_bytes()

@@ -18,7 +18,7 @@ from memoryd.secrets.values import (
     looks_like_token,
     shannon,
 )
-from tests.sync.fake_tokens import bad_checksum, github, npm, rand
+from tests.secrets.fake_tokens import bad_checksum, github, npm, rand
 
 
 def test_base62_matches_the_github_alphabet() -> None:

@@ -17,7 +17,7 @@ from memoryd.secrets.scanner import (
     scan,
     scan_path,
 )
-from tests.sync.fake_tokens import github, pem, rand
+from tests.secrets.fake_tokens import github, pem, rand
 
 
 def test_finding_has_rule_line_columns_preview_and_fingerprint() -> None:

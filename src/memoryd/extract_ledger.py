@@ -10,6 +10,9 @@ extracted" and "extraction broken" are never confused.
 ``marks`` holds the per-source watermarks that say where old sessions end (the
 OpenCode database's newest settled write in ms; the mtime, in epoch seconds, up
 to which every Claude Code transcript settled): see memoryd.extract.tracker.
+
+Top-level, not in ``extract/``: inspect (and its MCP tool in ``agent/``) reads the
+ledger, while ``extract/`` writes through ``agent/remember``; below both, no loop.
 """
 
 from __future__ import annotations

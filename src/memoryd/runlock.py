@@ -5,6 +5,9 @@ a SIGKILL) never blocks a new daemon, and ``running_pid`` never believes a dead
 one. An flock is held on an inode, not a path: a lock file deleted under the
 daemon (its state folder removed) blocks nobody, so the daemon asks
 :meth:`DaemonLock.intact` on its tick and takes the lock again at the path.
+
+Top-level, not in ``daemon/``: the lean recall, freshness and inspect ask
+:func:`running_pid` without importing the daemon they ask about.
 """
 
 from __future__ import annotations

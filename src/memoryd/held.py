@@ -7,6 +7,9 @@ device compiles different bytes, every pull rewrites them, and the names and
 summaries of held-back files travel after all. Sync writes the list, once per
 cycle, to ``<git dir>/memoryd-held.json``; the compiler reads it (a few stats and
 one small file, no git process).
+
+Top-level, not in ``sync/``: sync writes the list and the compiler reads it; a leaf
+both import keeps ``compile/`` and ``sync/`` out of a loop.
 """
 
 from __future__ import annotations

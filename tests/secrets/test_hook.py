@@ -14,7 +14,7 @@ import pytest
 from memoryd.errors import Refused
 from memoryd.secrets import hook
 from tests.helpers import git, run_cli
-from tests.sync.fake_tokens import github
+from tests.secrets.fake_tokens import github
 
 
 def _repo(tmp_path: Path) -> Path:

@@ -14,15 +14,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.app import App
-from memoryd.config import RootConfig, register_root
+from memoryd.config.edit import register_root
+from memoryd.config.sections import RootConfig
 from memoryd.errors import PathError
 from memoryd.fsutil import atomic_write, fsync_dir
+from memoryd.gitcli import init_repo
 from memoryd.init.plugin import SetupResult
 from memoryd.layouts import configured_root
 from memoryd.layouts.visible import project_id_for, valid_project_id
 from memoryd.rootfs import STATE_FILE
 from memoryd.roots import ensure_gitignored
-from memoryd.sync.git import init_repo
 
 log = logging.getLogger(__name__)
 

@@ -10,12 +10,24 @@ flow list, say) nothing is written and the error gives the lines to add by hand.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from memoryd.config.loader import not_utf8, parse_config
+from memoryd.config.sections import (
+    Config,
+    RootConfig,
+    SyncPolicy,
+    default_policy,
+    refuse_non_utf8_root,
+)
 from memoryd.errors import ConfigError
+from memoryd.fsutil import atomic_write
+from memoryd.paths import Paths
 
 _ROOTS_LINE = re.compile(r"roots[ \t]*:[ \t]*(?P<rest>.*?)[ \t]*(?:#.*)?$")
 _ITEM = re.compile(r"(?P<indent>[ ]*)-(?:[ ]|$)")
@@ -153,3 +165,80 @@ def _refusal(file: Path, why: str, entry: str, remove: bool = False) -> ConfigEr
         f"{file} was left as it is: {why}",
         hint=f"{action} its 'roots:' list yourself, then run the command again:\n{lines}",
     )
+
+
+def root_to_yaml(root: RootConfig) -> dict[str, Any]:
+    """The config.yaml entry for a root (sync settings only where they differ)."""
+    # the path as config.yaml gave it: a root reached through a symlink stays so in the file
+    entry: dict[str, Any] = {"path": root.given, "layout": root.layout, "scope": root.scope}
+    base = default_policy(root.scope)
+    diff = {
+        f.name: getattr(root.sync, f.name)
+        for f in dataclasses.fields(SyncPolicy)
+        if getattr(root.sync, f.name) != getattr(base, f.name)
+    }
+    if diff:
+        entry["sync"] = diff
+    if root.watch != "auto":
+        entry["watch"] = root.watch
+    return entry
+
+
+def register_root(paths: Paths, config: Config, root: RootConfig) -> Config:
+    """Add ``root`` to config.yaml (no-op when it is already there).
+
+    The file is edited in place (see :func:`add_entry`): the user's comments and
+    order stay; when that is impossible nothing is written and the error says what
+    to add by hand.
+    """
+    if any(r.path == root.path for r in config.roots):
+        return config
+    refuse_non_utf8_root(root.path)
+    roots = (*config.roots, root)
+    file = paths.config_file
+    text = _current_text(file)
+    implied = "".join(_entry_text(r) for r in config.roots)
+    want = [r.path for r in roots]
+    change = Change(file, text, want, _reader(file, paths))
+    edited = add_entry(change, _entry_text(root), implied)
+    atomic_write(file, edited.encode("utf-8"))
+    return dataclasses.replace(config, roots=roots, source=file)
+
+
+def unregister_root(paths: Paths, config: Config, path: Path) -> Config:
+    """Remove the root at ``path`` from config.yaml (no-op when it is not there)."""
+    gone = [r for r in config.roots if r.path == path]
+    if not gone:
+        return config
+    kept = tuple(r for r in config.roots if r.path != path)
+    file = paths.config_file
+    want = [r.path for r in kept]
+    change = Change(file, _current_text(file), want, _reader(file, paths))
+    edited = remove_entry(change, path, _entry_text(gone[0]))
+    atomic_write(file, edited.encode("utf-8"))
+    return dataclasses.replace(config, roots=kept, source=file)
+
+
+def _current_text(file: Path) -> str:
+    try:
+        return file.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        return ""
+    except UnicodeDecodeError as exc:
+        raise not_utf8(file, exc) from exc
+
+
+def _entry_text(root: RootConfig) -> str:
+    """The root's config.yaml list item (``- path: ...``), block style."""
+    import yaml
+
+    return yaml.safe_dump(
+        [root_to_yaml(root)], sort_keys=False, allow_unicode=True, default_flow_style=False
+    )
+
+
+def _reader(file: Path, paths: Paths) -> Reader:
+    def read(text: str) -> list[Path]:
+        return [r.path for r in parse_config(text, file, paths).roots]
+
+    return read

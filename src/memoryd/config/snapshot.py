@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from memoryd.config import Config
+    from memoryd.config.sections import Config
     from memoryd.paths import Paths
 
 FILE = "recall.marshal"
@@ -69,8 +69,14 @@ def read(cache_dir: str, config_file: str) -> dict[str, Any] | None:
     return data if kept == wanted and isinstance(data, dict) else None
 
 
-def write(paths: Paths, env: Mapping[str, str], now_ns: int | None = None) -> None:
+def write(
+    paths: Paths, env: Mapping[str, str], index: tuple[int, int], now_ns: int | None = None
+) -> None:
     """Snapshot config.yaml for the lean recall (silently not, when that is not safe).
+
+    ``index``: the index's expected application id and user version
+    (:mod:`memoryd.index.schema`'s), given by the caller: the index reads config's
+    sections, so ``config/`` importing ``index/`` would make the two packages a loop.
 
     The data is taken from the config cache under config.yaml's current identity and
     validated again here, so the snapshot never pairs one version's roots with
@@ -79,10 +85,9 @@ def write(paths: Paths, env: Mapping[str, str], now_ns: int | None = None) -> No
     import time
 
     from memoryd import cachefile, fingerprint
-    from memoryd.config import CONFIG_CACHE, build_config, default_global
-    from memoryd.config_cache import ConfigCache
+    from memoryd.config.cache import ConfigCache
+    from memoryd.config.loader import CONFIG_CACHE, build_config, default_global
     from memoryd.errors import MemorydError
-    from memoryd.index.schema import APPLICATION_ID, USER_VERSION
 
     file = str(paths.config_file)
     stamp = key(file)
@@ -111,7 +116,7 @@ def write(paths: Paths, env: Mapping[str, str], now_ns: int | None = None) -> No
     roots = config.roots if config is not None else (default_global(paths),)
     search = config.search if config is not None else None
     if search is None:
-        from memoryd.config import SearchConfig
+        from memoryd.config.sections import SearchConfig
 
         search = SearchConfig()
     snapshot = {
@@ -120,8 +125,8 @@ def write(paths: Paths, env: Mapping[str, str], now_ns: int | None = None) -> No
             for given, root in zip(raw, roots, strict=True)
         ],
         "search": {name: getattr(search, name) for name in _SEARCH},
-        "application_id": APPLICATION_ID,
-        "user_version": USER_VERSION,
+        "application_id": index[0],
+        "user_version": index[1],
         "located": located(
             env, str(paths.config_dir), str(paths.cache_dir), str(paths.state_dir)
         ),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memoryd.secrets.scanner import scan
-from tests.sync.secret_cases import Case, negatives, positives
+from tests.secrets.secret_cases import Case, negatives, positives
 
 POSITIVES = positives()
 NEGATIVES = negatives()

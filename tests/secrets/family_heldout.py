@@ -8,7 +8,7 @@ development set in ``family_cases``; the values come from the same generators
 
 from __future__ import annotations
 
-from tests.sync.family_corpus import Labelled, Template, generate, neg, pos
+from tests.secrets.family_corpus import Labelled, Template, generate, neg, pos
 
 SEED = "heldout-2026"
 

@@ -16,12 +16,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from memoryd.config import Config, RootConfig, SyncPolicy, register_root, unregister_root
+from memoryd.config.edit import register_root, unregister_root
+from memoryd.config.sections import Config, RootConfig, SyncPolicy
 from memoryd.errors import PathError
 from memoryd.fsutil import write_if_changed
+from memoryd.gitcli import init_repo
 from memoryd.layouts import claude_projects_dir, gitignore_lines
 from memoryd.paths import Paths
-from memoryd.sync.git import init_repo
 
 NO_SYNC = SyncPolicy(commit=False, push=False, pull=False)
 

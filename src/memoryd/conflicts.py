@@ -15,6 +15,9 @@ A copy holds the exact bytes of the version it keeps (invalid UTF-8, a binary
 file: nothing is parsed or rendered again); its file name says whose copy of
 which memory it is, and ``CONFLICTS.md`` at the root lists every copy still on
 disk, so recall, inspect and an agent reading its memory can tell.
+
+Top-level, not in ``sync/``: the compiler, the index and inspect read these names
+too, and a leaf they share keeps ``compile/`` from importing the package that imports it.
 """
 
 from __future__ import annotations

@@ -2,6 +2,9 @@
 
 Read from config.yaml and the ledger only, so it answers with or without a
 running daemon.
+
+Top-level, not in ``extract/``, for the reason :mod:`memoryd.extract_ledger` gives:
+``inspection.py`` (which the agent's inspect tool calls) reads it.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from dataclasses import asdict
 from typing import Any
 
 from memoryd.app import App
-from memoryd.extract.ledger import NO_COMMAND, read_entries
+from memoryd.extract_ledger import NO_COMMAND, read_entries
 
 SHOWN = 10  # sessions in the text form; --json has them all
 STDERR_LINES = 3

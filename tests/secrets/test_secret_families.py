@@ -1,6 +1,6 @@
 """The families of issue 20: each one's secrets found exactly, each harmless shape quiet.
 
-Two layers: every note of the development corpus (tests/sync/family_cases.py) gets
+Two layers: every note of the development corpus (tests/secrets/family_cases.py) gets
 exactly its expected findings (rule and covered text, companion ids included), and
 hand-written notes per family and per harmless shape pin the whole finding (rule,
 line, covered text, preview). Values are built at run time.
@@ -13,9 +13,9 @@ import base64
 import pytest
 
 from memoryd.secrets.scanner import SecretFinding, preview, scan
-from tests.sync import family_cases
-from tests.sync.fake_tokens import ALNUM, HEX, rand
-from tests.sync.family_corpus import Labelled
+from tests.secrets import family_cases
+from tests.secrets.fake_tokens import ALNUM, HEX, rand
+from tests.secrets.family_corpus import Labelled
 
 CASES = family_cases.cases()
 POSITIVE = [c for c in CASES if c.secret]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tests.sync.fake_tokens import (
+from tests.secrets.fake_tokens import (
     ALNUM,
     HEX,
     LOWER_ALNUM,

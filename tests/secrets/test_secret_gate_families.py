@@ -15,7 +15,7 @@ import pytest
 from memoryd.secrets import hook
 from memoryd.secrets.scanner import preview
 from tests.helpers import git, run_cli
-from tests.sync.fake_tokens import HEX, rand
+from tests.secrets.fake_tokens import HEX, rand
 from tests.sync.world import World, make_world, memory
 
 PW = rand("gate-pw", 12) + "!7"

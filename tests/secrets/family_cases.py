@@ -1,13 +1,13 @@
 """The development set of labelled notes per secret family (the rules are tuned on it).
 
-``tests/sync/test_secret_families.py`` asserts the exact finding of every note;
+``tests/secrets/test_secret_families.py`` asserts the exact finding of every note;
 ``bench/secrets_quality.py`` prints recall and false positives per family. The
 held-out set in ``family_heldout`` uses other wordings and is only measured.
 """
 
 from __future__ import annotations
 
-from tests.sync.family_corpus import Labelled, Template, generate, neg, pos
+from tests.secrets.family_corpus import Labelled, Template, generate, neg, pos
 
 SEED = "dev"
 
