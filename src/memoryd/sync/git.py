@@ -167,6 +167,26 @@ class Git:
     def blob(self, sha: str) -> bytes:
         return self.run("cat-file", "blob", sha, readonly=True).out
 
+    def blobs(self, shas: Sequence[str]) -> dict[str, bytes]:
+        """Many blobs through one ``cat-file --batch`` (a git per blob: 100k processes, 181 s
+        of CPU in the first push of 100k memories)."""
+        raw = self.run(
+            "cat-file", "--batch", input="".join(f"{sha}\n" for sha in shas).encode(),
+            readonly=True,
+        ).out  # fmt: skip
+        found: dict[str, bytes] = {}
+        at = 0
+        while at < len(raw):
+            end = raw.index(b"\n", at)
+            head = raw[at:end].split()
+            if len(head) < 3:  # "<sha> missing"
+                at = end + 1
+                continue
+            size = int(head[2])
+            found[head[0].decode()] = raw[end + 1 : end + 1 + size]
+            at = end + 1 + size + 1
+        return found
+
     def hash_blob(self, data: bytes) -> str:
         return self.run("hash-object", "-w", "--stdin", input=data).text.strip()
 
