@@ -19,9 +19,9 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src"
 LOWER = ("memoryd.index", "memoryd.compile", "memoryd.sync", "memoryd.secrets")
 UPPER = ("memoryd.daemon", "memoryd.agent", "memoryd.commands", "memoryd.cli", "memoryd.ui")
-# extract/ writes through agent/remember, and is driven by the daemon: it never imports that
+# extract/ and transfer/ write through agent/remember; they never import what drives them
 DRIVERS = ("memoryd.daemon", "memoryd.commands", "memoryd.cli", "memoryd.ui")
-RULES = ((LOWER, UPPER), (("memoryd.extract",), DRIVERS))
+RULES = ((LOWER, UPPER), (("memoryd.extract", "memoryd.transfer"), DRIVERS))
 
 Graph = dict[str, set[str]]
 

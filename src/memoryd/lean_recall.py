@@ -230,10 +230,10 @@ def _parse(argv: Sequence[str]) -> dict[str, Any]:
 def _answer(
     args: Mapping[str, Any], env: Mapping[str, str], cwd: str, kept: Kept | None = None
 ) -> tuple[list[_Hit], str, str]:
-    from memoryd.index.tokenizer import query_words
+    from memoryd.index.tokenizer import read_query
 
     query = " ".join(args["words"])
-    forms = query_words(query)
+    forms, dates = read_query(query)
     if not forms:
         raise Fallback  # the usage error is the full path's
     dirs = folders(env)
@@ -245,6 +245,8 @@ def _answer(
         raise Fallback
     if snapshot.get("located") != config_snapshot.located(env, config_dir, cache_dir, state_dir):
         raise Fallback  # written for other folders or another environment
+    if snapshot["search"].get("semantic"):
+        raise Fallback  # the embedding stage loads a model: the full path's
     project = os.path.join(cwd, args["project"]) if "project" in args else None
     roots = _search_roots(snapshot, cwd, project)
     if any(r.layout != "plugin" or not os.path.isdir(r.path) for r in roots):
@@ -253,7 +255,7 @@ def _answer(
     conn = _open(file, snapshot) if kept is None else _kept(kept, file, snapshot)
     try:
         _fresh(conn, roots, [r for r in roots if r.listed], os.path.join(state_dir, "daemon.lock"))
-        hits = _recall(conn, snapshot, forms, roots, args)
+        hits = _recall(conn, snapshot, forms, roots, args, dates=dates)
     finally:
         if kept is None:
             conn.close()
@@ -410,9 +412,11 @@ def _recall(
     forms: dict[str, str],
     roots: list[_Root],
     args: Mapping[str, Any],
+    *,
+    dates: Sequence[tuple[int, int]] = (),
 ) -> list[_Hit]:
     """memoryd.index.search.recall for plugin roots, with the same functions."""
-    from memoryd.index.fetch import candidates
+    from memoryd.index.fetch import candidates, coverage
     from memoryd.index.hits import hit_lookup
     from memoryd.index.ranking import rank
     from memoryd.index.snippet import MARKERS, explain
@@ -431,7 +435,8 @@ def _recall(
     if any(f.candidate.layout != "plugin" for f in found):
         raise Fallback  # the full path filters other layouts' rows by project and session
     counts = {r.path: hit_lookup(r.path, strict=True) for r in roots}
-    kept = rank(settings, found, counts, int(time.time() * 1000), limit)
+    now = int(time.time() * 1000)
+    kept = rank(settings, found, counts, now, limit, coverage=coverage(list(forms)), dates=dates)
     marks = MARKERS[args.get("markers", "plugin")]
     hits = []
     for total, f, parts in kept:

@@ -121,4 +121,4 @@ def test_an_index_of_tokenizer_2_is_rebuilt_so_no_compiled_text_is_left_to_delet
         assert db.conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 0
         reconcile(db, world.config)
         assert instances(db) == set()
-    assert "the tokenizer changed (version 2, now 6): rebuilding the index" in caplog.text
+    assert "the tokenizer changed (version 2, now 7): rebuilding the index" in caplog.text

@@ -111,6 +111,13 @@ def test_a_query_of_stop_words_only_searches_them(world: World, db: IndexDB) -> 
         ("deploy", "the deployment failed"),
         ("deployments", "we deploy on fridays"),
         ("Running", "runs"),
+        # irregular forms (issue 40): Snowball's suffix rules leave them apart
+        ("went", "we go there every summer"),
+        ("go", "she went to Lisbon"),
+        ("bought", "buy the tickets early"),
+        ("thinking", "what she thought"),
+        ("children", "the child sleeps"),
+        ("written", "write it down"),
     ],
 )
 def test_english_word_forms_find_each_other(
@@ -219,3 +226,102 @@ def test_hits_never_lift_an_old_memory_above_an_equally_relevant_fresh_one(
     hits = search(db, world, "kafka")
     assert ids(hits) == ["facts/new", "facts/old"]  # 0.65 × 1.5 < 1: the boost is no rejuvenation
     assert hits[1].score == pytest.approx(hits[0].score * 0.65 * 1.5)
+
+
+# Issue 40: ranking for questions people ask about their own conversations
+# (bench/conversations.py measures each of these on public data).
+
+
+def test_question_filler_is_not_evidence(world: World, db: IndexDB) -> None:
+    """Auxiliaries, pronouns and contraction leftovers matched every short chat line:
+    "Wow! What did you get?" outranked the line holding the answer."""
+    filler(world)
+    world.write(world.global_root, "facts/chat.md", "Wow! What did you get?",
+                summary="Wow! What did you get?")  # fmt: skip
+    world.write(world.global_root, "facts/answer.md",
+                "Kate: for my birthday my sister gave me a bike, we rode it to the lake.")  # fmt: skip
+    assert ids(search(db, world, "What did Kate get for her birthday?"))[0] == "facts/answer"
+
+
+def test_contraction_leftovers_and_pronouns_are_stop_words() -> None:
+    assert query_terms("What did she say about Kate's dog? I didn't hear him") == [
+        "say", "kate", "dog", "hear",
+    ]  # fmt: skip
+    assert query_terms("did you") == ["did", "you"]  # nothing else: searched as they are
+
+
+def test_chinese_question_words_and_particles_leave_their_bigrams_out(
+    world: World, db: IndexDB
+) -> None:
+    assert query_terms("谁写了部署脚本") == ["部署", "署脚", "脚本"]
+    assert query_terms("什么") == ["什么"]  # nothing else: searched as it is
+    world.write(world.global_root, "facts/who.md", "谁写了测试")
+    world.write(world.global_root, "facts/deploy.md", "部署在周五")
+    assert ids(search(db, world, "谁写了部署")) == ["facts/deploy"]
+
+
+def test_a_summary_repeating_the_body_does_not_outweigh_two_terms(
+    world: World, db: IndexDB
+) -> None:
+    """Most summaries repeat their body's first words: weighed 4 to the body's 1, one
+    term said twice that way outranked a memory holding two of the question's terms."""
+    filler(world)
+    world.write(world.global_root, "facts/repeat.md", "kafka cluster", summary="kafka cluster")
+    world.write(world.global_root, "facts/two.md",
+                "topic retention is seven days on the events stream")  # fmt: skip
+    assert ids(search(db, world, "kafka topic retention"))[0] == "facts/two"
+
+
+def test_the_floor_keeps_a_tail_that_holds_as_many_terms_as_the_top(
+    world: World, db: IndexDB
+) -> None:
+    """Memories that each hold one of two words are equals whatever their bm25: the 15%
+    relative floor cut the tail of such lists (here: a word in most memories, whose idf
+    FTS5 takes as nearly 0), and with it the answer in tenth place."""
+    filler(world)
+    world.write(world.global_root, "facts/kafka.md", "kafka", summary="kafka")
+    for i in range(25):
+        world.write(world.global_root, f"facts/lag-{i:02}.md", f"consumer group {i} lag")
+    hits = search(db, world, "kafka lag")
+    assert ids(hits)[0] == "facts/kafka"
+    assert len(hits) == 10  # the limit, not the floor
+
+
+def test_the_floor_still_cuts_a_weak_match_of_fewer_terms(world: World, db: IndexDB) -> None:
+    filler(world)
+    world.write(world.global_root, "facts/kafka.md", "kafka consumer", summary="kafka consumer")
+    world.write(world.global_root, "facts/lag.md",
+                " ".join(["the group was behind by an hour"] * 60) + " lag")  # fmt: skip
+    assert ids(search(db, world, "kafka consumer lag")) == ["facts/kafka"]
+
+
+def _ms(day: str) -> int:
+    return int(datetime.datetime.fromisoformat(day).replace(tzinfo=datetime.UTC).timestamp() * 1000)
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["what did we ship on 7 May 2023", "what shipped on May 7, 2023", "shipped 2023-05-07",
+     "release shipped 07.05.2023", "2023年5月7日 发布 shipped", "shipped in May 2023"],
+)  # fmt: skip
+def test_a_date_in_the_query_prefers_memories_of_that_date(
+    world: World, db: IndexDB, query: str
+) -> None:
+    filler(world)
+    world.write(world.global_root, "facts/may.md", "we shipped the release",
+                created=_ms("2023-05-07"), updated=_ms("2023-05-07"))  # fmt: skip
+    world.write(world.global_root, "facts/later.md", "we shipped the release",
+                created=_ms("2023-09-01"), updated=_ms("2023-09-01"))  # fmt: skip
+    hits = search(db, world, query)
+    assert ids(hits) == ["facts/may", "facts/later"]
+    assert hits[0].parts["date"] == 1.5
+    assert "date" not in hits[1].parts
+
+
+def test_a_date_never_lifts_a_partial_match_above_a_full_one(world: World, db: IndexDB) -> None:
+    filler(world)
+    world.write(world.global_root, "facts/dated.md", "the release",
+                created=_ms("2023-05-07"), updated=_ms("2023-05-07"))  # fmt: skip
+    world.write(world.global_root, "facts/full.md", "the release shipped late",
+                created=_ms("2020-01-01"), updated=_ms("2020-01-01"))  # fmt: skip
+    assert ids(search(db, world, "release shipped 7 May 2023")) == ["facts/full", "facts/dated"]

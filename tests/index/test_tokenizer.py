@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import datetime
 import re
 import sqlite3
 import subprocess
@@ -22,6 +23,7 @@ from memoryd.index.tokenizer import (
     index_tokens,
     is_cjk,
     normalize,
+    query_dates,
     query_terms,
     split_run,
     stem,
@@ -254,3 +256,34 @@ def test_a_run_split_without_the_regex_is_split_as_the_regex_splits_it(text: str
     """A query's short runs are cut in Python, so recall need not compile the CJK regex."""
     for run in _WORD_RE.findall(normalize(text)):
         assert split_run(run) == _part_re().findall(run)
+
+
+def _day(text: str) -> int:
+    return int(
+        datetime.datetime.fromisoformat(text).replace(tzinfo=datetime.UTC).timestamp() * 1000
+    )
+
+
+@pytest.mark.parametrize(
+    ("query", "start", "end"),
+    [("on 29 Dec 2023", "2023-12-29", "2023-12-30"), ("December 29th, 2023", "2023-12-29", "2023-12-30"),
+     ("2023-12-29", "2023-12-29", "2023-12-30"), ("29.12.2023", "2023-12-29", "2023-12-30"),
+     ("2023年12月29日", "2023-12-29", "2023-12-30"), ("in May 2024", "2024-05-01", "2024-06-01"),
+     ("2023年12月", "2023-12-01", "2024-01-01"), ("back in 2017", "2017-01-01", "2018-01-01"),
+     ("29 Feb 2024", "2024-02-29", "2024-03-01")],
+)  # fmt: skip
+def test_query_dates_reads_a_day_a_month_or_a_year(query: str, start: str, end: str) -> None:
+    assert query_dates(query) == ((_day(start), _day(end)),)
+
+
+@pytest.mark.parametrize("query", ["29 Feb 2023", "2023-13-01", "version 1.2023.4", "on May 7",
+                                   "port 8080", "no digits"])  # fmt: skip
+def test_query_dates_reads_no_date_that_is_not_one(query: str) -> None:
+    assert query_dates(query) == ()
+
+
+@given(st.dates(min_value=datetime.date(1900, 1, 1), max_value=datetime.date(2200, 12, 31)))
+def test_query_dates_agrees_with_the_calendar(day: datetime.date) -> None:
+    assert query_dates(day.isoformat()) == (
+        (_day(day.isoformat()), _day(day.isoformat()) + 86_400_000),
+    )

@@ -19,6 +19,7 @@ from tests.secrets.fake_tokens import github
 from tests.tools.conftest import Setup
 
 PNPM = "部署脚本用 pnpm 而不是 npm,因为 lockfile 不兼容"
+PNPM_SLUG = "部署脚本用-pnpm-而不是-npm-因为-lockfile-不兼容"  # the Chinese words kept
 SECRET = "sk_live_Zq8Lm2Nx7Rt4Vb9Kc3Hj6Wd1"
 
 
@@ -59,12 +60,12 @@ def refused(setup: Setup, *args: str) -> str:
 
 def test_remember_writes_the_file_index_and_compiled_files(setup: Setup) -> None:
     out = remember(
-        setup, "--kind", "pitfall", "--summary", PNPM, "--load-when", "部署",
-        "--load-when", "pnpm", "--highlight", "lockfile", "--pinned", "pnpm install --frozen-lockfile",
+        setup, "--kind", "pitfall", "--summary", PNPM, "--load-when", "部署,pnpm",
+        "--highlight", "lockfile", "--pinned", "pnpm install --frozen-lockfile",
     )  # fmt: skip
-    assert out["id"] == "pitfalls/pnpm-npm-lockfile"
+    assert out["id"] == f"pitfalls/{PNPM_SLUG}"
     assert out["scope"] == "project" and out["downgraded"] is False
-    path = setup.project / "pitfalls" / "pnpm-npm-lockfile.md"
+    path = setup.project / "pitfalls" / f"{PNPM_SLUG}.md"
     assert out["path"] == str(path)
     fields = meta(path)
     assert fields["kind"] == "pitfall" and fields["summary"] == PNPM
@@ -72,9 +73,9 @@ def test_remember_writes_the_file_index_and_compiled_files(setup: Setup) -> None
     assert fields["created"] == fields["updated"]
     assert isinstance(fields["created"], int) and fields["created"] > 1_700_000_000_000
     assert parse(path.read_bytes()).body == "pnpm install --frozen-lockfile\n"
-    assert "pitfalls/pnpm-npm-lockfile" in (setup.project / "pitfalls" / "index.md").read_text()
-    assert "`pitfalls/pnpm-npm-lockfile`" in (setup.project / "ROOT.md").read_text()
-    assert recall_ids(setup, "部署") == ["pitfalls/pnpm-npm-lockfile"]
+    assert f"pitfalls/{PNPM_SLUG}" in (setup.project / "pitfalls" / "index.md").read_text()
+    assert f"`pitfalls/{PNPM_SLUG}`" in (setup.project / "ROOT.md").read_text()
+    assert recall_ids(setup, "部署") == [f"pitfalls/{PNPM_SLUG}"]
 
 
 def test_scope_body_from_stdin_and_slug_uniqueness(setup: Setup) -> None:
@@ -151,13 +152,13 @@ def test_a_duplicate_is_refused_naming_the_existing_id_and_force_writes(setup: S
         setup, "--kind", "decision", "--summary", PNPM, "lockfile 格式在 pnpm 8 和 9 之间变了"
     )
     assert err == (
-        "memoryd: error: refusing to remember: 'pitfalls/pnpm-npm-lockfile' (project) already "
+        f"memoryd: error: refusing to remember: 'pitfalls/{PNPM_SLUG}' (project) already "
         "covers 100% of this memory's terms\n"
         "  hint: read it with 'memoryd recall', replace it with --supersedes "
-        "pitfalls/pnpm-npm-lockfile, or pass --force to write anyway\n"
+        f"pitfalls/{PNPM_SLUG}, or pass --force to write anyway\n"
     )
     forced = remember(setup, "--force", "--kind", "decision", "--summary", PNPM)
-    assert forced["id"] == "decisions/pnpm-npm-lockfile"
+    assert forced["id"] == f"decisions/{PNPM_SLUG}"
     different = remember(
         setup, "--kind", "fact", "--summary", "Staging deploys run from the bastion host"
     )
@@ -199,9 +200,28 @@ def test_an_existing_id_and_an_unknown_supersedes_are_refused(setup: Setup) -> N
         "  hint: memoryd inspect lists the ids; the replaced memory must be in the same root "
         "(choose it with --scope)\n"
     )
-    assert refused(setup, "--kind", "fact", "--summary", "x", "--id", "../escape").startswith(
-        "memoryd: error: refusing '../escape': '..' leads outside the memory root"
-    )
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ("../escape", "refusing '../escape': '..' leads outside the memory root"),
+        ("/etc/escape", "refusing '/etc/escape': an absolute path is outside the memory root"),
+        (".git/escape", "refusing '.git/escape': memoryd never touches files inside .git"),
+        ("facts/", "refusing id 'facts/': an id names a file, not a folder"),
+        (".hidden", "refusing id 'facts/.hidden': memoryd never reads facts/.hidden.md (a name "
+                    "starting with '.' or a folder it skips), so recall could never find it"),
+        ("facts/index", "refusing id 'facts/index': facts/index.md is a file memoryd compiles "
+                        "and rewrites, never a memory, so recall could never find it"),
+    ],
+)  # fmt: skip
+def test_every_refused_id_is_a_usage_error(setup: Setup, given: str, said: str) -> None:
+    """'--id ../x' exited 1 and '--id .x' 2: one kind of mistake, one exit code."""
+    before = setup.snapshot()
+    done = run_cli("remember", "--kind", "fact", "--summary", "x", "--id", given, cwd=setup.repo)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.splitlines()[0] == f"memoryd: error: {said}"
+    assert setup.snapshot() == before
 
 
 def test_supersedes_links_both_files_and_leaves_recall(setup: Setup) -> None:

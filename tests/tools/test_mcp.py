@@ -80,18 +80,18 @@ def test_remember_recall_forget_through_a_session(setup: Setup) -> None:
         app, "memory_remember", kind="pitfall", summary="FTS5 分词漏掉两字中文词",
         body="trigram 要求至少三个字符", load_when=["分词"],
     )  # fmt: skip
-    assert (error, text) == (False, "Saved pitfalls/fts5 (project memory, kind pitfall).")
+    assert (error, text) == (False, "Saved pitfalls/fts5-分词漏掉两字中文词 (project memory, kind pitfall).")
     error, text = call(app, "memory_recall", query="分词")
     assert not error
-    assert text.startswith("## pitfalls/fts5 (project pitfall, score ")
+    assert text.startswith("## pitfalls/fts5-分词漏掉两字中文词 (project pitfall, score ")
     assert "matched: 分词×" in text and text.endswith("trigram 要求至少三个字符")
     assert call(app, "memory_recall", query="kubernetes") == (
         False,
         "No memory matched 'kubernetes'. Zero results do not prove nothing was recorded: retry "
         "with fewer, rarer words (one or two), a synonym, or the other language.",
     )
-    assert call(app, "memory_forget", id="pitfalls/fts5")[0] is False
-    assert not (setup.project / "pitfalls" / "fts5.md").exists()
+    assert call(app, "memory_forget", id="pitfalls/fts5-分词漏掉两字中文词")[0] is False
+    assert not (setup.project / "pitfalls" / "fts5-分词漏掉两字中文词.md").exists()
 
 
 def test_forget_over_mcp_says_which_memory_is_current_again(setup: Setup) -> None:
@@ -173,7 +173,7 @@ def test_inspect_and_context_tools(setup: Setup) -> None:
     app = App(cwd=setup.repo)
     call(app, "memory_remember", kind="preference", summary="回答用中文", scope="global")
     error, text = call(app, "memory_inspect")
-    assert not error and "preferences/m-" in text
+    assert not error and "preferences/回答用中文" in text
     error, text = call(app, "memory_context", query="中文")
     assert not error
     assert text.startswith("<memory>\n## Iron rules") and "回答用中文" in text
@@ -543,3 +543,60 @@ def test_a_hit_over_the_size_cap_says_its_body_was_not_loaded(setup: Setup) -> N
     assert (
         f"### facts/giant (project fact): Grafana runbook for payments\n{note}\n</memory>\n"
     ) in done.stdout
+
+
+def test_each_tool_has_a_title_and_answers_with_structure_beside_its_text(setup: Setup) -> None:
+    """Claude Code hands the model structuredContent alone when a tool gives both, so the
+    structure carries the tool's text first, and as its outputSchema says."""
+
+    async def work(client: Client) -> tuple[dict[str, Any], Any, Any]:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        saved = await client.call_tool(
+            "memory_remember", {"kind": "pitfall", "summary": "FTS5 unicode61 merges 部署脚本",
+                                "load_when": ["unicode61"]},
+        )  # fmt: skip
+        found = await client.call_tool("memory_recall", {"query": "unicode61"})
+        return tools, saved, found
+
+    tools, saved, found = session(work, App(cwd=setup.repo))
+    assert {name: t.title for name, t in tools.items()} == {
+        "memory_recall": "Recall memories", "memory_remember": "Remember a memory",
+        "memory_forget": "Forget a memory", "memory_inspect": "Inspect the memory",
+        "memory_context": "The memory block for a task",
+    }  # fmt: skip
+    for tool in tools.values():
+        assert tool.output_schema["required"][0] == "text", tool.name
+    recall = tools["memory_recall"].output_schema
+    assert set(recall["required"]) == {"text", "query", "hits"}
+    structure = found.structured_content
+    assert next(iter(structure)) == "text" and structure["text"] == text_of(found.content[0])
+    (hit,) = structure["hits"]
+    assert hit["id"] == "pitfalls/fts5-unicode61-merges" and hit["scope"] == "project"
+    assert hit["path"] == str(setup.project / "pitfalls" / "fts5-unicode61-merges.md")
+    assert saved.structured_content["text"] == text_of(saved.content[0])
+    assert saved.structured_content["id"] == hit["id"]
+    refused = session(lambda c: c.call_tool("memory_forget", {"id": "nope/none"}),
+                      App(cwd=setup.repo))  # fmt: skip
+    assert refused.is_error and refused.structured_content is None
+
+
+def test_the_prompts_ask_for_a_recall_and_a_remember() -> None:
+    async def work(client: Client) -> tuple[Any, Any, Any]:
+        listed = (await client.list_prompts()).prompts
+        recall = await client.get_prompt("memory-recall", {"topic": "deploys"})
+        remember = await client.get_prompt("memory-remember", {})
+        return listed, recall, remember
+
+    listed, recall, remember = session(work)
+    assert [(p.name, p.title) for p in listed] == [
+        ("memory-recall", "Recall from memory"), ("memory-remember", "Remember this")
+    ]  # fmt: skip
+    assert [a.name for a in listed[0].arguments] == ["topic"] and listed[0].arguments[0].required
+    (message,) = recall.messages
+    assert message.role == "user"
+    assert message.content.text.startswith(
+        "Look up what memoryd's long-term memory holds about: deploys\n\nCall memory_recall "
+    )
+    assert remember.messages[0].content.text.startswith(
+        "Save to memoryd's long-term memory: what this conversation settled that will stay true\n"
+    )

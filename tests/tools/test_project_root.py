@@ -102,7 +102,7 @@ def test_reads_skip_a_missing_project_root_and_the_first_write_creates_it(tmp_pa
     assert ".state.json" in (repo / ".memory/.gitignore").read_text().split()
     assert "| [facts/](facts/index.md) | 1 |" in (repo / ".memory/ROOT.md").read_text()
     assert (
-        "`facts/ci-arm64`: 本项目的 CI 跑在 arm64 上"
+        "`facts/本项目的-ci-跑在-arm64-上`: 本项目的 CI 跑在 arm64 上"
         in (repo / ".memory/facts/index.md").read_text()
     )
     assert str(repo.resolve() / ".memory") in configured_roots()

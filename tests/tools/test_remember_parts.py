@@ -32,18 +32,28 @@ def test_only_an_agents_rule_is_downgraded() -> None:
     assert agent_kind("pitfall", agent=True) == ("pitfall", False)
 
 
-def test_slugs_are_ascii_short_and_stable() -> None:
+def test_slugs_keep_every_scripts_words_short_and_stable() -> None:
     assert (
         slugify("Use pnpm, not npm: the lockfile differs!")
         == "use-pnpm-not-npm-the-lockfile-differs"
     )
-    assert slugify("Café déjà vu") == "cafe-deja-vu"
-    assert slugify("部署脚本用 pnpm 而不是 npm") == "pnpm-npm"
-    chinese = slugify("部署脚本只能在跳板机上运行")
-    assert chinese.startswith("m-") and len(chinese) == 12 and chinese.isascii()
-    assert chinese == slugify("部署脚本只能在跳板机上运行")
+    assert slugify("Café déjà vu, Việt") == "cafe-deja-vu-viet"
+    assert slugify("部署脚本用 pnpm 而不是 npm") == "部署脚本用-pnpm-而不是-npm"
+    assert slugify("部署脚本只能在跳板机上运行") == "部署脚本只能在跳板机上运行"
+    assert slugify("\u304c") == slugify("\u304b\u3099") == "\u304c"  # が, composed or not
+    assert len(slugify("部" * 100)) == 60
+    nothing = slugify("!!! ??? 🎉")
+    assert nothing.startswith("m-") and len(nothing) == 12 and nothing == slugify("!!! ??? 🎉")
     long = slugify(" ".join(["word"] * 40))
     assert len(long) <= 60 and not long.endswith("-")
+
+
+def test_load_when_splits_at_commas() -> None:
+    from memoryd.agent.remember import load_when_words
+
+    assert load_when_words(["部署,pnpm", " deploy ", "发布，上线、回滚", ",,"]) == [
+        "部署", "pnpm", "deploy", "发布", "上线", "回滚",
+    ]  # fmt: skip
 
 
 def test_unique_ids_count_up(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import time
 import unicodedata
+from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +24,7 @@ from memoryd.config.sections import RootConfig
 from memoryd.errors import (
     DuplicateRefused,
     MemorydError,
+    PathError,
     Refused,
     SecretRefused,
     UsageError,
@@ -34,7 +36,7 @@ from memoryd.roots import listed_by_name
 from memoryd.suggest import closest
 
 if TYPE_CHECKING:
-    from memoryd.index.db import Row
+    from memoryd.index.db import IndexDB, Row
 
 CATEGORY = KIND_FOLDERS
 RULE, PROPOSAL = "rule", "rule-proposal"
@@ -93,12 +95,21 @@ def agent_kind(kind: str, agent: bool) -> tuple[str, bool]:
 
 
 def slugify(summary: str) -> str:
-    """An ASCII file name from a summary; Chinese-only text falls back to a stable hash."""
-    ascii_text = unicodedata.normalize("NFKD", summary).encode("ascii", "ignore").decode()
-    words = re.findall(r"[a-z0-9]+", ascii_text.lower())
+    """A file name from a summary's words: letters and digits of any script, Latin accents
+    dropped (``café`` is ``cafe``), NFC so every file system spells it alike; a summary
+    with no letter at all falls back to a stable hash. Chinese stays Chinese: an opaque
+    ``m-6bea74be31`` said nothing, and a mixed summary lost its Chinese words."""
+    kept, latin = [], False
+    for char in unicodedata.normalize("NFKD", summary):
+        if unicodedata.category(char) != "Mn":
+            latin = char.isascii()
+        if not (latin and unicodedata.category(char) == "Mn"):  # が keeps its dakuten
+            kept.append(char)
+    bare = "".join(kept)
+    words = re.findall(r"[^\W_]+", unicodedata.normalize("NFC", bare).lower())
     slug = ""
     for word in words:
-        candidate = f"{slug}-{word}" if slug else word
+        candidate = f"{slug}-{word}" if slug else word[:SLUG_MAX]  # a long run of Chinese
         if len(candidate) > SLUG_MAX:
             break
         slug = candidate
@@ -109,13 +120,14 @@ def slugify(summary: str) -> str:
     return "m-" + hashlib.sha1(summary.encode("utf-8")).hexdigest()[:10]
 
 
-def unique_id(root: Path, category: str, slug: str) -> str:
-    """``category/slug``, with ``-2``, ``-3``... when that file exists."""
+def unique_id(root: Path, category: str, slug: str, taken: Container[str] = ()) -> str:
+    """``category/slug``, with ``-2``, ``-3``... when that file exists (or the id is in
+    ``taken``: an import's ids not written yet)."""
     number = 1
     while True:
         name = slug if number == 1 else f"{slug}-{number}"
         memory_id = f"{category}/{name}"
-        if not (root / f"{memory_id}.md").exists():
+        if memory_id not in taken and not (root / f"{memory_id}.md").exists():
             return memory_id
         number += 1
 
@@ -173,6 +185,15 @@ def _refuse_non_utf8(request: Request) -> None:
             ) from None
 
 
+def load_when_words(given: Sequence[str]) -> list[str]:
+    """The triggers ``given``, each also split at commas (``部署,pnpm``: two triggers, as a
+    comma-separated list reads; ASCII, full-width and ideographic commas alike)."""
+    return [w.strip() for raw in given for w in _COMMAS.split(raw) if w.strip()]
+
+
+_COMMAS = re.compile("[,\uff0c\u3001]")
+
+
 def build_memory(
     request: Request, memory_id: str, kind: str, stamp: int, cites: list[str] | None = None
 ) -> Memory:
@@ -182,7 +203,7 @@ def build_memory(
     meta["created"] = stamp
     meta["updated"] = stamp
     if request.load_when:
-        meta["load_when"] = [w.strip() for w in request.load_when if w.strip()]
+        meta["load_when"] = load_when_words(request.load_when)
     if request.pinned:
         meta["pinned"] = True
     if request.supersedes:
@@ -200,14 +221,17 @@ def remember(app: App, request: Request, stamp: int | None = None) -> Outcome:
     memory_id = _new_id(root, request, kind)
     if request.agent:
         _refuse_rules_folder(memory_id)
-    path = safepath.inside(root.path, memory_id, ".md")
-    _refuse_unseen(root.path, memory_id, path)
+    try:  # an id refused for where it points is a bad --id like any other: exit 2
+        path = safepath.inside(root.path, memory_id, ".md")
+    except PathError as exc:
+        raise UsageError(exc.message, hint=exc.hint) from None
+    refuse_unseen(root.path, memory_id, path)
     _refuse_existing(root, memory_id, path)
     old = _old_memory(root, request) if request.supersedes else None
     cites = citing.anchor(app, request.cites, root.scope)
     data = render(build_memory(request, memory_id, kind, stamp or now_ms(), cites))
-    _refuse_oversized(data, app.config.search.max_file_bytes)
-    _refuse_secrets(root, path, data, agent=request.agent)
+    refuse_oversized(data, app.config.search.max_file_bytes)
+    refuse_secrets(root, path, data, agent=request.agent)
     if not request.force:
         _refuse_duplicate(app, roots, content_text(request), old)
     old_data = None if old is None else _superseded(old, memory_id)  # before any write
@@ -216,10 +240,24 @@ def remember(app: App, request: Request, stamp: int | None = None) -> Outcome:
     if old is not None and old_data is not None:
         atomic_write(old.path, old_data)
         changed.append(old.path)
-    warnings = tuple(upkeep.refresh(app, root, changed))
+    warnings = tuple(_refreshed(app, root, changed))
     return Outcome(
         memory_id, path, root.path, root.scope, kind, downgraded, request.supersedes, warnings
     )
+
+
+def _refreshed(app: App, root: RootConfig, changed: list[Path]) -> list[str]:
+    """:func:`upkeep.refresh`'s warnings; a failure after the write is one more: the memory
+    is on disk, so the command says so and what failed, never exit 1 (an agent told the
+    write failed retries it, and is refused as a duplicate of itself)."""
+    try:
+        return upkeep.refresh(app, root, changed)
+    except OSError as exc:
+        where = exc.filename or root.path
+        return [
+            f"{exc.strerror}: {where}; make it writable (ls -ld {where} shows who may "
+            "write there), then run 'memoryd compile'"
+        ]
 
 
 def _new_id(root: RootConfig, request: Request, kind: str) -> str:
@@ -266,7 +304,7 @@ def _refuse_rules_folder(memory_id: str) -> None:
         )
 
 
-def _refuse_unseen(root: Path, memory_id: str, path: Path) -> None:
+def refuse_unseen(root: Path, memory_id: str, path: Path) -> None:
     """The file lands where memoryd reads memories: not under a name it writes itself
     (index.md, ROOT.md) and not hidden or in a folder it skips, where recall, the compiled
     files and sync would never see it."""
@@ -283,7 +321,7 @@ def _refuse_unseen(root: Path, memory_id: str, path: Path) -> None:
     )
 
 
-def _refuse_oversized(data: bytes, cap: int) -> None:
+def refuse_oversized(data: bytes, cap: int) -> None:
     if len(data) > cap:
         raise Refused(
             f"refusing to remember: the memory is {len(data)} bytes, over the {cap}-byte limit "
@@ -344,7 +382,7 @@ def _superseded(old: locate.Found, memory_id: str) -> bytes:
         ) from exc
 
 
-def _refuse_secrets(root: RootConfig, path: Path, data: bytes, *, agent: bool) -> None:
+def refuse_secrets(root: RootConfig, path: Path, data: bytes, *, agent: bool) -> None:
     """Refuse a memory with a secret; a person is also told how to let a false positive
     through (the fingerprint into the root's allowlist), an agent is not."""
     findings = upkeep.secrets(data.decode("utf-8"), root.path)
@@ -383,12 +421,14 @@ def _refuse_duplicate(
 
 
 def duplicate_of(
-    app: App, roots: list[RootConfig], text: str, skip: Path | None = None
+    app: App, roots: list[RootConfig], text: str, skip: Path | None = None,
+    db: IndexDB | None = None,
 ) -> tuple[Row, float] | None:
     """The existing memory covering the largest share (≥ the threshold) of ``text``'s terms,
-    however old: found by relevance alone, never through recall's decayed top 20."""
+    however old: found by relevance alone, never through recall's decayed top 20.
+    ``db``: an index the caller keeps fresh (an import checks many memories against one)."""
     threshold = app.config.search.duplicate_coverage
-    for row, share in upkeep.covering(app, roots, text, threshold):
+    for row, share in upkeep.covering(app, roots, text, threshold, db=db):
         if skip is None or row.path != skip:
             return row, share
     return None

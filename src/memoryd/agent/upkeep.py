@@ -98,15 +98,18 @@ def query_words(text: str) -> dict[str, str]:
 
 
 def covering(
-    app: App, roots: Sequence[RootConfig], text: str, share: float
+    app: App, roots: Sequence[RootConfig], text: str, share: float, db: IndexDB | None = None
 ) -> list[tuple[Row, float]]:
     """Every current memory holding at least ``share`` of ``text``'s terms, largest share
-    first: relevance alone (no decay, floor or top-k), after a reconcile as :func:`search`."""
+    first: relevance alone (no decay, floor or top-k), after a reconcile as :func:`search`
+    (or in ``db``, an index the caller has just freshened and keeps open)."""
     from memoryd.freshness import ensure_fresh
     from memoryd.index.duplicates import covering as find
 
-    with ensure_fresh(app, roots=roots, recompile=True) as db:
+    if db is not None:
         return find(db, roots, text, share)
+    with ensure_fresh(app, roots=roots, recompile=True) as fresh:
+        return find(fresh, roots, text, share)
 
 
 def secrets(text: str, root: Path) -> list[SecretFinding]:

@@ -10,13 +10,13 @@ from pathlib import Path
 from memoryd import layouts
 from memoryd.checks import Context, RootView, root_check
 from memoryd.findings import Finding
+from memoryd.index.layout import expected_id, is_copy
 from memoryd.memory import (
     BINARY,
     DUPLICATE,
     SPELLING,
     UTF16,
     escape_controls,
-    id_for_path,
     shown_name,
 )
 from memoryd.rootfs import inside
@@ -59,7 +59,9 @@ def control_in_name(ctx: Context, root: RootView) -> Iterator[Finding]:
 def malformed(ctx: Context, root: RootView) -> Iterator[Finding]:
     for item in root.memories.values():
         assert item.memory is not None
-        own = id_for_path(item.rel) if root.config.layout == "plugin" else None
+        if is_copy(item.rel):  # one problem: the conflict (sync.conflicts), not its bytes
+            continue
+        own = expected_id(root.config, item.rel)
         for problem in validate(item.memory, expected_id=own):
             if problem.message == UTF16:
                 name = shlex.quote(os.path.basename(item.path))

@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument("--id", help="the id (category/name); default: a slug of the summary")
     parser.add_argument(
         "--load-when", action="append", default=[], metavar="WORD",
-        help="a routing trigger (repeatable)",
+        help="a routing trigger (repeatable, or several separated by commas)",
     )  # fmt: skip
     parser.add_argument("--highlight", help="the one striking detail")
     parser.add_argument("--pinned", action="store_true", help="never decays in ranking")

@@ -80,6 +80,7 @@ class SearchConfig:
     recall_boost_max: float = 0.5  # the hit-count boost tends to 1 + this
     max_file_bytes: int = 1024 * 1024
     duplicate_coverage: float = 0.8
+    semantic: bool = False  # the embedding stage (pip install 'memoryd[semantic]')
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,7 @@ def run_checks(ctx: Machine, config_check: Verdict | None = None) -> list[Verdic
         checks.append(check_inotify(ctx))
     else:  # the folders to watch are the roots', unknown until the file loads
         checks.append(Verdict("inotify", "skip", "no roots known until config.yaml loads"))
-    for check in (check_disk, check_index, check_service, check_daemon):
+    for check in (check_disk, check_private, check_index, check_service, check_daemon):
         checks.append(check(ctx))
     return checks
 
@@ -110,9 +110,21 @@ def check_disk(ctx: Machine) -> Verdict:
     folders = [ctx.paths.cache_dir, ctx.paths.state_dir, *(r.path for r in ctx.config.roots)]
     disks, low = diskspace.low_disks(folders, ctx.free_bytes)
     if not low:
-        return ok("disk", f"{disks} disk(s) hold memoryd's folders, each with 16 MiB free")
+        detail = f"{disks} disk(s) hold memoryd's folders, none with less than 16 MiB free"
+        return ok("disk", detail)
     detail = f"{diskspace.describe(low)}: {diskspace.CONSEQUENCE}"
     return fail("disk", detail, f"free some space on it (df -h {low[0][0]})")
+
+
+def check_private(ctx: Machine) -> Verdict:
+    """memoryd's folders, database and roots closed to other users (see memoryd.privacy)."""
+    from memoryd.privacy import exposed
+
+    found = exposed(ctx.paths, [r.path for r in ctx.config.roots])
+    if not found:
+        return ok("private", "memoryd's folders, its database and the roots are yours alone")
+    detail = "; ".join(f"{e.path}: {e.message}" for e in found)
+    return warn("private", detail, " && ".join(e.fix for e in found))
 
 
 def check_index(ctx: Machine) -> Verdict:

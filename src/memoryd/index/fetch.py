@@ -45,6 +45,7 @@ from memoryd.index.tokenizer import fts_expression, is_cjk_char, normalize
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import sqlite3
+    from collections.abc import Callable
     from typing import Any, NamedTuple, Protocol
 
     class _Index(Protocol):  # an IndexDB, or the lean recall's connection
@@ -103,8 +104,10 @@ else:
     )
     Found = namedtuple("Found", "relevance candidate full")
 
-# bm25 column weights: id, summary, load_when, body.
-COLUMN_WEIGHTS = (3.0, 4.0, 4.0, 1.0)
+# bm25 column weights: id, summary, load_when, body. The summary weighs as the body does: most
+# summaries repeat the body's first words, and at 4 a question's filler matched twice in the
+# short memories whose summary is their whole text (docs/search.md).
+COLUMN_WEIGHTS = (3.0, 1.0, 4.0, 1.0)
 GROWTH = 8
 # Rows FTS5's top k holds beyond ``fetch`` for the filters to refuse: superseded memories
 # (about 1%), other roots' rows, other kinds. (A root's ROOT.md and index.md files never
@@ -406,6 +409,12 @@ def _unskew(found: list[Found], terms: Sequence[str], need: int) -> list[Found]:
 def _folded(c: Candidate) -> str:
     """A candidate's texts, normalized as the index's tokens are made (one per line)."""
     return normalize("\n".join([t for t in (c.id, c.summary, c.load_when, c.body) if t]))
+
+
+def coverage(terms: Sequence[str]) -> Callable[[Found], int]:
+    """How many of ``terms`` a found candidate holds (ranking's floor asks it of the few
+    candidates under its bar, :func:`memoryd.index.ranking.floor_cut`)."""
+    return lambda found: _matched(terms, found.candidate)
 
 
 def _matched(terms: Sequence[str], c: Candidate) -> int:

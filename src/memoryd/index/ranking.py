@@ -65,9 +65,18 @@ def rank(
     hits: Mapping[str, Callable[[str], int]],
     now_ms: int,
     limit: int,
+    *,
+    coverage: Callable[[Found], int] | None = None,
+    dates: Sequence[tuple[int, int]] = (),
 ) -> list[tuple[float, Found, dict[str, float]]]:
     """The ``limit`` best of ``found`` as ``(score, found, parts)``, ranked and cut at the
     score floor. ``hits``: each root's hit count lookup, by root path.
+
+    ``coverage``: how many distinct query terms a candidate holds; the floor never cuts a
+    candidate holding as many as the best one (:func:`floor_cut`). ``dates``: the query's
+    date ranges (:func:`memoryd.index.tokenizer.query_dates`), in ms; a memory created or
+    updated within one (:func:`dated`) has its score times :data:`DATE_BOOST` (a part
+    named ``date``), within its coverage tier.
 
     Each candidate's factors are worked out as :func:`score_parts` does, in one loop
     with the settings read once (a query has up to 50 candidates); only the few kept
@@ -84,6 +93,7 @@ def rank(
     day = DAY_MS
     scored: list[tuple[bool, float, int, Found, tuple[float, ...]]] = []
     keep = scored.append
+    factors: tuple[float, ...]
     best = None  # the best relevance, as cut's max() finds it
     for f in found:
         relevance, row, full = f
@@ -92,28 +102,80 @@ def rank(
             best = relevance
         prior = project if scope == "project" else other
         if layout != "plugin":  # math.prod's product, in the same order
-            keep((not full, -(relevance * prior), len(scored), f, (relevance, prior)))
-            continue
-        if pinned or not decays:
-            age = 1.0
-        else:  # decay(), inlined; "a if a > b else b" is max(b, a), without the call
-            since = now_ms - (updated or created or mtime_ns // 1_000_000)
-            curve = 0.5 ** ((since if since > 0 else 0) / day / half_life)
-            age = curve if curve > floor else floor
-        count = hits[root](memory_id)  # boost(), inlined; most memories have no hits
-        boosted = 1.0 + boost_max * count / (count + BOOST_HALF) if count > 0 else unboosted
-        score = relevance * prior * age * boosted
-        keep((not full, -score, len(scored), f, (relevance, prior, age, boosted)))
+            score, factors = relevance * prior, (relevance, prior)
+        else:
+            if pinned or not decays:
+                age = 1.0
+            else:  # decay(), inlined; "a if a > b else b" is max(b, a), without the call
+                since = now_ms - (updated or created or mtime_ns // 1_000_000)
+                curve = 0.5 ** ((since if since > 0 else 0) / day / half_life)
+                age = curve if curve > floor else floor
+            count = hits[root](memory_id)  # boost(), inlined; most memories have no hits
+            boosted = 1.0 + boost_max * count / (count + BOOST_HALF) if count > 0 else unboosted
+            score = relevance * prior * age * boosted
+            factors = (relevance, prior, age, boosted)
+        if dates and dated(dates, created, updated):  # a soft signal: one more factor
+            score, factors = score * DATE_BOOST, (*factors, DATE_BOOST)
+        keep((not full, -score, len(scored), f, factors))
     if best is None:
         return []
     scored.sort()  # = ranked(): every full match first, then by score, ties in their order
-    bar = settings.score_floor * best  # = cut()
-    kept = [s for s in scored if not s[0] or s[3][0] >= bar] or scored[:1]
-    # strict=False: a row of another layout has two factors, named by PARTS' first two
-    return [(-s[1], s[3], dict(zip(PARTS, s[4], strict=False))) for s in kept[:limit]]
+    kept = floor_cut(scored, settings.score_floor * best, coverage, limit)
+    return [(-s[1], s[3], _parts(s[4])) for s in kept]
 
 
 PARTS = ("relevance", "scope", "age", "hits")  # score_parts' names, in its order
+DATE_BOOST = 1.5  # a memory dated within a date the query names (a soft signal)
+DATE_BEFORE_MS = DAY_MS  # a date's range reaches this far before it (time zones) ...
+DATE_AFTER_MS = 2 * DAY_MS  # ... and this far after: a day is told of that day or the next
+
+
+def _parts(values: tuple[float, ...]) -> dict[str, float]:
+    """The named factors: a row of another layout has two (relevance, scope), a dated
+    memory one more at the end (``date``)."""
+    names = PARTS[:2] if len(values) in (2, 3) else PARTS
+    parts = dict(zip(names, values, strict=False))
+    if len(values) in (3, 5):
+        parts["date"] = values[-1]
+    return parts
+
+
+def dated(dates: Sequence[tuple[int, int]], created: int | None, updated: int | None) -> bool:
+    """Whether ``created`` or ``updated`` falls within one of ``dates`` (widened by
+    :data:`DATE_BEFORE_MS` and :data:`DATE_AFTER_MS`)."""
+    for stamp in (created, updated):
+        if stamp is not None:
+            for start, end in dates:
+                if start - DATE_BEFORE_MS <= stamp < end + DATE_AFTER_MS:
+                    return True
+    return False
+
+
+def floor_cut(
+    scored: list[tuple[bool, float, int, Found, tuple[float, ...]]],
+    bar: float,
+    coverage: Callable[[Found], int] | None,
+    limit: int,
+) -> list[tuple[bool, float, int, Found, tuple[float, ...]]]:
+    """The first ``limit`` of ``scored`` (ranked) without the partial matches whose bm25 is
+    under ``bar``, unless such a match holds as many query terms as the first entry does
+    (``coverage``): a short list of memories that each hold the same words is a list of
+    equals, and cutting its tail lost the answer its tenth place held
+    (bench/conversations.py). Without ``coverage``, every partial match under the bar goes.
+    """
+    top: int | None = None
+    kept = []
+    for s in scored:
+        if not s[0] or s[3][0] >= bar:
+            kept.append(s)
+        elif coverage is not None:
+            if top is None:
+                top = coverage(scored[0][3])
+            if coverage(s[3]) >= top:
+                kept.append(s)
+        if len(kept) >= limit:
+            break
+    return kept or scored[:1]
 
 
 def score(settings: Settings, relevance: float, row: Rankable, hits: int, now_ms: int) -> float:

@@ -149,6 +149,10 @@ def reconcile(
         _Pass(db, config, root, report, spread).run(only)
     if only is None:
         _drop_unlisted_foreign_roots(db, [*config.roots, *(roots or ())], report)
+    if config.search.semantic:  # the optional embeddings follow the rows they were made of
+        from memoryd.index import semantic
+
+        semantic.update(db.conn)
     report.seconds = time.perf_counter() - started
     return report
 

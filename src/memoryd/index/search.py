@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,11 +28,11 @@ from memoryd.index.db import (
     root_path,
     split_lines,
 )
-from memoryd.index.fetch import Candidate, candidates
+from memoryd.index.fetch import Candidate, Found, _passes, candidate_rows, candidates, coverage
 from memoryd.index.hits import Lookups, bump_hits
 from memoryd.index.ranking import rank
 from memoryd.index.snippet import MARKERS, explain
-from memoryd.index.tokenizer import query_words
+from memoryd.index.tokenizer import read_query
 from memoryd.memory import Problem
 
 if TYPE_CHECKING:
@@ -150,6 +150,7 @@ def recall(
     visible: Visible | None = None,
 ) -> list[Hit]:
     """The best memories for ``query`` in ``roots``, hit counts bumped (unless ``bump=False``).
+    Only roots that are on disk are searched.
 
     ``type`` and ``scope_id`` filter the layered and claude layouts' rows;
     ``markers="layered"`` marks matches in snippets with ``<<`` ``>>``;
@@ -158,8 +159,10 @@ def recall(
     """
     settings = config.search
     limit = settings.limit if limit is None else limit
-    roots = [r for r in roots if scope is None or r.scope == scope]
-    forms = query_words(query)
+    # a root that is gone keeps its rows (its disk may come back) but has no hit: each
+    # would name a file that is not there
+    roots = [r for r in roots if (scope is None or r.scope == scope) and r.path.is_dir()]
+    forms, dates = read_query(query)
     terms = list(forms)
     if not terms or limit <= 0 or not roots:
         return []
@@ -168,15 +171,54 @@ def recall(
     found = candidates(
         db, terms, roots, filters, fetch, strategy=strategy, enough=limit, visible=visible
     )
-    if not found:
+    if not found and not settings.semantic:
         return []
     now = int(time.time() * 1000) if now_ms is None else now_ms
-    kept = rank(settings, found, Lookups(), now, limit)
+    lookups = Lookups()
+    ranked = functools.partial(
+        rank, settings, hits=lookups, now_ms=now, coverage=coverage(terms), dates=dates
+    )
+    if settings.semantic:
+        kept = _fused(
+            db,
+            query,
+            found=found,
+            ranked=ranked,
+            where=(roots, filters, visible),
+            fetch=fetch,
+            limit=limit,
+        )
+    else:
+        kept = ranked(found, limit=limit)
     marks = MARKERS[markers]
     hits = [_hit(f.candidate, t, f.relevance, forms, marks, parts=parts) for t, f, parts in kept]
     if bump:
         _bump(hits)
     return hits
+
+
+def _fused(
+    db: IndexDB,
+    query: str,
+    *,
+    found: list[Found],
+    ranked: Callable[..., list[tuple[float, Found, dict[str, float]]]],
+    where: tuple[Sequence[RootConfig], dict[str, str | None], Visible | None],
+    fetch: int,
+    limit: int,
+) -> list[tuple[float, Found, dict[str, float]]]:
+    """The lexical ranking fused with the semantic stage's nearest memories
+    (:mod:`memoryd.index.semantic`); the lexical ranking alone when the stage has no model."""
+    from memoryd.index import semantic
+
+    nearest = semantic.search(db.conn, query, _passes(*where), fetch)
+    lexical = ranked(found, limit=fetch)
+    if not nearest:
+        return lexical[:limit]
+    have = {f.candidate.rowid for _, f, _ in lexical}
+    rows = candidate_rows(db, [r for r in nearest if r not in have], *where)
+    extra = ranked([Found(0.0, c, False) for c in rows.values()], limit=len(rows))
+    return semantic.fuse(lexical, nearest, {e[1].candidate.rowid: e for e in extra}, limit)
 
 
 def _hit(

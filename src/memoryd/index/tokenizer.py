@@ -42,14 +42,52 @@ from collections.abc import Callable, Iterable
 #    (memoryd.memory.is_fence): such a file was all body, without its fields.
 # 6: UTF-16 text after its byte order mark is read as text (memoryd.memory.utf16_codec),
 #    not as UTF-8 with a replacement character for every other byte.
-TOKENIZER_VERSION = 6
-# Function words a query does not search for (unless it is made of nothing else).
+# 7: irregular English forms become their base word's stem (went, gone -> go; :data:`IRREGULAR`).
+TOKENIZER_VERSION = 7
+# Function words a query does not search for (unless it is made of nothing else): articles,
+# conjunctions, prepositions, auxiliaries, pronouns, question words, and what an apostrophe
+# leaves of a contraction or a possessive ("Kate's" -> kate s, "didn't" -> didn t). In a
+# question these match short memories everywhere ("What did you get?") and push the one
+# holding the answer down (bench/conversations.py; docs/search.md).
 _STOP_LIST = """
 a an and are as at be but by for from has have how i if in into is it its of on or so than
 that the their then there these they this to was we were what when where which who why will
 with you your
+am been being do does did doing done had having can could would should shall might must
+me my mine myself he him his himself she her hers herself our ours ourselves us them theirs
+themselves yours yourself itself whom whose s t d ll m re ve don didn doesn isn wasn aren
+weren hasn haven hadn wouldn couldn shouldn just really very also
+about any some
 """
 STOP_WORDS = frozenset(_STOP_LIST.split())
+# Chinese particles, question words and pronouns: a query's bigram holding one (什么, 用什,
+# 了吗, 我的) is left out, as a stop word is. Chinese has no spaces, so these characters
+# glue to the words beside them and every such bigram matches all over a memory store.
+ZH_STOP_CHARS = frozenset("了的吗呢吧啊呀哦嘛么什哪谁怎")
+# Irregular English forms and the base word whose stem they take: Snowball's suffix rules
+# leave "went" apart from "go" and "bought" from "buy", so a question in one tense missed a
+# memory written in another. Only forms that are seldom another word are listed (not
+# "left", "rose", "saw" is: as a tool it is rare in memories and as "see" it is common).
+_IRREGULAR_LIST = """
+go went gone|eat ate eaten|see saw seen|buy bought|bring brought|think thought|teach taught
+catch caught|fight fought|seek sought|make made|take took taken|give gave given|get got gotten
+come came|become became|begin began begun|know knew known|grow grew grown|throw threw thrown
+fly flew flown|draw drew drawn|write wrote written|drive drove driven|ride rode ridden
+speak spoke spoken|break broke broken|choose chose chosen|freeze froze frozen|steal stole stolen
+wake woke woken|wear wore worn|swear swore sworn|sing sang sung|drink drank drunk|swim swam swum
+win won|sell sold|tell told|hold held|keep kept|sleep slept|feel felt|lose lost|mean meant
+meet met|pay paid|say said|send sent|spend spent|build built|lend lent|stand stood
+understand understood|hear heard|find found|fall fell fallen|hide hid hidden|forget forgot
+forgotten|forgive forgave forgiven|lead led|feed fed|flee fled|deal dealt|dig dug|hang hung
+sit sat|shake shook shaken|strike struck|stick stuck|sweep swept|weep wept|learn learnt
+burn burnt|dream dreamt|run ran|begin began|child children|man men|woman women|foot feet
+tooth teeth|mouse mice
+"""
+IRREGULAR = {
+    form: forms[0]
+    for forms in (group.split() for group in _IRREGULAR_LIST.replace("\n", " ").split("|"))
+    for form in forms[1:]
+}
 _LATIN_END = "\u024f"  # Basic Latin to Latin Extended-B: the words the English stemmer gets
 
 CJK_RANGES = (
@@ -107,7 +145,12 @@ def is_cjk(char: str) -> bool:
 def _stemmer() -> Callable[[str], str]:
     import Stemmer  # PyStemmer; imported when the first word is stemmed
 
-    stem: Callable[[str], str] = Stemmer.Stemmer("english").stemWord
+    snowball: Callable[[str], str] = Stemmer.Stemmer("english").stemWord
+    irregular = IRREGULAR.get
+
+    def stem(word: str) -> str:
+        return snowball(irregular(word, word))
+
     return stem
 
 
@@ -331,11 +374,18 @@ def query_words(query: str) -> dict[str, str]:
     """The distinct search terms of a query, in first-seen order, each with the word it
     came from as written (normalized): stop words left out unless there is nothing else."""
     words = _tokens(query, tails=False, stemmed=False)
-    content = [w for w in words if w not in STOP_WORDS] or words
+    content = [w for w in words if not _is_stop(w)] or words
     forms: dict[str, str] = {}
     for word in content:
         forms.setdefault(stem(word) if not is_cjk(word[0]) else word, word)
     return forms
+
+
+def _is_stop(word: str) -> bool:
+    """A stop word, or a CJK token holding a character of :data:`ZH_STOP_CHARS`."""
+    if word in STOP_WORDS:
+        return True
+    return is_cjk(word[0]) and not ZH_STOP_CHARS.isdisjoint(word)
 
 
 def query_terms(query: str) -> list[str]:
@@ -351,3 +401,112 @@ def fts_expression(terms: Iterable[str], operator: str = "OR") -> str | None:
     """
     parts = [f'"{t}"*' if is_cjk_char(t) else f'"{t}"' for t in terms]
     return f" {operator} ".join(parts) or None
+
+
+_MONTHS = (
+    "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+)  # fmt: skip
+_MONTH = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+# Date expressions a query may name, most specific first; each group tuple names which
+# groups are year, month and day. A span one pattern took is not read again.
+_DATE_PATTERNS = (
+    (r"(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})", (1, 2, 3)),  # 2023-05-07, 2023/5/7
+    (r"(\d{1,2})\.(\d{1,2})\.(\d{4})", (3, 2, 1)),  # 07.05.2023 (day first)
+    (rf"(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH},?\s+(\d{{4}})", (3, 2, 1)),
+    (rf"{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})", (3, 1, 2)),
+    (rf"{_MONTH},?\s+(\d{{4}})", (2, 1, 0)),  # May 2023
+    (r"(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]", (1, 2, 3)),
+    (r"(\d{4})\s*年\s*(\d{1,2})\s*月", (1, 2, 0)),
+    (r"(\d{4})\s*年", (1, 0, 0)),
+    (r"(?<![\d.])((?:19|20)\d\d)(?![\d.])", (1, 0, 0)),  # a year alone
+)
+_DATE_RE: list[re.Pattern[str]] = []  # compiled on the first query holding a digit
+_DATE_GROUPS: list[int] = []  # each pattern's number of groups, in order
+
+
+def read_query(query: str) -> tuple[dict[str, str], tuple[tuple[int, int], ...]]:
+    """A query's search terms (:func:`query_words`) and the date ranges it names
+    (:func:`query_dates`). The words of a date expression are not searched in the text
+    ("29 Dec 2023": every memory holding a 29 or a 2023 matched) unless nothing else is
+    left: the date is matched against ``created`` and ``updated`` instead."""
+    dates, rest = _dates(query)
+    forms = query_words(rest) if dates else {}
+    return forms or query_words(query), dates
+
+
+def query_dates(query: str) -> tuple[tuple[int, int], ...]:
+    """The date ranges a query names, as ``(start, end)`` in ms since the epoch (UTC, end
+    excluded): a day (``2023-05-07``, ``7 May 2023``, ``May 7, 2023``, ``07.05.2023``,
+    ``2023年5月7日``), a month (``May 2023``, ``2023年5月``) or a year (``2023``,
+    ``2023年``). A date without a year is not read: its year is anyone's guess.
+    Ranking takes them as a soft signal (:func:`memoryd.index.ranking.dated`)."""
+    return _dates(query)[0]
+
+
+def _dates(query: str) -> tuple[tuple[tuple[int, int], ...], str]:
+    """:func:`query_dates`, and the (normalized) query without the dates it read."""
+    if not any(c.isdigit() for c in query):
+        return (), query
+    if not _DATE_RE:
+        _DATE_RE.append(re.compile("|".join(f"(?:{p})" for p, _ in _DATE_PATTERNS)))
+        _DATE_GROUPS.extend(re.compile(p).groups for p, _ in _DATE_PATTERNS)
+    found: list[tuple[int, int]] = []
+    text = normalize(query)
+    rest = []
+    at_text = 0
+    for match in _DATE_RE[0].finditer(text):
+        groups = match.groups()
+        at = 0
+        for (_pattern, order), count in zip(_DATE_PATTERNS, _DATE_GROUPS, strict=True):
+            own = groups[at : at + count]
+            at += count
+            if own[0] is not None:
+                span = _date_span(own, order)
+                if span is not None:
+                    if span not in found:
+                        found.append(span)
+                    rest.append(text[at_text : match.start()])
+                    at_text = match.end()
+                break
+    rest.append(text[at_text:])
+    return tuple(found), " ".join(rest)
+
+
+def _date_span(
+    groups: tuple[str | None, ...], order: tuple[int, int, int]
+) -> tuple[int, int] | None:
+    """The ``(start, end)`` of one matched date expression, or None if no such date."""
+    year_at, month_at, day_at = order
+    year = int(groups[year_at - 1] or 0)
+    month = 0
+    if month_at:
+        text = groups[month_at - 1] or ""
+        month = _MONTHS.index(text[:3]) + 1 if text[:3] in _MONTHS else int(text)
+    day = int(groups[day_at - 1] or 0) if day_at else 0
+    if not 1900 <= year <= 2200 or not 0 <= month <= 12 or not 0 <= day <= 31:
+        return None
+    if not month:
+        return _day_ms(year, 1, 1), _day_ms(year + 1, 1, 1)
+    if not day:
+        return _day_ms(year, month, 1), _day_ms(year + (month == 12), month % 12 + 1, 1)
+    if day > _month_days(year, month) or day == 0:
+        return None
+    start = _day_ms(year, month, day)
+    return start, start + 86_400_000
+
+
+def _month_days(year: int, month: int) -> int:
+    if month == 2:
+        return 29 if year % 4 == 0 and (year % 100 != 0 or year % 400 == 0) else 28
+    return 30 if month in (4, 6, 9, 11) else 31
+
+
+def _day_ms(year: int, month: int, day: int) -> int:
+    """Midnight UTC of a date, in ms since the epoch (days from civil: no datetime import,
+    which the lean recall would pay for)."""
+    year -= month <= 2
+    era = year // 400
+    yoe = year - era * 400
+    doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return (era * 146097 + doe - 719468) * 86_400_000

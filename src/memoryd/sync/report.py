@@ -63,7 +63,10 @@ def outcome_text(o: SyncOutcome) -> str:
     for q in o.quarantined:
         where = f"{q.path} (its file name)" if q.line == NAME_LINE else f"{q.path}:{q.line}"
         lines.append(f"  quarantined: {where} {q.rule} ({q.preview}): not committed")
-    lines += [f"  left out: {item['path']} ({item['why']})" for item in o.left_out]
+        lines.append(f"    fix: {quarantine_advice(q.line, q.rule, q.preview)[1]}")
+    for item in o.left_out:
+        lines.append(f"  left out: {item['path']} ({item['why']}): not committed")
+        lines.append(f"    fix: {left_out_fix(str(o.root), item['path'], item['why'])}")
     if o.backup_ref:
         lines.append(f"  local commits backed up at {o.backup_ref}")
     return printable("\n".join(lines))
