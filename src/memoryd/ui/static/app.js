@@ -396,6 +396,7 @@ VIEWS.conflicts = async (main) => {
         s.not_pushed,
         [s.paused ? h("div", { class: "paused" }, `paused: ${s.paused.reason}`) : null,
           s.last_error && !s.paused ? h("div", {}, s.last_error) : null,
+          s.ahead ? h("div", { class: "paused", "data-problem": "ahead" }, s.ahead) : null,
           s.quarantined.map((q) => h("div", { class: "muted" }, `kept out: ${q.path}:${q.line} ${q.rule}`))],
         [s.paused ? h("button", { class: "danger", "data-action": "confirm-delete",
             onclick: () => { if (window.confirm(`Commit the deletion that paused ${s.root}? (memoryd sync --allow-mass-delete)`)) act("Syncing", async () => (await post("sync", { root: s.root, allow_mass_delete: true })).text); } },
