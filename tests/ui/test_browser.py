@@ -360,3 +360,32 @@ def test_keep_all_settles_every_conflict_after_asking(
         assert not (world.a.root / copy).exists()
         assert "line A" in world.a.read(f"facts/{name}.md")
         assert "line B" in world.a.read(f"facts/{name}-desktop.md")
+
+
+def test_why_did_the_agent_say_that_in_two_clicks(
+    home: Path, ui_factory: Any, page: Any, shots: Path
+) -> None:
+    from urllib.parse import quote, urlencode
+
+    ui: UI = ui_factory(home)
+    show(page, ui, "context?q=" + quote("how do we deploy with pnpm?"))
+    entry = page.locator('#context-entries tr[data-id="preferences/pnpm"] a.memory-link')
+    entry.click()  # one: from the memory in the agent's block to its page
+    page.wait_for_selector('#view-memory.ready[data-params*="ref="]')
+    assert page.inner_text("#memory-title") == "preferences/pnpm"
+    origin = page.inner_text("#memory-origin")
+    assert "records no source, session or agent" in origin
+    root = Path(os.environ["MEMORYD_HOME"]) / "memory"
+    authors = git(root, "log", "--format=%an", "--", "preferences/pnpm.md").split("\n")
+    assert f"First committed by {authors[-1]}" in origin and "Last changed by" in origin
+    rows = page.locator("#memory-history tbody tr")
+    assert rows.count() == 2
+    rows.nth(1).locator("button").click()  # two: the text at the older commit
+    text = page.wait_for_selector("#memory-at-text").inner_text()
+    assert "Always deploy with pnpm, never npm." in text and "pnpm 9" not in text
+    page.screenshot(path=str(shots / "provenance.png"))
+    wrong = urlencode({"root": str(root), "path": "preferences/pnpm.md", "commit": "0" * 40})
+    status, _h, body = ui.request(
+        f"/api/memory-at?{wrong}", headers={"X-Memoryd-Token": ui.token}
+    )  # a commit outside the file's history is refused, not shown
+    assert status == 403 and b"is not in the history of preferences/pnpm.md" in body

@@ -33,6 +33,8 @@ log = logging.getLogger(__name__)
 MAX_QUERY = 2000
 MAX_FILE = 1_000_000  # a memory page shows at most this many bytes of a file
 MAX_CHAIN = 20
+# frontmatter fields that say where a memory came from, when its writer recorded them
+ORIGIN = ("source", "session", "agent", "extracted_from", "transcript", "author")
 Params = Mapping[str, str]
 View = Callable[[App, Params], Any]
 
@@ -110,6 +112,7 @@ def context(app: App, params: Params) -> dict[str, Any]:
         raise UsageError(f"the prompt is longer than {MAX_QUERY} characters")
     block = gather(app, prompt)
     data = block.as_dict()
+    data["entries"] = [{**e, **_where_is(app, e["id"])} for e in data["entries"]]
     data.update(
         chars=len(block.text),
         budget=dataclasses.asdict(app.config.injection),  # every injection.* setting in force
@@ -183,6 +186,22 @@ def _browser(app: App) -> Any:
     return _browsers[key]
 
 
+def _where_is(app: App, memory_id: str) -> dict[str, str]:
+    """The root and file of a memory the agent's block names (for a link to its page)."""
+    from memoryd.freshness import search_roots
+    from memoryd.locate import find_in
+
+    for root in search_roots(app.config, app.cwd):
+        try:
+            found = find_in(root, memory_id)
+        except MemorydError:
+            continue
+        if found is not None:
+            rel = _rel(root.path, found.path)
+            return {"root": str(root.path), "rel": rel, "ref": file_ref(rel)}
+    return {}
+
+
 def _messages(item: dict[str, Any]) -> set[str]:
     return {p["message"] for p in item["own_problems"]}
 
@@ -250,6 +269,7 @@ def memory(app: App, params: Params) -> dict[str, Any]:
         "root": str(root.path),
         "scope": root.scope,
         "path": rel,
+        "ref": file_ref(rel),
         "id": parsed.id or _id(rel),
         "meta": _shown_meta(parsed.meta),
         "frontmatter": _frontmatter_text(raw[:MAX_FILE]),
@@ -259,6 +279,7 @@ def memory(app: App, params: Params) -> dict[str, Any]:
         "problems": [{"code": p.code, "message": p.message} for p in validate(parsed)],
         "history": [c.as_dict() for c in file_history(root.path, rel)],
         "commits": root.sync.commit,  # else nothing ever commits a file that is not in git
+        "origin": {k: str(parsed.meta[k]) for k in ORIGIN if k in parsed.meta},
         "chain": supersedes_chain(root, parsed.id or _id(rel), parsed, rel),
     }
 
@@ -277,6 +298,17 @@ def _shown_meta(meta: Mapping[str, Any]) -> dict[str, Any]:
             when = dt.datetime.fromtimestamp(stamp / 1000, dt.UTC)
             shown[name] = when.strftime("%Y-%m-%d %H:%M:%S UTC")
     return shown
+
+
+def memory_at(app: App, params: Params) -> dict[str, Any]:
+    """A memory's text at one commit of its history (the memory page's "show")."""
+    from memoryd.ui.history import text_at
+
+    root, _path, rel = _file(app, params)
+    commit = _required(params, "commit")
+    if len(commit) != 40 or any(c not in "0123456789abcdef" for c in commit):
+        raise UsageError(f"commit={commit!r} is not a full commit id")
+    return {"commit": commit, "path": rel, "text": text_at(root.path, rel, commit)[:MAX_FILE]}
 
 
 def conflicts(app: App, params: Params) -> dict[str, Any]:
@@ -392,6 +424,7 @@ READS: dict[str, View] = {
     "context": context,
     "memories": memories,
     "memory": memory,
+    "memory-at": memory_at,
     "conflicts": conflicts,
     "problems": problems,
 }

@@ -251,7 +251,8 @@ VIEWS.context = async (main, params) => {
       [h("dt", {}, CONTEXT_FIELDS[k] || k.replaceAll("_", " ")), h("dd", {}, metaValue(k, v))])) : null,
     data.entries.length ? cardTable({ id: "context-entries" },
       [["memory"], ["scope"], ["kind"], ["summary"], ["cut"]],
-      data.entries.map((e) => [{}, [e.id, e.scope, e.kind || "—", e.summary || "", e.cut ? "cut" : "whole"]])) : null,
+      data.entries.map((e) => [{ "data-id": e.id }, [e.ref ? memoryLink(e.root, e.rel, e.id, e.ref) : e.id,
+        e.scope, e.kind || "—", e.summary || "", e.cut ? "cut" : "whole"]])) : null,
     h("h3", {}, "The block"),
     h("pre", { id: "context-block" }, data.text));
 };
@@ -345,10 +346,37 @@ VIEWS.memories = async (main) => {
   await load(first);
 };
 
+// Who or what wrote a memory: the fields its writer recorded, and git's first and last commit.
+function origin(data) {
+  const fields = Object.entries(data.origin || {});
+  const first = data.history[data.history.length - 1];
+  const last = data.history[0];
+  return h("div", { id: "memory-origin" },
+    fields.length ? h("dl", { class: "meta" }, fields.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])) :
+      h("p", { class: "muted" }, "Its frontmatter records no source, session or agent."),
+    first ? h("p", {}, "First committed by ", h("strong", {}, first.author), " ", dateEl(first.date),
+      ` (${first.commit.slice(0, 10)}: ${first.subject})`) : null,
+    last && last !== first ? h("p", {}, "Last changed by ", h("strong", {}, last.author), " ", dateEl(last.date),
+      ` (${last.commit.slice(0, 10)}: ${last.subject})`) : null);
+}
+
+// The text of a memory at one commit of its history, under the history table.
+async function showAt(data, change, box) {
+  box.replaceChildren(h("p", { class: "muted" }, "Reading…"));
+  try {
+    const got = await api("memory-at", { root: data.root, ref: data.ref, commit: change.commit });
+    box.replaceChildren(h("h4", {}, `The text at ${change.commit.slice(0, 10)} (${change.author}, `, dateEl(change.date), ")"),
+      h("pre", { id: "memory-at-text" }, got.text || "(the file was deleted in this commit)"));
+  } catch (err) {
+    box.replaceChildren(errorBox(err));
+  }
+}
+
 VIEWS.memory = async (main, params) => {
   const data = await api("memory", { root: params.get("root") || "", path: params.get("path") || "",
     ref: params.get("ref") || "" });
   const meta = Object.entries(data.meta);
+  const at = h("div", { id: "memory-at", "aria-live": "polite" });
   add(main, 
     h("p", {}, h("a", { href: "#memories" }, "← all memories")),
     h("h2", { id: "memory-title" }, data.id),
@@ -365,11 +393,16 @@ VIEWS.memory = async (main, params) => {
       h("li", { class: c.self ? "self" : "" }, c.exists && c.path && !c.self ? memoryLink(data.root, c.path, c.id) : c.id,
         c.summary ? ` — ${c.summary}` : "", c.exists ? "" : " (missing)"))) :
       h("p", { class: "muted" }, "It supersedes nothing and nothing supersedes it."),
+    h("h3", {}, "Where it came from"),
+    origin(data),
     h("h3", {}, "History in git (git log --follow)"),
     data.history.length ? cardTable({ id: "memory-history" }, [["date"], ["author"], ["commit"], ["subject"]],
-      data.history.map((c) => [{}, [dateEl(c.date), c.author, c.commit.slice(0, 10), c.subject]])) :
+      data.history.map((c) => [{ "data-commit": c.commit }, [dateEl(c.date), c.author,
+        h("button", { type: "button", class: "plain", "aria-label": `Show the text at commit ${c.commit.slice(0, 10)}`,
+          onclick: () => showAt(data, c, at) }, c.commit.slice(0, 10)), c.subject]])) :
       h("p", { class: "muted" }, data.commits ? "Not in git (yet): the next sync commits it."
-        : "Not in git: this root does not commit (its sync.commit is off)."));
+        : "Not in git: this root does not commit (its sync.commit is off)."),
+    at);
 };
 
 VIEWS.conflicts = async (main) => {
