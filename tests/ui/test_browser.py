@@ -389,3 +389,33 @@ def test_why_did_the_agent_say_that_in_two_clicks(
         f"/api/memory-at?{wrong}", headers={"X-Memoryd-Token": ui.token}
     )  # a commit outside the file's history is refused, not shown
     assert status == 403 and b"is not in the history of preferences/pnpm.md" in body
+
+
+def test_accept_and_forget_from_the_memory_page_as_the_cli_does(
+    home: Path, ui_factory: Any, page: Any
+) -> None:
+    root = Path(os.environ["MEMORYD_HOME"]) / "memory"
+    write_memory(root, "proposals/tabs.md", "Indent with tabs.", id="proposals/tabs",
+                 kind="rule-proposal", summary="indent with tabs")  # fmt: skip
+    ui: UI = ui_factory(home)
+    show(page, ui, f"memory?root={root}&path=proposals/tabs.md")
+    page.click('button[data-action="accept"]')
+    done = page.wait_for_selector("#memory-message .ok").inner_text()
+    assert done == "accepted proposals/tabs as rules/tabs: it is now an iron rule open rules/tabs"
+    assert page.dialogs == [
+        "Accept proposals/tabs as an iron rule? (memoryd accept proposals/tabs --scope global)"
+    ]
+    assert "kind: rule\n" in (root / "rules/tabs.md").read_text()
+    assert not (root / "proposals/tabs.md").exists()
+    page.click("#memory-message a.memory-link")
+    page.wait_for_selector('#view-memory.ready[data-params*="rules"]')
+    assert page.locator('button[data-action="accept"]').count() == 0  # a rule now
+
+    show(page, ui, f"memory?root={root}&path=decisions/db-v2.md")
+    page.click('button[data-action="forget"]')
+    done = page.wait_for_selector("#memory-message .ok").inner_text()
+    assert done.startswith(f"forgot decisions/db-v2: removed {root}/decisions/db-v2.md")
+    assert "cleared the link in decisions/db-v1" in done  # memoryd forget's relink
+    assert not (root / "decisions/db-v2.md").exists()
+    assert "superseded_by" not in (root / "decisions/db-v1.md").read_text()
+    assert "decisions/db-v2" not in json.dumps(ui.api("memories")["memories"])

@@ -444,8 +444,17 @@ def accept(app: App, raw_id: str, scope: str | None = None, stamp: int | None = 
 
     The rule is written before the proposal is removed, and links to the proposal follow it.
     """
+    from memoryd.agent.caller import agent_marker
     from memoryd.agent.forget import relink
 
+    marker = agent_marker(app.env)
+    if marker is not None:  # the command line's and the page's accept alike
+        wanted = locate.normal_id(raw_id)
+        raise Refused(
+            f"refusing to accept {wanted!r}: this runs under an agent ({marker}), "
+            "and only a person turns a proposal into an iron rule",
+            hint=f"run 'memoryd accept {wanted}' yourself, in a terminal of your own",
+        )
     roots = locate.active_roots(app.config, app.cwd)
     found = locate.find(roots, raw_id, scope)
     if found.memory.kind != PROPOSAL:

@@ -418,6 +418,34 @@ def sync(app: App, params: Params) -> dict[str, Any]:
     return {"ok": outcome.ok, "outcome": outcome.to_json(), "text": outcome_text(outcome)}
 
 
+def forget(app: App, params: Params) -> dict[str, Any]:
+    """``memoryd forget ID --scope SCOPE``, with the command's rules."""
+    from memoryd.agent.caller import agent_marker
+    from memoryd.agent.forget import forget as remove
+
+    agent = agent_marker(app.env) is not None  # the CLI's rule: an agent never forgets a rule
+    gone = remove(app, _required(params, "id"), scope=_scope(params), agent=agent)
+    log.info("memoryd ui: forgot %s: removed %s", gone.id, gone.path)
+    return gone.as_dict()
+
+
+def accept(app: App, params: Params) -> dict[str, Any]:
+    """``memoryd accept ID --scope SCOPE``: a person turns a rule-proposal into an iron rule."""
+    from memoryd.agent.remember import accept as make_rule
+
+    wanted = _required(params, "id")
+    outcome = make_rule(app, wanted, scope=_scope(params))
+    log.info("memoryd ui: accepted %s as %s", wanted, outcome.id)
+    return {**outcome.as_dict(), "warnings": list(outcome.warnings)}
+
+
+def _scope(params: Params) -> str | None:
+    scope = params.get("scope") or None
+    if scope not in (None, "global", "project"):
+        raise UsageError(f"scope must be global or project, got {scope!r}")
+    return scope
+
+
 READS: dict[str, View] = {
     "overview": overview,
     "search": search,
@@ -428,7 +456,13 @@ READS: dict[str, View] = {
     "conflicts": conflicts,
     "problems": problems,
 }
-WRITES: dict[str, View] = {"resolve": resolve, "resolve-all": resolve_all, "sync": sync}
+WRITES: dict[str, View] = {
+    "resolve": resolve,
+    "resolve-all": resolve_all,
+    "sync": sync,
+    "forget": forget,
+    "accept": accept,
+}
 
 
 # -- helpers ------------------------------------------------------------------------------

@@ -346,6 +346,33 @@ VIEWS.memories = async (main) => {
   await load(first);
 };
 
+// What a person can do with a memory: the same library calls as memoryd forget / accept.
+function actions(data) {
+  const message = h("div", { id: "memory-message", role: "status" });
+  const run = async (question, name, body, done) => {
+    if (!window.confirm(question)) return;
+    message.replaceChildren(h("p", { class: "muted" }, "Working…"));
+    try {
+      done(await post(name, body));
+    } catch (err) {
+      message.replaceChildren(errorBox(err));
+    }
+  };
+  const forget = h("button", { type: "button", class: "danger", "data-action": "forget",
+    onclick: () => run(`Forget ${data.id}? (memoryd forget ${data.id} --scope ${data.scope}; git history keeps it)`,
+      "forget", { id: data.id, scope: data.scope }, (gone) => message.replaceChildren(
+        h("div", { class: "ok" }, `forgot ${gone.id}: removed ${gone.path}`,
+          gone.unlinked.length ? h("ul", { class: "plain" }, gone.unlinked.map((u) => h("li", {}, `cleared the link in ${u}`))) : null,
+          h("div", {}, h("a", { href: "#memories" }, "← all memories"))))) }, "Forget");
+  const proposal = data.meta.kind === "rule-proposal";
+  const accept = proposal ? h("button", { type: "button", "data-action": "accept",
+    onclick: () => run(`Accept ${data.id} as an iron rule? (memoryd accept ${data.id} --scope ${data.scope})`,
+      "accept", { id: data.id, scope: data.scope }, (rule) => message.replaceChildren(
+        h("div", { class: "ok" }, `accepted ${data.id} as ${rule.id}: it is now an iron rule `,
+          memoryLink(rule.root, rule.path.slice(rule.root.length + 1), `open ${rule.id}`)))) }, "Accept as an iron rule") : null;
+  return h("div", { class: "actions", id: "memory-actions" }, accept, forget, message);
+}
+
 // Who or what wrote a memory: the fields its writer recorded, and git's first and last commit.
 function origin(data) {
   const fields = Object.entries(data.origin || {});
@@ -382,6 +409,7 @@ VIEWS.memory = async (main, params) => {
     h("h2", { id: "memory-title" }, data.id),
     h("p", { class: "muted" }, `${data.root}/${data.path} · ${data.scope} root · ${data.size} bytes`),
     data.problems.length ? h("div", { class: "error" }, data.problems.map((p) => h("div", {}, `${p.code}: ${p.message}`))) : null,
+    actions(data),
     h("h3", {}, "Frontmatter"),
     meta.length ? h("dl", { class: "meta", id: "memory-meta" }, meta.map(([k, v]) =>
       [h("dt", {}, k), h("dd", { "data-key": k }, metaValue(k, v))])) : h("p", { class: "muted" }, "(none)"),
