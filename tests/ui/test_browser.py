@@ -419,3 +419,20 @@ def test_accept_and_forget_from_the_memory_page_as_the_cli_does(
     assert not (root / "decisions/db-v2.md").exists()
     assert "superseded_by" not in (root / "decisions/db-v1.md").read_text()
     assert "decisions/db-v2" not in json.dumps(ui.api("memories")["memories"])
+
+
+def test_pin_and_unpin_from_the_memory_page(home: Path, ui_factory: Any, page: Any) -> None:
+    root = Path(os.environ["MEMORYD_HOME"]) / "memory"
+    ui: UI = ui_factory(home)
+    show(page, ui, f"memory?root={root}&path=pitfalls/sqlite-cjk.md")
+    page.click('button[data-action="pin"]')
+    page.wait_for_selector('button[data-action="unpin"]')  # the page read again
+    assert "pinned: true\n" in (root / "pitfalls/sqlite-cjk.md").read_text()
+    assert page.dialogs == [
+        "Pin pitfalls/sqlite-cjk? (memoryd pin pitfalls/sqlite-cjk --scope global)"
+    ]
+    flagged = ui.api("memories", flag="pinned")["memories"]
+    assert sorted(m["id"] for m in flagged) == ["pitfalls/sqlite-cjk", "preferences/pnpm"]
+    page.click('button[data-action="unpin"]')
+    page.wait_for_selector('button[data-action="pin"]')
+    assert "pinned" not in (root / "pitfalls/sqlite-cjk.md").read_text()

@@ -439,6 +439,16 @@ def accept(app: App, params: Params) -> dict[str, Any]:
     return {**outcome.as_dict(), "warnings": list(outcome.warnings)}
 
 
+def pin(app: App, params: Params) -> dict[str, Any]:
+    """``memoryd pin ID --scope SCOPE [--off]``."""
+    from memoryd.agent.pin import pin as set_pin
+
+    wanted, on = _required(params, "id"), params.get("on") == "true"
+    done = set_pin(app, wanted, scope=_scope(params), on=on)
+    log.info("memoryd ui: %s %s", "pinned" if done.pinned else "unpinned", done.id)
+    return done.as_dict()
+
+
 def _scope(params: Params) -> str | None:
     scope = params.get("scope") or None
     if scope not in (None, "global", "project"):
@@ -462,6 +472,7 @@ WRITES: dict[str, View] = {
     "sync": sync,
     "forget": forget,
     "accept": accept,
+    "pin": pin,
 }
 
 

@@ -370,7 +370,11 @@ function actions(data) {
       "accept", { id: data.id, scope: data.scope }, (rule) => message.replaceChildren(
         h("div", { class: "ok" }, `accepted ${data.id} as ${rule.id}: it is now an iron rule `,
           memoryLink(rule.root, rule.path.slice(rule.root.length + 1), `open ${rule.id}`)))) }, "Accept as an iron rule") : null;
-  return h("div", { class: "actions", id: "memory-actions" }, accept, forget, message);
+  const pinned = data.meta.pinned === true;
+  const pin = h("button", { type: "button", class: "plain", "data-action": pinned ? "unpin" : "pin",
+    onclick: () => run(`${pinned ? "Unpin" : "Pin"} ${data.id}? (memoryd pin ${data.id} --scope ${data.scope}${pinned ? " --off" : ""})`,
+      "pin", { id: data.id, scope: data.scope, on: !pinned }, () => render()) }, pinned ? "Unpin" : "Pin");
+  return h("div", { class: "actions", id: "memory-actions" }, pin, accept, forget, message);
 }
 
 // Who or what wrote a memory: the fields its writer recorded, and git's first and last commit.
