@@ -7,6 +7,7 @@ something a test can own).
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import os
 import shutil
@@ -209,17 +210,21 @@ def test_dev_test_installs_the_shells_the_completion_tests_drive_in_one_apt_get_
 ) -> None:
     env, apt = system_world(tmp_path, uid=0)
     chromium = "" if Path("/usr/bin/chromium").exists() else " chromium"
+    fuse = "" if glob.glob("/usr/lib/*/libfuse.so.2") + glob.glob("/lib/*/libfuse.so.2") else (
+        " libfuse2"
+    )
     stderr = dev_test_stderr(tmp_path, env)
     assert (
-        f"dev: installing what the tests drive:{chromium} zsh fish (apt-get install "
-        "--no-install-recommends: chromium for tests/ui, zsh and fish for the completion tests)\n"
+        f"dev: installing what the tests drive:{chromium} zsh fish{fuse} (apt-get install "
+        "--no-install-recommends: chromium for tests/ui, zsh and fish for the completion tests, "
+        "libfuse2 for the case-insensitive disk of tests/sync/test_case.py)\n"
     ) in stderr
     assert apt.read_text().splitlines() == [
-        "update -qq", f"install -y -qq --no-install-recommends{chromium} zsh fish"
+        "update -qq", f"install -y -qq --no-install-recommends{chromium} zsh fish{fuse}"
     ]
     assert "completion test is SKIPPED" not in stderr
     apt.unlink()
-    if not chromium:  # all there now: no apt-get run, nothing said
+    if not chromium and not fuse:  # all there now: no apt-get run, nothing said
         assert "apt-get" not in dev_test_stderr(tmp_path, env)
         assert not apt.exists()
 
@@ -307,6 +312,10 @@ BEFORE_THE_CHECK = frozenset({
     "9079c06d6166e62d6dcc76517b0fcf4b5c52df8b",
     "64c73b304132e140ae1fc6542d7b35f9e221fad7",
     "7c795f927f303c70142fb86e63ba1497bd55a8dd",
+    "7789445d0ae81a803c80ff5777910baa557649aa",
+    "f8063449848bf5239552d337cdc60207841bb3eb",
+    "b2670ab0ede473316968e87380d8a532e85970e8",
+    "379e3244d765e5cb4dd9cc4b305dcff91b524251",
 })  # fmt: skip
 
 
