@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from memoryd.config.sections import Config
 from memoryd.index import reconcile
-from memoryd.index.browse import FLAGS, SORTS, Browser, Query, page
+from memoryd.index.browse import FLAGS, SORTS, Browser, Query
 from memoryd.index.db import IndexDB
 from tests.index.conftest import DAY_MS, NOW_MS, World, write_memory
 
@@ -112,7 +112,7 @@ def test_a_page_is_the_whole_list_sorted_filtered_and_cut(
     hits = {root: {m["id"]: m["hits"] for m in expected if m["hits"]}}
     findings = {root / m["path"]: m["findings"] for m in expected if m["findings"]}
     for q in asked:
-        got = page(db, [root], q, hits=hits, findings=findings, facets=True)
+        got = Browser(db).page([root], q, hits=hits, findings=findings, facets=True)
         assert [r["id"] for r in got.rows] == by_hand(expected, q), q
         assert got.total == len(
             by_hand(expected, Query(**{**q.__dict__, "offset": 0, "limit": 999}))

@@ -173,19 +173,6 @@ class Browser:
         self._made = made
 
 
-def page(
-    db: IndexDB,
-    roots: Sequence[Path],
-    query: Query,
-    *,
-    hits: Hits,
-    findings: Mapping[Path, int],
-    facets: bool = False,
-) -> Page:
-    """One page from a fresh :class:`Browser` (a caller that asks once)."""
-    return Browser(db).page(roots, query, hits=hits, findings=findings, facets=facets)
-
-
 def _inputs(
     conn: sqlite3.Connection, hits: dict[str, dict[str, int]], findings: dict[str, int]
 ) -> None:
