@@ -27,14 +27,14 @@ log = logging.getLogger(__name__)
 
 
 def search_roots(config: Config, cwd: Path, project: Path | None = None) -> list[RootConfig]:
-    """The global roots plus the project root of ``project`` (default: ``cwd``).
+    """The global and team roots plus the project root of ``project`` (default: ``cwd``).
 
     The project root is the main work tree's ``.memory`` (the same from every
     ``git worktree`` of the project). It is included when it exists even if
     config.yaml does not list it, and skipped silently when it does not exist;
     other projects' roots never are.
     """
-    roots = [r for r in config.roots if r.scope == "global"]
+    roots = [r for r in config.roots if r.scope in ("global", "team")]
     own = project_root_for(project or cwd, [r.path for r in roots])
     if own is None:
         if project is not None:

@@ -71,6 +71,7 @@ class _Settings:
         self.decay_floor: float = values["decay_floor"]
         self.project_prior: float = values["project_prior"]
         self.global_prior: float = values["global_prior"]
+        self.team_prior: float = values.get("team_prior", self.global_prior)  # _search_roots
         self.recall_boost_max: float = values["recall_boost_max"]
 
 
@@ -295,6 +296,8 @@ def _search_roots(snapshot: Mapping[str, Any], cwd: str, project: str | None) ->
         listed.append(_Root(resolved, layout, scope, True, given))
     if len({r.path for r in listed}) != len(listed):
         raise Fallback
+    if any(r.scope == "team" for r in listed):
+        raise Fallback  # a team root is searched with the global ones: the full path's
     roots = [r for r in listed if r.scope == "global"]
     own = project_root_for(project or cwd, [r.path for r in roots])
     if own is None:

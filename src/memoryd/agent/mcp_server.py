@@ -49,7 +49,7 @@ except ImportError as exc:
 log = logging.getLogger(__name__)
 
 NAME = "memoryd"
-Scope = Literal["global", "project"]
+Scope = Literal["global", "team", "project"]
 
 INSTRUCTIONS = """\
 Long-term memory shared across sessions: plain Markdown files (a global root and this project's
@@ -384,7 +384,10 @@ def build_server(app: App) -> Any:
         ] = None,
         scope: Annotated[
             Scope | None,
-            Field(description="global (all projects) or project; default: project when open"),
+            Field(
+                description="global (all projects), project, or team (shared with your "
+                "team once a person accepts it); default: project when open"
+            ),
         ] = None,
         force: Annotated[bool, Field(description="write even when a duplicate exists")] = False,
         id: Annotated[

@@ -8,6 +8,7 @@ from typing import Any
 
 from memoryd.app import App
 from memoryd.commands import add_json
+from memoryd.config.sections import SCOPES
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -31,7 +32,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument("--highlight", help="the one striking detail")
     parser.add_argument("--pinned", action="store_true", help="never decays in ranking")
     parser.add_argument("--supersedes", metavar="ID", help="the memory this one replaces")
-    parser.add_argument("--scope", choices=("global", "project"), help="default: project if any")
+    parser.add_argument("--scope", choices=SCOPES, help="default: project if any")
     parser.add_argument(
         "--force", action="store_true",
         help="write even if it duplicates one, or its new kind looks like a typo of one",
@@ -51,7 +52,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
     accept = sub.add_parser("accept", help="turn a rule-proposal into an iron rule")
     accept.add_argument("id", metavar="ID")
-    accept.add_argument("--scope", choices=("global", "project"))
+    accept.add_argument("--scope", choices=SCOPES)
     add_json(accept)
     accept.set_defaults(handler=run_accept)
 

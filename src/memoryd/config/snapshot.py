@@ -137,5 +137,5 @@ def write(
 
 _SEARCH = (
     "limit", "score_floor", "half_life_days", "decay_floor", "project_prior",
-    "global_prior", "recall_boost_max", "max_file_bytes", "semantic",
+    "global_prior", "team_prior", "recall_boost_max", "max_file_bytes", "semantic",
 )  # fmt: skip
