@@ -136,6 +136,11 @@ class Tools:
     def remember(self, request: remember.Request) -> str:
         outcome = remember.remember(self.app, request)
         lines = [f"Saved {outcome.id} ({outcome.scope} memory, kind {outcome.kind})."]
+        if outcome.proposed:
+            lines.append(
+                "It is proposed to the team: only this device recalls it until a person "
+                f"accepts it (memoryd accept {outcome.id})."
+            )
         if outcome.supersedes:
             lines.append(f"It supersedes {outcome.supersedes}, which leaves recall.")
         if outcome.downgraded:

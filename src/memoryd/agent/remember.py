@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from memoryd import locate, safepath
 from memoryd.agent import citing, upkeep
+from memoryd.agent.proposal import accepted, provenance
 from memoryd.app import App
 from memoryd.compile.blocks import is_generated
 from memoryd.config.sections import RootConfig
@@ -33,6 +34,7 @@ from memoryd.fsutil import atomic_write
 from memoryd.memory import KIND_FOLDERS, KIND_OF_FOLDER, Memory, new_memory, render
 from memoryd.roots import listed_by_name
 from memoryd.suggest import closest
+from memoryd.team import is_proposed
 
 if TYPE_CHECKING:
     from memoryd.index.db import IndexDB, Row
@@ -69,12 +71,14 @@ class Outcome:
     downgraded: bool
     supersedes: str | None
     warnings: tuple[str, ...] = ()  # saved, but ROOT.md could not be compiled: why, and the fix
+    proposed: bool = False  # a team proposal: seen on this device only until a person accepts
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        data = {
             "id": self.id, "path": str(self.path), "root": str(self.root), "scope": self.scope,
             "kind": self.kind, "downgraded": self.downgraded, "supersedes": self.supersedes,
         }  # fmt: skip
+        return {**data, "proposed": True} if self.proposed else data
 
 
 def now_ms() -> int:
@@ -207,7 +211,11 @@ def remember(app: App, request: Request, stamp: int | None = None) -> Outcome:
     _refuse_existing(root, memory_id, path)
     old = _old_memory(root, request) if request.supersedes else None
     cites = citing.anchor(app, request.cites, root.scope)
-    data = render(build_memory(request, memory_id, kind, stamp or now_ms(), cites))
+    stamp = stamp or now_ms()
+    memory = build_memory(request, memory_id, kind, stamp, cites)
+    if root.is_team:  # who wrote it; an agent's waits for a person (memoryd.team)
+        memory = memory.with_fields(**provenance(app, root, agent=request.agent, stamp=stamp))
+    data = render(memory)
     refuse_oversized(data, app.config.search.max_file_bytes)
     refuse_secrets(root, path, data, agent=request.agent)
     if not request.force:
@@ -219,9 +227,11 @@ def remember(app: App, request: Request, stamp: int | None = None) -> Outcome:
         atomic_write(old.path, old_data)
         changed.append(old.path)
     warnings = tuple(upkeep.refresh(app, root, changed))
+    proposed = is_proposed(memory.meta)
     return Outcome(
-        memory_id, path, root.path, root.scope, kind, downgraded, request.supersedes, warnings
-    )
+        memory_id, path, root.path, root.scope, kind, downgraded, request.supersedes, warnings,
+        proposed,
+    )  # fmt: skip
 
 
 def _new_id(root: RootConfig, request: Request, kind: str) -> str:
@@ -412,16 +422,27 @@ def accept(app: App, raw_id: str, scope: str | None = None, stamp: int | None = 
 
     roots = locate.active_roots(app.config, app.cwd)
     found = locate.find(roots, raw_id, scope)
-    if found.memory.kind != PROPOSAL:
+    proposed = found.root.is_team and is_proposed(found.memory.meta)
+    if found.memory.kind != PROPOSAL and not proposed:
         raise Refused(
             f"refusing to accept {found.id!r}: it is a {found.memory.kind or 'memory without kind'}"
-            ", not a rule-proposal",
+            f", not a rule-proposal{' or a proposal to the team' if found.root.is_team else ''}",
             hint="memoryd inspect lists the proposals waiting to be accepted",
         )
+    stamp = stamp or now_ms()
+    fields: dict[str, Any] = {"updated": stamp}
+    if proposed:  # from now on every device of the team indexes it
+        fields.update(accepted(found.root, stamp))
+    if found.memory.kind != PROPOSAL:
+        atomic_write(found.path, edit_fields(found.memory, fields))
+        warnings = tuple(upkeep.refresh(app, found.root, [found.path]))
+        kind = found.memory.kind or ""
+        return Outcome(found.id, found.path, found.root.path, found.root.scope, kind, False,
+                       None, warnings)  # fmt: skip
     name = found.id.rsplit("/", 1)[-1]
     new_id = unique_id(found.root.path, CATEGORY[RULE], name)
     path = safepath.inside(found.root.path, new_id, ".md")
-    fields: dict[str, Any] = {"kind": RULE, "updated": stamp or now_ms()}
+    fields["kind"] = RULE
     if "id" in found.memory.meta:
         fields["id"] = new_id
     atomic_write(path, edit_fields(found.memory, fields))

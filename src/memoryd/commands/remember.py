@@ -10,6 +10,11 @@ from memoryd.app import App
 from memoryd.commands import add_json
 from memoryd.config.sections import SCOPES
 
+PROPOSED_NOTE = (
+    "note: proposed to the team: only this device sees it until a person accepts it "
+    "(memoryd accept {id})"
+)
+
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
     parser = sub.add_parser(
@@ -50,7 +55,9 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     add_json(parser)
     parser.set_defaults(handler=run)
 
-    accept = sub.add_parser("accept", help="turn a rule-proposal into an iron rule")
+    accept = sub.add_parser(
+        "accept", help="turn a rule-proposal into an iron rule, or accept a team proposal"
+    )
     accept.add_argument("id", metavar="ID")
     accept.add_argument("--scope", choices=SCOPES)
     add_json(accept)
@@ -74,6 +81,8 @@ def run(app: App, args: argparse.Namespace) -> int:
             "note: iron rules are written only by people; saved as a rule-proposal "
             f"(a person accepts it with 'memoryd accept {outcome.id}')"
         )
+    if outcome.proposed:
+        app.note(PROPOSED_NOTE.format(id=outcome.id))
     for warning in outcome.warnings:
         app.note(f"memoryd: warning: saved, but ROOT.md was not updated: {warning}")
     text = f"remembered {outcome.id} ({outcome.scope}): {outcome.path}"
@@ -99,7 +108,10 @@ def run_accept(app: App, args: argparse.Namespace) -> int:
     outcome = accept(app, args.id, scope=args.scope)
     for warning in outcome.warnings:
         app.note(f"memoryd: warning: accepted, but ROOT.md was not updated: {warning}")
-    text = f"accepted {normal_id(args.id)} as {outcome.id}: it is now an iron rule"
+    if outcome.kind == "rule":
+        text = f"accepted {normal_id(args.id)} as {outcome.id}: it is now an iron rule"
+    else:
+        text = f"accepted {outcome.id}: every device of the team sees it after its next sync"
     app.emit(args.json, outcome.as_dict(), text)
     return 0
 

@@ -102,6 +102,7 @@ def build_config(data: Any, file: Path, paths: Paths) -> Config:
     else:
         roots = loader.roots(raw_roots)
     loader.check()  # every problem of the file at once, not one edit at a time
+    roots = tuple(dataclasses.replace(root, viewer=config.device) for root in roots)
     return dataclasses.replace(config, roots=roots, source=file)
 
 

@@ -35,8 +35,6 @@ class SyncPolicy:
     mass_delete_min: int = 3  # ...and at least this many memories
     stale_lock_s: float = 60.0  # a git lock this old is moved aside (told while a git may hold it)
     backup_keep_days: float = 90.0  # replay backup refs older than this are deleted; 0: never
-    # a team root: push proposals to memoryd/proposals/<user>, reviewed as a pull request
-    team_branch: bool = False
 
 
 PROJECT_SYNC = SyncPolicy(commit=False, push=False, pull=False)
@@ -52,6 +50,8 @@ class RootConfig:
     sync: SyncPolicy = None  # type: ignore[assignment]  # filled in by __post_init__
     watch: str = "auto"  # auto: poll on a network file system | events | polling
     team: str = ""  # a team root's name: what agents write here is proposed (docs/team.md)
+    # this device's name (config.yaml's device): its own proposals are the ones it indexes
+    viewer: str = field(default="", compare=False, repr=False)
     given: str = field(default="", compare=False, repr=False)  # the path before resolving
 
     def __post_init__(self) -> None:
