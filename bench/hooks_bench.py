@@ -3,10 +3,10 @@
 Run: .venv/bin/python bench/hooks_bench.py [RUNS] [MEMORIES]   (default: 5 runs, 200 memories)
 Needs node and npm: the clients come from tests/e2e/node (npm ci, as the e2e tests do).
 Each run is ``claude -p`` against a fake Messages API on loopback with the shipped settings
-(integrations/claude-code/settings.json), a project root of MEMORIES generated memories, and
-the prompt hook in its plain-text form as well (Claude Code records how long a hook took only
-for some answers). The floor is ``memoryd --version`` timed in the same run: the start-up cost
-every hook pays before doing any work.
+(src/memoryd/integrations/claude-code/settings.json), a project root of MEMORIES generated
+memories, and the prompt hook in its plain-text form as well (Claude Code records how long a
+hook took only for some answers). The floor is ``memoryd --version`` timed in the same run:
+the start-up cost every hook pays before doing any work.
 """
 
 from __future__ import annotations

@@ -146,3 +146,22 @@ def waiting_git(repo: Path, *args: str, timeout: float = 10.0) -> Iterator[Waiti
         proc.wait(timeout=timeout)
         os.close(main)
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def build_wheel(tmp_path: Path) -> Path:
+    """memoryd's wheel, built offline from a copy of the source (pyproject, README, src/):
+    what pipx or uv builds from a git URL or a folder."""
+    repo = Path(__file__).resolve().parents[1]
+    source = tmp_path / "source"
+    (source / "src").mkdir(parents=True)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(repo / name, source / name)
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
+    shutil.copytree(repo / "src/memoryd", source / "src/memoryd", ignore=ignore)
+    build = "import setuptools.build_meta as b, sys; print(b.build_wheel(sys.argv[1]))"
+    done = subprocess.run(
+        [sys.executable, "-c", build, str(tmp_path / "dist")],
+        cwd=source, capture_output=True, text=True, timeout=180, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    return tmp_path / "dist" / done.stdout.strip().splitlines()[-1]

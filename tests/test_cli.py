@@ -16,6 +16,29 @@ def test_help_lists_commands() -> None:
     assert "init" in done.stdout
 
 
+def test_every_commands_own_help_says_what_it_does() -> None:
+    """'memoryd run --help' (status, compile, ui, sync, inspect, conflicts, doctor...) gave
+    the usage and options and not a word of what the command is."""
+    import argparse
+
+    from memoryd.commands import build_parser
+    from tests.helpers import run_cli as in_process
+
+    parser = build_parser()
+    [sub] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    helps = {action.dest: action.help for action in sub._choices_actions}
+    for name in sub.choices:
+        text = in_process(name, "--help").stdout
+        paragraphs = text.split("\n\n")
+        assert len(paragraphs) > 2 and not paragraphs[1].startswith(("positional", "options")), (
+            f"memoryd {name} --help has no description:\n{text}"
+        )
+    for name in ("run", "status", "compile", "ui", "inspect", "conflicts", "doctor"):
+        said = helps[name] or ""  # these give none of their own: the command list's line
+        assert sub.choices[name].description == said[0].upper() + said[1:] + "."
+    assert run_cli("run", "--help").stdout.split("\n\n")[1].startswith("Run the daemon")
+
+
 def test_unknown_command_is_a_usage_error() -> None:
     done = run_cli("frobnicate")
     assert done.returncode == 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from tests.helpers import git, run_cli
@@ -43,10 +44,55 @@ def test_a_configured_root_that_does_not_exist_is_an_error(isolated_home: Path) 
     assert done.returncode == 1
     assert done.stdout == ""
     assert done.stderr == (
-        f"memoryd: error: the global root {gone} does not exist, so it was not searched\n"
-        f"  hint: create it with 'memoryd init', or correct or remove its path in "
-        f"{home / 'config.yaml'}\n"
+        f"memoryd: error: the global root {gone} does not exist, so nothing was searched\n"
+        f"  hint: mount or move it back, create it with 'memoryd init', or correct or "
+        f"remove its path in {home / 'config.yaml'}\n"
     )
+
+
+def test_a_root_moved_away_is_an_error_and_nothing_recreates_it(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    """recall printed the moved root's hits (files not on disk) and exited 0; remember
+    made the root again as a bare folder, no .git, that would never sync."""
+    repo = tmp_path / "project"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    assert run_cli("init").returncode == 0
+    assert run_cli("init", "--project", cwd=repo).returncode == 0
+    for scope in ("global", "project"):
+        done = run_cli("remember", "--scope", scope, "--kind", "fact", "--summary",
+                       f"the {scope} deploy gate is staging", "--force", "body", cwd=repo)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+    root = isolated_home / "memory"
+    away = tmp_path / "unmounted"
+    root.rename(away)
+    done = run_cli("recall", "deploy gate", cwd=repo)
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr.startswith(
+        f"memoryd: error: the global root {root} does not exist, so nothing was searched\n"
+    )
+    project_only = run_cli("recall", "--scope", "project", "--json", "deploy gate", cwd=repo)
+    assert [h["scope"] for h in json.loads(project_only.stdout)] == ["project"]
+    context = run_cli("context", "--json", "deploy gate", cwd=repo)
+    assert "the global deploy gate" not in context.stdout  # no hit of a file not on disk
+    done = run_cli("remember", "--scope", "global", "--kind", "fact", "--summary",
+                   "another global fact", "body", cwd=repo)  # fmt: skip
+    assert done.returncode == 1
+    assert done.stderr.startswith(
+        f"memoryd: error: the global root {root} does not exist, so nothing was written\n"
+    )
+    assert not root.exists()
+    done = run_cli("compile", "--check")
+    assert done.returncode == 1  # never "every compiled file is up to date"
+    assert done.stderr.startswith(
+        f"memoryd: error: the global root {root} does not exist, so nothing was compiled\n"
+    )
+    assert not root.exists()
+    away.rename(root)  # the disk is back: everything as it was
+    back = run_cli("recall", "--json", "deploy gate", cwd=repo)
+    assert back.returncode == 0
+    assert sorted(h["scope"] for h in json.loads(back.stdout)) == ["global", "project"]
 
 
 def test_a_relative_root_path_is_refused_naming_the_key(isolated_home: Path) -> None:

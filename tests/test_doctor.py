@@ -49,7 +49,8 @@ class World:
 
 ALL_OK = {
     "git": "ok", "root": "ok", "identity": "ok", "remote": "ok", "push-auth": "ok",
-    "inotify": "ok", "disk": "ok", "index": "ok", "service": "ok", "daemon": "ok",
+    "inotify": "ok", "disk": "ok", "private": "ok", "index": "ok", "service": "ok",
+    "daemon": "ok",
 }  # fmt: skip
 
 
@@ -67,6 +68,8 @@ def world(tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) 
     git(root, "remote", "add", "origin", str(remote))
     git(root, "push", "-q", "origin", "HEAD:main")
     isolated_home.mkdir(exist_ok=True)
+    root.chmod(0o700)  # as memoryd init makes a root; the test's mkdir follows its umask
+    isolated_home.chmod(0o700)
     (isolated_home / "config.yaml").write_text(f"roots:\n  - path: {root}\n")
     watches = tmp_path / "max_user_watches"
     watches.write_text("524288\n")
@@ -83,11 +86,12 @@ def world(tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) 
 
 def test_everything_ok(world: World) -> None:
     checks = doctor.run_checks(world.ctx)
+    assert [c.detail for c in checks if c.status != "ok"] == []
     assert {c.name: c.status for c in checks} == ALL_OK
     assert not doctor.failed(checks)
     text = doctor.render(checks)
     assert f"ok    remote    {world.root}: 'origin' ({world.remote}) answers\n" in text
-    assert text.endswith("\n10 ok")
+    assert text.endswith("\n11 ok")
 
 
 def test_no_remote(world: World) -> None:
@@ -206,11 +210,41 @@ def test_low_watch_limit(world: World, tmp_path: Path) -> None:
     assert world.check("inotify", inotify_file=tmp_path / "absent").status == "skip"
 
 
+def test_folders_and_a_database_others_can_read_are_reported_with_the_chmod(
+    world: World,
+) -> None:
+    home, db = world.ctx.paths.config_dir, world.ctx.paths.index_db
+    run_cli("reindex")
+    assert world.check("private").status == "ok"
+    db.chmod(0o644)
+    world.root.chmod(0o755)  # a root the user opened on purpose: said, never changed
+    check = world.check("private")
+    assert (check.status, check.detail, check.fix) == (
+        "warn",
+        f"{db}: the search database is readable by other users (mode 644); "
+        f"{world.root}: a memory root is readable by other users (mode 755)",
+        f"chmod 600 {db} && chmod 700 {world.root}",
+    )
+    assert oct(world.root.stat().st_mode & 0o777) == "0o755"
+    home.chmod(0o750)
+    assert world.check("private").detail.startswith(
+        f"{home}: memoryd's folder is readable by other users (mode 750); {db}:"
+    )
+    done = run_cli("inspect", "--json")
+    found = [f for f in json.loads(done.stdout)["problems"] if f["check"] == "home.private"]
+    assert [(f["path"], f["fix"]) for f in found] == [
+        (str(home), f"chmod 700 {home}"), (str(db), f"chmod 600 {db}"),
+        (str(world.root), f"chmod 700 {world.root}"),
+    ]  # fmt: skip
+
+
 def test_a_full_disk_fails_since_the_daemon_cannot_write_its_status_to_say_so(
     world: World,
 ) -> None:
     cache = world.ctx.paths.cache_dir
-    assert world.check("disk").detail == "1 disk(s) hold memoryd's folders, each with 16 MiB free"
+    # the threshold is said as one, not as a measurement of the disk
+    detail = "1 disk(s) hold memoryd's folders, none with less than 16 MiB free"
+    assert world.check("disk").detail == detail
     check = world.check("disk", free_bytes=lambda folder: 1024 * 1024)
     assert (check.status, check.detail, check.fix) == (
         "fail",
@@ -386,8 +420,8 @@ def test_a_broken_config_is_a_check_and_the_others_still_run(world: World) -> No
     ]
     data = json.loads(run_cli("doctor", "--json").stdout)
     assert {c["name"]: c["status"] for c in data["checks"]} == {
-        "git": "ok", "config": "fail", "inotify": "skip", "disk": "ok", "index": "ok",
-        "service": "ok", "daemon": "ok",
+        "git": "ok", "config": "fail", "inotify": "skip", "disk": "ok", "private": "ok",
+        "index": "ok", "service": "ok", "daemon": "ok",
     }  # fmt: skip
     config.write_text(f"roots:\n  - path: {world.root}\n")
     assert run_cli("doctor").returncode == 0

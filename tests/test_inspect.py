@@ -287,7 +287,8 @@ def test_an_oversized_file_is_reported(root: Path, isolated_home: Path) -> None:
         (
             "files.size",
             "memory/facts/big.md",
-            "is 337 bytes, over the 200-byte cap: only its frontmatter is searched",
+            "is 337 bytes, over the 200-byte limit (search.max_file_bytes): "
+            "only its frontmatter is searched",
             "split it into smaller memories, or raise search.max_file_bytes in config.yaml",
         )
     ]

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from memoryd.index.hits import read_hits
 from memoryd.paths import resolve_paths
 from memoryd.runlock import DaemonLock
 from tests.helpers import git, run_cli
@@ -243,8 +244,8 @@ def test_outside_the_project_and_with_project_option(home: Home, tmp_path: Path)
 def test_hit_counts_are_written_alike(home: Home) -> None:
     lean, full = home.both(["recall", "pnpm"])
     assert lean.lean
-    counts = json.loads(lean.states[home.global_root / ".state.json"] or b"{}")["hits"]
-    assert counts["pitfalls/deploy"] >= 1
+    assert lean.states[home.global_root / ".state.json"] is not None
+    assert read_hits(home.global_root)["pitfalls/deploy"] >= 1
     lean.same_as(full)
 
 
@@ -434,7 +435,7 @@ def test_a_hit_over_the_size_cap_is_said_alike(home: Home) -> None:
 
 
 def test_lean_recalls_at_once_lose_no_count(home: Home) -> None:
-    before = json.loads((home.global_root / ".state.json").read_text())["hits"]["pitfalls/deploy"]
+    before = read_hits(home.global_root)["pitfalls/deploy"]
     env = {**os.environ, "LEAN_PROBE": os.devnull}
     procs = [
         subprocess.Popen([sys.executable, "-c", ENTRY, "recall", "--scope", "global", "pnpm"],
@@ -444,7 +445,7 @@ def test_lean_recalls_at_once_lose_no_count(home: Home) -> None:
     ]  # fmt: skip
     for proc in procs:
         assert proc.wait(timeout=60) == 0, proc.stderr.read() if proc.stderr else ""
-    after = json.loads((home.global_root / ".state.json").read_text())["hits"]["pitfalls/deploy"]
+    after = read_hits(home.global_root)["pitfalls/deploy"]
     assert after == before + 4
     lean, _full = home.both(["recall", "pnpm"])
     assert lean.lean  # the four were lean too: nothing they did sends the next one back
@@ -530,7 +531,7 @@ def test_a_commit_between_the_candidates_and_their_rows_changes_neither(
     as the full path does: the daemon's commit in between (here: a row deleted on another
     connection after ranking began) neither removes a kept row from under the answer
     (which then declined) nor mixes two versions of the index."""
-    from memoryd.index import ranking
+    from memoryd.index import pick, ranking  # pick (both paths') calls rank
     from memoryd.lean_recall import answer
 
     real_rank = ranking.rank
@@ -542,7 +543,7 @@ def test_a_commit_between_the_candidates_and_their_rows_changes_neither(
         other.close()
         return real_rank(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(ranking, "rank", rank_after_a_commit)
+    monkeypatch.setattr(pick, "rank", rank_after_a_commit)
     with DaemonLock(resolve_paths().lock_file):  # no reconcile first: the daemon's job
         answered = answer(["pnpm"], os.environ, str(home.repo))
     assert answered is not None and "pitfalls/deploy" in answered[1]

@@ -121,12 +121,12 @@ def test_no_hit_is_the_lean_paths_note(home: Home, served: Served) -> None:
 
 
 def test_hits_are_counted_once(home: Home, served: Served) -> None:
-    state = home.global_root / ".state.json"
+    state = home.global_root / ".state.json"  # JSON, then a line per hit since
 
     def count() -> int:
-        import json
+        from memoryd.index.hits import read_hits
 
-        return int(json.loads(state.read_text())["hits"]["pitfalls/deploy"])
+        return read_hits(state.parent)["pitfalls/deploy"]
 
     before = count()
     done = home.run(ENTRY, ["recall", "--scope", "global", "pnpm"], home.repo)

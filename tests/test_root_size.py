@@ -33,7 +33,7 @@ def generated_root(n: int, seed: int) -> list[Entry]:
         entries.append(
             Entry(path=f"{folder}/{name}", id=f"{folder}/{name[:-3]}", kind=kind[:-1],
                   summary=f"memory {number} about {' '.join(load_when) or 'nothing'}",
-                  load_when=load_when, superseded_by=None, folder=folder, name=name)
+                  load_when=load_when, superseded_by=None, folder=folder)
         )  # fmt: skip
     return entries
 

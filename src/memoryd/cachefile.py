@@ -15,6 +15,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from memoryd.fsutil import PRIVATE_FILE, private_dirs
+
 
 def read(file: Path, key: Any) -> Any:
     """The data kept in ``file`` under ``key``, or None."""
@@ -33,8 +35,10 @@ def write(file: Path, key: Any, data: Any) -> None:
         return
     tmp = file.with_name(f"{file.name}.{os.getpid()}.tmp")
     with contextlib.suppress(OSError):  # a read-only cache folder only costs the recompute
-        file.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_bytes(blob)
+        private_dirs(file.parent)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(blob)
         os.replace(tmp, file)
     with contextlib.suppress(OSError):
         tmp.unlink(missing_ok=True)

@@ -1,6 +1,10 @@
 """The ``memoryd`` command: parses, dispatches, prints. The work lives in the library.
 
-Exit codes: 0 success, 1 a problem the user must act on, 2 usage errors.
+Exit codes: 0 success, 1 a problem the user must act on, 2 usage errors, 130 stopped by
+SIGINT and 143 by SIGTERM (a command that handles its stop, ``ui`` and ``run``, exits 0).
+A long-running command (its parser sets ``stoppable``) stops on SIGINT and SIGTERM
+whatever it inherited: a shell starts a background job with SIGINT ignored, and ``kill
+-INT`` then left ``memoryd ui`` serving with a live token.
 Every :class:`MemorydError` is handled here, once; any other exception is the machine's
 state or a bug (:mod:`memoryd.failure` says which): a bug's traceback goes to the log file
 and the user gets a one-line pointer. With
@@ -12,10 +16,14 @@ the command it names (not the top level's) and, for a mistyped option, the close
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import logging
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from types import FrameType
 from typing import TextIO
 
 from memoryd.app import App
@@ -52,11 +60,16 @@ def main(argv: Sequence[str] | None = None, app: App | None = None) -> int:
             from memoryd import workdir
 
             workdir.settle(app)
-        code: int = args.handler(app, args)
+        with stop_signals(getattr(args, "stoppable", False)):
+            code: int = args.handler(app, args)
         return code
     except MemorydError as exc:
         app.err.write(f"memoryd: error: {exc}\n")
         return _json_error(app.out, as_json, exc.message, exc.hint, exc.exit_code)
+    except Stopped as stop:
+        name = signal.Signals(stop.signum).name
+        app.err.write(f"memoryd: stopped by {name}\n")
+        return _json_error(app.out, as_json, f"stopped by {name}", None, 128 + stop.signum)
     except KeyboardInterrupt:
         app.err.write("memoryd: interrupted\n")
         return _json_error(app.out, as_json, "interrupted", None, 130)
@@ -70,6 +83,34 @@ def main(argv: Sequence[str] | None = None, app: App | None = None) -> int:
         message = f"internal error: {type(exc).__name__}: {exc}"
         app.err.write(f"memoryd: {message} ({where})\n")
         return _json_error(app.out, as_json, message, where, 1)
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGINT or SIGTERM reached a long-running command: it unwinds as from Ctrl-C."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def stop_signals(wanted: bool) -> Iterator[None]:
+    """SIGINT and SIGTERM raise :class:`Stopped` in the block, whatever was inherited
+    (ignored, in a background job), so the command's ``finally`` blocks run; restored
+    after. Only in the main thread, where Python runs signal handlers."""
+    if not wanted or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        raise Stopped(signum)
+
+    before = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
 
 
 def parse(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:

@@ -75,7 +75,9 @@ def _missing_target(name: object) -> str | None:
 def log_bug(app: App, exc: BaseException) -> str:
     try:
         log_file = app.paths.log_file
-        log_file.parent.mkdir(parents=True, exist_ok=True)
+        from memoryd.fsutil import private_file
+
+        private_file(log_file)
         handler = logging.FileHandler(log_file, encoding="utf-8", errors="backslashreplace")
     except Exception:
         return "please report it with the command you ran"

@@ -12,12 +12,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memoryd import rootfs
 from memoryd.app import App
 from memoryd.config.sections import PROJECT_SYNC, Config, RootConfig
-from memoryd.errors import PathError
 from memoryd.index.db import IndexDB, open_index
 from memoryd.index.reconcile import reconcile
-from memoryd.roots import project_root_for
+from memoryd.index.staleness import to_check
 
 if TYPE_CHECKING:
     from memoryd.compile.listing import ScanCache
@@ -27,32 +27,16 @@ log = logging.getLogger(__name__)
 
 
 def search_roots(config: Config, cwd: Path, project: Path | None = None) -> list[RootConfig]:
-    """The global and team roots plus the project root of ``project`` (default: ``cwd``).
-
-    The project root is the main work tree's ``.memory`` (the same from every
-    ``git worktree`` of the project). It is included when it exists even if
-    config.yaml does not list it, and skipped silently when it does not exist;
-    other projects' roots never are.
-    """
-    roots = [r for r in config.roots if r.scope in ("global", "team")]
-    own = project_root_for(project or cwd, [r.path for r in roots])
-    if own is None:
-        if project is not None:
-            raise PathError(
-                f"{project} is not inside a git repository",
-                hint="pass --project a folder inside the project's repository",
-            )
-        return roots
-    for root in config.roots:
-        if _same(root.path, own):
-            return roots if root in roots else [*roots, root]
-    if own.is_dir():
-        roots.append(RootConfig(path=own, layout="plugin", scope="project", sync=PROJECT_SYNC))
-    return roots
-
-
-def _same(a: Path, b: Path) -> bool:
-    return a == b or a.resolve() == b.resolve()
+    """The global roots plus the project root of ``project`` (default: ``cwd``), as
+    :func:`memoryd.rootfs.search_roots` says; a project root config.yaml does not list
+    is a plugin root of its own."""
+    return rootfs.search_roots(
+        config.roots,
+        str(cwd),
+        None if project is None else str(project),
+        lambda root: str(root.path),
+        lambda own: RootConfig(path=Path(own), layout="plugin", scope="project", sync=PROJECT_SYNC),
+    )
 
 
 def ensure_fresh(
@@ -67,15 +51,15 @@ def ensure_fresh(
     """
     from memoryd.runlock import running_pid
 
-    wanted = list(app.config.roots if roots is None else roots)
     db = open_index(app.paths)
     try:
-        if running_pid(app.paths.lock_file) is not None and db.count():
-            # an empty index is not the daemon's work: this open just created it, emptied it
-            # (an index of an older tokenizer, as after an upgrade while the old daemon ran)
-            # or moved a damaged one aside, and trusting it answered every recall with
-            # nothing until the daemon's next full reconcile, 10 minutes later
-            wanted = [r for r in wanted if r not in app.config.roots]
+        daemon = running_pid(app.paths.lock_file) is not None
+        wanted = to_check(
+            app.config.roots if roots is None else roots,
+            app.config.roots.__contains__,
+            daemon=daemon,
+            empty=daemon and not db.count(),  # (an older tokenizer's index was emptied too)
+        )
         if wanted:
             report = reconcile(db, app.config, wanted)
             log.debug("reconciled %d roots in %.3fs", len(wanted), report.seconds)

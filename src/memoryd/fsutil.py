@@ -2,6 +2,11 @@
 
 A reader (or a watcher, or git) sees either the old bytes or the new ones, never
 a truncated file. ``write_if_changed`` makes no-op writes invisible.
+
+Private by default: a folder memoryd makes is 0700 and a file 0600, whatever the umask
+(its cache holds a full copy of every memory's text). What exists keeps its mode: a
+file replaced keeps its bits, and a new file in a folder that lets others read it (a
+root the user opened on purpose) is 0644 like its neighbours.
 """
 
 from __future__ import annotations
@@ -34,12 +39,12 @@ def atomic_write(
     """
     path = os.fspath(path)
     folder = os.path.dirname(path) or "."
-    os.makedirs(folder, exist_ok=True)
+    private_dirs(folder)
     if mode is None:
         try:
             mode = os.stat(path).st_mode & 0o7777
         except FileNotFoundError:
-            mode = 0o644
+            mode = new_file_mode(folder)
     fd, tmp = _temp_file(folder)
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -59,6 +64,56 @@ def atomic_write(
         fsync_dir(folder)
 
 
+PRIVATE_DIR = 0o700
+PRIVATE_FILE = 0o600
+SHARED_FILE = 0o644
+
+
+def private_dirs(folder: StrPath) -> None:
+    """Make ``folder`` and its missing parents, each 0700 whatever the umask; folders
+    that exist keep their mode."""
+    missing: list[str] = []
+    here = os.path.abspath(folder)
+    while not os.path.isdir(here):
+        missing.append(here)
+        parent = os.path.dirname(here)
+        if parent == here:
+            break
+        here = parent
+    for name in reversed(missing):
+        try:
+            os.mkdir(name, PRIVATE_DIR)
+        except FileExistsError:
+            if not os.path.isdir(name):
+                raise
+            continue
+        os.chmod(name, PRIVATE_DIR)  # mkdir's mode is narrowed by the umask
+
+
+def private_file(path: StrPath) -> None:
+    """Create ``path`` empty and 0600 (and its folders 0700) when it does not exist, so
+    what opens it next (SQLite, a log handler) writes into a private file."""
+    path = os.fspath(path)
+    private_dirs(os.path.dirname(path) or ".")
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE)
+    except FileExistsError:
+        return
+    try:
+        os.fchmod(fd, PRIVATE_FILE)
+    finally:
+        os.close(fd)
+
+
+def new_file_mode(folder: StrPath) -> int:
+    """0600, or 0644 in a folder that lets others read it (opened on purpose)."""
+    try:
+        opened = os.stat(folder).st_mode & 0o044
+    except OSError:
+        opened = 0
+    return SHARED_FILE if opened else PRIVATE_FILE
+
+
 def _temp_file(folder: str) -> tuple[int, str]:
     flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     for _ in range(_TEMP_TRIES):
@@ -67,6 +122,8 @@ def _temp_file(folder: str) -> tuple[int, str]:
             return os.open(tmp, flags, 0o600), tmp
         except FileExistsError:
             continue
+        except OSError as exc:  # the folder refuses: name it, not a file that never existed
+            raise OSError(exc.errno, exc.strerror, folder) from None
     raise FileExistsError(f"no free temporary file name in {folder}")
 
 

@@ -16,6 +16,16 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+APP = "memoryd"  # the folder name under each XDG base directory
+HOME_ENV = "MEMORYD_HOME"  # one folder for all of memoryd's own files
+
+
+def under_home(base: str) -> tuple[str, str, str, str, str]:
+    """(config, cache, state, log, default global root) folders under ``$MEMORYD_HOME``."""
+    join = os.path.join
+    return base, join(base, "cache"), join(base, "state"), join(base, "logs"), join(base, "memory")
+
+
 # No ``from __future__ import annotations`` here or in the other modules the recall
 # socket's client loads (importing __future__ costs it 2%): annotations of names only
 # imported for type checking are strings.
@@ -50,7 +60,7 @@ def folders(env: "Mapping[str, str]") -> tuple[str, str, str] | None:
     rule platformdirs follows there (an absolute ``$XDG_*_HOME``, else the folder under
     ``~``), each spelt as ``str(Path)`` would.
     """
-    home = env.get("MEMORYD_HOME", "")
+    home = env.get(HOME_ENV, "")
     if home:
         expanded = expand_user(home, env)
         if expanded is None:
@@ -58,7 +68,7 @@ def folders(env: "Mapping[str, str]") -> tuple[str, str, str] | None:
         base = clean(expanded)
         if not os.path.isabs(base):
             return None  # the full path's error
-        return base, os.path.join(base, "cache"), os.path.join(base, "state")
+        return under_home(base)[:3]
     if sys.platform != "linux":
         return None
     found = []
@@ -70,5 +80,5 @@ def folders(env: "Mapping[str, str]") -> tuple[str, str, str] | None:
         xdg = value if os.path.isabs(value) else expand_user(default, env)
         if xdg is None:
             return None
-        found.append(clean(os.path.join(xdg, "memoryd")))
+        found.append(clean(os.path.join(xdg, APP)))
     return found[0], found[1], found[2]

@@ -21,12 +21,19 @@ and where it is. :func:`build` is pure, so the same files and query give the sam
 bytes (a harness can cache on them); :func:`memoryd.agent.context.gather` reads the
 inputs. Top-level, not in ``agent/``: inspect's check of the rules' budget
 (``checks/injection.py``) applies the same rules without importing the agent tools.
+
+A harness that keeps every block in the session's history (Claude Code keeps each hook's
+``additionalContext``) passes what the session already holds (:class:`Given`): the rules,
+the goal and the outline (the frame) come again only when the rules or the goal changed,
+and a memory only when it was not shown yet or its text changed since. A block with
+nothing new is empty.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+import zlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -91,6 +98,37 @@ class Shown:
     body: str
     stale: tuple[str, ...] = ()  # citations whose text changed: never injected as true
 
+    @property
+    def key(self) -> str:
+        """The memory, across roots (an id is unique within its root)."""
+        return f"{self.scope}:{self.id}"
+
+    @property
+    def digest(self) -> str:
+        """What was shown of it: a changed body or staleness shows it again."""
+        return _digest([self.summary or "", self.body, *self.stale])
+
+
+@dataclass(frozen=True)
+class Given:
+    """What a session's context already holds from earlier blocks: the digest of the frame
+    (:func:`frame_digest`) and each memory shown (:attr:`Shown.key` to :attr:`Shown.digest`)."""
+
+    frame: str = ""
+    shown: Mapping[str, str] = field(default_factory=dict)
+
+
+def frame_digest(views: Sequence[RootBlocks]) -> str:
+    """The rules and the goals a frame carries (the outline may be a little out of date
+    within a session: memory_recall reads the tree as it is)."""
+    return _digest([*rule_lines(views), *(line for v in ordered(views) for line in v.goal)])
+
+
+def _digest(parts: Sequence[str]) -> str:
+    """Whether a text changed (CRC-32 and length: hashlib costs a plain context's start)."""
+    data = "\0".join(parts).encode("utf-8", "replace")
+    return f"{zlib.crc32(data):08x}{len(data):x}"
+
 
 @dataclass(frozen=True)
 class Block:
@@ -104,6 +142,9 @@ class Block:
     cut_roots: list[str] = field(default_factory=list)  # roots whose outline was cut
     missing: list[tuple[str, str]] = field(default_factory=list)  # (scope, path): not there
     query_terms_left_out: int = 0  # the prompt's search terms recall was not given
+    frame: str = ""  # frame_digest of the roots the block was built from
+    framed: bool = True  # it carries the rules, the goal and the outline
+    shown: dict[str, str] = field(default_factory=dict)  # Shown.key -> Shown.digest
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -242,10 +283,18 @@ def build(
     *,
     total_chars: int = DEFAULT_TOTAL,
     query: Searched | None = None,
+    given: Given | None = None,
 ) -> Block:
     """The injection block (pure: the same inputs give the same text), never longer than
     ``total_chars`` (as long as that leaves room for the frame and one notice).
-    ``query``: what recall searched, when that was not the whole prompt (it is said)."""
+    ``query``: what recall searched, when that was not the whole prompt (it is said).
+    ``given``: what the session already holds (the frame and memories it has are left out)."""
+    digest = frame_digest(views)
+    if given is not None:
+        hits = [h for h in hits if given.shown.get(h.key) != h.digest]
+        if given.frame == digest:
+            limits = (max_chars, max_entries, total_chars)
+            return _news(views, hits, limits, query=query, digest=digest)
     rules = rule_lines(views)
     out = ["<memory>", RULES_HEADING]
     shown, missing = _fit_rules(views, rules, _left(out, total_chars))
@@ -277,8 +326,43 @@ def build(
     cut = body_cut or stale_cut or bool(cut_roots) or bool(missing) or bool(searched)
     return Block(
         "\n".join(out) + "\n", rules, entries, cut, len(missing), cut_roots,
-        query_terms_left_out=left_out,
+        query_terms_left_out=left_out, frame=digest, shown=_shown(hits, entries),
     )  # fmt: skip
+
+
+def _news(
+    views: Sequence[RootBlocks], hits: Sequence[Shown], limits: tuple[int, int, int], *,
+    query: Searched | None, digest: str,
+) -> Block:  # fmt: skip
+    """The block for a session that holds this frame: only the memories it was not shown,
+    or nothing at all (an empty text) when there are none. ``limits``: max_chars,
+    max_entries and total_chars, as :func:`build` takes them."""
+    max_chars, max_entries, total_chars = limits
+    rules = rule_lines(views)
+    left_out = query.left_out if query is not None else 0
+    searched = []
+    if query is not None and left_out:
+        searched = ["", QUERY_CUT.format(kept=query.kept, total=query.total)]
+    room = total_chars - len("<memory>\n</memory>\n") - _size(searched)
+    stale_lines, stale_entries, stale_cut = _stale_section(hits, max_entries, room // 2)
+    fresh = [h for h in hits if not h.stale]
+    body_lines, entries, body_cut = _body_section(
+        fresh, rules, max_chars, max_entries, room - _size(stale_lines)
+    )
+    entries += stale_entries
+    if not entries:
+        return Block("", rules, query_terms_left_out=left_out, frame=digest, framed=False)
+    lines = [*body_lines, *stale_lines, *searched]
+    out = ["<memory>", *lines[1:], "</memory>"]  # each section begins with a blank line
+    return Block(
+        "\n".join(out) + "\n", rules, entries, body_cut or stale_cut or bool(searched),
+        query_terms_left_out=left_out, frame=digest, framed=False, shown=_shown(hits, entries),
+    )  # fmt: skip
+
+
+def _shown(hits: Sequence[Shown], entries: Sequence[dict[str, Any]]) -> dict[str, str]:
+    ids = {(e["id"], e["scope"]) for e in entries}
+    return {h.key: h.digest for h in hits if (h.id, h.scope) in ids}
 
 
 def _size(lines: Sequence[str]) -> int:

@@ -31,7 +31,6 @@ import sqlite3
 import time
 
 from memoryd.config import snapshot as config_snapshot
-from memoryd.fingerprint import settled
 from memoryd.homedirs import folders
 
 TYPE_CHECKING = False
@@ -44,7 +43,6 @@ if TYPE_CHECKING:
 VALUE_OPTIONS = ("--limit", "--kind", "--scope", "--markers", "--project")
 SCOPES = ("global", "project")
 MARKS = ("plugin", "layered")
-MAX_FETCH = 50  # memoryd.index.search's
 BUSY_TIMEOUT_MS = 10_000
 
 
@@ -59,20 +57,6 @@ class _Root:
         self.path, self.layout, self.scope, self.listed, self.given = (
             path, layout, scope, listed, given
         )  # fmt: skip
-
-
-class _Settings:
-    """The ``search`` settings, as the snapshot holds them (ranking reads attributes)."""
-
-    def __init__(self, values: Mapping[str, Any]) -> None:
-        self.limit: int = values["limit"]
-        self.score_floor: float = values["score_floor"]
-        self.half_life_days: float = values["half_life_days"]
-        self.decay_floor: float = values["decay_floor"]
-        self.project_prior: float = values["project_prior"]
-        self.global_prior: float = values["global_prior"]
-        self.team_prior: float = values.get("team_prior", self.global_prior)  # _search_roots
-        self.recall_boost_max: float = values["recall_boost_max"]
 
 
 class _Unloaded:
@@ -273,21 +257,19 @@ def _answer(
         text = as_text(hits, {h.path: [] for h in hits}, cap)
     note = ""
     if not hits:
+        from memoryd.index.hitview import no_match
+
         searched = {r.given for r in roots}
         if any(s == "project" and g not in searched for g, _, _, s in snapshot["roots"]):
             raise Fallback  # another project's root may match: the full path says so
         scope = args.get("scope")
-        where = ", ".join(r.path for r in roots if scope in (None, r.scope)) or "no roots"
-        note = (
-            f"no memory matches {query!r} (searched {where}); "
-            "try fewer or rarer words, or another language\n"
-        )
+        note = no_match(query, [r.path for r in roots if scope in (None, r.scope)]) + "\n"
     return hits, text, note
 
 
 def _search_roots(snapshot: Mapping[str, Any], cwd: str, project: str | None) -> list[_Root]:
-    """memoryd.freshness.search_roots on the snapshot's roots."""
-    from memoryd.rootfs import project_root_for
+    """memoryd.rootfs.search_roots on the snapshot's roots."""
+    from memoryd.rootfs import search_roots
 
     listed = []
     for given, resolved, layout, scope in snapshot["roots"]:
@@ -296,20 +278,13 @@ def _search_roots(snapshot: Mapping[str, Any], cwd: str, project: str | None) ->
         listed.append(_Root(resolved, layout, scope, True, given))
     if len({r.path for r in listed}) != len(listed):
         raise Fallback
-    if any(r.scope == "team" for r in listed):
-        raise Fallback  # a team root is searched with the global ones: the full path's
-    roots = [r for r in listed if r.scope == "global"]
-    own = project_root_for(project or cwd, [r.path for r in roots])
-    if own is None:
-        if project is not None:
-            raise Fallback  # "not inside a git repository": the full path's error
-        return roots
-    for root in listed:
-        if root.path == own or os.path.realpath(root.path) == os.path.realpath(own):
-            return roots if root in roots else [*roots, root]
-    if os.path.isdir(own):
-        roots.append(_Root(own, "plugin", "project", False, own))
-    return roots
+    return search_roots(
+        listed, cwd, project, _path_of, lambda own: _Root(own, "plugin", "project", False, own)
+    )
+
+
+def _path_of(root: _Root) -> str:
+    return root.path
 
 
 def _open(file: str, snapshot: Mapping[str, Any]) -> sqlite3.Connection:
@@ -369,34 +344,33 @@ def _current(conn: sqlite3.Connection, snapshot: Mapping[str, Any]) -> None:
 
 
 def _fresh(conn: sqlite3.Connection, roots: list[_Root], listed: list[_Root], lock: str) -> None:
-    """Fall back unless a reconcile of ``roots`` would change nothing.
-
-    With a daemon running, only the roots config.yaml does not list (a project root
-    found from the folder) need a look, as memoryd.freshness.ensure_fresh says.
-    """
+    """Fall back unless a reconcile of ``roots`` would change nothing
+    (:mod:`memoryd.index.staleness`'s rules, as memoryd.freshness.ensure_fresh applies them)."""
+    from memoryd.index.staleness import foreign_rows, to_check
     from memoryd.runlock import running_pid
 
-    wanted = [r for r in roots if not r.listed] if running_pid(lock) is not None else roots
+    daemon = running_pid(lock) is not None
+    empty = daemon and conn.execute("SELECT 1 FROM memories LIMIT 1").fetchone() is None
+    wanted = to_check(roots, lambda root: root.listed, daemon=daemon, empty=empty)
     if not wanted:
         return
     for root in wanted:
         _unchanged(conn, root)
     keep = {r.path for r in [*listed, *wanted]}  # reconcile's foreign-root sweep
-    foreign = "SELECT 1 FROM memories WHERE root = ? AND layout != 'plugin' LIMIT 1"
-    for (root_path,) in conn.execute("SELECT DISTINCT root FROM memories").fetchall():
-        if root_path not in keep and conn.execute(foreign, (root_path,)).fetchone():
-            raise Fallback
+    if foreign_rows(conn, keep, first=True):
+        raise Fallback
 
 
 def _unchanged(conn: sqlite3.Connection, root: _Root) -> None:
-    """Fall back unless every file of ``root`` has a settled row with its fingerprint and
-    no row lacks a file (reconcile's no-change case)."""
+    """Fall back unless every file of ``root`` has a row with its fingerprint
+    (:func:`~memoryd.index.staleness.fresh_row`) and no row lacks a file (reconcile's
+    no-change case)."""
+    from memoryd.index.staleness import FINGERPRINT_SQL, fresh_row
     from memoryd.rootfs import walk_files
 
     unlisted: list[str] = []
     files = walk_files(root.path, unlisted=unlisted)
-    sql = "SELECT path, size, mtime_ns, checked_ns FROM memories WHERE root = ?"
-    known = {row[0]: row for row in conn.execute(sql, (root.path,))}
+    known = {row[0]: row for row in conn.execute(FINGERPRINT_SQL.format(more=""), (root.path,))}
     if unlisted or len(files) != len(known):
         raise Fallback
     stat, row_of = os.stat, known.get
@@ -405,7 +379,7 @@ def _unchanged(conn: sqlite3.Connection, root: _Root) -> None:
         if row is None:  # a new file (or a name that is not UTF-8: never indexed, reported)
             raise Fallback
         st = stat(path)
-        if row[1] != st.st_size or row[2] != st.st_mtime_ns or not settled(row[2], row[3]):
+        if not fresh_row(row, st.st_size, st.st_mtime_ns):
             raise Fallback
 
 
@@ -419,27 +393,24 @@ def _recall(
     dates: Sequence[tuple[int, int]] = (),
 ) -> list[_Hit]:
     """memoryd.index.search.recall for plugin roots, with the same functions."""
-    from memoryd.index.fetch import candidates, coverage
+    from types import SimpleNamespace  # (memoryd.index loaded types)
+
     from memoryd.index.hits import hit_lookup
-    from memoryd.index.ranking import rank
+    from memoryd.index.pick import pick
     from memoryd.index.snippet import MARKERS, explain
 
-    settings = _Settings(snapshot["search"])
+    settings = SimpleNamespace(**snapshot["search"])  # ranking reads attributes
     limit: int = args.get("limit") or settings.limit
     scope = args.get("scope")
     roots = [r for r in roots if scope is None or r.scope == scope]
     if not roots:
         return []
-    fetch = max(limit, min(limit * 3, MAX_FETCH))
     filters = {"kind": args.get("kind"), "type": None, "scope_id": None}
-    found: Sequence[Found] = candidates(
-        _Index(conn), list(forms), roots, filters, fetch, enough=limit
-    )
-    if any(f.candidate.layout != "plugin" for f in found):
-        raise Fallback  # the full path filters other layouts' rows by project and session
     counts = {r.path: hit_lookup(r.path, strict=True) for r in roots}
-    now = int(time.time() * 1000)
-    kept = rank(settings, found, counts, now, limit, coverage=coverage(list(forms)), dates=dates)
+    kept = pick(
+        _Index(conn), forms, roots, filters, limit, settings, counts, int(time.time() * 1000),
+        dates=dates, admit=_plugin_only,
+    )  # fmt: skip
     marks = MARKERS[args.get("markers", "plugin")]
     hits = []
     for total, f, parts in kept:
@@ -457,6 +428,11 @@ def _recall(
     return hits
 
 
+def _plugin_only(found: Sequence[Found]) -> None:
+    if any(f.candidate.layout != "plugin" for f in found):
+        raise Fallback  # the full path filters other layouts' rows by project and session
+
+
 def _may_cite(path: str) -> bool:
     from memoryd.cites import may_cite
 
@@ -464,19 +440,10 @@ def _may_cite(path: str) -> bool:
 
 
 def _bump(hits: list[_Hit]) -> str:
-    """Count the hits, root by root (as memoryd.index.search does for plugin rows); the
-    full path's warnings for the roots where that failed."""
+    """Count the hits (:func:`memoryd.index.hits.bump_each`, as the full path does); the
+    full path's warning lines for the roots where that failed."""
     if not hits:
         return ""
-    from memoryd.index.hits import bump_hits
+    from memoryd.index.hits import bump_each
 
-    by_root: dict[str, list[str]] = {}
-    for hit in hits:
-        by_root.setdefault(hit.root, []).append(hit.id)
-    warnings = ""
-    for root, ids in by_root.items():
-        try:
-            bump_hits(root, ids)
-        except OSError as exc:  # a read-only root still answers: the full path's warning
-            warnings += f"memoryd: WARNING: cannot record hits in {root}: {exc}\n"
-    return warnings
+    return "".join(f"memoryd: WARNING: {warning}\n" for warning in bump_each(hits))

@@ -15,7 +15,7 @@ from pathlib import Path
 from memoryd import safepath
 from memoryd.app import App
 from memoryd.config.sections import Config, RootConfig
-from memoryd.errors import MemorydError, Refused, UsageError
+from memoryd.errors import ConfigError, MemorydError, Refused, UsageError
 from memoryd.memory import Memory, id_for_path, parse
 from memoryd.roots import project_root_for, relative_id, walk_root
 
@@ -40,6 +40,19 @@ def active_roots(config: Config, cwd: Path) -> list[RootConfig]:
     from memoryd.freshness import search_roots
 
     return sorted(search_roots(config, cwd), key=lambda root: RANK.get(root.scope, 2))
+
+
+def missing_root(app: App, scope: str, path: object, doing: str) -> ConfigError:
+    """The error for a configured root that is not on disk: nothing recreates it but
+    ``memoryd init`` (a bare folder made by a write would never sync, and the real root
+    moved back would nest inside it)."""
+    where = app.config.source or app.paths.config_file
+    init = "memoryd init --project" if scope == "project" else "memoryd init"
+    return ConfigError(
+        f"the {scope} root {path} does not exist, so {doing}",
+        hint=f"mount or move it back, create it with '{init}', or correct or remove its "
+        f"path in {where}",
+    )
 
 
 def writable(roots: list[RootConfig]) -> list[RootConfig]:
@@ -74,7 +87,10 @@ def write_target(app: App, scope: str | None) -> tuple[RootConfig, list[RootConf
                 f"{app.cwd} is not inside a git repository, so it has no project memory",
                 hint="run it from inside the project's repository, or use --scope global",
             )
-    return target_root(roots, scope), roots
+    target = target_root(roots, scope)
+    if not target.path.is_dir():
+        raise missing_root(app, target.scope, target.path, "nothing was written")
+    return target, roots
 
 
 def target_root(roots: list[RootConfig], scope: str | None) -> RootConfig:

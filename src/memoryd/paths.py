@@ -14,9 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.errors import ConfigError
-
-APP = "memoryd"
-HOME_ENV = "MEMORYD_HOME"
+from memoryd.homedirs import APP, HOME_ENV, under_home
 
 
 @dataclass(frozen=True)
@@ -62,14 +60,8 @@ def resolve_paths(env: Mapping[str, str] | None = None) -> Paths:
                 f"{HOME_ENV} must be an absolute path, got {home!r}",
                 hint=f"export {HOME_ENV}=$PWD/{home} or unset it to use the default folders",
             )
-        return Paths(
-            config_dir=base,
-            cache_dir=base / "cache",
-            state_dir=base / "state",
-            log_dir=base / "logs",
-            default_global_root=base / "memory",
-            home=base,
-        )
+        config_dir, cache_dir, state_dir, log_dir, global_root = map(Path, under_home(str(base)))
+        return Paths(config_dir, cache_dir, state_dir, log_dir, global_root, home=base)
     import platformdirs
 
     return Paths(

@@ -16,7 +16,14 @@ from memoryd.homedirs import clean
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import logging
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable, Sequence
+    from typing import Protocol, TypeVar
+
+    class Listed(Protocol):
+        @property
+        def scope(self) -> str: ...
+
+    R = TypeVar("R", bound=Listed)
 
 PROJECT_DIRNAME = ".memory"
 STATE_FILE = ".state.json"
@@ -179,6 +186,42 @@ def project_root_for(start: str, memory_roots: Iterable[str] = ()) -> str | None
         if within(top, os.path.realpath(root)):
             return None
     return os.path.join(top, PROJECT_DIRNAME)
+
+
+def search_roots(
+    listed: Sequence[R],
+    start: str,
+    project: str | None,
+    path_of: Callable[[R], str],
+    project_root: Callable[[str], R],
+) -> list[R]:
+    """The global and team roots of ``listed`` plus the project root of ``project`` (default:
+    ``start``), the one rule of every recall (:func:`memoryd.freshness.search_roots`,
+    :mod:`memoryd.lean_recall`).
+
+    The project root is the main work tree's ``.memory`` (the same from every ``git
+    worktree`` of the project): ``listed``'s root at that path, else ``project_root(path)``
+    when the folder exists; skipped silently when it does not. Other projects' roots
+    never are. A ``project`` outside git is a :class:`~memoryd.errors.PathError`.
+    """
+    roots = [r for r in listed if r.scope in ("global", "team")]
+    own = project_root_for(project or start, [path_of(r) for r in roots])
+    if own is None:
+        if project is not None:
+            from memoryd.errors import PathError
+
+            raise PathError(
+                f"{project} is not inside a git repository",
+                hint="pass --project a folder inside the project's repository",
+            )
+        return roots
+    for root in listed:
+        path = path_of(root)
+        if path == own or os.path.realpath(path) == os.path.realpath(own):
+            return roots if root in roots else [*roots, root]
+    if os.path.isdir(own):
+        roots.append(project_root(own))
+    return roots
 
 
 def _read(file: str) -> str:

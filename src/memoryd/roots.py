@@ -11,7 +11,7 @@ from pathlib import Path
 
 from memoryd import rootfs
 from memoryd.errors import PathError
-from memoryd.fsutil import atomic_write
+from memoryd.fsutil import atomic_write, private_dirs
 from memoryd.rootfs import SKIP_DIRS, STATE_FILE, is_memory_name
 
 CATEGORIES = ("rules", "preferences", "decisions", "pitfalls", "facts")
@@ -97,12 +97,12 @@ def init_root(root: Path) -> InitResult:
     if root.exists() and not root.is_dir():
         raise PathError(f"{root} exists and is not a folder", hint="move it aside and run again")
     if not root.exists():
-        root.mkdir(parents=True)
+        private_dirs(root)
         created.append(".")
     for name in CATEGORIES:
         folder = root / name
         if not folder.exists():
-            folder.mkdir()
+            private_dirs(folder)
             created.append(name + "/")
     root_md = root / ROOT_FILE
     if not root_md.exists():

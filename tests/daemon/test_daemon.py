@@ -6,6 +6,7 @@ import logging
 import os
 import signal
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -131,7 +132,11 @@ def test_a_root_that_disappears_pauses_and_resumes(tmp_path: Path, threads_check
         assert indexed(app) == rows  # nothing treated as deleted
         assert any("is missing: paused" in p for p in daemon.status.status.problems)
         (away / "facts" / "new.md").write_text(memory("written while unmounted"))
-        away.rename(root)
+        root.mkdir()  # a bare folder at its path (once made by remember) is not the root
+        time.sleep(1.0)  # five root checks (0.2 s apart)
+        assert daemon.status.snapshot().roots[str(root)].state == "paused"
+        assert any("is missing: paused" in p for p in daemon.status.status.problems)
+        away.rename(root)  # over the empty folder: the real root is back
         assert wait_until(lambda: daemon.status.snapshot().roots[str(root)].state == "watching")
         assert wait_until(lambda: settled(app, tmp_path / "s"))
         assert any(p.endswith("/facts/new.md") for p, _ in indexed(app))
@@ -360,3 +365,32 @@ def test_what_the_start_up_reconcile_finds_is_synced_however_fast_it_runs(
         assert wait_until(lambda: "ROOT.md" in remote_files(remote), timeout=20)
     finally:
         daemon.stop()
+
+
+def test_a_file_name_that_is_not_utf8_is_compiled_as_the_cli_compiles_it(
+    tmp_path: Path, threads_checked: None, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A new memory named in Latin-1 bytes cannot be indexed (SQLite text), so the daemon
+    saw '0 files changed' and never compiled: index.md lacked the line 'memoryd compile'
+    writes for it, 'compile --check' never passed, and the next compile logged a hand edit
+    nobody made. Both list it now, and the daemon says once why it is not searchable."""
+    app, root = app_with_root()
+    daemon = start(app)
+    try:
+        assert wait_until(lambda: settled(app, tmp_path / "s"))
+        raw = os.fsencode(root / "facts") + b"/na\xefve.md"
+        with caplog.at_level(logging.INFO, logger="memoryd"):
+            with open(raw, "w") as handle:
+                handle.write(memory("written under a latin-1 locale"))
+            assert wait_until(lambda: settled(app, tmp_path / "s"))
+            index_md = (root / "facts" / "index.md").read_text()
+            assert "[na\\xefve.md](na%EFve.md)" in index_md
+            with open(raw, "a") as handle:
+                handle.write("one more line\n")
+            time.sleep(1.0)  # the batch (quiet_ms 150) and its compile
+            assert wait_until(lambda: settled(app, tmp_path / "s"))
+    finally:
+        daemon.stop()
+    said = [r.getMessage() for r in caplog.records if "cannot index" in r.getMessage()]
+    assert len(said) == 1, said
+    assert not [r for r in caplog.records if "hand edit" in r.getMessage()]

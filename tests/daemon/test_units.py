@@ -15,6 +15,7 @@ import pytest
 from memoryd.daemon import manager as service_manager
 from memoryd.daemon import units
 from memoryd.paths import resolve_paths
+from tests.helpers import build_wheel
 
 REPO = Path(__file__).resolve().parents[2]
 ODD = '/tmp/odd dir/50% "quoted" $HOME \\ back'
@@ -30,19 +31,7 @@ def test_repository_units_are_the_packaged_templates() -> None:
 
 
 def test_a_built_wheel_ships_the_templates_and_finds_them(tmp_path: Path) -> None:
-    source = tmp_path / "source"
-    (source / "src").mkdir(parents=True)
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy(REPO / name, source / name)
-    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
-    shutil.copytree(REPO / "src/memoryd", source / "src/memoryd", ignore=ignore)
-    build = "import setuptools.build_meta as b, sys; print(b.build_wheel(sys.argv[1]))"
-    done = subprocess.run(
-        [sys.executable, "-c", build, str(tmp_path / "dist")],
-        cwd=source, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
-    wheel = tmp_path / "dist" / done.stdout.strip().splitlines()[-1]
+    wheel = build_wheel(tmp_path)
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
         archive.extractall(tmp_path / "site")

@@ -18,6 +18,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,7 +27,7 @@ LOCK = NODE_DIR / "package-lock.json"
 STAMP = NODE_DIR / "node_modules" / ".memoryd-lock-sha256"
 BIN = NODE_DIR / "node_modules" / ".bin"
 REPO = Path(__file__).resolve().parents[2]
-INTEGRATIONS = REPO / "integrations"
+INTEGRATIONS = REPO / "src" / "memoryd" / "integrations"
 
 # Set by the clients for the commands they run; never inherited from the test runner.
 AGENT_MARKERS = ("CLAUDECODE", "OPENCODE", "AGENT", "AI_AGENT")
@@ -116,6 +117,42 @@ class Client:
             if proc.poll() is None:
                 proc.wait(timeout=10)
         return subprocess.CompletedProcess(command, proc.returncode, out, err)
+
+
+    def converse(
+        self, name: str, *args: str, inputs: list[str], answered: str, timeout: float = 300
+    ) -> subprocess.CompletedProcess[str]:
+        """Run one client and type ``inputs`` one at a time: each after the client printed
+        a line holding ``answered`` for the one before (a client reading its stdin while a
+        turn runs queues what arrives and may take two prompts as one turn)."""
+        env = {**self.env, "PWD": str(self.cwd)}
+        command = [str(self.bin_dir / name), *args]
+        proc = subprocess.Popen(
+            command, cwd=self.cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, start_new_session=True,
+        )  # fmt: skip
+        timer = threading.Timer(timeout, _end_group, (proc.pid,))
+        timer.start()
+        lines: list[str] = []
+        try:
+            assert proc.stdin is not None and proc.stdout is not None
+            for text in inputs:
+                proc.stdin.write(text)
+                proc.stdin.flush()
+                for line in proc.stdout:
+                    lines.append(line)
+                    if answered in line:
+                        break
+            proc.stdin.close()
+            lines += proc.stdout.readlines()
+            err = proc.stderr.read() if proc.stderr is not None else ""
+            proc.wait(timeout=30)
+        finally:
+            timer.cancel()
+            _end_group(proc.pid)
+            if proc.poll() is None:
+                proc.wait(timeout=10)
+        return subprocess.CompletedProcess(command, proc.returncode, "".join(lines), err)
 
 
 def _end_group(pgid: int) -> None:

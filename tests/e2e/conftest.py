@@ -26,7 +26,8 @@ def node_bin() -> Path:
     except clients.NodeMissing as exc:
         message = (
             f"SKIPPING THE END-TO-END SUITE: {exc}. Install node (>= 20) and npm to prove "
-            "memoryd with the real Claude Code, OpenCode and MCP Inspector clients."
+            "memoryd with the real Claude Code, OpenCode, Codex CLI, Gemini CLI and MCP Inspector "
+            "clients."
         )
         warnings.warn(message, stacklevel=1)
         pytest.skip(message)

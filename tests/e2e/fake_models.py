@@ -2,7 +2,9 @@
 
 Claude Code speaks the Anthropic Messages API (``POST /v1/messages``, streamed as
 server-sent events); OpenCode's ``@ai-sdk/openai-compatible`` provider speaks the
-OpenAI chat completions API (``POST /v1/chat/completions``). Each server records
+OpenAI chat completions API (``POST /v1/chat/completions``); Codex CLI the OpenAI
+Responses API (``POST /v1/responses``); Gemini CLI the Gemini API
+(``POST /v1beta/models/MODEL:streamGenerateContent``). Each server records
 every request body it received, so a test can read exactly what the client would
 have sent a real model: the injected memory block, the tool results.
 
@@ -46,6 +48,16 @@ class Recorded:
     body: dict[str, Any]
 
 
+def offers_tools(body: dict[str, Any]) -> bool:
+    """Does the request offer tools (the agent loop), or is it the client's housekeeping?"""
+    tools = body.get("tools")
+    if isinstance(tools, list) and tools and isinstance(tools[0], dict) and (
+        "functionDeclarations" in tools[0]  # Gemini: [{functionDeclarations: [...]}]
+    ):
+        return any(t.get("functionDeclarations") for t in tools)
+    return bool(tools)
+
+
 @dataclass
 class _State:
     turns: list[Turn]
@@ -55,7 +67,7 @@ class _State:
 
     def next_turn(self, body: dict[str, Any]) -> Turn:
         with self.lock:
-            if not body.get("tools"):
+            if not offers_tools(body):
                 return Turn(text="memoryd e2e")
             if self.served < len(self.turns):
                 self.served += 1
@@ -88,7 +100,7 @@ class FakeModelAPI:
 
     def agent_requests(self) -> list[dict[str, Any]]:
         """The bodies of the agent-loop requests (the ones that offered tools), in order."""
-        return [r.body for r in self.requests if r.body.get("tools")]
+        return [r.body for r in self.requests if offers_tools(r.body)]
 
     @property
     def turns_served(self) -> int:
@@ -135,6 +147,12 @@ class _Handler(BaseHTTPRequestHandler):
             self._anthropic(body)
         elif path.endswith("/chat/completions"):
             self._openai(body)
+        elif path.endswith("/responses"):
+            self._responses(body)
+        elif path.endswith(":countTokens"):
+            self._json(200, {"totalTokens": 100})
+        elif path.endswith((":streamGenerateContent", ":generateContent")):
+            self._gemini(body, stream=path.endswith(":streamGenerateContent"))
         else:
             self._json(404, {"error": {"type": "not_found_error", "message": path}})
 
@@ -226,6 +244,79 @@ class _Handler(BaseHTTPRequestHandler):
             yield None, "[DONE]"
 
         self._sse(events())
+
+
+    # --- OpenAI Responses (Codex) ----------------------------------------------
+
+    def _responses(self, body: dict[str, Any]) -> None:
+        turn = self.shared.next_turn(body)
+        n = len(self.shared.requests)
+        items: list[dict[str, Any]] = []
+        if turn.text or not turn.calls:
+            items.append({
+                "type": "message", "id": f"msg_{n}", "role": "assistant", "status": "completed",
+                "content": [{"type": "output_text", "text": turn.text or "done",
+                             "annotations": []}],
+            })  # fmt: skip
+        for i, tool in enumerate(turn.calls):
+            space, _, name = tool.name.rpartition("/")  # "mcp__memoryd/memory_recall"
+            items.append({
+                "type": "function_call", "id": f"fc_{n}_{i}", "call_id": f"call_{n}_{i}",
+                "name": name, "arguments": json.dumps(tool.arguments), "status": "completed",
+                **({"namespace": space} if space else {}),
+            })  # fmt: skip
+        usage = {
+            "input_tokens": 10, "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": 15,
+        }  # fmt: skip
+        response = {
+            "id": f"resp_{n}", "object": "response", "created_at": 0, "status": "completed",
+            "model": str(body.get("model", "fake")), "output": items, "usage": usage,
+        }  # fmt: skip
+
+        def events() -> Iterator[tuple[str | None, dict[str, Any] | str]]:
+            started = {**response, "status": "in_progress", "output": [], "usage": None}
+            yield "response.created", {"type": "response.created", "response": started}
+            for i, item in enumerate(items):
+                yield "response.output_item.added", {
+                    "type": "response.output_item.added", "output_index": i, "item": item,
+                }  # fmt: skip
+                if item["type"] == "message":
+                    yield "response.output_text.delta", {
+                        "type": "response.output_text.delta", "item_id": item["id"],
+                        "output_index": i, "content_index": 0,
+                        "delta": item["content"][0]["text"],
+                    }  # fmt: skip
+                yield "response.output_item.done", {
+                    "type": "response.output_item.done", "output_index": i, "item": item,
+                }  # fmt: skip
+            yield "response.completed", {"type": "response.completed", "response": response}
+
+        if body.get("stream"):
+            self._sse(events())
+        else:
+            self._json(200, response)
+
+    # --- Gemini API (Gemini CLI) ----------------------------------------------
+
+    def _gemini(self, body: dict[str, Any], *, stream: bool) -> None:
+        turn = self.shared.next_turn(body)
+        parts: list[dict[str, Any]] = []
+        if turn.text or not turn.calls:
+            parts.append({"text": turn.text or "done"})
+        parts += [{"functionCall": {"name": t.name, "args": t.arguments}} for t in turn.calls]
+        answer = {
+            "candidates": [{"content": {"role": "model", "parts": parts},
+                            "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5,
+                              "totalTokenCount": 15},
+            "modelVersion": "gemini-fake",
+        }  # fmt: skip
+        if stream:
+            self._sse(iter([(None, answer)]))
+        else:
+            self._json(200, answer)
 
 
 def _anthropic_events(

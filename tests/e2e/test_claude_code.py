@@ -1,6 +1,6 @@
 """memoryd with the real Claude Code CLI (``@anthropic-ai/claude-code``) and a fake Messages API.
 
-The settings are ``integrations/claude-code/settings.json`` as shipped; the MCP server is
+The settings are ``src/memoryd/integrations/claude-code/settings.json`` as shipped; the MCP server is
 added with the documented ``claude mcp add`` line. ``claude -p`` runs the hooks for real,
 calls the fake model on loopback, runs the tool calls it scripts (memoryd over MCP, the
 Write tool through the guard hook, a Bash command), and sends each result back: the
@@ -61,10 +61,14 @@ def tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def result_text(part: dict[str, Any]) -> str:
+    """A tool result's text as the model read it: Claude Code sends the model a tool's
+    structuredContent (as JSON) when it has one, and memoryd's holds the text first."""
     content = part["content"]
-    if isinstance(content, str):
-        return content
-    return "\n".join(c.get("text", "") for c in content)
+    text = content if isinstance(content, str) else "\n".join(c.get("text", "") for c in content)
+    if text.startswith('{"text":'):
+        structured: dict[str, Any] = json.loads(text)
+        return str(structured["text"])
+    return text
 
 
 def transcript(project: Project, session: str) -> list[dict[str, Any]]:
@@ -292,8 +296,8 @@ def test_a_missing_global_root_is_told_once_and_the_project_block_still_comes(
     assert told == [(
         "SessionStart",
         f"memoryd: context --hook: the global root {project.global_root} does not exist, so "
-        "nothing of it was injected; hint: create it with 'memoryd init', or correct or remove "
-        f"its path in {project.home.parent / 'memoryd-home' / 'config.yaml'}",
+        "nothing of it was injected; hint: mount or move it back, create it with 'memoryd init', "
+        f"or correct or remove its path in {project.home.parent / 'memoryd-home' / 'config.yaml'}",
     )]  # fmt: skip
 
 
@@ -326,8 +330,9 @@ def test_session_start_reinjects_the_rules_on_resume_and_after_a_compaction(
     node_bin: Path, project: Project
 ) -> None:
     """The matchers startup, resume and compact (clear: the next test): each start of a
-    session context gets the rules and the outline again (Claude Code records only some of
-    these runs in the transcript, so the requests sent to the model are what is checked)."""
+    session context gets the rules and the outline again, and holds them once (Claude Code
+    records only some of these runs in the transcript, so the requests sent to the model are
+    what is checked)."""
     project.remember("--kind", "rule", "--summary", "部署只用 pnpm")
     rule = "- 部署只用 pnpm (`rules/pnpm`) [project]"
     turns = [Turn(text="first"), Turn(text="second"), Turn(text="summary"), Turn(text="after")]
@@ -341,12 +346,12 @@ def test_session_start_reinjects_the_rules_on_resume_and_after_a_compaction(
         compacted = len(api.requests)
         ask(client, "after the compaction", "--resume", session)
         after = [r.body for r in api.requests[compacted:] if r.body.get("tools")]
-    # startup's block is in the resumed history; resume added its own, and the prompt hook one
-    assert texts(resumed[-1]).count(rule) >= 3
+    # the resumed session holds the rules once: resume's block (the prompt hook adds none)
+    assert texts(resumed[-1]).count(rule) == 1
     names = [run["hookName"] for run in hook_runs(project, session, "SessionStart")]
     assert names[0] == "SessionStart:startup" and "SessionStart:compact" in names
     # after the compaction the old history is a summary; the rules came back with it
-    assert "summary" in texts(after[-1]) and texts(after[-1]).count(rule) >= 2
+    assert "summary" in texts(after[-1]) and texts(after[-1]).count(rule) == 1
 
 
 def user_message(text: str) -> str:
@@ -384,10 +389,10 @@ def test_session_start_reinjects_the_rules_after_a_clear(node_bin: Path, project
     assert (run["hookName"], run["exitCode"]) == ("SessionStart:clear", 0)
     start = injected(project, cleared, "SessionStart")
     assert rule in start and "## Memory outline" in start
-    # the context after /clear holds nothing of the old one, and the rules twice again:
-    # the clear's block and the prompt hook's
+    # the context after /clear holds nothing of the old one, and the rules once again: the
+    # clear's block (the prompt hook adds none: the session holds them)
     assert "zeppelin" in texts(sent[0]) and "zeppelin" not in texts(sent[1])
-    assert (texts(sent[0]).count(rule), texts(sent[1]).count(rule)) == (2, 2)
+    assert (texts(sent[0]).count(rule), texts(sent[1]).count(rule)) == (1, 1)
 
 
 MEMORY_DIR = re.compile(r"You have a persistent file-based memory at `([^`]+)`")
@@ -488,3 +493,49 @@ def test_a_secret_remembered_over_mcp_is_refused_to_the_model_with_the_fix(
     assert "hint: remove the secret (say where it lives instead" in text
     assert key not in text  # the refusal itself never repeats the secret
     assert not list((project.memory / "facts").glob("stripe*"))
+
+
+THREE_PROMPTS = (
+    "Why does FTS5 miss short Chinese words?",
+    "and does unicode61 split 部署脚本 at all?",
+    "how do we deploy?",
+)
+
+
+def three_prompt_session(client: Client, api: FakeModelAPI) -> tuple[str, list[dict[str, Any]]]:
+    """One running session that takes three prompts on stdin, as a user types them: the
+    session id, and the three requests the model was sent."""
+    done = client.converse(
+        "claude", "-p", "--input-format", "stream-json", "--output-format", "stream-json",
+        "--verbose", inputs=[user_message(p) for p in THREE_PROMPTS], answered='"type":"result"',
+    )  # fmt: skip
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    events = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    (session,) = dict.fromkeys(e["session_id"] for e in events if e.get("session_id"))
+    return session, api.agent_requests()
+
+
+def test_a_session_of_three_prompts_carries_one_rules_block(
+    node_bin: Path, project: Project
+) -> None:
+    """SessionStart gives the rules and the outline; each prompt adds only what its query
+    found that the session does not hold yet. Each hook's block stays in the history, so
+    three prompts of one session carried 2, 3 and 4 copies of the rules and the outline."""
+    project.seed()
+    rule = "- 部署只用 pnpm (`rules/pnpm`) [project]"
+    pitfall = "### pitfalls/fts5-unicode61-merges-a-chinese-run (project pitfall)"
+    with FakeModelAPI([Turn(text="one"), Turn(text="two"), Turn(text="three")]) as api:
+        session, sent = three_prompt_session(claude(node_bin, project, api), api)
+    assert len(sent) == 3
+    assert [texts(body).count(rule) for body in sent] == [1, 1, 1]
+    assert [texts(body).count("## Memory outline") for body in sent] == [1, 1, 1]
+    # the first prompt found the pitfall; the second found it again and was not given it twice
+    assert [texts(body).count(pitfall) for body in sent] == [1, 1, 1]
+    prompts = [run["content"] for run in hook_runs(project, session, "UserPromptSubmit",
+                                                   "hook_additional_context")]  # fmt: skip
+    assert len(prompts) == 1 and "## Iron rules" not in "\n".join(prompts[0])
+    stats = run_cli("context", "--stats", "--json", cwd=project.repo)
+    assert stats.returncode == 0, stats.stderr
+    (row,) = [s for s in json.loads(stats.stdout)["sessions"] if s["session"] == session]
+    start = len(injected(project, session, "SessionStart"))
+    assert row["starts"] == [start] and len(row["prompts"]) == 3 and row["prompts"][1:] == [0, 0]

@@ -1,7 +1,7 @@
 """memoryd with the real OpenCode CLI (``opencode-ai``) and a fake OpenAI-compatible API.
 
-The plugin is ``integrations/opencode/memoryd.js`` and the MCP entry
-``integrations/opencode/opencode.json``, as shipped; the test only adds a provider whose
+The plugin is ``src/memoryd/integrations/opencode/memoryd.js`` and the MCP entry
+``src/memoryd/integrations/opencode/opencode.json``, as shipped; the test only adds a provider whose
 ``baseURL`` is the fake on loopback. ``opencode run`` loads the plugin, starts
 ``memoryd mcp``, and runs the scripted tool calls for real.
 """
@@ -320,3 +320,21 @@ def test_a_worktree_removed_mid_session_never_blocks_a_write_and_recall_still_se
     assert elsewhere.read_text() == "ship it\n"  # the guard threw in the removed folder
     recalled = content(messages(sent[3])[-1])
     assert recalled.startswith("## pitfalls/fts5-unicode61-merges-a-chinese-run (project pitfall")
+
+
+def test_a_memoryd_that_cannot_run_is_said_in_opencodes_log_not_the_terminal(
+    node_bin: Path, project: Project
+) -> None:
+    """The plugin said its failures with console.error, which the TUI paints over the input
+    box: they go to OpenCode's log (client.app.log; --print-logs shows it on stderr)."""
+    with FakeModelAPI([Turn(text="ok")]) as api:
+        client = opencode(node_bin, project, api)
+        client.env["MEMORYD_BIN"] = "/nonexistent/memoryd"
+        done = client.run("opencode", "run", "--print-logs", "--", "hello", timeout=240)
+        (first,) = api.agent_requests()
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "<memory>" not in json.dumps(first)
+    said = "memoryd context could not run /nonexistent/memoryd"
+    assert said not in done.stdout
+    logged = [line for line in done.stderr.splitlines() if said in line]
+    assert len(logged) == 1 and "level=ERROR" in logged[0], done.stderr[-4000:]

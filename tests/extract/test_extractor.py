@@ -41,7 +41,10 @@ def test_a_settled_claude_session_is_extracted_through_the_remember_gate(world: 
     written = sorted(p.relative_to(project).as_posix() for p in project.rglob("*.md")
                      if p.name not in ("ROOT.md", "index.md"))  # fmt: skip
     # the rule became a proposal; nothing went into rules/
-    assert written == ["pitfalls/pnpm-npm-lockfile.md", "proposals/never-force-push-to-main.md"]
+    assert written == [
+        "pitfalls/部署脚本用-pnpm-而不是-npm-因为-lockfile-不兼容.md",
+        "proposals/never-force-push-to-main.md",
+    ]
     pitfall = parse((project / written[0]).read_bytes())
     assert pitfall.meta["load_when"] == ["部署", "pnpm"] and pitfall.kind == "pitfall"
     assert parse((project / written[1]).read_bytes()).kind == "rule-proposal"
@@ -224,7 +227,7 @@ def test_the_extractors_own_sessions_are_never_extracted(world: World) -> None:
 
 
 def test_the_mcp_inspect_tool_says_whether_extraction_runs(world: World) -> None:
-    from tests.tools.test_mcp import call
+    from tests.agent.test_mcp import call
 
     world.configure(settle_ms=20000)
     error, text = call(world.app(), "memory_inspect")

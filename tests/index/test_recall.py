@@ -10,7 +10,7 @@ import pytest
 
 from memoryd.config.sections import Config, SearchConfig
 from memoryd.index import IndexDB, open_index, ranking, recall, reconcile
-from memoryd.index import search as search_module
+from memoryd.index import pick as pick_module
 from memoryd.index.fetch import at_least, candidates
 from memoryd.index.hits import read_hits
 from memoryd.index.tokenizer import query_words
@@ -254,12 +254,12 @@ def test_recall_still_answers_when_hits_cannot_be_recorded(
 ) -> None:
     world.write(world.global_root, "facts/a.md", "grpc deadline")
     reconcile(db, world.config, world.roots)
-    search_module = importlib.import_module("memoryd.index.search")
+    hits_module = importlib.import_module("memoryd.index.hits")  # both recalls count there
 
     def refuse(root: object, ids: object) -> None:
         raise PermissionError(13, "Read-only file system")
 
-    monkeypatch.setattr(search_module, "bump_hits", refuse)
+    monkeypatch.setattr(hits_module, "bump_hits", refuse)
     assert ids(recall(db, world.config, "grpc", world.roots)) == ["facts/a"]
     assert "cannot record hits" in caplog.text
 
@@ -371,7 +371,7 @@ def test_a_reconcile_between_the_candidates_and_their_rows_changes_neither(
     doomed = world.write(world.global_root, "facts/kafka.md", "kafka lag on the broker")
     world.write(world.global_root, "facts/other.md", "kafka consumer groups")
     reconcile(db, world.config, world.roots)
-    real_rank = ranking.rank  # the function memoryd.index.search imported as its rank
+    real_rank = ranking.rank  # the function memoryd.index.pick (recall's) imported as its rank
 
     def rank_after_a_reconcile(*args: Any, **kwargs: Any) -> object:
         doomed.unlink()
@@ -379,12 +379,12 @@ def test_a_reconcile_between_the_candidates_and_their_rows_changes_neither(
             reconcile(other, world.config, world.roots)  # deletes the row, commits
         return real_rank(*args, **kwargs)
 
-    monkeypatch.setattr(search_module, "rank", rank_after_a_reconcile)
+    monkeypatch.setattr(pick_module, "rank", rank_after_a_reconcile)
     hits = recall(db, world.config, "kafka lag", world.roots, bump=False, now_ms=NOW_MS)
     assert [h.id for h in hits] == ["facts/kafka", "facts/other"]
     assert hits[0].row is not None and hits[0].body == "kafka lag on the broker\n"
     assert not db.conn.in_transaction
-    monkeypatch.setattr(search_module, "rank", real_rank)
+    monkeypatch.setattr(pick_module, "rank", real_rank)
     after = recall(db, world.config, "kafka lag", world.roots, bump=False, now_ms=NOW_MS)
     assert [h.id for h in after] == ["facts/other"]
 

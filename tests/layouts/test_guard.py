@@ -250,6 +250,27 @@ def test_guard_hook_speaks_claude_codes_pretooluse_protocol(mimo: Path, tmp_path
     assert run_cli("guard", "--hook", input=bash).stdout == ""
 
 
+def test_guard_hook_answers_gemini_clis_beforetool_in_its_own_words(
+    mimo: Path, tmp_path: Path
+) -> None:
+    """Gemini CLI reads a refusal as decision/reason (Claude Code's permissionDecision means
+    nothing to it: the write went ahead)."""
+    import json
+
+    work = tmp_path / "proj"
+    work.mkdir()
+    event = json.loads(_event(str(mimo / "MEMORY.md"), work, "write_file"))
+    event["hook_event_name"] = "BeforeTool"
+    denied = run_cli("guard", "--hook", input=json.dumps(event))
+    answer = json.loads(denied.stdout)
+    assert (denied.returncode, sorted(answer)) == (0, ["decision", "reason"])
+    assert answer["decision"] == "deny"
+    assert answer["reason"].startswith(f"{mimo}/MEMORY.md is not a memory path.")
+    event["tool_input"]["file_path"] = str(work / "app.py")
+    allowed = run_cli("guard", "--hook", input=json.dumps(event))
+    assert (allowed.returncode, allowed.stdout) == (0, "")
+
+
 @pytest.mark.parametrize(
     ("stdin", "config", "reason"),
     [

@@ -12,7 +12,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "layouts.md"
-SETTINGS = REPO / "integrations" / "claude-code" / "settings.json"
+SETTINGS = REPO / "src" / "memoryd" / "integrations" / "claude-code" / "settings.json"
 
 
 def test_the_documented_pretooluse_hook_is_the_shipped_one() -> None:

@@ -264,7 +264,7 @@ def test_the_hook_fails_open_and_the_command_line_fails_loudly(tree: Path) -> No
 
 
 def test_the_mcp_memory_context_tool_can_ask_for_a_rebuild(tree: Path) -> None:
-    from tests.tools.test_mcp import call
+    from tests.agent.test_mcp import call
 
     write(tree, f"sessions/{SID}/checkpoint.md", "## Goal\n迁移到 PostgreSQL 16\n")
     write(tree, f"projects/{PID}/MEMORY.md", "## Rules\n- never touch vendor/\n")

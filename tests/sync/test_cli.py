@@ -86,6 +86,32 @@ def test_sync_command_commits_and_reports(isolated_home: Path) -> None:
     assert text.returncode == 0 and text.stdout.startswith(f"{root}: ok")
 
 
+def test_sync_exits_1_naming_each_file_it_held_back_and_the_fix(isolated_home: Path) -> None:
+    """'memoryd sync && ...' went on after a secret was kept out ('quarantined: ... not
+    committed', exit 0) while 'memoryd scan' exits 1 on the same finding."""
+    assert run_cli("init").returncode == 0
+    root = isolated_home / "memory"
+    leak = "connect with postgres://admin:S3cr3tPassw0rdXYZ@db.internal:5432/app\n"
+    (root / "facts/db.md").write_text(memory("facts/db", "database", leak))
+    (root / "facts/big.md").write_text(memory("facts/big", "big", "x" * 1_100_000 + "\n"))
+    (root / "facts/fine.md").write_text(memory("facts/fine", "fine", "nothing secret\n"))
+    done = run_cli("sync")
+    assert done.returncode == 1, done.stdout
+    assert "facts/fine.md" in git(root, "ls-files")
+    assert done.stdout.splitlines()[1:] == [
+        "  quarantined: facts/db.md:6 url-credentials (S3c…XYZ): not committed",
+        "    fix: remove the secret (or allow it: see memoryd scan); it syncs once it is gone",
+        "  left out: facts/big.md (larger than search.max_file_bytes (1100047 > 1048576)): "
+        "not committed",
+        "    fix: make it smaller (split it into several memories) or raise "
+        "search.max_file_bytes; it syncs once it fits",
+    ]
+    assert run_cli("scan", str(root / "facts/db.md")).returncode == 1
+    (root / "facts/db.md").write_text(memory("facts/db", "database", "use the vault\n"))
+    (root / "facts/big.md").unlink()
+    assert run_cli("sync").returncode == 0
+
+
 def test_sync_command_unknown_root_is_an_error(isolated_home: Path, tmp_path: Path) -> None:
     done = run_cli("sync", "--root", str(tmp_path / "nowhere"))
     assert done.returncode == 1
@@ -112,6 +138,7 @@ def test_conflicts_lists_the_copy_on_both_devices(conflicted: tuple[World, str])
         [item] = json.loads(out)
         assert item["id"] == copy[:-3] and item["path"] == "facts/x.md"
         assert item["device"] == "desktop"
+        assert item["path_exists"] is True  # a JSON boolean, not the string "true"
 
 
 @pytest.mark.parametrize(
@@ -227,3 +254,59 @@ def test_recall_finds_a_conflict_copy_and_marks_it(conflicted: tuple[World, str]
     assert hit["conflict_of"] == "facts/x.md" and hit["conflict_device"] == "desktop"
     code, text, _ = _cli(world.a.home, "recall", "B2")
     assert "   sync conflict copy: desktop's version of facts/x.md (see CONFLICTS.md)" in text
+
+
+def test_the_users_index_never_shows_memories_deleted_when_the_branch_moves(
+    isolated_home: Path,
+) -> None:
+    """A new root's first commit moved the branch while .git/index did not exist yet: for
+    as long as the refresh took (18 s at 20,000 files) 'git status' showed every memory
+    staged for deletion, and a 'git commit' typed then would record it. git's
+    reference-transaction hook looks at the index the moment the branch has moved."""
+    assert run_cli("init").returncode == 0
+    root = isolated_home / "memory"
+    for n in range(3):
+        (root / f"facts/m{n}.md").write_text(memory(f"facts/m{n}", f"m{n}", f"{n}\n"))
+    seen = root.parent / "seen-by-hook"
+    hook = root / ".git/hooks/reference-transaction"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text(
+        "#!/bin/sh\n"
+        '[ "$1" = committed ] || exit 0\n'
+        f"git diff --cached --name-status HEAD >> {seen}\n"
+        f"echo moved >> {seen}\n"
+    )
+    hook.chmod(0o755)
+    for n in range(3, 5):  # the first commit, then one more
+        done = run_cli("sync")
+        assert done.returncode == 0, done.stdout
+        (root / f"facts/m{n}.md").write_text(memory(f"facts/m{n}", f"m{n}", f"{n}\n"))
+    assert seen.read_text().splitlines() == ["moved", "moved"]  # nothing staged, nothing lost
+    assert git(root, "status", "--porcelain") == "?? facts/m4.md\n"
+
+
+def test_a_copy_is_one_problem_and_context_never_injects_it(
+    conflicted: tuple[World, str],
+) -> None:
+    """A copy keeps the other version's bytes, 'id:' line and all: inspect also called it
+    malformed, with a fix that would edit the bytes resolve uses, and context spent two of
+    its four hits on the copy and on CONFLICTS.md."""
+    world, copy = conflicted
+    code, out, _ = _cli(world.b.home, "inspect", "--json")
+    assert code == 1
+    about_copy = [
+        (p["check"], p["message"]) for p in json.loads(out)["problems"] if copy in p["path"]
+    ]
+    assert about_copy == [
+        ("sync.conflicts", "sync conflict: desktop's version of facts/x.md (both versions kept)")
+    ]  # not also "id 'facts/x' does not match its path", whose fix edits the copy
+    code, out, _ = _cli(world.b.home, "recall", "--json", "shared line")
+    recalled = [hit["id"] for hit in json.loads(out)]
+    assert copy.removesuffix(".md") in recalled  # recall still finds it, marked
+    code, out, err = _cli(world.b.home, "context", "--json", "shared line")
+    assert code == 0, err
+    block = json.loads(out)
+    hits = block["text"].split("## Relevant memories", 1)[1]
+    assert "### facts/x (global fact)" in hits
+    assert "conflict-" not in hits and "CONFLICTS" not in hits
+    assert [e["id"] for e in block["entries"]] == ["facts/x"]  # the copy took a second hit

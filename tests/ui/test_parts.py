@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import math
 import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -82,17 +80,28 @@ def test_a_busy_port_and_a_bad_port_are_clear_errors(isolated_home: Path) -> Non
     assert "--port must be between 0 and 65535, got 70000" in bad.stderr
 
 
-def test_ctrl_c_stops_the_server_cleanly(isolated_home: Path) -> None:
-    import signal
+def test_a_memory_shows_dates_and_whether_its_root_commits(tmp_path: Path) -> None:
+    """The page showed created/updated as epoch milliseconds, and promised 'the next sync
+    commits it' for a project root, which does not commit."""
+    from memoryd.app import App
+    from memoryd.ui.views import memory
+    from tests.helpers import git
 
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "memoryd", "ui", "--no-open"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    assert proc.stdout is not None
-    url = proc.stdout.readline()
-    assert url.startswith("http://127.0.0.1:") and "?token=" in url
-    proc.send_signal(signal.SIGINT)
-    _out, err = proc.communicate(timeout=20)
-    assert proc.returncode == 0
-    assert err.splitlines()[-1] == "memoryd ui: stopped"
+    project = tmp_path / "project"
+    project.mkdir()
+    git(project, "init", "-q")
+    assert run_cli("init").returncode == 0
+    assert run_cli("init", "--project", str(project)).returncode == 0
+    done = run_cli("remember", "--kind", "fact", "--summary", "the gate is staging",
+                   "--json", "body", cwd=project)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    rel = "facts/the-gate-is-staging.md"
+    page = memory(App(cwd=project), {"root": str(project / ".memory"), "path": rel})
+    assert page["commits"] is False
+    created = page["meta"]["created"]
+    assert time.strftime("%Y-%m-%d ", time.gmtime()) in created and created.endswith(" UTC")
+    global_root = App().paths.default_global_root
+    (global_root / "facts/a.md").write_text("---\nkind: fact\nsummary: a\nupdated: 0\n---\nx\n")
+    page = memory(App(), {"root": str(global_root), "path": "facts/a.md"})
+    assert page["commits"] is True
+    assert page["meta"]["updated"] == "1970-01-01 00:00:00 UTC"

@@ -10,18 +10,22 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from memoryd.index.hitview import OVERSIZED
-from memoryd.injection import Block, RootBlocks, Shown, build
+from memoryd.injection import Block, Given, RootBlocks, Shown, build
+from memoryd.oversize import not_loaded
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from memoryd.app import App
     from memoryd.index.search import Hit
 
 
 def gather(
-    app: App, query: str, max_chars: int | None = None, max_entries: int | None = None
-) -> Block:
-    """Read the roots' compiled blocks and the best hits for ``query``, then build the block."""
+    app: App, query: str, max_chars: int | None = None, max_entries: int | None = None,
+    *, given: Given | None = None,
+) -> Block:  # fmt: skip
+    """Read the roots' compiled blocks and the best hits for ``query``, then build the block
+    (``given``: what the session already holds, left out)."""
     from memoryd import locate
     from memoryd.agent import upkeep
     from memoryd.agent.query import prompt_query
@@ -42,22 +46,33 @@ def gather(
             found = upkeep.search(
                 app, roots, searched.text, limit=entries * 2, count_hits=False, db=db
             )
+            found = [h for h in found if not is_conflict_file(h.path, h.root)]
             cap = app.config.search.max_file_bytes
             hits = [Shown(h.id, h.scope, h.kind, h.summary, shown_body(h, cap)) for h in found]
             hits = _checked(app, hits, [h.path for h in found])
     block = build(
         views, hits, chars, entries, settings.outline_chars,
-        total_chars=settings.max_total_chars, query=searched,
+        total_chars=settings.max_total_chars, query=searched, given=given,
     )  # fmt: skip
     missing = [(r.scope, str(r.path)) for r in roots if not r.path.is_dir()]
     return replace(block, missing=missing) if missing else block
+
+
+def is_conflict_file(path: Path, root: Path) -> bool:
+    """A conflict copy or CONFLICTS.md: a version waiting for ``resolve``, or the list of
+    them, never a memory to follow (``memoryd conflicts`` and recall still show them)."""
+    from memoryd.index.layout import is_copy
+    from memoryd.roots import CONFLICTS_FILE
+
+    relative = path.relative_to(root).as_posix()
+    return relative == CONFLICTS_FILE or is_copy(relative)
 
 
 def shown_body(hit: Hit, cap: int) -> str:
     """A hit's body, or for a file over the size cap (whose body is not indexed) the line
     saying so: an empty body read as a memory that holds nothing more than its summary."""
     if hit.oversized and hit.row is not None:
-        return OVERSIZED.format(path=hit.path, size=hit.row.size, cap=cap)
+        return not_loaded(hit.path, hit.row.size, cap)
     return hit.body
 
 

@@ -7,14 +7,21 @@ the model how to search: one to three rare words, a hit is authoritative, and
 on zero results retry with fewer, rarer words before concluding anything.
 
 Calls from here are agent calls: an iron rule becomes a rule-proposal, and an
-iron rule is neither superseded nor forgotten. Needs the optional extra
-``memoryd[mcp]`` (the official ``mcp`` SDK).
+iron rule is neither superseded nor forgotten. Needs the official ``mcp`` SDK (and the
+pydantic it brings), which the default install carries; a broken environment without them
+gets one line naming the install command, never a traceback.
 
-What a client relies on beyond the tools: the server's version, annotations
+What a client relies on beyond the tools: the server's version, titles, annotations
 (``readOnlyHint`` on recall, inspect and context, ``destructiveHint`` on forget,
 ``idempotentHint`` where calling twice changes nothing more), arguments checked
 strictly before the SDK's lax validator sees them (:mod:`memoryd.agent.mcp_args`),
-and one resource per root, its ROOT.md, served as advertised.
+one resource per root, its ROOT.md, served as advertised, and two prompts
+(``memory-recall``, ``memory-remember``: Claude Code offers them as slash commands).
+
+Each tool's answer is its text and, beside it, ``structuredContent`` as its
+``outputSchema`` says. The structure holds the same text first (``text``): Claude Code
+hands the model ``structuredContent`` alone when a tool gives both, so the text the
+tools were written for must be in it, and the rest (ids, paths, scores) is short.
 """
 
 from __future__ import annotations
@@ -24,8 +31,6 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
-
-from pydantic import Field
 
 from memoryd import __version__, locate, workdir
 from memoryd.agent import citing, context, forget, mcp_args, remember, upkeep
@@ -37,13 +42,19 @@ from memoryd.inspection import INSPECT_CHARS, inspect_text
 if TYPE_CHECKING:
     from memoryd.index.search import Hit
 
-try:
+try:  # pydantic too: a missing one was an internal error ("please report it")
     from mcp.server.mcpserver import MCPServer
     from mcp.types import CallToolResult, TextContent, ToolAnnotations
+    from pydantic import BaseModel, Field
 except ImportError as exc:
+    import shlex
+    import sys
+
+    missing = (exc.name or "mcp").partition(".")[0]
     raise MemorydError(
-        "the MCP server needs the official mcp SDK, which is not installed",
-        hint="pip install 'memoryd[mcp]'",
+        f"the MCP server needs the official mcp SDK, which is not installed (no {missing})",
+        hint=f"{shlex.quote(sys.executable)} -m pip install 'mcp>=2,<3' (memoryd's own "
+        "Python), or reinstall memoryd: pipx reinstall memoryd",
     ) from exc
 
 log = logging.getLogger(__name__)
@@ -95,18 +106,36 @@ knowledge, the session notes, the global memory and an index of memory files, ea
 token budget."""
 
 
+RECALL_PROMPT = """\
+Look up what memoryd's long-term memory holds about: {topic}
+
+Call memory_recall with one to three rare words from it; when nothing matches, retry with fewer,
+rarer words, a synonym or the other language before concluding nothing was recorded. Answer from
+what the hits say and name the memory ids you relied on."""
+
+REMEMBER_PROMPT = """\
+Save to memoryd's long-term memory: {what}
+
+Call memory_remember once per thing worth keeping: the kind (preference, decision, pitfall, fact;
+a rule only as a proposal), a one-line summary, the details and the reason in the body, and
+load_when trigger words. Leave out secrets, the current task's state and what the code shows."""
+
+REMEMBER_DEFAULT = "what this conversation settled that will stay true"
+
+
 class Tools:
     """The tool bodies, one lock around them: each call runs to completion alone."""
 
-    def __init__(self, app: App) -> None:
+    def __init__(self, app: App, main: Path | None) -> None:
         self.app = app
         self.lock = threading.Lock()
         # the main work tree of the linked worktree the server started in: the project it
         # serves after that worktree is removed under the session (see memoryd.workdir)
-        self.main = workdir.main_tree(app.cwd) if app.cwd.is_dir() else None
+        self.main = main
 
-    def call(self, work: Callable[[], str]) -> CallToolResult:
-        """Run one tool body; a refusal reaches the model as an error with the CLI's text.
+    def call(self, work: Callable[[], Structured]) -> CallToolResult:
+        """Run one tool body; a refusal reaches the model as an error with the CLI's text
+        (and no structure).
 
         When the project cannot be told (its folder is gone), every answer starts by saying
         so: the model would take the global memory alone for all there is."""
@@ -114,26 +143,36 @@ class Tools:
             try:
                 self.app.reload_config()
                 lost = workdir.settle(self.app, known=self.main)
-                text, failed = work(), False
+                text, data = work()
                 if lost is not None:
                     text = f"memoryd: {lost.message}; hint: {lost.hint}\n\n{text}"
             except MemorydError as exc:
-                text, failed = str(exc), True
-        return CallToolResult(content=[TextContent(type="text", text=text)], is_error=failed)
+                said = TextContent(type="text", text=str(exc))
+                return CallToolResult(content=[said], is_error=True)
+        return CallToolResult(
+            content=[TextContent(type="text", text=text)], structured_content={"text": text, **data}
+        )
 
     def recall(
         self, query: str, limit: int, *, kind: str | None, scope: Scope | None,
         type: str | None, scope_id: str | None, everywhere: bool = False,
-    ) -> str:  # fmt: skip
+    ) -> Structured:  # fmt: skip
         roots = locate.active_roots(self.app.config, self.app.cwd)
         hits = upkeep.search(
             self.app, roots, query, limit=limit, kind=kind, scope=scope, type=type,
             scope_id=scope_id, everywhere=everywhere,
         )  # fmt: skip
         cap = self.app.config.search.max_file_bytes
-        return format_hits(query, hits, citing.Checker(self.app.cwd), cap)
+        checker = citing.Checker(self.app.cwd)
+        listed = [
+            {"id": h.id, "scope": h.scope, "kind": h.kind, "summary": h.summary,
+             "score": float(f"{h.score:.6g}"), "path": str(h.path),
+             "stale": citing.stale_reasons(checker.of_file(h.path))}
+            for h in hits
+        ]  # fmt: skip
+        return format_hits(query, hits, checker, cap), {"query": query, "hits": listed}
 
-    def remember(self, request: remember.Request) -> str:
+    def remember(self, request: remember.Request) -> Structured:
         outcome = remember.remember(self.app, request)
         lines = [f"Saved {outcome.id} ({outcome.scope} memory, kind {outcome.kind})."]
         if outcome.proposed:
@@ -149,9 +188,11 @@ class Tools:
                 f"ask the user to run 'memoryd accept {outcome.id}' if it should be a rule."
             )
         lines += [f"ROOT.md was not updated (tell the user): {w}" for w in outcome.warnings]
-        return "\n".join(lines)
+        data = outcome.as_dict()
+        del data["root"]
+        return "\n".join(lines), data
 
-    def forget(self, memory_id: str, scope: Scope | None) -> str:
+    def forget(self, memory_id: str, scope: Scope | None) -> Structured:
         gone = forget.forget(self.app, memory_id, scope=scope, agent=True)
         cleared = f" Cleared links in {', '.join(gone.unlinked)}." if gone.unlinked else ""
         if gone.left:
@@ -166,21 +207,25 @@ class Tools:
                 f" {other} is current again: it was superseded by {gone.id}, so recall returns"
                 " it (tell the user if it is out of date)."
             )
-        return f"Forgot {gone.id} ({gone.path}).{cleared}"
+        data = {"id": gone.id, "path": str(gone.path), "unlinked": list(gone.unlinked),
+                "current_again": list(gone.current_again)}  # fmt: skip
+        return f"Forgot {gone.id} ({gone.path}).{cleared}", data
 
-    def inspect(self) -> str:
-        return inspect_text(self.app)
+    def inspect(self) -> Structured:
+        return inspect_text(self.app), {}
 
     def context(
         self, query: str, rebuild: bool, session: str | None, project_id: str | None
-    ) -> str:
+    ) -> Structured:
         if not rebuild:
-            return context.gather(self.app, query).text
+            block = context.gather(self.app, query)
+            return block.text, {"entries": block.entries, "cut": block.cut}
         from memoryd.agent.rebuild import gather
 
         if not session:
             raise UsageError("rebuild needs the session id", hint="pass session=<the session id>")
-        return gather(self.app, session, project_id).text or "(nothing to rebuild from)"
+        text = gather(self.app, session, project_id).text or "(nothing to rebuild from)"
+        return text, {"entries": [], "cut": False}
 
 
 def format_hits(query: str, hits: list[Hit], checker: citing.Checker, cap: int) -> str:
@@ -269,6 +314,51 @@ DELETES = ToolAnnotations(
 )
 
 
+class Answer(BaseModel):
+    """Every tool's structured answer: its text, as the model should read it."""
+
+    text: str
+
+
+class RecallHit(BaseModel):
+    id: str
+    scope: str
+    kind: str | None
+    summary: str | None
+    score: float
+    path: str
+    stale: list[str]
+
+
+class RecallAnswer(Answer):
+    query: str
+    hits: list[RecallHit]
+
+
+class RememberAnswer(Answer):
+    id: str
+    path: str
+    scope: str
+    kind: str
+    downgraded: bool
+    supersedes: str | None
+
+
+class ForgetAnswer(Answer):
+    id: str
+    path: str
+    unlinked: list[str]
+    current_again: list[str]
+
+
+class ContextAnswer(Answer):
+    entries: list[dict[str, Any]]
+    cut: bool
+
+
+Structured = tuple[str, dict[str, Any]]  # a tool body's text and the rest of its structure
+
+
 class StrictServer(MCPServer):
     """MCPServer whose tool calls are checked by :func:`mcp_args.check` first."""
 
@@ -320,14 +410,17 @@ def _reader(path: Path) -> Callable[[], str]:
     return read
 
 
-def build_server(app: App) -> Any:
-    """The MCP server with the five memory tools (no transport attached)."""
-    tools = Tools(app)
+def build_server(app: App, main: Path | None = None) -> Any:
+    """The MCP server with the five memory tools (no transport attached). ``main``: the main
+    work tree of the linked worktree the server started in (see :class:`Tools`), read by the
+    caller before the SDK was imported (a session may remove its worktree meanwhile)."""
+    tools = Tools(app, main)
     server = StrictServer(NAME, instructions=INSTRUCTIONS, version=__version__)
     add_root_resources(server, app)
 
     @server.tool(
-        name="memory_recall", description=RECALL, structured_output=False, annotations=READ_ONLY
+        name="memory_recall", title="Recall memories", description=RECALL, annotations=READ_ONLY,
+        structured_output=True,
     )
     def memory_recall(  # noqa: PLR0917 - one parameter per schema property
         query: Annotated[str, Field(description="one to three rare words", min_length=1)],
@@ -361,8 +454,8 @@ def build_server(app: App) -> Any:
                 "session's folders, not only this project's, this session's and the global ones"
             ),
         ] = False,
-    ) -> CallToolResult:
-        def work() -> str:
+    ) -> Annotated[CallToolResult, RecallAnswer]:
+        def work() -> Structured:
             return tools.recall(
                 query, limit, kind=kind, scope=scope, type=type, scope_id=scope_id,
                 everywhere=everywhere,
@@ -371,7 +464,8 @@ def build_server(app: App) -> Any:
         return tools.call(work)
 
     @server.tool(
-        name="memory_remember", description=REMEMBER, structured_output=False, annotations=WRITES
+        name="memory_remember", title="Remember a memory", description=REMEMBER, annotations=WRITES,
+        structured_output=True,
     )
     def memory_remember(  # noqa: PLR0917 - one parameter per schema property
         kind: Annotated[
@@ -406,7 +500,7 @@ def build_server(app: App) -> Any:
                 "text and marks the memory stale when that text changes"
             ),
         ] = [],  # noqa: B006 - pydantic copies defaults
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, RememberAnswer]:
         request = remember.Request(
             kind=kind, summary=summary, body=body, load_when=tuple(load_when),
             highlight=highlight, pinned=pinned, supersedes=supersedes, scope=scope,
@@ -415,22 +509,25 @@ def build_server(app: App) -> Any:
         return tools.call(lambda: tools.remember(request))
 
     @server.tool(
-        name="memory_forget", description=FORGET, structured_output=False, annotations=DELETES
+        name="memory_forget", title="Forget a memory", description=FORGET, annotations=DELETES,
+        structured_output=True,
     )
     def memory_forget(
         id: Annotated[str, Field(description="the memory id, e.g. pitfalls/sqlite-cjk")],
         scope: Annotated[Scope | None, Field(description="when the id is in both roots")] = None,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, ForgetAnswer]:
         return tools.call(lambda: tools.forget(id, scope))
 
     @server.tool(
-        name="memory_inspect", description=INSPECT, structured_output=False, annotations=READ_ONLY
+        name="memory_inspect", title="Inspect the memory", description=INSPECT,
+        annotations=READ_ONLY, structured_output=True,
     )
-    def memory_inspect() -> CallToolResult:
+    def memory_inspect() -> Annotated[CallToolResult, Answer]:
         return tools.call(tools.inspect)
 
     @server.tool(
-        name="memory_context", description=CONTEXT, structured_output=False, annotations=READ_ONLY
+        name="memory_context", title="The memory block for a task", description=CONTEXT,
+        annotations=READ_ONLY, structured_output=True,
     )
     def memory_context(
         query: Annotated[str, Field(description="the task or prompt to match memories to")] = "",
@@ -441,12 +538,29 @@ def build_server(app: App) -> Any:
         project_id: Annotated[
             str | None, Field(description="with rebuild: the project id (default: this project's)")
         ] = None,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, ContextAnswer]:
         return tools.call(lambda: tools.context(query, rebuild, session, project_id))
+
+    @server.prompt(
+        name="memory-recall", title="Recall from memory",
+        description="Look a topic up in long-term memory and answer from what it holds",
+    )  # fmt: skip
+    def recall_prompt(topic: Annotated[str, Field(description="what to look up")]) -> str:
+        return RECALL_PROMPT.format(topic=topic)
+
+    @server.prompt(
+        name="memory-remember", title="Remember this",
+        description="Save what stays true (a decision, a pitfall, a preference) to memory",
+    )  # fmt: skip
+    def remember_prompt(
+        what: Annotated[str, Field(description="what to remember (default: what was settled)")]
+        = "",
+    ) -> str:
+        return REMEMBER_PROMPT.format(what=what.strip() or REMEMBER_DEFAULT)
 
     return server
 
 
-def serve(app: App) -> None:
+def serve(app: App, main: Path | None) -> None:
     """Run the server on stdin/stdout until the client closes it."""
-    build_server(app).run("stdio")
+    build_server(app, main).run("stdio")

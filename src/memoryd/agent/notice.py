@@ -36,15 +36,15 @@ def once(app: App, session: object, what: str, exc: MemorydError) -> str | None:
     hint = f"; hint: {exc.hint}" if exc.hint else ""
     message = f"memoryd: {what}: {exc.message}{hint}"
     sid = session if isinstance(session, str) else ""
-    return message if first_time(_state_dir(app), sid, message) else None
+    return message if first_time(state_dir(app), sid, message) else None
 
 
 def solved(app: App, session: object) -> None:
     """The session's hooks work again: a later problem is told again."""
-    state_dir = _state_dir(app)
-    if isinstance(session, str) and session and state_dir is not None:
+    folder = state_dir(app)
+    if isinstance(session, str) and session and folder is not None:
         with contextlib.suppress(OSError):  # the usual case: there is no such file
-            os.unlink(_file(state_dir, session))
+            os.unlink(_file(folder, session))
 
 
 def first_time(state_dir: Path | None, session: str, message: str) -> bool:
@@ -61,13 +61,13 @@ def first_time(state_dir: Path | None, session: str, message: str) -> bool:
             return False
     try:
         atomic_write(path, message.encode("utf-8", "replace"), durable=False)
-        _prune(path.parent, keep=path)
+        prune(path.parent, keep=path)
     except OSError as exc:
         log.debug("hook notice not recorded in %s: %s", path, exc)
     return True
 
 
-def _state_dir(app: App) -> Path | None:
+def state_dir(app: App) -> Path | None:
     """memoryd's state folder, or None when the environment names none that works."""
     try:
         return app.paths.state_dir
@@ -79,12 +79,23 @@ def _file(state_dir: Path, session: str) -> Path:
     return state_dir / FOLDER / hashlib.sha256(session.encode("utf-8", "replace")).hexdigest()[:32]
 
 
-def _prune(folder: Path, keep: Path) -> None:
-    """Drop the notices of sessions over for a week (only when a new one is written)."""
+def prune(folder: Path, keep: Path, most: int | None = None) -> None:
+    """Drop the files of sessions over for a week, and past ``most`` files the oldest (only
+    when a new one is written, so a folder of them stays small without a timer)."""
     cutoff = time.time() - KEEP_S
+    kept: list[tuple[float, str]] = []
     for entry in os.scandir(folder):
         try:
-            if entry.path != str(keep) and entry.stat().st_mtime < cutoff:
+            if entry.path == str(keep):
+                continue
+            mtime = entry.stat().st_mtime
+            if mtime < cutoff:
                 os.unlink(entry.path)
+            else:
+                kept.append((mtime, entry.path))
         except OSError:
             continue
+    if most is not None and len(kept) >= most:
+        for _, path in sorted(kept)[: len(kept) - most + 1]:
+            with contextlib.suppress(OSError):
+                os.unlink(path)

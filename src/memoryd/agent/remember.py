@@ -11,20 +11,21 @@ from __future__ import annotations
 import re
 import time
 import unicodedata
-from collections.abc import Container
+from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memoryd import locate, safepath
 from memoryd.agent import citing, upkeep
-from memoryd.agent.proposal import accepted, provenance
+from memoryd.agent.proposal import provenance
 from memoryd.app import App
 from memoryd.compile.blocks import is_generated
 from memoryd.config.sections import RootConfig
 from memoryd.errors import (
     DuplicateRefused,
     MemorydError,
+    PathError,
     Refused,
     SecretRefused,
     UsageError,
@@ -32,6 +33,7 @@ from memoryd.errors import (
 from memoryd.frontmatter_edit import edit_fields
 from memoryd.fsutil import atomic_write
 from memoryd.memory import KIND_FOLDERS, KIND_OF_FOLDER, Memory, new_memory, render
+from memoryd.oversize import FIX, over
 from memoryd.roots import listed_by_name
 from memoryd.suggest import closest
 from memoryd.team import is_proposed
@@ -98,12 +100,21 @@ def agent_kind(kind: str, agent: bool) -> tuple[str, bool]:
 
 
 def slugify(summary: str) -> str:
-    """An ASCII file name from a summary; Chinese-only text falls back to a stable hash."""
-    ascii_text = unicodedata.normalize("NFKD", summary).encode("ascii", "ignore").decode()
-    words = re.findall(r"[a-z0-9]+", ascii_text.lower())
+    """A file name from a summary's words: letters and digits of any script, Latin accents
+    dropped (``café`` is ``cafe``), NFC so every file system spells it alike; a summary
+    with no letter at all falls back to a stable hash. Chinese stays Chinese: an opaque
+    ``m-6bea74be31`` said nothing, and a mixed summary lost its Chinese words."""
+    kept, latin = [], False
+    for char in unicodedata.normalize("NFKD", summary):
+        if unicodedata.category(char) != "Mn":
+            latin = char.isascii()
+        if not (latin and unicodedata.category(char) == "Mn"):  # が keeps its dakuten
+            kept.append(char)
+    bare = "".join(kept)
+    words = re.findall(r"[^\W_]+", unicodedata.normalize("NFC", bare).lower())
     slug = ""
     for word in words:
-        candidate = f"{slug}-{word}" if slug else word
+        candidate = f"{slug}-{word}" if slug else word[:SLUG_MAX]  # a long run of Chinese
         if len(candidate) > SLUG_MAX:
             break
         slug = candidate
@@ -179,6 +190,15 @@ def _refuse_non_utf8(request: Request) -> None:
             ) from None
 
 
+def load_when_words(given: Sequence[str]) -> list[str]:
+    """The triggers ``given``, each also split at commas (``部署,pnpm``: two triggers, as a
+    comma-separated list reads; ASCII, full-width and ideographic commas alike)."""
+    return [w.strip() for raw in given for w in _COMMAS.split(raw) if w.strip()]
+
+
+_COMMAS = re.compile("[,\uff0c\u3001]")
+
+
 def build_memory(
     request: Request, memory_id: str, kind: str, stamp: int, cites: list[str] | None = None
 ) -> Memory:
@@ -188,7 +208,7 @@ def build_memory(
     meta["created"] = stamp
     meta["updated"] = stamp
     if request.load_when:
-        meta["load_when"] = [w.strip() for w in request.load_when if w.strip()]
+        meta["load_when"] = load_when_words(request.load_when)
     if request.pinned:
         meta["pinned"] = True
     if request.supersedes:
@@ -206,7 +226,10 @@ def remember(app: App, request: Request, stamp: int | None = None) -> Outcome:
     memory_id = _new_id(root, request, kind)
     if request.agent:
         _refuse_rules_folder(memory_id)
-    path = safepath.inside(root.path, memory_id, ".md")
+    try:  # an id refused for where it points is a bad --id like any other: exit 2
+        path = safepath.inside(root.path, memory_id, ".md")
+    except PathError as exc:
+        raise UsageError(exc.message, hint=exc.hint) from None
     refuse_unseen(root.path, memory_id, path)
     _refuse_existing(root, memory_id, path)
     old = _old_memory(root, request) if request.supersedes else None
@@ -226,12 +249,26 @@ def remember(app: App, request: Request, stamp: int | None = None) -> Outcome:
     if old is not None and old_data is not None:
         atomic_write(old.path, old_data)
         changed.append(old.path)
-    warnings = tuple(upkeep.refresh(app, root, changed))
+    warnings = tuple(_refreshed(app, root, changed))
     proposed = is_proposed(memory.meta)
     return Outcome(
         memory_id, path, root.path, root.scope, kind, downgraded, request.supersedes, warnings,
         proposed,
     )  # fmt: skip
+
+
+def _refreshed(app: App, root: RootConfig, changed: list[Path]) -> list[str]:
+    """:func:`upkeep.refresh`'s warnings; a failure after the write is one more: the memory
+    is on disk, so the command says so and what failed, never exit 1 (an agent told the
+    write failed retries it, and is refused as a duplicate of itself)."""
+    try:
+        return upkeep.refresh(app, root, changed)
+    except OSError as exc:
+        where = exc.filename or root.path
+        return [
+            f"{exc.strerror}: {where}; make it writable (ls -ld {where} shows who may "
+            "write there), then run 'memoryd compile'"
+        ]
 
 
 def _new_id(root: RootConfig, request: Request, kind: str) -> str:
@@ -298,9 +335,9 @@ def refuse_unseen(root: Path, memory_id: str, path: Path) -> None:
 def refuse_oversized(data: bytes, cap: int) -> None:
     if len(data) > cap:
         raise Refused(
-            f"refusing to remember: the memory is {len(data)} bytes, over the {cap}-byte limit "
-            "(search.max_file_bytes), so its body could never be found",
-            hint="split it into smaller memories, or raise search.max_file_bytes in config.yaml",
+            f"refusing to remember: the memory is {over(len(data), cap)}, "
+            "so its body could never be found",
+            hint=FIX,
         )
 
 
@@ -364,8 +401,7 @@ def refuse_secrets(root: RootConfig, path: Path, data: bytes, *, agent: bool) ->
         return
     where = upkeep.redacted_name(path.relative_to(root.path).as_posix())
     lines = [
-        f"  {where}:{f.line}: {f.rule} {f.preview} (fingerprint {f.fingerprint})"
-        for f in findings
+        f"  {where}:{f.line}: {f.rule} {f.preview} (fingerprint {f.fingerprint})" for f in findings
     ]
     hint = (
         "remove the secret (say where it lives instead, e.g. 'the token is in the "
@@ -411,42 +447,3 @@ def duplicate_of(
 def coverage(wanted: set[str], existing: set[str]) -> float:
     """The share of ``wanted`` terms that ``existing`` contains."""
     return len(wanted & existing) / len(wanted) if wanted else 0.0
-
-
-def accept(app: App, raw_id: str, scope: str | None = None, stamp: int | None = None) -> Outcome:
-    """A person turns a rule-proposal into an iron rule: ``proposals/x`` becomes ``rules/x``.
-
-    The rule is written before the proposal is removed, and links to the proposal follow it.
-    """
-    from memoryd.agent.forget import relink
-
-    roots = locate.active_roots(app.config, app.cwd)
-    found = locate.find(roots, raw_id, scope)
-    proposed = found.root.is_team and is_proposed(found.memory.meta)
-    if found.memory.kind != PROPOSAL and not proposed:
-        raise Refused(
-            f"refusing to accept {found.id!r}: it is a {found.memory.kind or 'memory without kind'}"
-            f", not a rule-proposal{' or a proposal to the team' if found.root.is_team else ''}",
-            hint="memoryd inspect lists the proposals waiting to be accepted",
-        )
-    stamp = stamp or now_ms()
-    fields: dict[str, Any] = {"updated": stamp}
-    if proposed:  # from now on every device of the team indexes it
-        fields.update(accepted(found.root, stamp))
-    if found.memory.kind != PROPOSAL:
-        atomic_write(found.path, edit_fields(found.memory, fields))
-        warnings = tuple(upkeep.refresh(app, found.root, [found.path]))
-        kind = found.memory.kind or ""
-        return Outcome(found.id, found.path, found.root.path, found.root.scope, kind, False,
-                       None, warnings)  # fmt: skip
-    name = found.id.rsplit("/", 1)[-1]
-    new_id = unique_id(found.root.path, CATEGORY[RULE], name)
-    path = safepath.inside(found.root.path, new_id, ".md")
-    fields["kind"] = RULE
-    if "id" in found.memory.meta:
-        fields["id"] = new_id
-    atomic_write(path, edit_fields(found.memory, fields))
-    found.path.unlink()
-    changed = [path, found.path, *relink(found.root, found.id, new_id)]
-    warnings = tuple(upkeep.refresh(app, found.root, changed))
-    return Outcome(new_id, path, found.root.path, found.root.scope, RULE, False, None, warnings)

@@ -9,7 +9,8 @@ from memoryd.checks import Context, RootView, root_check
 from memoryd.compile import markers
 from memoryd.compile.blocks import compile_files, folder_of, is_generated, listed_names
 from memoryd.compile.listing import Scanned
-from memoryd.compile.writer import compile_root, shown
+from memoryd.compile.model import shows
+from memoryd.compile.writer import compile_root
 from memoryd.findings import Finding
 from memoryd.memory import Memory
 from memoryd.roots import ROOT_FILE
@@ -59,4 +60,4 @@ def _root_md_message(ctx: Context, root: RootView, path: Path) -> str:
 
 
 def _shown(root: RootView) -> dict[str, Scanned]:
-    return {rel: s for rel, s in root.memories.items() if shown(root.config, s)}
+    return {rel: s for rel, s in root.memories.items() if shows(root.config.sync.commit, s)}

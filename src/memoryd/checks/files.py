@@ -10,15 +10,16 @@ from pathlib import Path
 from memoryd import layouts
 from memoryd.checks import Context, RootView, root_check
 from memoryd.findings import Finding
+from memoryd.index.layout import expected_id, is_copy
 from memoryd.memory import (
     BINARY,
     DUPLICATE,
     SPELLING,
     UTF16,
     escape_controls,
-    id_for_path,
     shown_name,
 )
+from memoryd.oversize import FIX, over
 from memoryd.rootfs import inside
 from memoryd.roots import walk_files
 from memoryd.validation import read_as, validate
@@ -59,7 +60,9 @@ def control_in_name(ctx: Context, root: RootView) -> Iterator[Finding]:
 def malformed(ctx: Context, root: RootView) -> Iterator[Finding]:
     for item in root.memories.values():
         assert item.memory is not None
-        own = id_for_path(item.rel) if root.config.layout == "plugin" else None
+        if is_copy(item.rel):  # one problem: the conflict (sync.conflicts), not its bytes
+            continue
+        own = expected_id(root.config, item.rel)
         for problem in validate(item.memory, expected_id=own):
             if problem.message == UTF16:
                 name = shlex.quote(os.path.basename(item.path))
@@ -93,8 +96,8 @@ def oversized(ctx: Context, root: RootView) -> Iterator[Finding]:
         if item.size > cap:
             yield Finding(
                 item.path,
-                f"is {item.size} bytes, over the {cap}-byte cap: only its frontmatter is searched",
-                "split it into smaller memories, or raise search.max_file_bytes in config.yaml",
+                f"is {over(item.size, cap)}: only its frontmatter is searched",
+                FIX,
             )
 
 
@@ -131,8 +134,7 @@ def links_out_of_root(ctx: Context, root: RootView) -> Iterator[Finding]:
                 path,
                 f"is a link to {os.readlink(path)}, outside the root, so it is skipped: "
                 "memoryd reads, indexes and syncs only files inside a root",
-                "move the file into the root (a link may point the other way), or delete the "
-                "link",
+                "move the file into the root (a link may point the other way), or delete the link",
             )
         else:  # a FIFO, a socket, a device, or a link in the root to one
             yield Finding(

@@ -24,6 +24,14 @@ def missing_roots(ctx: Context) -> Iterator[Finding]:
             )
 
 
+@check("home.private")
+def readable_by_others(ctx: Context) -> Iterator[Finding]:
+    from memoryd.privacy import exposed
+
+    for found in exposed(ctx.app.paths, [r.path for r in ctx.roots if r.exists]):
+        yield Finding(found.path, found.message, found.fix)
+
+
 @root_check("state.gitignore")  # only plugin roots hold a .state.json
 def state_out_of_git(ctx: Context, root: RootView) -> Iterator[Finding]:
     state = root.path / STATE_FILE

@@ -49,6 +49,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     register_commands(sub, None if argv is None else command_word(argv))
+    describe(sub)
     return parser
 
 
@@ -83,6 +84,17 @@ def register_commands(sub: argparse._SubParsersAction[Any], wanted: str | None =
     for other in command_modules():
         if other != done:
             importlib.import_module(f"{__name__}.{other}").register(sub)
+
+
+def describe(sub: argparse._SubParsersAction[Any]) -> None:
+    """Each command's own ``--help`` opens with what it does: its one-line help from the
+    command list, where it gives no longer description (``memoryd run --help`` said
+    nothing of what run is)."""
+    helps = {action.dest: action.help for action in sub._choices_actions}
+    for name, parser in sub.choices.items():
+        said = helps.get(name)
+        if parser.description is None and said:
+            parser.description = said[0].upper() + said[1:] + "."
 
 
 def command_modules() -> list[str]:

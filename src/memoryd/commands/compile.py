@@ -24,7 +24,11 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 def run(app: App, args: argparse.Namespace) -> int:
     from memoryd.compile.writer import compile_root, kept_cache
+    from memoryd.locate import missing_root
 
+    for root in app.config.roots:  # "up to date" would be said of a root that is not there
+        if not root.path.is_dir():
+            raise missing_root(app, root.scope, root.path, "nothing was compiled")
     cache = kept_cache(app.paths.cache_dir)
     reports = [
         compile_root(root, app.config, check=args.check, cache=cache) for root in app.config.roots

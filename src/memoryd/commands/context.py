@@ -1,7 +1,9 @@
 """``memoryd context``: the block an agent harness injects into each prompt.
 
 ``--hook`` reads a Claude Code hook event (``UserPromptSubmit``, ``SessionStart``) on
-stdin. It never blocks the prompt: a malformed event, an invalid config.yaml or any
+stdin; with the event's session id, a prompt gets only what its session was not given
+yet (:mod:`memoryd.agent.injected`), and ``--stats`` shows what each hook injected.
+It never blocks the prompt: a malformed event, an invalid config.yaml or any
 other memoryd failure injects nothing, says why on stderr and exits 0 (for
 ``UserPromptSubmit`` exit 2 would throw the user's prompt away; an unexpected error, a
 bug or the machine's state, is told the same way). With ``--json`` it
@@ -54,6 +56,12 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument(
         "--project-id", metavar="PID", help="with --rebuild: the project (default: MiMo Code's)"
     )
+    parser.add_argument(
+        "--stats",
+        action="store_true",
+        help="show the characters the hooks injected per session start and per prompt, "
+        "for the recent sessions",
+    )
     add_json(parser)
     parser.set_defaults(handler=run)
 
@@ -66,6 +74,10 @@ def run(app: App, args: argparse.Namespace) -> int:
         if value is not None and value < 0:
             flag = "--" + name.replace("_", "-")
             raise UsageError(f"{flag} must not be negative, got {value}", hint=f"{flag} 0 or more")
+    if args.stats:
+        if args.query or args.hook or args.rebuild:
+            raise UsageError("--stats takes no query, --hook or --rebuild", hint="drop them")
+        return _stats(app, args)
     if args.rebuild:
         return _rebuild(app, args)
     if args.session or args.project_id:
@@ -94,7 +106,7 @@ def _run_hook(app: App, args: argparse.Namespace) -> int:
     shows the user (its stderr is shown only in the transcript view), once per session.
     """
     from memoryd import workdir
-    from memoryd.agent import notice
+    from memoryd.agent import injected, notice
 
     event: dict[str, Any] = {}
     try:
@@ -102,7 +114,7 @@ def _run_hook(app: App, args: argparse.Namespace) -> int:
         workdir.settle(app, event.get("session_id"))  # a removed worktree: still its project
         prompt = event.get("prompt")
         query = prompt if isinstance(prompt, str) and prompt else " ".join(args.query)
-        block = _block(app, args, query)
+        block = injected.hook_block(app, event, query, args.max_chars, args.max_entries)
     except Exception as failure:  # any failure at all: exit 1 was a hook error every prompt
         from memoryd.failure import as_error
 
@@ -133,17 +145,53 @@ def _run_hook(app: App, args: argparse.Namespace) -> int:
     return 0
 
 
+STATS_SHOWN = 20  # sessions listed in the text form (--json gives every one kept)
+
+
+def _stats(app: App, args: argparse.Namespace) -> int:
+    """The characters each hook injected: per session, and the means over all of them."""
+    from memoryd.agent.injected import records
+
+    found = records(app)
+    starts = [n for r in found for n in r.starts]
+    prompts = [n for r in found for n in r.prompts]
+    data = {
+        "sessions": [
+            {"session": r.session, "updated": r.updated, "starts": r.starts, "prompts": r.prompts}
+            for r in found
+        ],
+        "per_start": _mean(starts), "per_prompt": _mean(prompts),
+        "prompts_with_nothing_new": prompts.count(0),
+    }  # fmt: skip
+    lines = [
+        f"{len(found)} session(s): {len(starts)} session start(s), {_mean(starts)} characters "
+        f"each on average; {len(prompts)} prompt(s), {_mean(prompts)} characters each on "
+        f"average ({prompts.count(0)} had nothing new)",
+    ]
+    for r in found[:STATS_SHOWN]:
+        lines.append(
+            f"  {r.session}: starts {_sizes(r.starts)}; prompts {_sizes(r.prompts)}"
+        )
+    if len(found) > STATS_SHOWN:
+        lines.append(f"  … {len(found) - STATS_SHOWN} older session(s): --json lists them")
+    app.emit(args.json, data, "\n".join(lines))
+    return 0
+
+
+def _mean(sizes: list[int]) -> int:
+    return round(sum(sizes) / len(sizes)) if sizes else 0
+
+
+def _sizes(sizes: list[int]) -> str:
+    return ", ".join(map(str, sizes)) if sizes else "-"
+
+
 def _missing(app: App, block: Block) -> ConfigError:
     """The first root the block should have drawn on that is not there (as recall says it)."""
-    from memoryd.errors import ConfigError
+    from memoryd.locate import missing_root
 
     scope, path = block.missing[0]
-    init = "memoryd init --project" if scope == "project" else "memoryd init"
-    where = app.config.source or app.paths.config_file
-    return ConfigError(
-        f"the {scope} root {path} does not exist, so nothing of it was injected",
-        hint=f"create it with '{init}', or correct or remove its path in {where}",
-    )
+    return missing_root(app, scope, path, "nothing of it was injected")
 
 
 def _event(

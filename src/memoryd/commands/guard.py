@@ -6,7 +6,9 @@ invalid config.yaml, say), 2 a wrong command line. A hook that blocks on 3 alone
 never blocks an ordinary edit because memoryd broke. ``--hook`` goes further and
 speaks Claude Code's ``PreToolUse`` protocol: it reads the event from stdin, answers
 a refusal with a ``permissionDecision: deny`` JSON object, and exits 0 whatever
-happens, a memoryd failure only reported on stderr: the tool call goes ahead.
+happens, a memoryd failure only reported on stderr: the tool call goes ahead. Gemini CLI's
+``BeforeTool`` event (``write_file``, ``replace``) gets Gemini's refusal, ``decision: deny``
+with the ``reason`` the model is shown.
 """
 
 from __future__ import annotations
@@ -65,12 +67,14 @@ def run(app: App, args: argparse.Namespace) -> int:
     except WriteRefused as exc:
         import json
 
-        decision = {
+        answer: dict[str, Any] = {"hookSpecificOutput": {
             "hookEventName": "PreToolUse",
             "permissionDecision": "deny",
             "permissionDecisionReason": exc.message,
-        }
-        app.out.write(json.dumps({"hookSpecificOutput": decision}, ensure_ascii=False) + "\n")
+        }}  # fmt: skip
+        if event.get("hook_event_name") == "BeforeTool":  # Gemini CLI's refusal
+            answer = {"decision": "deny", "reason": exc.message}
+        app.out.write(json.dumps(answer, ensure_ascii=False) + "\n")
     except Exception as failure:  # any failure at all lets the write through, and says why
         from memoryd.failure import as_error
 

@@ -12,16 +12,16 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     parser = sub.add_parser(
         "mcp",
         help="run the MCP server on stdio (memory_recall, memory_remember, ...)",
-        description="Needs the optional extra: pip install 'memoryd[mcp]'.",
     )
     parser.add_argument(
         "--project", metavar="DIR", help="the project whose memory to serve (default: .)"
     )
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=run, stoppable=True)
 
 
 def run(app: App, args: argparse.Namespace) -> int:
-    from memoryd.agent.mcp_server import serve
+    from memoryd import workdir
+    from memoryd.agent.mcp_front import front
 
     if args.project:
         from memoryd.errors import UsageError
@@ -34,5 +34,11 @@ def run(app: App, args: argparse.Namespace) -> int:
                 "the client starts memoryd in",
             )
         app.cwd = project
-    serve(app)
+    # the linked worktree it starts in, read now: the client has answers from here on, and
+    # its session may remove that worktree while the SDK still loads
+    main = workdir.main_tree(app.cwd)
+    with front(app):  # what never changes is answered while the SDK loads
+        from memoryd.agent.mcp_server import serve
+
+        serve(app, main)
     return 0

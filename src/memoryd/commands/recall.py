@@ -28,7 +28,8 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "--scope-id", default=None, metavar="ID", help="layered/claude layouts: only this scope id"
     )
     parser.add_argument(
-        "--everywhere", action="store_true",
+        "--everywhere",
+        action="store_true",
         help="layered/claude layouts: every project's and session's folders, not only this "
         "project's, this session's and the global ones",
     )
@@ -62,7 +63,11 @@ def run(app: App, args: argparse.Namespace) -> int:
         )
     project = app.cwd / Path(args.project) if args.project else None
     roots = search_roots(app.config, app.cwd, project)
-    missing = [r for r in roots if not r.path.is_dir()]
+    for root in roots:  # an answer without a root it should search would read as complete
+        if args.scope in (None, root.scope) and not root.path.is_dir():
+            from memoryd.locate import missing_root
+
+            raise missing_root(app, root.scope, root.path, "nothing was searched")
     # another layout's folders: this project's and session's only, unless asked for more
     everywhere = args.everywhere or args.scope_id
     visible = None if everywhere else visible_for(project or app.cwd, app.env)
@@ -74,15 +79,11 @@ def run(app: App, args: argparse.Namespace) -> int:
         if not hits and visible is not None and any(r.layout != "plugin" for r in roots):
             hidden = bool(recall(db, app.config, query, roots, limit=1, kind=args.kind,
                                  scope=args.scope, type=args.type, bump=False))  # fmt: skip
-    if missing and not hits:
-        raise _missing_root(app, missing[0])
     verdicts = _verdicts(app, hits)
     data = [_with_cites(h.to_json(), verdicts[h.path]) for h in hits]
     app.emit(
         args.json, data, lambda: hitview.text(hits, verdicts, app.config.search.max_file_bytes)
     )
-    for root in missing:
-        app.note(f"memoryd: warning: {_missing_root(app, root)}")
     _warn_malformed(app, hits)
     if app.lost is not None and args.project is None:
         app.note(f"memoryd: warning: {app.lost}")
@@ -99,10 +100,7 @@ def run(app: App, args: argparse.Namespace) -> int:
                 "add --everywhere to see them"
             )
         else:
-            app.note(
-                f"no memory matches {query!r} (searched {where}); "
-                "try fewer or rarer words, or another language"
-            )
+            app.note(hitview.no_match(query, [str(r.path) for r in shown]))
     from memoryd.config import snapshot as config_snapshot
     from memoryd.index.schema import APPLICATION_ID, USER_VERSION
 
@@ -154,18 +152,6 @@ def _elsewhere(others: list[Any]) -> str:
     if len(others) == 1:
         return f"another project's root does ({named}): search it with {project}"
     return f"{len(others)} other projects' roots do ({named}): search one with {project}"
-
-
-def _missing_root(app: App, root: Any) -> Exception:
-    """A searched root that is not there: nothing was searched in it, say so."""
-    from memoryd.errors import ConfigError
-
-    where = app.config.source or app.paths.config_file
-    init = "memoryd init --project" if root.scope == "project" else "memoryd init"
-    return ConfigError(
-        f"the {root.scope} root {root.path} does not exist, so it was not searched",
-        hint=f"create it with '{init}', or correct or remove its path in {where}",
-    )
 
 
 def _verdicts(app: App, hits: list[Any]) -> dict[Path, list[Any]]:

@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument("--id", help="the id (category/name); default: a slug of the summary")
     parser.add_argument(
         "--load-when", action="append", default=[], metavar="WORD",
-        help="a routing trigger (repeatable)",
+        help="a routing trigger (repeatable, or several separated by commas)",
     )  # fmt: skip
     parser.add_argument("--highlight", help="the one striking detail")
     parser.add_argument("--pinned", action="store_true", help="never decays in ranking")
@@ -93,8 +93,8 @@ def run(app: App, args: argparse.Namespace) -> int:
 
 
 def run_accept(app: App, args: argparse.Namespace) -> int:
+    from memoryd.agent.accept import accept
     from memoryd.agent.caller import agent_marker
-    from memoryd.agent.remember import accept
     from memoryd.errors import Refused
     from memoryd.locate import normal_id
 

@@ -21,7 +21,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="the file stderr goes to (the launchd plist's StandardErrorPath): no log lines go "
         "there while the log file takes them, and it is cut to its newest lines at start",
     )
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=run, stoppable=True)
 
 
 def run(app: App, args: argparse.Namespace) -> int:

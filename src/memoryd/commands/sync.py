@@ -1,4 +1,10 @@
-"""``memoryd sync``: run one sync cycle now (every syncing root, or one)."""
+"""``memoryd sync``: run one sync cycle now (every syncing root, or one).
+
+Exit 0 when every root synced with nothing held back; 1 when a root's cycle failed or
+paused, or when a file was kept out of the commit (a secret, conflict markers, a file
+over the size cap, a link or an unreadable file: each named with its fix), so
+``memoryd sync && ...`` notices, as ``memoryd scan`` does for the same finding.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +17,13 @@ from memoryd.commands import add_json
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
-    parser = sub.add_parser("sync", help="commit, pull and push the memory roots now")
+    parser = sub.add_parser(
+        "sync",
+        help="commit, pull and push the memory roots now",
+        description="Commit, pull and push the memory roots now. Exit 1 when a root "
+        "failed or a file was held back from the commit (a secret, conflict markers, "
+        "a file over the size cap), each named with its fix.",
+    )
     parser.add_argument("--root", metavar="PATH", help="only this root (default: every root)")
     parser.add_argument(
         "--allow-mass-delete",
@@ -19,7 +31,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="commit a deletion of many memories that paused the root",
     )
     add_json(parser)
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=run, stoppable=True)
 
 
 def run(app: App, args: argparse.Namespace) -> int:
@@ -36,4 +48,5 @@ def run(app: App, args: argparse.Namespace) -> int:
         [o.to_json() for o in outcomes],
         lambda: "\n".join(outcome_text(o) for o in outcomes),
     )
-    return 0 if all(o.ok for o in outcomes) else 1
+    held_back = any(o.quarantined or o.left_out for o in outcomes)
+    return 0 if all(o.ok for o in outcomes) and not held_back else 1

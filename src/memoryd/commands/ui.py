@@ -23,7 +23,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         metavar="N",
         help="listen on 127.0.0.1:N (default: a random free port)",
     )
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=run, stoppable=True)
 
 
 def run(app: App, args: argparse.Namespace) -> int:

@@ -22,7 +22,7 @@ import posixpath
 import re
 import sys
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Container, Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from memoryd.compile import markers
@@ -60,8 +60,12 @@ class Entry:
     load_when: tuple[str, ...]
     superseded_by: str | None
     folder: str = ""  # "" is the root itself
-    name: str = ""  # the file name
     proposed: bool = False  # a team proposal: never listed (memoryd.team)
+
+    @property
+    def name(self) -> str:
+        """The file name (derived: a str a memory less to keep)."""
+        return posixpath.basename(self.path)
 
 
 @dataclass(frozen=True)
@@ -104,7 +108,6 @@ def entry_for(path: str, memory: Memory) -> Entry:
         load_when=tuple(dict.fromkeys(t for t in triggers if t)),
         superseded_by=memory.superseded_by,
         folder=sys.intern(folder_of(path)),
-        name=posixpath.basename(path),
         proposed=is_proposed(memory.meta),
     )
 
@@ -156,10 +159,14 @@ def live_links(entries: list[Entry]) -> list[Entry]:
     ids = {e.id for e in entries}
     if all(e.superseded_by is None or e.superseded_by in ids for e in entries):
         return entries
-    return [
-        e if e.superseded_by is None or e.superseded_by in ids else replace(e, superseded_by=None)
-        for e in entries
-    ]
+    return [live(e, ids) for e in entries]
+
+
+def live(entry: Entry, ids: Container[str]) -> Entry:
+    """``entry`` with its ``superseded_by`` dropped when it names none of ``ids``."""
+    if entry.superseded_by is None or entry.superseded_by in ids:
+        return entry
+    return replace(entry, superseded_by=None)
 
 
 def group(entries: Iterable[Entry]) -> dict[str, list[Entry]]:
@@ -190,7 +197,8 @@ def _block(name: str, body: list[str]) -> str:
 
 def rules_lines(entries: Iterable[Entry]) -> list[str]:
     rules = sorted(
-        (e for e in entries if e.kind == "rule" and not e.superseded_by), key=lambda e: e.id
+        (e for e in entries if e.kind == "rule" and not e.superseded_by),
+        key=lambda e: (e.id, e.path),  # one order, whatever order the entries came in
     )
     lines = ["## Iron rules", ""]
     if not rules:
@@ -262,10 +270,20 @@ def routing_lines(entries: Iterable[Entry]) -> list[str]:
 
 def render_index(folder: str, entries: Iterable[Entry]) -> bytes:
     """The index.md of one folder: current memories by name, then superseded ones."""
-    ordered = sorted(entries, key=lambda e: (e.superseded_by is not None, e.name))
-    lines = [f"# Index of {shown_name(folder or '.')}/", "", INDEX_NOTE, ""]
-    lines += [index_line(e) for e in ordered]
-    return utf8("\n".join(lines) + "\n")
+    ordered = sorted(entries, key=index_order)
+    return render_lines(folder, [index_line(e) for e in ordered])
+
+
+def index_order(entry: Entry) -> tuple[bool, str]:
+    """Where an entry's line stands in its index.md: current memories by name, then
+    superseded ones."""
+    return entry.superseded_by is not None, entry.name
+
+
+def render_lines(folder: str, lines: list[str]) -> bytes:
+    """The index.md of one folder from its memories' lines, in order."""
+    head = f"# Index of {shown_name(folder or '.')}/\n\n{INDEX_NOTE}\n\n"
+    return utf8(head + "\n".join(lines) + "\n" if lines else head)
 
 
 def utf8(text: str) -> bytes:

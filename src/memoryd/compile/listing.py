@@ -26,11 +26,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import posixpath
 import stat
 import sys
 import threading
 import time
 import zlib
+from collections import Counter
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,13 +49,18 @@ from memoryd.roots import listed, walk_files, walk_root, walks_into
 class Scanned:
     """One file of a root. ``memory`` has its frontmatter and problems, not its body."""
 
-    where: str  # the path (a str takes a fifth of a Path's memory)
+    top: str  # the root's path, one str shared by its files (a str each cost 100 B a file)
     rel: str  # root-relative POSIX path
     size: int
     memory: Memory | None  # None when the file could not be read, or is generated
     error: str | None = None
     fingerprint: fp.Fingerprint | None = None  # None: not to be trusted next time
     shows: Entry | None = None  # the entry, computed when the file was read
+
+    @property
+    def where(self) -> str:
+        """The file's path."""
+        return os.path.join(self.top, self.rel) if self.rel else self.top
 
     @property
     def path(self) -> Path:
@@ -87,9 +94,17 @@ class ScanCache:
     def __init__(self, slim: bool = False, folder: Path | None = None) -> None:
         self._lock = threading.Lock()
         self._listings: dict[Path, Listing] = {}
+        self._folders: dict[Path, Counter[str]] = {}  # each listing's folders: files in each
+        self._versions: dict[Path, int] = {}  # bumped on every change of a root's listing
         self.slim = slim
         self.folder = folder if slim else None
         self.parsed = 0  # how many files were read and parsed (for tests and benchmarks)
+
+    def listing_view(self, root: Path) -> Mapping[str, Scanned] | None:
+        """``root``'s listing itself, not a copy: read it only on the thread that compiles
+        (the one that changes it)."""
+        with self._lock:
+            return self._listings.get(root)
 
     def listing(self, root: Path) -> Listing | None:
         with self._lock:
@@ -102,20 +117,54 @@ class ScanCache:
             return None
         items = cachefile.read(listing_file(self.folder, root), (*KEPT_KEY, str(root)))
         try:
-            return {item[1]: _unkept(item) for item in items or ()} or None
+            top = top_of(root)
+            return {item[0]: _unkept(top, item) for item in items or ()} or None
         except (ValueError, TypeError):  # another shape under the same key: a miss
             return None
 
+    def version(self, root: Path) -> int:
+        """The version of ``root``'s listing: another one, another listing."""
+        with self._lock:
+            return self._versions.get(root, 0)
+
     def store(self, root: Path, listing: Listing, keep: bool = True) -> None:
         """Remember ``listing``; with ``keep`` (it changed), also in ``folder``."""
+        folders = Counter(posixpath.dirname(rel) for rel in listing)
         with self._lock:
             self._listings[root] = listing
+            self._folders[root] = folders
+            self._versions[root] = self._versions.get(root, 0) + 1
+        self._keep(root, listing, keep)
+
+    def _keep(self, root: Path, listing: Listing, keep: bool) -> None:
         if self.folder is not None and keep:
             key = (*KEPT_KEY, str(root))
             cachefile.write(listing_file(self.folder, root), key, _kept_items(listing))
 
+    def _update(self, root: Path, changes: Mapping[str, Scanned | None]) -> tuple[Listing, int]:
+        """Apply ``changes`` (path -> its item, None: gone) to ``root``'s listing in place."""
+        with self._lock:
+            listing, folders = self._listings[root], self._folders[root]
+            for rel, item in changes.items():
+                folder = posixpath.dirname(rel)
+                if listing.pop(rel, None) is not None:
+                    folders[folder] -= 1
+                    if not folders[folder]:
+                        del folders[folder]
+                if item is not None:
+                    listing[rel] = item
+                    folders[folder] += 1
+            self._versions[root] += 1
+            return listing, self._versions[root]
 
-KEPT_FORMAT = 1
+    def _holds_under(self, root: Path, rel: str) -> bool:
+        """Does ``root``'s listing hold a file in the folder ``rel`` or below it?"""
+        with self._lock:
+            folders = self._folders.get(root, ())
+            return any(f == rel or f.startswith(rel + "/") for f in folders) or rel == ""
+
+
+KEPT_FORMAT = 2
 _ENTRY_FIELDS = tuple(f.name for f in dataclasses.fields(Entry))
 KEPT_KEY = (KEPT_FORMAT, __version__, sys.hexversion, _ENTRY_FIELDS)
 
@@ -131,14 +180,25 @@ def _kept_items(listing: Mapping[str, Scanned]) -> list[tuple[Any, ...]]:
     for s in listing.values():
         if s.memory is not None and _keepable(s):
             entry = tuple(getattr(s.shows, name) for name in _ENTRY_FIELDS)
-            items.append((s.where, s.rel, s.size, s.fingerprint, s.memory.sync, entry))
+            items.append((s.rel, s.size, s.fingerprint, s.memory.sync, entry))
     return items
 
 
-def _unkept(item: tuple[Any, ...]) -> Scanned:
-    where, rel, size, fingerprint, sync, entry = item
+def _unkept(top: str, item: tuple[Any, ...]) -> Scanned:
+    rel, size, fingerprint, sync, entry = item
     memory = SLIM_SYNCED if sync else SLIM_LOCAL
-    return Scanned(where, rel, size, memory, None, fingerprint, Entry(*entry))
+    return Scanned(top, rel, size, memory, None, fingerprint, Entry(*entry))
+
+
+_TOPS: dict[Path, str] = {}
+
+
+def top_of(root: Path) -> str:
+    """``str(root)``, the same object each time: every Scanned of a root shares it."""
+    found = _TOPS.get(root)
+    if found is None:
+        found = _TOPS[root] = str(root)
+    return found
 
 
 def scan_root(
@@ -154,11 +214,71 @@ def scan_root(
     if walk:
         new = {s.rel: s for s in (_scan(root, p, old, cache) for p in walk_files(root))}
     else:
-        new = dict(old)
+        new, changes = dict(old), dict[str, Scanned | None]()
         for path in changed or ():
-            _refresh(root, path, new, old, cache)
+            _changes(root, path, old, cache, changes)
+        for rel, item in changes.items():
+            if item is None:
+                new.pop(rel, None)
+            else:
+                new[rel] = item
     cache.store(root, new, keep=cache.parsed != parsed or _kept_keys(new) != _kept_keys(old))
     return [new[rel] for rel in sorted(new)]
+
+
+def rescan(
+    root: Path, cache: ScanCache, changed: Collection[Path]
+) -> tuple[dict[str, Scanned | None], int] | None:
+    """Bring the cache's listing of ``root`` in line with ``changed`` without a walk: each
+    path that changed, with its new item (None: gone), and the listing's new version.
+    None when the cache holds no listing of ``root`` yet (:func:`scan_root` walks)."""
+    old = cache.listing_view(root)
+    if old is None:
+        return None
+    parsed = cache.parsed
+    changes: dict[str, Scanned | None] = {}
+    for path in changed:
+        _changes(root, path, old, cache, changes)
+    changes = {rel: item for rel, item in changes.items() if old.get(rel) is not item}
+    listing, version = cache._update(root, changes)
+    if changes:
+        cache._keep(
+            root,
+            listing,
+            cache.parsed != parsed
+            or any(
+                _keepable(item) if item is not None else rel in old for rel, item in changes.items()
+            ),
+        )
+    return changes, version
+
+
+def _changes(
+    root: Path,
+    path: Path,
+    old: Mapping[str, Scanned],
+    cache: ScanCache,
+    changes: dict[str, Scanned | None],
+) -> None:
+    """What one changed path (a file or a folder, or gone) changes in the listing."""
+    full = path if path.is_absolute() else root / path
+    rel = _rel(root, full)
+    if rel is None or rel.startswith("../"):
+        return
+    if rel == ".":
+        rel, full = "", root
+    if rel in old:
+        changes[rel] = None
+    elif cache._holds_under(root, rel):  # a folder (or one that was): what it held is gone
+        prefix = rel + "/" if rel else ""
+        changes.update((key, None) for key in old if key.startswith(prefix))
+    if full.is_dir() and not full.is_symlink():
+        if walks_into(root, full):
+            for found in walk_root(full):
+                item = _scan(root, found, old, cache)
+                changes[item.rel] = item
+    elif rel and listed(root, full):
+        changes[rel] = _scan(root, full, old, cache)
 
 
 def _kept_keys(listing: Listing) -> set[str]:
@@ -172,26 +292,6 @@ def _keepable(s: Scanned) -> bool:
     return s.memory is not None and s.fingerprint is not None and s.shows is not None
 
 
-def _refresh(root: Path, path: Path, new: Listing, old: Listing, cache: ScanCache) -> None:
-    """Bring the listing in line with one changed path (a file or a folder, or gone)."""
-    full = path if path.is_absolute() else root / path
-    rel = _rel(root, full)
-    if rel is None or rel.startswith("../"):
-        return
-    if rel == ".":
-        rel, full = "", root
-    prefix = rel + "/" if rel else ""
-    for key in [k for k in new if k == rel or k.startswith(prefix)]:
-        del new[key]
-    if full.is_dir() and not full.is_symlink():
-        if walks_into(root, full):
-            for found in walk_root(full):
-                item = _scan(root, found, old, cache)
-                new[item.rel] = item
-    elif listed(root, full):
-        new[rel] = _scan(root, full, old, cache)
-
-
 def _rel(root: Path, path: Path | str) -> str | None:
     text, base = str(path), str(root)
     if text == base:
@@ -202,17 +302,17 @@ def _rel(root: Path, path: Path | str) -> str | None:
     return rel.replace(os.sep, "/") if os.sep != "/" else rel
 
 
-def _scan(root: Path, path: Path | str, old: Listing, cache: ScanCache) -> Scanned:
+def _scan(root: Path, path: Path | str, old: Mapping[str, Scanned], cache: ScanCache) -> Scanned:
     rel = _rel(root, path) or os.path.basename(path)
-    where = str(path)
+    where, top = str(path), top_of(root)
     if is_generated(rel):
-        return Scanned(where, rel, 0, None)
+        return Scanned(top, rel, 0, None)
     try:
         st = os.stat(where)
     except OSError as exc:
-        return Scanned(where, rel, 0, None, _reason(exc))
+        return Scanned(top, rel, 0, None, _reason(exc))
     if not stat.S_ISREG(st.st_mode):  # a FIFO or device named like a memory: never open it
-        return Scanned(where, rel, 0, None, NOT_REGULAR)
+        return Scanned(top, rel, 0, None, NOT_REGULAR)
     fingerprint = fp.of(st)
     known = old.get(rel)
     if known is not None and known.fingerprint == fingerprint and known.memory is not None:
@@ -221,9 +321,9 @@ def _scan(root: Path, path: Path | str, old: Listing, cache: ScanCache) -> Scann
         with open(where, "rb") as handle:
             raw = handle.read()
     except OSError as exc:
-        return Scanned(where, rel, st.st_size, None, _reason(exc))
+        return Scanned(top, rel, st.st_size, None, _reason(exc))
     if looks_binary(raw):  # not a memory: never listed or counted, inspect reports it
-        return Scanned(where, rel, st.st_size, None, BINARY)
+        return Scanned(top, rel, st.st_size, None, BINARY)
     parsed = parse(raw)
     cache.parsed += 1
     trusted = fingerprint if fp.settled(st.st_mtime_ns, time.time_ns()) else None
@@ -231,7 +331,7 @@ def _scan(root: Path, path: Path | str, old: Listing, cache: ScanCache) -> Scann
     entry = entry_for(rel, memory)
     if cache.slim:
         memory = SLIM_SYNCED if memory.sync else SLIM_LOCAL
-    return Scanned(where, rel, st.st_size, memory, None, trusted, entry)
+    return Scanned(top, rel, st.st_size, memory, None, trusted, entry)
 
 
 def _reason(exc: OSError) -> str:

@@ -12,28 +12,22 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from weakref import WeakKeyDictionary
 
-from memoryd.compile.blocks import (
-    Compiled,
-    Entry,
-    compile_entries,
-    entry_for,
-    folder_of,
-    index_path,
-    is_ours,
-)
-from memoryd.compile.listing import ScanCache, Scanned, scan_root
+from memoryd.compile import markers
+from memoryd.compile.blocks import folder_of, index_path, is_ours, utf8
+from memoryd.compile.listing import ScanCache, Scanned, rescan, scan_root
+from memoryd.compile.model import RootModel, Settings
 from memoryd.config.sections import Config, RootConfig
-from memoryd.conflicts import is_conflict_copy
 from memoryd.findings import Finding
 from memoryd.fsutil import fsync_dir, write_if_changed
 from memoryd.held import Held, held
-from memoryd.memory import BINARY, looks_binary, parse
-from memoryd.roots import ROOT_FILE
+from memoryd.roots import ROOT_FILE, ROOT_TEMPLATE
 
 log = logging.getLogger(__name__)
 
@@ -79,10 +73,15 @@ class CompileReport:
 
 @dataclass(frozen=True)
 class _Plan:
-    compiled: Compiled
+    model: RootModel
+    root_md: bytes | None  # ROOT.md's new bytes (None: left alone, see problem)
+    problem: str | None
     targets: list[str]  # folders whose index.md to settle
-    blocked: set[str]  # folders holding an unreadable memory: their index.md is left alone
-    empty: bool  # the root holds no memory file at all
+
+
+_MODELS: WeakKeyDictionary[ScanCache, dict[Path, RootModel]] = WeakKeyDictionary()
+_LOCKS: WeakKeyDictionary[ScanCache, threading.Lock] = WeakKeyDictionary()
+_GUARD = threading.Lock()
 
 
 def compile_root(
@@ -94,8 +93,10 @@ def compile_root(
     cache: ScanCache | None = None,
     expect: Expect | None = None,
 ) -> CompileReport:
-    """Compile one root. ``changed``: the paths of a batch (only their folders' index.md).
-    ``expect``: told of each file before it is written or deleted (see the module docstring).
+    """Compile one root. ``changed``: the paths of a batch (only the folders they change
+    are rendered again, and ROOT.md's blocks only when what they show changed, see
+    :mod:`memoryd.compile.model`). ``expect``: told of each file before it is written or
+    deleted (see the module docstring).
 
     A missing ROOT.md stays missing in a root that holds no memory (``memoryd init``
     writes a new root's): after 'git switch' to a branch without the project's memory,
@@ -104,68 +105,76 @@ def compile_root(
     report = CompileReport(root.path)
     if root.layout not in COMPILED_LAYOUTS or not root.path.is_dir():
         return report
-    files = scan_root(root.path, _CACHE if cache is None else cache, changed)
-    plan = _plan(root, files, config, changed, report)
+    cache = _CACHE if cache is None else cache
+    with _GUARD:
+        lock = _LOCKS.setdefault(cache, threading.Lock())
+    with lock:  # one compile of a cache's roots at a time: each follows its listing
+        plan = _plan(root, config, cache, changed)
+    report.problems += [_unreadable(item) for item in plan.model.unreadable()]
+    blocked = set(plan.model.blocked)
     for folder in plan.targets:
-        if folder not in plan.blocked:
-            _settle_index(root.path, folder, plan.compiled, check, report, expect=expect)
-    if not plan.blocked and (not plan.empty or (root.path / ROOT_FILE).exists()):
-        _settle_root_md(root.path, plan.compiled, check, report, expect=expect)
+        if folder not in blocked:
+            _settle_index(root.path, folder, plan.model.index(folder), check, report, expect=expect)
+    if not blocked and (not plan.model.empty or (root.path / ROOT_FILE).exists()):
+        _settle_root_md(root.path, plan, check, report, expect=expect)
     return report
 
 
 def _plan(
-    root_config: RootConfig,
-    files: list[Scanned],
-    config: Config,
-    changed: Collection[Path] | None,
-    report: CompileReport,
+    root_config: RootConfig, config: Config, cache: ScanCache, changed: Collection[Path] | None
 ) -> _Plan:
     root = root_config.path
-    entries: list[Entry] = []
-    blocked: set[str] = set()
-    indexed: set[str] = set()
-    kept = held(root) if root_config.sync.commit else Held()
-    for item in files:
-        if item.rel == ROOT_FILE:
-            continue
-        if item.generated:
-            indexed.add(folder_of(item.rel))
-        elif item.rel in kept.committed:  # held back here: show what the others have
-            if not looks_binary(kept.committed[item.rel]):
-                entries.append(entry_for(item.rel, parse(kept.committed[item.rel])))
-        elif item.error == BINARY:
-            continue  # not a memory (inspect reports it): its folder compiles as usual
-        elif item.memory is None:
-            blocked.add(folder_of(item.rel))
-            report.problems.append(_unreadable(item))
-        elif shown(root_config, item) and item.rel not in kept.hidden:
-            entries.append(item.entry)
-    on_disk = {item.rel for item in files}
-    for rel, data in sorted(kept.committed.items()):  # not in this work tree (sparse checkout)
-        if rel not in on_disk and not looks_binary(data) and not is_conflict_copy(rel):
-            entries.append(entry_for(rel, parse(data)))
-    folders = {e.folder for e in entries} | indexed | blocked
-    targets = folders if changed is None else affected(root, changed, folders)
-    compiled = compile_entries(
-        entries, _read(root / ROOT_FILE), config.compile.folder_descriptions, targets
+    settings = Settings(
+        root_config.sync.commit,
+        tuple(sorted(config.compile.folder_descriptions.items())),
+        held(root) if root_config.sync.commit else Held(),
     )
-    empty = not entries and all(item.generated for item in files)
-    return _Plan(compiled, sorted(targets), blocked, empty)
+    models = _MODELS.setdefault(cache, {})
+    model = models.get(root)
+    rescanned = None
+    if (
+        changed is not None
+        and model is not None
+        and model.settings == settings
+        and model.version == cache.version(root)
+    ):
+        rescanned = rescan(root, cache, changed)
+    if rescanned is not None and model is not None:
+        changes, model.version = rescanned
+        targets = model.apply(changes) | affected(root, changed or (), model.known_folders())
+    else:
+        scan_root(root, cache, changed)
+        listing = cache.listing_view(root) or {}
+        stale = model is not None
+        model = models[root] = RootModel.build(listing, settings, cache.version(root))
+        folders = model.known_folders()
+        # a kept model that no longer applies (held-back files or settings changed, another
+        # scan moved the listing) may have left any folder behind: all are settled
+        targets = folders if changed is None or stale else affected(root, changed, folders)
+    return _Plan(model, *_spliced(model, _read(root / ROOT_FILE)), sorted(targets))
 
 
-def shown(root: RootConfig, item: Scanned) -> bool:
-    """Does a readable memory appear in the compiled files?
+def _spliced(model: RootModel, old: bytes | None) -> tuple[bytes | None, str | None]:
+    """ROOT.md's bytes with the model's blocks in them, or None and why it must be left
+    alone. Splicing the same blocks into the bytes of the last compile again (a rules
+    block of 20k iron rules is 20k lines to look through) gives the same bytes."""
+    blocks = model.root()
+    last = model.spliced
+    if last is not None and last[1] is blocks and old in (last[0], last[2]):
+        return last[2], last[3]
+    new, problem = _splice(old, blocks)
+    model.spliced = (old, blocks, new, problem)  # the next compile reads ``old`` or ``new``
+    return new, problem
 
-    In a root that commits, a ``sync: false`` memory stays on this device only, so the
-    committed compiled files must not mention it: another device would see a line for
-    a file it never gets, and the two would rewrite each other's bytes forever (the
-    files sync holds back are left out the same way, see :mod:`memoryd.held`).
-    A conflict copy is listed in CONFLICTS.md only, never routed to as a memory.
-    """
-    if item.memory is None or is_conflict_copy(item.rel):
-        return False
-    return item.memory.sync or not root.sync.commit
+
+def _splice(old: bytes | None, blocks: dict[str, str]) -> tuple[bytes | None, str | None]:
+    try:
+        text = ROOT_TEMPLATE if old is None else old.decode("utf-8")
+        return utf8(markers.splice(text, blocks)), None
+    except UnicodeDecodeError:
+        return None, "not valid UTF-8, so its blocks cannot be compiled"
+    except markers.DamagedMarkers as exc:
+        return None, f"damaged markers, {exc}"
 
 
 def affected(root: Path, changed: Collection[Path], folders: set[str]) -> set[str]:
@@ -187,14 +196,13 @@ def affected(root: Path, changed: Collection[Path], folders: set[str]) -> set[st
 def _settle_index(
     root: Path,
     folder: str,
-    compiled: Compiled,
+    data: bytes | None,
     check: bool,
     r: CompileReport,
     *,
     expect: Expect | None,
 ) -> None:
     path = root / index_path(folder)
-    data = compiled.indexes.get(folder)
     if data is not None:
         old = _read(path)
         if old is not None and not is_ours(old):  # a person's own index.md: never replaced
@@ -228,22 +236,22 @@ def _write(path: Path, data: bytes, expect: Expect | None) -> bool:
 
 
 def _settle_root_md(
-    root: Path, compiled: Compiled, check: bool, r: CompileReport, *, expect: Expect | None
+    root: Path, plan: _Plan, check: bool, r: CompileReport, *, expect: Expect | None
 ) -> None:
     path = root / ROOT_FILE
-    if compiled.root_md is None:
+    if plan.root_md is None:
         r.problems.append(
             Finding(
                 path,
-                compiled.problem or "cannot be compiled",
+                plan.problem or "cannot be compiled",
                 "repair the memoryd marker comments by hand (every begin needs its end, each "
                 "block once) or delete them all to get fresh blocks, then run 'memoryd compile'",
             )
         )
     elif check:
-        if _read(path) != compiled.root_md:
+        if _read(path) != plan.root_md:
             r.stale.append(path)
-    elif _write(path, compiled.root_md, expect):
+    elif _write(path, plan.root_md, expect):
         r.written.append(path)
 
 

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from memoryd.paths import Paths
 
 FILE = "recall.marshal"
-FORMAT = 3  # 3: search.max_file_bytes too
+FORMAT = 5  # 3: search.max_file_bytes too; 4: every search setting; 5: team_prior
 # What memoryd's folders are computed from (memoryd.paths): a snapshot names the folders
 # it was written for and these variables' values, so a lean recall that finds its folders
 # by a shortcut (no platformdirs) uses a snapshot only when both agree.
@@ -114,28 +114,20 @@ def write(
         else:
             raw = [os.path.expanduser(str(item["path"])) for item in listed]
     roots = config.roots if config is not None else (default_global(paths),)
-    search = config.search if config is not None else None
-    if search is None:
-        from memoryd.config.sections import SearchConfig
+    import dataclasses
 
-        search = SearchConfig()
+    from memoryd.config.sections import SearchConfig
+
+    search = config.search if config is not None else SearchConfig()
     snapshot = {
         "roots": [
             (given, str(root.path), root.layout, root.scope)
             for given, root in zip(raw, roots, strict=True)
         ],
-        "search": {name: getattr(search, name) for name in _SEARCH},
+        "search": dataclasses.asdict(search),  # every setting: ranking reads what it needs
         "application_id": index[0],
         "user_version": index[1],
-        "located": located(
-            env, str(paths.config_dir), str(paths.cache_dir), str(paths.state_dir)
-        ),
+        "located": located(env, str(paths.config_dir), str(paths.cache_dir), str(paths.state_dir)),
     }
     if key(file) == stamp and read(str(paths.cache_dir), file) != snapshot:
         cachefile.write(paths.cache_dir / FILE, stamp, snapshot)  # (unless it is unchanged)
-
-
-_SEARCH = (
-    "limit", "score_floor", "half_life_days", "decay_floor", "project_prior",
-    "global_prior", "team_prior", "recall_boost_max", "max_file_bytes", "semantic",
-)  # fmt: skip

@@ -102,6 +102,7 @@ class Engine:
         self.db: Any = None
         self.own = OwnWrites()
         self.opened: tuple[int, int] | None = None  # the index file the connection holds
+        self.told: set[Path] = set()  # files that cannot be indexed, logged once a run
 
     def open(self) -> None:
         """Open the index (again: the old connection is closed once the new one is open)."""
@@ -128,17 +129,23 @@ class Engine:
     def refresh(
         self, config: Config, root: RootConfig, only: Collection[Path] | None
     ) -> list[Path]:
-        """Reindex ``only`` (None: the whole root); return the paths whose rows changed."""
+        """Reindex ``only`` (None: the whole root); return the paths that changed: rows
+        changed, and files of ``only`` that cannot be indexed (a name that is not UTF-8):
+        the compiled listing names those too, so a change to one still needs a compile,
+        as 'memoryd compile' would make it, and sync carries it."""
         from memoryd.index import reconcile
 
         if only is not None and len(only) > ONLY_MAX:
             only = None
         report = reconcile(self.db, config, [root], only)
         for path, reason in report.unknown:
-            log.warning("cannot index %s: %s", path, reason)
+            if path not in self.told:
+                self.told.add(path)
+                log.warning("cannot index %s: %s", path, reason)
         if report.modified:
             self._warn_malformed([*report.added, *report.changed])
-        return [*report.added, *report.changed, *report.removed]
+        unindexed = [] if only is None else [path for path, _ in report.unknown]
+        return [*report.added, *report.changed, *report.removed, *unindexed]
 
     def _warn_malformed(self, paths: list[Path]) -> None:
         """One line for each new or changed file whose frontmatter does not parse: the

@@ -20,6 +20,9 @@ import logging.handlers
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
+
+from memoryd.fsutil import private_file
 
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 MAX_BYTES = 1024 * 1024
@@ -35,7 +38,6 @@ ERRORS = "backslashreplace"
 def daemon_logging(log_file: Path, verbosity: int = 0, *, stderr: bool = True) -> Iterator[None]:
     """INFO (DEBUG with -v) from memoryd to ``log_file``, rotated, and to stderr unless
     ``stderr`` is False (then the CLI's stderr handler is off until the block ends)."""
-    log_file.parent.mkdir(parents=True, exist_ok=True)
     handler = LogFile(
         log_file, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8", errors=ERRORS
     )
@@ -80,7 +82,12 @@ def bound_file(path: Path, limit: int = STDERR_MAX_BYTES, keep: int = STDERR_KEE
 
 class LogFile(logging.handlers.RotatingFileHandler):
     """A rotating log file that is opened again when the file at its name is not the one
-    it writes to (a stat a line: the daemon logs a few lines a minute at most)."""
+    it writes to (a stat a line: the daemon logs a few lines a minute at most). Each
+    file it opens (the first, one after a rotation) is made 0600 first."""
+
+    def _open(self) -> Any:
+        private_file(self.baseFilename)
+        return super()._open()
 
     def emit(self, record: logging.LogRecord) -> None:
         self._follow()
@@ -100,7 +107,6 @@ class LogFile(logging.handlers.RotatingFileHandler):
         except (OSError, ValueError):  # the stream is closed or unusable: emit says so
             return
         try:
-            os.makedirs(os.path.dirname(self.baseFilename), exist_ok=True)
             reopened = self._open()
         except OSError:  # a folder that cannot be made again: keep the handle we have
             return

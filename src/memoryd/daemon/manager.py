@@ -21,7 +21,7 @@ from pathlib import Path
 
 from memoryd.daemon import units
 from memoryd.errors import MemorydError, Refused
-from memoryd.fsutil import atomic_write
+from memoryd.fsutil import atomic_write, private_dirs
 from memoryd.paths import Paths
 
 log = logging.getLogger(__name__)
@@ -118,7 +118,7 @@ def install(manager: str, env: Mapping[str, str], paths: Paths, dry_run: bool = 
     outcome = Outcome(manager, path, text, action, steps, dry_run)
     if dry_run:
         return outcome
-    paths.log_dir.mkdir(parents=True, exist_ok=True)
+    private_dirs(paths.log_dir)
     if action != "unchanged":
         _write_unit(path, text)
     try:

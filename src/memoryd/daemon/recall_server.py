@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 
 from memoryd import fingerprint, lean_recall
+from memoryd.fsutil import private_dirs
 from memoryd.recall_client import (
     ERRORS,
     MAX_REQUEST,
@@ -82,7 +83,7 @@ class RecallServer:
             return False
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_dirs(self.path.parent)
             self._bind(listener)  # over a dead daemon's socket: this one holds the lock
             listener.listen(BACKLOG)
         except OSError as exc:

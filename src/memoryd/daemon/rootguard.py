@@ -2,7 +2,9 @@
 
 A paused root is not watched and not reconciled, so its index rows stay and
 nothing in it is treated as deleted. When the folder is back, it is watched
-again and rescanned.
+again and rescanned. Back means the root itself: a folder that holds what it
+held when last seen (its ``.git``, else its ROOT.md), so a bare folder made at
+its path (by hand, or by a program that writes there) keeps it a problem.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from memoryd.daemon.watch import LIMIT, Watcher
 log = logging.getLogger(__name__)
 
 MISSING = "root {} is missing: paused (its index rows are kept) until it returns"
+MARKS = (".git", "ROOT.md")  # what says a folder is the root that went away
 POLLING = "root {} is polled, not watched: raise fs.inotify.max_user_watches to get events"
 
 
@@ -32,6 +35,7 @@ class RootGuard:
         self.watcher, self.status, self.rescan = watcher, status, rescan
         self.setting = setting  # a root's `watch:` in config.yaml
         self._paused: set[Path] = set()
+        self._marks: dict[Path, str] = {}  # the root's mark when last seen (see MARKS)
         self._lock = threading.RLock()
 
     def watch(self, path: Path) -> None:
@@ -43,10 +47,9 @@ class RootGuard:
     def check(self, path: Path) -> None:
         """Pause a root that vanished, resume one that came back."""
         with self._lock:
-            present = path.is_dir()
-            if path in self._paused and present:
+            if path in self._paused and self._back(path):
                 self._resume(path)
-            elif path not in self._paused and not present and path in self.watcher.modes:
+            elif path not in self._paused and not path.is_dir() and path in self.watcher.modes:
                 self._pause(path)
 
     def rewatch(self, path: Path) -> None:
@@ -71,6 +74,11 @@ class RootGuard:
                 return False
             return True
 
+    def _back(self, path: Path) -> bool:
+        """A paused root is back: a folder again, holding its mark if it had one."""
+        mark = self._marks.get(path)
+        return path.is_dir() and (mark is None or (path / mark).exists())
+
     def is_paused(self, path: Path) -> bool:
         return path in self._paused
 
@@ -79,6 +87,7 @@ class RootGuard:
         with self._lock:
             self.watcher.remove(path)
             self._paused.discard(path)
+            self._marks.pop(path, None)
             self.status.problem(MISSING.format(path), present=False)
             self.status.problem(POLLING.format(path), present=False)
             self.status.forget_root(path)
@@ -90,6 +99,9 @@ class RootGuard:
             log.warning("cannot watch %s: %s", path, exc)
             return False
         self.status.root(path, mode=mode, state="watching")
+        found = next((m for m in MARKS if (path / m).exists()), None)
+        if found is not None:
+            self._marks[path] = found
         refused = self.watcher.reasons.get(path) == LIMIT
         self.status.problem(POLLING.format(path), present=refused)
         return True

@@ -48,9 +48,9 @@ def run_checks(ctx: Machine, config_check: Verdict | None = None) -> list[Verdic
         checks.append(check_inotify(ctx))
     else:  # the folders to watch are the roots', unknown until the file loads
         checks.append(Verdict("inotify", "skip", "no roots known until config.yaml loads"))
-    for check in (check_disk, check_index, check_service, check_daemon):
+    for check in (check_disk, check_private, check_index, check_service, check_daemon):
         checks.append(check(ctx))
-    return checks
+    return checks + check_clients(ctx)
 
 
 def failed(checks: list[Verdict]) -> bool:
@@ -110,9 +110,21 @@ def check_disk(ctx: Machine) -> Verdict:
     folders = [ctx.paths.cache_dir, ctx.paths.state_dir, *(r.path for r in ctx.config.roots)]
     disks, low = diskspace.low_disks(folders, ctx.free_bytes)
     if not low:
-        return ok("disk", f"{disks} disk(s) hold memoryd's folders, each with 16 MiB free")
+        detail = f"{disks} disk(s) hold memoryd's folders, none with less than 16 MiB free"
+        return ok("disk", detail)
     detail = f"{diskspace.describe(low)}: {diskspace.CONSEQUENCE}"
     return fail("disk", detail, f"free some space on it (df -h {low[0][0]})")
+
+
+def check_private(ctx: Machine) -> Verdict:
+    """memoryd's folders, database and roots closed to other users (see memoryd.privacy)."""
+    from memoryd.privacy import exposed
+
+    found = exposed(ctx.paths, [r.path for r in ctx.config.roots])
+    if not found:
+        return ok("private", "memoryd's folders, its database and the roots are yours alone")
+    detail = "; ".join(f"{e.path}: {e.message}" for e in found)
+    return warn("private", detail, " && ".join(e.fix for e in found))
 
 
 def check_index(ctx: Machine) -> Verdict:
@@ -202,6 +214,30 @@ def check_daemon(ctx: Machine) -> Verdict:
         detail = f"daemon pid {pid} reports: " + "; ".join(status.problems)
         return fail("daemon", detail, "memoryd status shows what it is doing")
     return ok("daemon", f"daemon pid {pid} running, status updated {status.updated_at}")
+
+
+def check_clients(ctx: Machine) -> list[Verdict]:
+    """One verdict per agent client whose config runs memoryd (``memoryd connect``)."""
+    from memoryd.connect.clients import health, running_memoryd
+    from memoryd.connect.target import Target
+
+    try:
+        memoryd = running_memoryd()
+    except ConfigError:
+        memoryd = Path("memoryd")  # only the OpenCode plugin's text depends on it
+    home = Path(ctx.env.get("HOME") or os.path.expanduser("~"))
+    verdicts = []
+    for state in health(Target(home, ctx.env, memoryd)):
+        if not state.connected:
+            continue
+        if state.problems:
+            fix = f"memoryd connect {state.client}"
+            detail = f"{state.client}: " + "; ".join(state.problems)
+            verdicts.append(fail("client", detail, fix, state.client))
+        else:
+            detail = f"{state.client}: connected, runs memoryd from its config"
+            verdicts.append(ok("client", detail, state.client))
+    return verdicts
 
 
 def render(checks: list[Verdict]) -> str:

@@ -23,7 +23,8 @@ STATUSES = ("ok", "warn", "fail", "skip")
 
 @dataclass(frozen=True)
 class Verdict:
-    name: str  # git, root, identity, remote, push-auth, inotify, disk, index, service, daemon
+    name: str  # git, root, identity, remote, push-auth, inotify, disk, index, service, daemon,
+    # client (one per agent client memoryd connect set up)
     status: str  # ok | warn | fail | skip
     detail: str
     fix: str = ""

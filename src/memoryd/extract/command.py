@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memoryd.fsutil import private_dirs
+
 log = logging.getLogger(__name__)
 
 EXTRACTING_ENV = "MEMORYD_EXTRACTING"
@@ -58,7 +60,7 @@ def run(
 
     ``stop`` (the daemon is stopping) ends a running command at once.
     """
-    cwd.mkdir(parents=True, exist_ok=True)
+    private_dirs(cwd)
     try:
         process = subprocess.Popen(  # a shell: the user's own command line, pipes and all
             command, shell=True, cwd=cwd, env={**env, EXTRACTING_ENV: "1"},

@@ -5,11 +5,13 @@ Both ``memoryd recall`` paths print hits through these two functions (the full o
 their output is the same bytes by construction. Light: no typing or pathlib at run time.
 A hit with no body (a file over ``search.max_file_bytes`` is indexed by its frontmatter
 alone) has its summary as its snippet: the text shows it once, on the summary's line, and
-says in the snippet's place that the body was not loaded (:data:`OVERSIZED`, the words
-the MCP answer and ``memoryd context`` give it); its JSON object has ``"oversized": true``.
+says in the snippet's place that the body was not loaded (:func:`memoryd.oversize.not_loaded`,
+the words the MCP answer and ``memoryd context`` give it); its JSON has ``"oversized": true``.
 """
 
 from __future__ import annotations
+
+from memoryd.oversize import not_loaded
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -70,13 +72,6 @@ if TYPE_CHECKING:
         def conflict(self) -> dict[str, str]: ...
 
 
-OVERSIZED = (
-    "[… body not loaded: {path} is {size} bytes, over the {cap}-byte limit "
-    "(search.max_file_bytes), so only its frontmatter is searched: read the file, or split it "
-    "into smaller memories]"
-)
-
-
 def to_json(hit: Shown) -> dict[str, Any]:
     """The hit's JSON object (``memoryd recall --json``, the MCP tool, the UI)."""
     foreign = {}
@@ -121,9 +116,18 @@ def text(hits: Sequence[Shown], verdicts: Mapping[Any, Sequence[_Verdict]], cap:
         if hit.body.strip():  # no body: the snippet is the summary, shown above (or blank)
             lines.append(f"   {hit.snippet}")
         elif hit.oversized and hit.row is not None:  # and a body not loaded says so
-            lines.append("   " + OVERSIZED.format(path=hit.path, size=hit.row.size, cap=cap))
+            lines.append("   " + not_loaded(hit.path, hit.row.size, cap))
         lines += [f"   matched: {terms}", f"   {hit.path}"]
         stale = [v for v in verdicts[hit.path] if v.stale]
         lines += [f"   MAY BE STALE: {v.citation.where}: {v.reason}" for v in stale]
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
+
+
+def no_match(query: str, searched: Sequence[str]) -> str:
+    """The note of a recall that found nothing in the roots ``searched`` (their paths)."""
+    where = ", ".join(searched) or "no roots"
+    return (
+        f"no memory matches {query!r} (searched {where}); "
+        "try fewer or rarer words, or another language"
+    )

@@ -29,12 +29,27 @@ def identify(root: RootConfig, relative: str, memory: Memory) -> Identity:
     entry = layouts.entry_for(root.layout, relative, memory.meta)
     if entry is not None:
         return Identity(id=entry.id, type=entry.type, scope_id=entry.scope_id)
-    if ".conflict-" in relative:
-        from memoryd.conflicts import is_conflict_copy  # sync's code: only for such a name
-
-        if is_conflict_copy(relative):  # another version's bytes
-            return Identity(id=id_for_path(relative))
+    if is_copy(relative):  # another version's bytes
+        return Identity(id=id_for_path(relative))
     return Identity(id=memory.id or id_for_path(relative))
+
+
+def is_copy(relative: str) -> bool:
+    """Whether ``relative`` names a sync conflict copy (another version's exact bytes)."""
+    if ".conflict-" not in relative:
+        return False
+    from memoryd.conflicts import is_conflict_copy  # only for such a name
+
+    return is_conflict_copy(relative)
+
+
+def expected_id(root: RootConfig, relative: str) -> str | None:
+    """The id a memory at ``relative`` must carry, if any: a plugin root's path id. None
+    for a conflict copy: it keeps the other version's bytes, ``id:`` line and all, until
+    ``resolve`` uses them, so its id is no problem of its own (the conflict is)."""
+    if root.layout != "plugin" or is_copy(relative):
+        return None
+    return id_for_path(relative)
 
 
 def summary(root: RootConfig, memory: Memory) -> str | None:

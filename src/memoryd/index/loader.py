@@ -18,9 +18,9 @@ from typing import Any, NamedTuple
 from memoryd.config.sections import RootConfig
 from memoryd.index import store
 from memoryd.index.db import dump_problems, join_lines
-from memoryd.index.layout import identify, summary
+from memoryd.index.layout import expected_id, identify, summary
 from memoryd.index.tokenizer import index_text
-from memoryd.memory import NOT_REGULAR, Problem, id_for_path, parse
+from memoryd.memory import NOT_REGULAR, Problem, parse
 from memoryd.team import visible_to
 from memoryd.validation import validate
 
@@ -227,9 +227,7 @@ def record(root: RootConfig, path: str, read: Read, checked_ns: int) -> tuple[An
     if not visible_to(memory.meta, root.viewer):
         return HIDDEN
     ident = identify(root, relative, memory)
-    problems = validate(
-        memory, expected_id=id_for_path(relative) if root.layout == "plugin" else None
-    )
+    problems = validate(memory, expected_id=expected_id(root, relative))
     body = memory.body
     if read.oversized:
         body = ""

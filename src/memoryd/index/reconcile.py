@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Any, Final
 
 from memoryd.config.sections import Config, RootConfig
-from memoryd.fingerprint import settled
 from memoryd.index import store
 from memoryd.index.db import IndexDB
 from memoryd.index.layout import member
 from memoryd.index.loader import HEAD_BYTES, LOAD_CHUNK, Failed, Loaded, Spread, load_many, reason
+from memoryd.index.staleness import FINGERPRINT_SQL, foreign_rows, fresh_row
 from memoryd.layouts import every_file_belongs
 from memoryd.roots import listed, walk_files, walk_root
 
@@ -124,13 +124,10 @@ def _storable(path: str) -> bool:
     return True
 
 
-# A row's fingerprint as SQLite returns it: path, size, mtime_ns, checked_ns, hash. A plain
-# row, not a NamedTuple: a full reconcile holds one per file, and building 10k NamedTuples
-# was a fifth of a no-change reconcile.
+# A row's fingerprint as SQLite returns it (staleness.FINGERPRINT_SQL's columns, then the
+# hash). A plain row, not a NamedTuple: a full reconcile holds one per file, and building
+# 10k NamedTuples was a fifth of a no-change reconcile.
 _Known = tuple[str, int, int, int, str]
-_SIZE: Final = 1
-_MTIME: Final = 2
-_CHECKED: Final = 3
 _HASH: Final = 4
 
 
@@ -219,7 +216,7 @@ class _Pass:
             yield from zip((path for path, _ in chunk), loaded, strict=True)
 
     def known(self, prefixes: Iterable[str] | None) -> dict[str, _Known]:
-        sql = "SELECT path, size, mtime_ns, checked_ns, hash FROM memories WHERE root = ?"
+        sql = FINGERPRINT_SQL.format(more=", hash")
         if prefixes is None:
             rows = self.db.conn.execute(sql, (self.base,)).fetchall()
         else:  # the path itself or anything below it, by an index range scan (not a full scan)
@@ -285,7 +282,7 @@ class _Pass:
             except OSError as exc:
                 self.report.unknown.append((Path(path), reason(exc)))
                 continue
-            if not _fresh(row, st.st_size, st.st_mtime_ns):
+            if not fresh_row(row, st.st_size, st.st_mtime_ns):
                 add(path)
         return stale
 
@@ -355,25 +352,13 @@ def _drop_unlisted_foreign_roots(
     db: IndexDB, listed: Sequence[RootConfig], report: ReconcileReport
 ) -> None:
     """Remove the rows of layered/claude roots config.yaml no longer lists (opt-out)."""
-    keep = {str(r.path) for r in listed}
-    roots = [r for (r,) in db.conn.execute("SELECT DISTINCT root FROM memories")]  # the index
-    sql = "SELECT path FROM memories WHERE root = ? AND layout != 'plugin'"
-    paths = [p for root in roots if root not in keep for (p,) in db.conn.execute(sql, (root,))]
+    paths = foreign_rows(db.conn, {str(r.path) for r in listed})
     if not paths:
         return
     with db.write() as conn:
         for path in paths:
             store.delete(conn, path)
     report.names["removed"].extend(paths)
-
-
-def _fresh(known: _Known, size: int, mtime_ns: int) -> bool:
-    """The fingerprint matches and was taken when the file was already settled."""
-    return (
-        known[_SIZE] == size
-        and known[_MTIME] == mtime_ns
-        and settled(mtime_ns, known[_CHECKED])
-    )
 
 
 def _why_unlisted(root: Path, path: Path) -> str | None:

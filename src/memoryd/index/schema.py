@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from memoryd import fingerprint
+from memoryd.fsutil import atomic_write, private_file
 from memoryd.index.tokenizer import TOKENIZER_VERSION, index_text
 
 log = logging.getLogger(__name__)
@@ -137,11 +138,12 @@ def connect(
     that). A file that is not a memoryd index, or that the drop finds damaged, or that
     fails the check after it, is moved aside as a checked open would move it.
     """
-    file.parent.mkdir(parents=True, exist_ok=True)
+    private_file(file)  # SQLite gives the -wal and -shm files the database's mode
     try:
         return _open_checked(file, check_same_thread, discard)
     except (BadDatabase, sqlite3.DatabaseError) as exc:
         move_aside(file, str(exc))
+    private_file(file)  # the new one too
     return _open_checked(file, check_same_thread)
 
 
@@ -219,7 +221,7 @@ def _remember_checked(file: Path, stamp: str | None) -> None:
     if stamp is None or stamp != _stamp(file):
         return
     try:
-        _marker(file).write_text(stamp)
+        atomic_write(_marker(file), stamp.encode(), durable=False)
     except OSError as exc:
         log.debug("index: cannot record the check of %s: %s", file, exc)
 

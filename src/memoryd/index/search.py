@@ -1,10 +1,9 @@
 """Recall: query the FTS5 table, rank, cut at the score floor, explain each hit.
 
 The query is tokenized like the text and becomes OR-joined quoted terms (the
-design's rule: AND finds nothing for most multi-word queries of real memory).
-FTS5's column-weighted bm25 picks ``min(limit*3, 50)`` candidates, plus every
-memory that holds all the terms when those are fewer; :mod:`memoryd.index.ranking`
-orders and cuts them (coverage tiers first, see docs/search.md).
+design's rule: AND finds nothing for most multi-word queries of real memory);
+:func:`memoryd.index.pick.pick` fetches and ranks the candidates, as it does for the
+lean ``memoryd recall``, and each one it keeps becomes a :class:`Hit`.
 """
 
 from __future__ import annotations
@@ -28,19 +27,18 @@ from memoryd.index.db import (
     root_path,
     split_lines,
 )
-from memoryd.index.fetch import Candidate, Found, _passes, candidate_rows, candidates, coverage
-from memoryd.index.hits import Lookups, bump_hits
-from memoryd.index.ranking import rank
+from memoryd.index.fetch import Candidate, Found, _passes, candidate_rows
+from memoryd.index.hits import Lookups, bump_each
+from memoryd.index.pick import pick
 from memoryd.index.snippet import MARKERS, explain
 from memoryd.index.tokenizer import read_query
 from memoryd.memory import Problem
 
 if TYPE_CHECKING:
+    from memoryd.index.pick import Kept, Ranked
     from memoryd.layouts.visible import Visible
 
 log = logging.getLogger(__name__)
-
-MAX_FETCH = 50
 
 
 @dataclass(frozen=True)
@@ -150,6 +148,7 @@ def recall(
     visible: Visible | None = None,
 ) -> list[Hit]:
     """The best memories for ``query`` in ``roots``, hit counts bumped (unless ``bump=False``).
+    Only roots that are on disk are searched.
 
     ``type`` and ``scope_id`` filter the layered and claude layouts' rows;
     ``markers="layered"`` marks matches in snippets with ``<<`` ``>>``;
@@ -158,35 +157,27 @@ def recall(
     """
     settings = config.search
     limit = settings.limit if limit is None else limit
-    roots = [r for r in roots if scope is None or r.scope == scope]
+    # a root that is gone keeps its rows (its disk may come back) but has no hit: each
+    # would name a file that is not there
+    roots = [r for r in roots if (scope is None or r.scope == scope) and r.path.is_dir()]
     forms, dates = read_query(query)
-    terms = list(forms)
-    if not terms or limit <= 0 or not roots:
+    if not forms or limit <= 0 or not roots:
         return []
-    fetch = max(limit, min(limit * 3, MAX_FETCH))
     filters = {"kind": kind, "type": type, "scope_id": scope_id}
-    found = candidates(
-        db, terms, roots, filters, fetch, strategy=strategy, enough=limit, visible=visible
-    )
-    if not found and not settings.semantic:
-        return []
     now = int(time.time() * 1000) if now_ms is None else now_ms
-    lookups = Lookups()
-    ranked = functools.partial(
-        rank, settings, hits=lookups, now_ms=now, coverage=coverage(terms), dates=dates
-    )
+    fuse = None
     if settings.semantic:
-        kept = _fused(
-            db,
-            query,
-            found=found,
-            ranked=ranked,
-            where=(roots, filters, visible),
-            fetch=fetch,
-            limit=limit,
-        )
-    else:
-        kept = ranked(found, limit=limit)
+
+        def fuse(found: list[Found], ranked: Ranked, fetch: int) -> list[Kept]:
+            where = (roots, filters, visible)
+            return _fused(
+                db, query, found=found, ranked=ranked, where=where, fetch=fetch, limit=limit
+            )
+
+    kept = pick(
+        db, forms, roots, filters, limit, settings, Lookups(), now,
+        dates=dates, strategy=strategy, visible=visible, fuse=fuse,
+    )  # fmt: skip
     marks = MARKERS[markers]
     hits = [_hit(f.candidate, t, f.relevance, forms, marks, parts=parts) for t, f, parts in kept]
     if bump:
@@ -253,13 +244,5 @@ _set = object.__setattr__
 
 
 def _bump(hits: Sequence[Hit]) -> None:
-    by_root: dict[Path, list[str]] = {}
-    for hit in hits:
-        if hit.source is not None and hit.source.layout != "plugin":
-            continue  # never write into another agent's tree
-        by_root.setdefault(hit.root, []).append(hit.id)
-    for root, ids in by_root.items():
-        try:
-            bump_hits(root, ids)
-        except OSError as exc:  # a read-only root still answers; it just does not learn
-            log.warning("cannot record hits in %s: %s", root, exc)
+    for warning in bump_each(hits):  # a read-only root still answers; it just does not learn
+        log.warning("%s", warning)

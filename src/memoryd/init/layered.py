@@ -17,7 +17,7 @@ from memoryd.app import App
 from memoryd.config.edit import register_root
 from memoryd.config.sections import RootConfig
 from memoryd.errors import PathError
-from memoryd.fsutil import atomic_write, fsync_dir
+from memoryd.fsutil import atomic_write, fsync_dir, private_dirs
 from memoryd.gitcli import init_repo
 from memoryd.init.plugin import SetupResult
 from memoryd.layouts import configured_root
@@ -95,7 +95,7 @@ def init_layered_tree(root: Path, project_id: str | None) -> LayeredSetup:
         raise PathError(f"{root} exists and is not a folder", hint="move it aside and run again")
     created: list[str] = []
     if not root.exists():
-        root.mkdir(parents=True)
+        private_dirs(root)
         created.append(".")
     for pattern in ("/sessions/", STATE_FILE):
         if ensure_gitignored(root, pattern) and ".gitignore" not in created:

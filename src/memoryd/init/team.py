@@ -19,6 +19,7 @@ from memoryd.compile.writer import compile_root
 from memoryd.config.edit import register_root, unregister_root
 from memoryd.config.sections import PROJECT_SYNC, TEAM_NAME, TEAMS_DIR, RootConfig
 from memoryd.errors import MemorydError, UsageError
+from memoryd.fsutil import private_dirs
 from memoryd.init.plugin import SetupResult, init_project
 from memoryd.roots import init_root
 
@@ -87,7 +88,7 @@ def _clone(remote: str, path: Path) -> None:
             "cloned there",
             hint=f"move {path} aside and run this again",
         )
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dirs(path)  # the clone is a memory root: other users of the machine read none
     env = gitcli.repo_env()
     done = gitcli.run(
         ["clone", "--quiet", remote, str(path)], cwd=None, env=env, timeout=CLONE_TIMEOUT_S

@@ -19,13 +19,16 @@ import os
 import re
 import tempfile
 import time
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from memoryd.config.sections import Config
 from memoryd.conflicts import has_conflict_markers, never_synced
+from memoryd.fsutil import atomic_write, private_dirs
 from memoryd.layouts import syncable
 from memoryd.memory import id_for_path, parse, shown_name
+from memoryd.oversize import over
 from memoryd.rootfs import STATE_FILE, is_memory_name
 from memoryd.sync import exclude
 from memoryd.sync.derived import Quarantined, is_generated, scan_file
@@ -64,7 +67,7 @@ def private_index(repo: Repo, tmp_dir: Path, rev: str | None) -> Path:
     load that made a cycle miss a same-size rewrite of a file (shared.md went from
     "laptop 0" to "laptop 1" and the commit took only the new laptop-1.md): a lost edit.
     """
-    tmp_dir.mkdir(parents=True, exist_ok=True)
+    private_dirs(tmp_dir)
     fd, name = tempfile.mkstemp(prefix="index-", dir=tmp_dir)
     os.close(fd)
     index = Path(name)
@@ -74,6 +77,47 @@ def private_index(repo: Repo, tmp_dir: Path, rev: str | None) -> Path:
     else:
         repo.git.run("read-tree", rev, index=index)
     return index
+
+
+def kept_index(repo: Repo, kept_dir: Path, head: str | None) -> Path:
+    """The root's private index kept from its last cycle, when that cycle left it holding
+    ``head``'s tree; else one built fresh (:func:`private_index`), in the same place.
+
+    A kept index has the stat data git recorded, so ``git status`` reads only the files
+    whose size or times changed, not every byte under the root (a cycle's cost was the
+    root's size, not the change's). The index is only ever written by git itself (never
+    copied: a copy's newer mtime hid a same-size rewrite from git's racy-entry check, see
+    :func:`private_index`), and the cycle keeps it only once it committed (or found nothing
+    to commit): :func:`keep_index`. Any other ending deletes it.
+    """
+    private_dirs(kept_dir)  # git writes the index files in it with the umask's mode
+    name = f"{zlib.crc32(os.fsencode(repo.root)):08x}-{zlib.crc32(os.fsencode(repo.git_dir)):08x}"
+    index = kept_dir / f"{name}.index"
+    try:
+        said = (kept_dir / f"{name}.head").read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        said = None
+    if head is not None and said == head and index.is_file():
+        return index
+    index.unlink(missing_ok=True)
+    repo.git.run("read-tree", *([head] if head else ["--empty"]), index=index)
+    return index
+
+
+def keep_index(index: Path, head: str | None) -> None:
+    """Record that ``index`` holds ``head``'s tree, for the next cycle (see kept_index)."""
+    record = index.with_suffix(".head")
+    if head is None:
+        record.unlink(missing_ok=True)
+        index.unlink(missing_ok=True)
+    else:
+        atomic_write(record, head.encode("ascii") + b"\n", durable=False)
+
+
+def drop_index(index: Path) -> None:
+    """Forget a kept index a cycle did not finish with (it may hold staged changes)."""
+    index.with_suffix(".head").unlink(missing_ok=True)
+    index.unlink(missing_ok=True)
 
 
 def clean_tmp(tmp_dir: Path, older_than_s: float = 600.0) -> None:
@@ -201,7 +245,7 @@ def _left_out(
         batch.left_out.append({"path": rel, "why": f"unreadable: {exc.strerror}"})
         return "unreadable"
     if size > config.search.max_file_bytes:
-        why = f"larger than search.max_file_bytes ({size} > {config.search.max_file_bytes})"
+        why = over(size, config.search.max_file_bytes)
         batch.left_out.append({"path": rel, "why": why})
         return why
     if rel.endswith(".md") and b"sync:" in data and not parse(data).sync:
@@ -298,6 +342,9 @@ def commit(repo: Repo, index: Path, head: str | None, batch: Batch, device: str)
         return None
     message = commit_message(device, batch)
     new = repo.git.commit_tree(tree, [head] if head else [], message)
+    # the user's index first: after the branch moved, an index without these entries (a
+    # new root has none) showed every memory staged for deletion until it was refreshed
+    refresh_user_index(repo, batch.stage + batch.untrack, new)
     repo.git.update_ref("HEAD", new, head, f"memoryd: commit from {device}")
     return new
 
@@ -332,13 +379,13 @@ def commit_message(device: str, batch: Batch) -> str:
     return "\n".join(lines) + "\n"
 
 
-def refresh_user_index(repo: Repo, paths: list[str]) -> None:
-    """Make the user's index agree with HEAD for ``paths`` (their other staged work stays)."""
+def refresh_user_index(repo: Repo, paths: list[str], rev: str = "HEAD") -> None:
+    """Make the user's index agree with ``rev`` for ``paths`` (their other staged work stays)."""
     if not paths:
         return
     listing = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
     repo.git.run(
-        "reset", "-q", "HEAD", "--pathspec-from-file=-", "--pathspec-file-nul",
+        "reset", "-q", rev, "--pathspec-from-file=-", "--pathspec-file-nul",
         input=listing, env={"GIT_LITERAL_PATHSPECS": "1"},
     )  # fmt: skip
 

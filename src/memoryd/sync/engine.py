@@ -258,7 +258,8 @@ class _Cycle:
             recompile(self.root, self.config)  # the directory lists CONFLICTS.md
         local.prune_exclude(self.repo)  # a memory back to sync: true shows up again
         head = self.repo.git.rev("HEAD")
-        index = local.private_index(self.repo, self.tmp, head)
+        index = local.kept_index(self.repo, self.tmp.parent / "kept", head)
+        kept = False
         try:
             changes = local.clean_own_temp(self.repo, local.pending(self.repo, index))
             batch = local.sort_batch(self.repo, self.config, changes, self.root.layout)
@@ -276,11 +277,13 @@ class _Cycle:
             if self._paused(head, batch, index):
                 return False
             new = local.commit(self.repo, index, head, batch, self.device)
+            local.keep_index(index, new or head)
+            kept = True
         finally:
-            index.unlink(missing_ok=True)
+            if not kept:
+                local.drop_index(index)
         if new is not None:
             self.outcome.commits.append(new)
-            local.refresh_user_index(self.repo, batch.stage + batch.untrack)
         if batch.untrack and new is not None:
             self.outcome.notices.append(
                 f"{', '.join(batch.untrack)} was tracked by git: untracked it (the file stays on "

@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from memoryd.fsutil import private_dirs
 from memoryd.gitcli import GitError
 from memoryd.memory import printable
 from memoryd.sync.git import Git
@@ -212,7 +213,7 @@ def check_index_lock(repo: Repo, stale_after_s: float) -> list[str]:
         aside = lock.with_name(f"{lock.name}.stale-{int(time.time())}")
         if lock.parent != home:  # under refs/ it would read as a branch: out of there
             aside = home / STALE_LOCKS / lock.relative_to(home).parent / aside.name
-            aside.parent.mkdir(parents=True, exist_ok=True)
+            private_dirs(aside.parent)
         with contextlib.suppress(FileNotFoundError):
             os.replace(lock, aside)
             log.warning("moved a stale %s aside to %s", lock, aside.name)

@@ -10,6 +10,7 @@ from memoryd.config.sections import Config, RootConfig
 from memoryd.conflicts import conflict_lines
 from memoryd.errors import PathError
 from memoryd.memory import printable
+from memoryd.oversize import FIX
 from memoryd.paths import Paths
 from memoryd.sync.resolve import all_conflicts
 from memoryd.sync.state import CONFLICT_MARKERS, NAME_LINE, all_states
@@ -63,7 +64,10 @@ def outcome_text(o: SyncOutcome) -> str:
     for q in o.quarantined:
         where = f"{q.path} (its file name)" if q.line == NAME_LINE else f"{q.path}:{q.line}"
         lines.append(f"  quarantined: {where} {q.rule} ({q.preview}): not committed")
-    lines += [f"  left out: {item['path']} ({item['why']})" for item in o.left_out]
+        lines.append(f"    fix: {quarantine_advice(q.line, q.rule, q.preview)[1]}")
+    for item in o.left_out:
+        lines.append(f"  left out: {item['path']} ({item['why']}): not committed")
+        lines.append(f"    fix: {left_out_fix(str(o.root), item['path'], item['why'])}")
     if o.backup_ref:
         lines.append(f"  local commits backed up at {o.backup_ref}")
     return printable("\n".join(lines))
@@ -150,7 +154,4 @@ def left_out_fix(root: str, rel: str, why: str) -> str:
         )
     if why.startswith("unreadable"):
         return f"make it readable (chmod u+r {root}/{rel}) or move it out of the memory root"
-    return (
-        "make it smaller (split it into several memories) or raise "
-        "search.max_file_bytes; it syncs once it fits"
-    )
+    return f"{FIX}; it syncs once it fits"  # over search.max_file_bytes (memoryd.oversize)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.errors import MemorydError
-from memoryd.fsutil import atomic_write
+from memoryd.fsutil import PRIVATE_FILE, atomic_write, private_dirs
 from memoryd.memory import printable
 from memoryd.paths import Paths
 from memoryd.sync.git import NET_TIMEOUT_S
@@ -124,8 +124,8 @@ class RepoBusy(MemorydError):
 def repo_lock(paths: Paths, repo: Path, wait_s: float = 30.0) -> Iterator[None]:
     """Hold the per-repository lock (flock: a killed holder never blocks anyone)."""
     file = sync_dir(paths) / f"{_key(repo)}.lock"
-    file.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(file, os.O_RDWR | os.O_CREAT, 0o644)
+    private_dirs(file.parent)
+    fd = os.open(file, os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
     try:
         deadline = time.monotonic() + wait_s
         while True:

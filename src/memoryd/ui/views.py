@@ -157,15 +157,32 @@ def memory(app: App, params: Params) -> dict[str, Any]:
         "scope": root.scope,
         "path": rel,
         "id": parsed.id or _id(rel),
-        "meta": json.loads(json.dumps(parsed.meta, default=str, ensure_ascii=False)),
+        "meta": _shown_meta(parsed.meta),
         "frontmatter": _frontmatter_text(raw[:MAX_FILE]),
         "body": parsed.body,
         "size": len(raw),
         "cut": len(raw) > MAX_FILE,
         "problems": [{"code": p.code, "message": p.message} for p in validate(parsed)],
         "history": [c.as_dict() for c in file_history(root.path, rel)],
+        "commits": root.sync.commit,  # else nothing ever commits a file that is not in git
         "chain": supersedes_chain(root, parsed.id or _id(rel), parsed, rel),
     }
+
+
+def _shown_meta(meta: Mapping[str, Any]) -> dict[str, Any]:
+    """The frontmatter as JSON, ``created``/``updated`` as UTC dates a person reads (memoryd
+    writes them as epoch milliseconds, which the page showed raw)."""
+    import datetime as dt
+
+    from memoryd.memory import epoch_ms
+
+    shown: dict[str, Any] = json.loads(json.dumps(meta, default=str, ensure_ascii=False))
+    for name in ("created", "updated"):
+        stamp = epoch_ms(meta.get(name))
+        if stamp is not None and name in shown:
+            when = dt.datetime.fromtimestamp(stamp / 1000, dt.UTC)
+            shown[name] = when.strftime("%Y-%m-%d %H:%M:%S UTC")
+    return shown
 
 
 def conflicts(app: App, params: Params) -> dict[str, Any]:

@@ -297,7 +297,8 @@ VIEWS.memory = async (main, params) => {
       h("tr", {}, h("th", {}, "date"), h("th", {}, "author"), h("th", {}, "commit"), h("th", {}, "subject")),
       data.history.map((c) => h("tr", {}, h("td", {}, c.date), h("td", {}, c.author),
         h("td", {}, c.commit.slice(0, 10)), h("td", {}, c.subject)))) :
-      h("p", { class: "muted" }, "Not in git (yet): the next sync commits it."));
+      h("p", { class: "muted" }, data.commits ? "Not in git (yet): the next sync commits it."
+        : "Not in git: this root does not commit (its sync.commit is off)."));
 };
 
 VIEWS.conflicts = async (main) => {
