@@ -173,3 +173,17 @@ def test_inspect_lists_no_proposal_and_finds_no_missing_row(
         shown = person.json("inspect")
         assert not [m for m in shown["memories"] if "lunch" in m["id"]], person.name
         assert not [p for p in shown["problems"] if "lunch" in str(p)], person.name
+
+
+def test_the_write_guard_refuses_an_agents_direct_write_into_a_team_root(
+    team: tuple[list[Person], Path],
+) -> None:
+    ann = team[0][0]
+    target = ann.team_root / "facts" / "sneaky.md"
+    done = ann.cli("guard", str(target), agent=True, ok=False)
+    assert done.returncode == 3
+    assert (
+        f"refusing to write {target}: it is in team acme's memory, where an agent's memory "
+        "waits for a person's review"
+    ) in done.stderr
+    assert ann.cli("guard", str(ann.home / "notes.md"), agent=True).returncode == 0
