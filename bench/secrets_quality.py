@@ -42,6 +42,7 @@ from tests.secrets.fake_tokens import ALNUM, HEX, LOWER_ALNUM, bad_checksum, git
 from tests.secrets.fake_tokens import rand as _rand  # noqa: E402
 from tests.secrets.family_corpus import FAMILIES, Labelled  # noqa: E402
 
+from memoryd.secrets.published import PUBLISHED  # noqa: E402
 from memoryd.secrets.scanner import scan  # noqa: E402
 
 RECALL_TARGET, FP_TARGET, SECONDS_PER_10K = 0.98, 0.01, 2.0
@@ -53,6 +54,10 @@ RNG = random.Random(5)
 
 def r(n: int, alphabet: str = ALNUM) -> str:
     return _rand(str(RNG.random()), n, alphabet)
+
+
+def _uuid() -> str:
+    return str(uuid.UUID(int=RNG.getrandbits(128)))
 
 
 def password() -> str:
@@ -116,6 +121,21 @@ FORMATS: dict[str, tuple[Callable[[], str], list[str]]] = {
     "xai": (lambda: "xai-" + r(80), ["XAI_API_KEY", "Grok key"]),
     "tavily": (lambda: "tvly-" + r(32), ["TAVILY_API_KEY"]),
     "azure-storage": (lambda: r(86, B64) + "==", ["AZURE_STORAGE_KEY", "AccountKey"]),
+    # issue 43: AI, Microsoft and common SaaS keys
+    "langsmith": (lambda: "lsv2_" + "pt_" + r(32, HEX) + "_" + r(10, HEX), ["LANGSMITH_API_KEY"]),
+    "teams-hook": (lambda: "https://acme.webhook.office.com/webhookb2/" + _uuid() + "@" + _uuid()
+                   + "/IncomingWebhook/" + r(32, HEX) + "/" + _uuid(), ["TEAMS_WEBHOOK_URL"]),
+    "azure-devops": (lambda: r(76) + "AZ" + "DO" + r(4), ["AZURE_DEVOPS_PAT", "ADO token"]),
+    "azure-function": (lambda: r(44, URLSAFE) + "Az" + "Fu" + r(5, URLSAFE) + "A==",
+                       ["AZURE_FUNCTION_KEY"]),
+    "mapbox": (lambda: "sk" + ".eyJ1IjoiYWNtZSIsImEiOi" + r(20) + "." + r(22),
+               ["MAPBOX_SECRET_TOKEN"]),
+    "facebook": (lambda: RNG.choice(["1" + r(15, DIGITS) + "|" + r(32, HEX),
+                                     "EA" + "AG" + r(120)]), ["FB_ACCESS_TOKEN"]),
+    "newrelic": (lambda: RNG.choice(["NR" + "AK-" + r(27, B32.replace("234567", DIGITS)),
+                                     r(36, HEX) + "NR" + "AL"]), ["NEW_RELIC_API_KEY"]),
+    "launchdarkly": (lambda: RNG.choice(["api", "sdk"]) + "-" + _uuid(), ["LD_SDK_KEY"]),
+    "salesforce": (lambda: "00" + "D" + r(12) + "!" + r(96, ALNUM + "._"), ["SF_ACCESS_TOKEN"]),
     "password": (password, ["DB_PASSWORD", "password", "PGPASSWORD", "admin password",
                             "MYSQL_ROOT_PASSWORD", "redis_pass", "smtp password", "密码", "口令"]),
     "secret": (lambda: RNG.choice([r(32), r(40, URLSAFE), r(32, HEX), r(44, B64)]),
@@ -138,6 +158,9 @@ SYNTAXES = [
     "./run --{flag}={S}",
     'client = Client({key}="{S}")',
     'config["{key}"] = "{S}"',
+    'var {key} string = "{S}"',
+    'System.setProperty("{key}", "{S}");',
+    "{KEY} ::= {S}",
 ]
 PLACEHOLDERS = [
     "<YOUR_TOKEN>",
@@ -166,6 +189,11 @@ PLACEHOLDERS = [
     "xoxb-your-token",
     "dummy-token-for-tests",
     "None",
+    "xoxb-my-bot-token",
+    "xoxe.xoxp-1-PasteTheRefreshTokenHere",
+    "sk-proj-Ab3dEf9Kx...",
+    "id=npm_token,env=NPM_TOKEN",
+    "<user:password>",
 ]
 PROSE = [
     "Tokens expire after 30 minutes, so the client refreshes them in the background.",
@@ -192,6 +220,13 @@ def lookalike() -> str:
         f"Example: {bad_checksum(github(str(RNG.random())))}",
         f"STRIPE_PUBLISHABLE_KEY=pk_live_{r(24)}", f"image: app@sha256:{r(64, HEX)}",
         f"-----BEGIN PUBLIC KEY-----\n{r(64, B64)}\n-----END PUBLIC KEY-----",
+        # issue 43: keys published by design, and shapes other scanners flag
+        f'firebaseConfig = {{ apiKey: "AIza{r(35, URLSAFE)}", authDomain: "x.firebaseapp.com" }}',
+        f'<DocSearch appId="{r(10, B32)}" apiKey="{r(32, HEX)}" indexName="docs" />',
+        f"implementation 'io.jsonwebtoken:jjwt-api:0.{RNG.randint(9, 12)}.{RNG.randint(0, 9)}'",
+        f"docker buildx build --secret id={r(6, LOWER_ALNUM)},env=NPM_TOKEN .",
+        f"GITHUB_TOKEN={github(str(RNG.random()))[:14]}...",
+        RNG.choice([value for value, _source in PUBLISHED]),
     ])  # fmt: skip
 
 

@@ -297,7 +297,7 @@ FLOORS: tuple[tuple[str, dict[str, set[str]]], ...] = (
             "fsutil": set(),
             "fingerprint": set(),
             "homedirs": set(),
-            "cachefile": set(),
+            "cachefile": {"fsutil"},
             "diskspace": set(),
             "gitcli": set(),
             "suggest": set(),
@@ -308,7 +308,7 @@ FLOORS: tuple[tuple[str, dict[str, set[str]]], ...] = (
             "held": {"fsutil"},
             "extract_ledger": {"fsutil"},
             "paths": {"errors", "homedirs"},
-            "runlock": {"errors"},
+            "runlock": {"errors", "fsutil"},
             "safepath": {"errors"},
             "rootfs": {"errors", "homedirs"},
             "recall_client": {"homedirs"},  # the socket's protocol, which the daemon serves
@@ -327,6 +327,7 @@ FLOORS: tuple[tuple[str, dict[str, set[str]]], ...] = (
             "frontmatter_edit": {"memory"},
             "conflicts": {"memory", "roots"},
             "layouts": {"config", "roots"},
+            "privacy": set(),  # which of memoryd's folders other users can read
         },
     ),
     (
@@ -337,6 +338,7 @@ FLOORS: tuple[tuple[str, dict[str, set[str]]], ...] = (
             "compile": set(),
             "index": set(),
             "sync": {"compile", "secrets"},
+            "connect": set(),  # an agent client's config files, memoryd's entries in them
         },
     ),
     (
@@ -434,6 +436,15 @@ OVER_BUDGET = {
     "query's cost is read across them (docs/search.md)",
     "agent/mcp_server.py:build_server": "the MCP tools are closures registered on one "
     "server object, each tool's schema beside its body",
+    # Past the budget when issues 36, 37 and 41 landed beside issue 35's rule (6 December):
+    # each is owed a split, named here so it is not forgotten.
+    "agent/mcp_server.py": "titles, output schemas and prompts (issue 36) came in beside the "
+    "tools: the descriptions and answer models are owed a module of their own",
+    "agent/remember.py": "the gate's checks made public for the import (issue 41): they are "
+    "owed a module of their own, beside the write",
+    "injection.py": "the per-session record of what was injected (issue 36) came in beside "
+    "the budgets: the session half is owed a module of its own",
+    "ui/views.py": "the UI is being rebuilt (issue 44): its views split with it",
 }
 
 

@@ -2,8 +2,14 @@
 
 A conflict copy sits next to the memory it belongs to::
 
-    pitfalls/sqlite.md                                  the other device's text
-    pitfalls/sqlite.conflict-laptop-20261129T233000Z.md laptop's text
+    pitfalls/sqlite.md                            the other device's text
+    pitfalls/sqlite.conflict-laptop-3f1a9c02b7.md laptop's text
+
+The name is derived from the copy's bytes (their git blob id), as git-annex names its
+variants: two devices that meet the same conflict, or a cycle killed and run again, make
+the same copy at the same path and converge, instead of a second generation of copies
+of one text. Copies named by their UTC time (``.conflict-laptop-20261129T233000Z``)
+before that are still read.
 
 A copy holds the exact bytes of the version it keeps (invalid UTF-8, a binary
 file: nothing is parsed or rendered again); its file name says whose copy of
@@ -18,7 +24,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -27,9 +33,11 @@ from memoryd.rootfs import STATE_FILE
 from memoryd.roots import is_temp_name
 
 _COPY_RE = re.compile(
-    r"^(?P<stem>.+)\.conflict-(?P<device>[A-Za-z0-9_-]+)-(?P<time>\d{8}T\d{6}Z)(?:-(?P<n>\d+))?"
+    r"^(?P<stem>.+)\.conflict-(?P<device>[A-Za-z0-9_-]+)-"
+    r"(?:(?P<time>\d{8}T\d{6}Z)|(?P<digest>[0-9a-f]{10}))(?:-(?P<n>\d+))?"
     r"(?P<ext>\.[^./]*)?$"
 )
+DIGEST_CHARS = 10
 _DEVICE_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 _CONFLICT_RE = re.compile(r"^<{7} .*?^={7}\r?$.*?^>{7}", re.MULTILINE | re.DOTALL)
 
@@ -40,7 +48,7 @@ class CopyName:
 
     original: str  # root-relative path of the memory it is a copy of
     device: str
-    time: str  # 20261129T233000Z
+    time: str  # 20261129T233000Z, or '' for a copy named by its content
 
 
 def utc_stamp(now: datetime) -> str:
@@ -51,17 +59,29 @@ def safe_device(device: str) -> str:
     return _DEVICE_UNSAFE.sub("-", device).strip("-") or "device"
 
 
-def copy_path(relpath: str, device: str, now: datetime, taken: set[str] | frozenset[str]) -> str:
-    """``<name>.conflict-<device>-<UTC time><ext>`` next to ``relpath``, not in ``taken``."""
+def blob_id(data: bytes) -> str:
+    """git's id of ``data`` as a blob (what ``git hash-object`` prints)."""
+    import hashlib  # not at the top: recall reads copy names and never hashes (test_startup)
+
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def copy_path(
+    relpath: str, device: str, data: bytes, taken: Mapping[str, str] | Collection[str]
+) -> str:
+    """``<name>.conflict-<device>-<blob id><ext>`` next to ``relpath`` for a copy holding
+    ``data``. ``taken``: paths in use (a mapping: to their blob ids, and a path already
+    holding these very bytes is the copy's own); a path in use otherwise gets ``-2``..."""
     folder, name = posixpath.split(relpath)
     stem, dot, ext = name.rpartition(".")
     if not dot or not stem:
         stem, ext = name, ""
     suffix = f".{ext}" if ext else ""
-    base = f"{stem}.conflict-{safe_device(device)}-{utc_stamp(now)}"
+    sha = blob_id(data)
+    base = f"{stem}.conflict-{safe_device(device)}-{sha[:DIGEST_CHARS]}"
     candidate = posixpath.join(folder, base + suffix)
     number = 2
-    while candidate in taken:
+    while candidate in taken and not (isinstance(taken, Mapping) and taken[candidate] == sha):
         candidate = posixpath.join(folder, f"{base}-{number}{suffix}")
         number += 1
     return candidate
@@ -74,7 +94,7 @@ def parse_copy_name(relpath: str) -> CopyName | None:
     if not match:
         return None
     original = posixpath.join(folder, match["stem"] + (match["ext"] or ""))
-    return CopyName(original, match["device"], match["time"])
+    return CopyName(original, match["device"], match["time"] or "")
 
 
 def is_conflict_copy(relpath: str) -> bool:
@@ -133,10 +153,13 @@ def render_conflicts(copies: list[tuple[str, CopyName]]) -> bytes | None:
         "",
     ]
     for copy, name in sorted(copies):
-        when = datetime.strptime(name.time, "%Y%m%dT%H%M%SZ").strftime("%Y-%m-%d %H:%M UTC")
+        when = ""
+        if name.time:
+            stamp = datetime.strptime(name.time, "%Y%m%dT%H%M%SZ")
+            when = ", " + stamp.strftime("%Y-%m-%d %H:%M UTC")
         lines.append(
             f"- `{id_for_path(copy)}`: copy of [{name.original}]({name.original}) "
-            f"from {name.device}, {when}"
+            f"from {name.device}{when}"
         )
     return printable("\n".join(lines) + "\n").encode("utf-8")
 

@@ -20,7 +20,7 @@ from tests.agent.conftest import Setup
 from tests.agent.test_cli_context import fill
 from tests.helpers import run_cli
 
-RULE = "- 部署只用 pnpm (`rules/pnpm`) [project]"
+RULE = "- 部署只用 pnpm (`rules/部署只用-pnpm`) [project]"
 PITFALL = "### pitfalls/fts5 (project pitfall)"
 
 

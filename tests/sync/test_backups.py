@@ -155,3 +155,18 @@ def test_expired_keeps_the_newest_by_time_then_suffix() -> None:
     assert gone == {"20250101T000000Z", "20250101T000000Z-2"}
     assert parse(f"{BACKUPS}{device}/20251399T000000Z", "c0ffee", device) is None
     assert parse(f"{BACKUPS}other/20250101T000000Z", "c0ffee", device) is None
+
+
+def test_a_backup_stamped_by_a_clock_years_ahead_expires_once_the_clock_is_back(
+    world: World, clock: Clock
+) -> None:
+    """A device whose clock ran five years ahead stamped its backup 2031: against the right
+    clock it never grew old and, being the newest, outlived every later one."""
+    clock.day(5 * 365)
+    ahead = diverge(world, 1)
+    assert ahead.endswith("/20301231T000000Z")
+    clock.day(0)  # the clock is right again
+    diverge(world, 2)
+    clock.day(100)
+    newest = diverge(world, 3)
+    assert refs(world.a.root) == {newest}

@@ -101,10 +101,10 @@ def test_sync_exits_1_naming_each_file_it_held_back_and_the_fix(isolated_home: P
     assert done.stdout.splitlines()[1:] == [
         "  quarantined: facts/db.md:6 url-credentials (S3c…XYZ): not committed",
         "    fix: remove the secret (or allow it: see memoryd scan); it syncs once it is gone",
-        "  left out: facts/big.md (larger than search.max_file_bytes (1100047 > 1048576)): "
-        "not committed",
-        "    fix: make it smaller (split it into several memories) or raise "
-        "search.max_file_bytes; it syncs once it fits",
+        "  left out: facts/big.md (1100047 bytes, over the 1048576-byte limit "
+        "(search.max_file_bytes)): not committed",
+        "    fix: split it into smaller memories, or raise search.max_file_bytes in "
+        "config.yaml; it syncs once it fits",
     ]
     assert run_cli("scan", str(root / "facts/db.md")).returncode == 1
     (root / "facts/db.md").write_text(memory("facts/db", "database", "use the vault\n"))

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import subprocess
 from pathlib import Path
 
 from memoryd.compile.markers import fill as fill_blocks
 from memoryd.compile.markers import strip as strip_blocks
 from memoryd.conflicts import (
+    blob_id,
     copy_path,
     has_conflict_markers,
     never_synced,
@@ -18,20 +19,24 @@ from memoryd.conflicts import (
 from memoryd.sync import exclude
 from memoryd.sync.derived import is_generated
 
-NOW = datetime(2026, 11, 29, 23, 30, 5, tzinfo=UTC)
 
-
-def test_copy_path_names_device_and_utc_time() -> None:
-    assert copy_path("pitfalls/x.md", "laptop", NOW, set()) == (
-        "pitfalls/x.conflict-laptop-20261129T233005Z.md"
+def test_copy_path_names_device_and_the_texts_blob_id() -> None:
+    sha = blob_id(b"text\n")
+    assert sha == subprocess.run(
+        ["git", "hash-object", "--stdin"], input=b"text\n", capture_output=True, check=True
+    ).stdout.decode().strip()
+    assert copy_path("pitfalls/x.md", "laptop", b"text\n", set()) == (
+        f"pitfalls/x.conflict-laptop-{sha[:10]}.md"
     )
-    taken = {"x.conflict-my-pc-20261129T233005Z.md"}
-    assert copy_path("x.md", "my pc!", NOW, taken) == "x.conflict-my-pc-20261129T233005Z-2.md"
+    taken = {f"x.conflict-my-pc-{sha[:10]}.md"}  # another text at that name
+    assert copy_path("x.md", "my pc!", b"text\n", taken) == f"x.conflict-my-pc-{sha[:10]}-2.md"
+    same = {f"x.conflict-my-pc-{sha[:10]}.md": sha}  # the very copy: it is the copy's own
+    assert copy_path("x.md", "my pc!", b"text\n", same) == f"x.conflict-my-pc-{sha[:10]}.md"
 
 
 def test_copy_names_parse_back_to_the_original() -> None:
     for original in ("pitfalls/x.md", "a.b.md", "ROOT.md", "notes"):
-        copy = copy_path(original, "desk", NOW, set())
+        copy = copy_path(original, "desk", b"t", set())
         name = parse_copy_name(copy)
         assert name is not None and name.original == original and name.device == "desk"
     assert parse_copy_name("pitfalls/x.md") is None

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from memoryd.sync.state import load_state
 from tests.helpers import git, run_cli
 from tests.sync.world import World, make_world, memory
 
@@ -277,7 +278,9 @@ def test_status_says_what_to_do_about_the_last_failed_sync(
         git(world.a.root, "remote", "set-url", "origin", f"http://127.0.0.1:{port}/memory.git")
         world.a.write("facts/x.md", memory("facts/x", "x", "written behind a login\n"))
         monkeypatch.delenv("GIT_ASKPASS", raising=False)
-        assert world.a.sync().status == "offline"
+        # its own state: waiting for the network never fixes a login, so no back-off either
+        assert world.a.sync().status == "auth"
+        assert load_state(world.a.paths, world.a.root).retry_after_ms == 0
     finally:
         server.kill()
         server.wait()
@@ -362,3 +365,67 @@ def test_a_remote_that_is_another_devices_memory_folder_says_to_use_a_bare_one(
         f"origin at it (git -C {world.a.root} remote set-url origin <new place>); memoryd "
         "keeps committing locally and pushes after that",
     ]
+
+
+def test_a_local_git_failure_in_a_fetch_is_an_error_not_offline(world: World) -> None:
+    """A repack racing the fetch ("unable to create temporary file"): the remote answered, the
+    failure was this repository's, yet it was classed offline with the network back-off."""
+    world.a.write("facts/x.md", memory("facts/x", "x", "to fetch\n"))
+    assert world.a.sync().pushed
+    pack = world.b.root / ".git/objects/pack"
+    git(world.b.root, "config", "fetch.unpackLimit", "1")  # the fetch writes a pack
+    done = subprocess.run(
+        ["mount", "--bind", "-o", "ro", str(pack), str(pack)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        pytest.skip(f"cannot bind-mount a read-only folder here: {done.stderr.strip()}")
+    try:
+        subprocess.run(["mount", "-o", "remount,ro,bind", str(pack)], check=True)
+        outcome = world.b.sync()
+    finally:
+        subprocess.run(["umount", "-l", str(pack)], check=False)
+    assert outcome.status == "error", outcome
+    assert outcome.error is not None
+    assert outcome.error.startswith("git fetch origin exited 128: fatal: Unable to create temp")
+    assert load_state(world.b.paths, world.b.root).retry_after_ms == 0
+    assert world.b.sync().ok and "to fetch" in world.b.read("facts/x.md")
+
+
+def test_a_root_ahead_of_its_remote_too_long_is_a_problem_everywhere(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Writes that stayed local for hours said only "1 commit(s) not pushed" in status, and
+    nothing at all to the agent, whose user took them for synced."""
+    import json
+
+    from memoryd.app import App
+    from memoryd.sync.report import sync_problems
+    from memoryd.sync.state import save_state
+    from memoryd.ui.views import sync_status
+
+    world.remote.rename(world.remote.with_name("gone.git"))
+    world.a.write("facts/x.md", memory("facts/x", "x", "written while the remote was gone\n"))
+    assert world.a.sync().status == "offline"
+    monkeypatch.setenv("MEMORYD_HOME", str(world.a.paths.home))
+    app = App(env=dict(os.environ), cwd=world.a.root)
+    counted = ("sync.not-pushed", "sync.ahead")
+    [fresh] = [p for p in sync_problems(app.config, app.paths) if p.code in counted]
+    assert (fresh.code, fresh.message) == ("sync.not-pushed", "1 commit(s) not pushed")
+    state = load_state(world.a.paths, world.a.root)
+    state.ahead_since_ms -= 3600 * 1000  # an hour ago (the default warns after 15 minutes)
+    save_state(world.a.paths, state)
+    [late] = [p for p in sync_problems(app.config, app.paths) if p.code in counted]
+    said = (
+        f"1 commit(s) of {world.a.root} not pushed for 60 min (git fetch origin: fatal: "
+        f"'{world.remote}' does not appear to be a git repository): what is written there stays "
+        "on this device until a sync reaches the remote"
+    )
+    assert (late.code, late.message) == ("sync.ahead", said)
+    [row] = [r for r in sync_status(app) if r["root"] == str(world.a.root)]
+    assert row["ahead"] == said
+    done = run_cli("context", "--json", "anything")
+    assert done.returncode == 0, done.stderr
+    assert f"(memoryd: {said}; the user can run 'memoryd status')" in done.stdout
+    codes = [p["code"] for p in json.loads(run_cli("status", "--json").stdout)["sync"]]
+    assert "sync.ahead" in codes and "sync.not-pushed" not in codes

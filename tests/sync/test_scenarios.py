@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from memoryd.compile.writer import compile_root
+from memoryd.conflicts import blob_id
 from memoryd.sync.derived import recompile
 from memoryd.sync.report import sync_problems
 from memoryd.sync.state import load_state
@@ -68,7 +69,8 @@ def test_same_line_keeps_both_with_a_conflict_copy_on_both_devices(world: World)
     outcome = world.b.sync()
     assert len(outcome.conflicts) == 1
     copy = outcome.conflicts[0]["copy"]
-    assert copy.startswith("facts/x.conflict-desktop-") and copy.endswith("Z.md")
+    mine = memory("facts/x", "shared", LINES.replace("line 4", "B says 4")).encode()
+    assert copy == f"facts/x.conflict-desktop-{blob_id(mine)[:10]}.md"  # named by its text
     world.settle()
     for device in world.devices:
         assert "A says 4" in device.read("facts/x.md")  # the remote's text stays at the path

@@ -57,6 +57,31 @@ def test_conflict_copies_are_listed_in_conflicts_md_only(world: World) -> None:
         assert copy_id in device.read("CONFLICTS.md")
 
 
+def test_a_tracked_conflict_copy_held_back_on_one_device_lets_devices_settle(
+    world: World,
+) -> None:
+    """A conflict copy the user pasted conflict markers into on one device: its index.md
+    listed the copy (committed text of a held-back file), the other's did not, and the two
+    rewrote each other's index.md forever, a commit per cycle per device."""
+    world.a.write("facts/x.md", memory("facts/x", "shared", LINES))
+    world.settle()
+    world.a.write("facts/x.md", memory("facts/x", "shared", LINES.replace("line 4", "A4")))
+    world.b.write("facts/x.md", memory("facts/x", "shared", LINES.replace("line 4", "B4")))
+    world.a.sync()
+    [conflict] = world.b.sync().conflicts
+    world.settle()
+    copy = world.b.root / conflict["copy"]
+    copy.write_bytes(copy.read_bytes() + b"<<<<<<< mine\nA\n=======\nB\n>>>>>>> theirs\n")
+    recompile(world.b.root_config, world.b.config)
+    for _ in range(2):
+        for device in world.devices:
+            assert device.sync().ok
+    for device in world.devices:
+        outcome = device.sync()
+        assert outcome.commits == [] and outcome.action == "up to date", (device.name, outcome)
+        assert conflict["copy"][:-3] not in device.read("facts/index.md")
+
+
 def _join_on_master(world: World) -> None:
     """Device B made its own repo with plain 'git init' (branch master), then added the remote."""
     import shutil

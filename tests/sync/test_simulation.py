@@ -4,7 +4,12 @@ Random creates, edits (different lines, the same line), deletes, renames (also
 onto a path another device creates), ``.state.json`` writes, ``sync: false``
 memories, non-UTF-8 and binary ``.md`` files (and non-UTF-8 file names), files over the size cap,
 quarantined files (conflict markers, a secret), syncs in random order, an
-unreachable remote and SIGKILLed syncs (the real CLI in a subprocess).
+unreachable remote and SIGKILLed syncs (the real CLI in a subprocess); and the wider
+world of issue 38: a name differing only in case from a memory, a ``git gc --prune=now``
+run by hand while a sync runs, the remote's history squashed with an edit and
+force-pushed, and the tablet on a case-insensitive disk (a FUSE file system, see
+tests/sync/cifs.py; where none can be mounted the run says so and the tablet stays on
+an ordinary disk).
 
 The oracle, after every step:
 
@@ -24,7 +29,7 @@ user's own held-back text (a tracked memory with conflict markers pasted in).
 The short profile runs in the normal test command; ``MEMORYD_SIM_SEEDS`` (how
 many seeds, or a comma list) and ``MEMORYD_SIM_STEPS`` run a long one, e.g.
 ``MEMORYD_SIM_SEEDS=20 MEMORYD_SIM_STEPS=300``. Every run prints its seeds and
-steps; a failure names the seed and step and the actions up to it.
+steps and what it met; a failure names the seed and step and the actions up to it.
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ from memoryd.roots import init_root
 from memoryd.sync.derived import recompile
 from memoryd.sync.engine import sync_root
 from tests.helpers import git
+from tests.sync.cifs import mounted
 from tests.sync.world import wait_sync_gone
 
 CAP = 4096  # search.max_file_bytes on every device: oversize files stay cheap
@@ -111,6 +117,8 @@ class Sim:
     counter: int = 0
     log: list[str] = field(default_factory=list)
     offline: bool = False
+    met: set[str] = field(default_factory=set)  # the wider worlds this run reached
+    mac: bool = False  # the tablet is on a case-insensitive disk
 
     # -- writing, as a user would (the daemon compiles after each change)
     def token(self) -> bytes:
@@ -158,8 +166,8 @@ class Sim:
         action = self.rng.choices(
             ["create", "edit", "same-line", "delete", "rename", "rename-onto", "state",
              "local-only", "latin1", "binary", "oversize", "markers", "secret", "sync",
-             "sync", "sync", "kill", "offline"],
-            weights=[6, 6, 4, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 6, 6, 6, 1, 1],
+             "sync", "sync", "kill", "offline", "case", "gc", "rewrite"],
+            weights=[6, 6, 4, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 6, 6, 6, 1, 1, 1, 1, 0.3],
         )[0]  # fmt: skip
         self.log.append(f"step {number}: {dev.name} {action}")
         getattr(self, "do_" + action.replace("-", "_"))(dev)
@@ -227,7 +235,8 @@ class Sim:
 
     def do_latin1(self, dev: Dev) -> None:
         """Invalid UTF-8 in the text, and sometimes in the file name too."""
-        stem = self.rng.choice(["latin", "caf\udce9-"])  # \udce9: the byte 0xe9 of a name
+        # \udce9: the byte 0xe9 of a name, which a Mac's disk refuses (APFS names are UTF-8)
+        stem = self.rng.choice(["latin"] if self.mac else ["latin", "caf\udce9-"])
         rel = f"facts/{stem}{self.rng.randrange(10)}.md"
         body = [b"L0 caf\xe9 " + self.token(), b"L1 \xff\xfe " + self.token()]
         self.write(dev, rel, b"\n".join(body) + b"\n")
@@ -275,6 +284,68 @@ class Sim:
             proc.wait()
             self.log.append(f"  killed after {delay:.2f} s")
         wait_sync_gone(proc.pid, dev.root)
+
+    def do_case(self, dev: Dev) -> None:
+        """A new memory whose name differs only in case from one this device has."""
+        rel = self.pick(dev)
+        if rel is None:
+            return
+        folder, name = rel.split("/")
+        twin = f"{folder}/{name[:-3].swapcase()}.md"
+        if not os.path.lexists(dev.root / twin):
+            self.write(dev, twin, self.text(twin[:-3], self.body()))
+            self.met.add("case twin")
+
+    def do_gc(self, dev: Dev) -> None:
+        """A ``git gc --prune=now`` of the user's while memoryd syncs."""
+        env = dict(os.environ, MEMORYD_HOME=str(dev.paths.home))
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "memoryd", "sync"], env=env, start_new_session=True,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        time.sleep(self.rng.uniform(0.0, 0.6))
+        subprocess.run(
+            ["git", "gc", "-q", "--prune=now"],
+            cwd=dev.root, capture_output=True, timeout=120, check=False,
+        )  # fmt: skip  # its own failures (a lock the sync holds) are git's to report
+        proc.wait(timeout=300)
+        wait_sync_gone(proc.pid, dev.root)
+        self.met.add("gc")
+
+    def do_rewrite(self, dev: Dev) -> None:
+        """The remote's whole history squashed into one commit with one line changed (a purge
+        by filter-repo, a squash with an edit), force-pushed by someone."""
+        if self.offline:
+            return
+        work = self.remote.with_name(f"rewrite{self.counter}")
+        subprocess.run(["git", "clone", "-q", str(self.remote), str(work)], check=True)
+        try:
+            memories = sorted(
+                f"{f}/{p.name}" for f in FOLDERS for p in (work / f).glob("*.md")
+                if ".conflict-" not in p.name and p.name != "index.md" and not _held(p)
+            )  # fmt: skip
+            if not memories:
+                return
+            rel = self.rng.choice(memories)
+            lines = (work / rel).read_bytes().split(b"\n")
+            body = [n for n, text in enumerate(lines) if text.startswith(b"L")]
+            if not body:
+                return
+            at = self.rng.choice(body)
+            self.retired |= set(_tokens(lines[at]))
+            lines[at] = lines[at].split(b" ")[0] + b" " + self.token()
+            data = b"\n".join(lines)
+            (work / rel).write_bytes(data)
+            self.versions.append(Version("rewrite", rel, data, frozenset(_tokens(data))))
+            git(work, "add", "-A")
+            tree = git(work, "write-tree").strip()
+            squashed = git(work, "commit-tree", tree, "-m", "squashed, one line purged").strip()
+            git(work, "push", "-q", "--force", "origin", f"{squashed}:refs/heads/main")
+            self.log.append(f"  rewrote the remote: {rel}")
+            self.met.add("rewrite")
+        finally:
+            subprocess.run(["rm", "-rf", str(work)], check=True)
+        self.do_sync(dev)  # the oracle looks in work trees: the rewritten text lands in one
 
     def do_offline(self, dev: Dev) -> None:
         away = self.remote.with_name("away.git")
@@ -371,7 +442,7 @@ def _all_objects(bare: Path) -> bytes:
     return done.stdout
 
 
-def _world(tmp_path: Path, seed: int) -> Sim:
+def _world(tmp_path: Path, seed: int, mac: Path | None) -> Sim:
     remote = tmp_path / "remote.git"
     subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
     devices = []
@@ -380,6 +451,10 @@ def _world(tmp_path: Path, seed: int) -> Sim:
         paths.config_file.parent.mkdir(parents=True, exist_ok=True)
         paths.config_file.write_text(f"device: {name}\nsearch:\n  max_file_bytes: {CAP}\n")
         dev = Dev(name, paths.default_global_root, paths)
+        if name == "tablet" and mac is not None:  # a Mac's disk: the root is a link into it
+            paths.default_global_root.parent.mkdir(parents=True, exist_ok=True)
+            (mac / "memory").mkdir()
+            paths.default_global_root.symlink_to(mac / "memory")
         if number == 0:
             init_root(dev.root)
             git(dev.root, "init", "-q", "-b", "main")
@@ -387,17 +462,27 @@ def _world(tmp_path: Path, seed: int) -> Sim:
             assert sync_root(dev.config, dev.paths, dev.root_config, force=True).pushed
         else:
             subprocess.run(["git", "clone", "-q", str(remote), str(dev.root)], check=True)
+            dev = Dev(name, dev.root.resolve(), paths)
         devices.append(dev)
-    return Sim(random.Random(seed), remote, devices, seed)
+    return Sim(random.Random(seed), remote, devices, seed, mac=mac is not None)
 
 
 @pytest.mark.parametrize("seed", _profile()[0])
 def test_three_devices_never_lose_a_version_and_settle(tmp_path: Path, seed: int) -> None:
     steps = _profile()[1]
-    sim = _world(tmp_path, seed)
-    started = time.monotonic()
-    for number in range(steps):
-        sim.step(number)
-        sim.check()
-    sim.quiet_round()
-    print(f"simulation seed {seed}: {steps} steps in {time.monotonic() - started:.1f} s")
+    with mounted(tmp_path / "backing", tmp_path / "mac") as disk:
+        if isinstance(disk, str):
+            print(f"NO CASE-INSENSITIVE DISK for the tablet in this run: {disk}")
+        sim = _world(tmp_path, seed, disk if isinstance(disk, Path) else None)
+        if isinstance(disk, Path):
+            sim.met.add("case-insensitive tablet")
+        started = time.monotonic()
+        for number in range(steps):
+            sim.step(number)
+            sim.check()
+        sim.quiet_round()
+    met = ", ".join(sorted(sim.met)) or "none of the wider worlds"
+    print(
+        f"simulation seed {seed}: {steps} steps in {time.monotonic() - started:.1f} s, "
+        f"0 lost, 0 hidden, 0 wedged; met: {met}"
+    )

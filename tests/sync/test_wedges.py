@@ -241,6 +241,30 @@ def test_a_full_disk_while_saving_sync_state_is_a_clear_error(world: World) -> N
     assert world.b.sync().ok and "disk is full" in world.b.read("facts/full.md")
 
 
+def test_a_full_disk_keeps_the_cycles_own_error(world: World) -> None:
+    """The remote was gone and the state could not be saved: the cycle's own error was
+    replaced by the state-save error, and the user was told only the second problem."""
+    world.a.sync()
+    state = world.a.paths.state_dir / "sync"
+    saved = {p.name: p.read_bytes() for p in state.glob("*.json")}
+    world.remote.rename(world.remote.with_name("gone.git"))
+    with _tiny_disk(state):
+        for name, data in saved.items():
+            (state / name).write_bytes(data)
+        roomy = state / "tmp"  # the cycle's private index has room: only the state has none
+        roomy.mkdir()
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(roomy)], check=True)
+        with contextlib.suppress(OSError), open(state / "filler", "wb") as handle:
+            while True:
+                handle.write(b"\0" * 4096)
+                handle.flush()
+        world.a.write("facts/full.md", memory("facts/full", "full", "disk is full\n"))
+        outcome = world.a.sync()
+    assert outcome.status == "offline", outcome
+    assert outcome.error is not None and outcome.error.startswith("git fetch origin:")
+    assert any(n.startswith("could not save the sync state to") for n in outcome.notices)
+
+
 def test_a_conflict_on_a_non_utf8_name_is_committed_and_reported(world: World) -> None:
     """Found by the simulation: the replay's commit message and the state file did not encode."""
     name = os.fsencode(str(world.a.root / "facts")) + b"/caf\xe9.md"

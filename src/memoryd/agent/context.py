@@ -7,6 +7,7 @@ the stale citations of each hit checked against the caller's working tree.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -54,8 +55,24 @@ def gather(
         views, hits, chars, entries, settings.outline_chars,
         total_chars=settings.max_total_chars, query=searched, given=given,
     )  # fmt: skip
+    late = _ahead(app, roots)
+    if late:  # writes that stay on this device: the agent says so rather than assume synced
+        block = replace(block, text=block.text.replace("</memory>\n", late + "</memory>\n"))
     missing = [(r.scope, str(r.path)) for r in roots if not r.path.is_dir()]
     return replace(block, missing=missing) if missing else block
+
+
+def _ahead(app: App, roots: Sequence[Any]) -> str:
+    """A line per root ahead of its remote for longer than ``sync.ahead_warn_s``."""
+    from memoryd.sync.state import ahead_line, all_states, now_ms
+
+    states = {state.root: state for state in all_states(app.paths)}
+    lines = []
+    for root in roots:
+        state = states.get(str(root.path))
+        said = ahead_line(state, root.sync.ahead_warn_s, now_ms()) if state else None
+        lines += [f"(memoryd: {said}; the user can run 'memoryd status')\n"] if said else []
+    return "".join(lines)
 
 
 def is_conflict_file(path: Path, root: Path) -> bool:

@@ -81,7 +81,8 @@ def part_of(rel: str, item: Scanned | None, settings: Settings) -> Part | None:
         return Part(generated=True) if rel not in (ROOT_FILE, CONFLICTS_FILE) else None
     if item is None or rel in committed:  # held back here: show what the others have
         data = committed.get(rel)
-        if data is None or looks_binary(data) or (item is None and is_conflict_copy(rel)):
+        # a tracked conflict copy held back here is listed nowhere, as on the others
+        if data is None or looks_binary(data) or is_conflict_copy(rel):
             return Part(listed=True) if listed else None
         return _entry_part(entry_for(rel, parse(data)), listed)
     if item.error == BINARY:  # not a memory (inspect reports it): its folder compiles as usual

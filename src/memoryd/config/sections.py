@@ -35,6 +35,7 @@ class SyncPolicy:
     mass_delete_min: int = 3  # ...and at least this many memories
     stale_lock_s: float = 60.0  # a git lock this old is moved aside (told while a git may hold it)
     backup_keep_days: float = 90.0  # replay backup refs older than this are deleted; 0: never
+    ahead_warn_s: float = 900.0  # commits not pushed for this long are a problem; 0: never
 
 
 PROJECT_SYNC = SyncPolicy(commit=False, push=False, pull=False)

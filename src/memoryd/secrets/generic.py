@@ -41,12 +41,13 @@ _KEY_RIGHT_RE = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
 _OP_RE = re.compile(
     r"""(?x)
     [\\"'\]*_`]{0,4}                                  # closing quote, bracket, markdown emphasis
+    (?:[ \t]+(?:string|String|\[\]byte)(?=[ \t]*=))?     # Go: var dbPassword string = "…"
     (?:[ \t]*\([^()\n]{0,30}\))?                       # password (prod): ...
     (?P<ctx>[ \t]+(?:for|of|on|at|in)(?:[ \t]+[\w.@/\-]+){1,4}?)?  # password for the admin: ...
     [*_`]{0,3}
     (?:
         [ \t]*[:：][*_]{0,3}[ \t]*(?P<nl>\n[ \t]*(?:```[\w\-]*[ \t]*\n[ \t]*)?)(?=\S)
-      | [ \t]*(?P<op>=>|:=|==|=|:(?![:/])|：|\|)[*_]{0,3}[ \t]*
+      | [ \t]*(?P<op>=>|:::=|::=|:=|==|\?=|\.=|\+=|=|:(?![:/])|：|\|)[*_]{0,3}[ \t]*
       | [ \t]+(?:is|was|are)(?:[ \t]+now)?[ \t]*[:：]?[ \t]+
       | [ \t]+(?:(?:is|was)[ \t]+)?(?:now[ \t]+)?(?:(?:set|changed|reset)[ \t]+)?to[ \t]+
       | [ \t]*(?:的?值?(?:是|为|為)|(?:设置|设|改|换|更新)(?:成|为|為)了?)[:：]?[ \t]*
@@ -107,6 +108,9 @@ def _assignment_at(text: str, hit: re.Match[str]) -> tuple[int, Span | None] | N
         if kind is None or close == -1 or not text.startswith(f"</{key}>", close):
             return end, None
         return end, _judge(kind, text, end + 1, close)
+    quoted = _quoted_pair(text, start, end, key)
+    if quoted is not None:
+        return end, quoted
     flag = key.startswith("-")
     if flag and _COMMAND_FLAG_RE.match(key):
         return end, None  # gpg --list-secret-keys, --edit-key: an action on keys, not a value
@@ -124,6 +128,25 @@ def _assignment_at(text: str, hit: re.Match[str]) -> tuple[int, Span | None] | N
     if groups.get("op") == "|" and not _line_starts_with(text, start, "|"):
         return end, None
     return end, _value_span(kind, text, op.end(), own_line=bool(groups.get("nl")))
+
+
+# ``setProperty("db.password", "…")`` (a call's first two arguments) and NuGet's or
+# web.config's ``<add key="ClearTextPassword" value="…"/>``: a quoted name, then its value.
+_CALL_PAIR_RE = re.compile(r"""(?P<q>["'])[ \t]*,[ \t]*(?=["'])""")
+_XML_PAIR_RE = re.compile(r"""(?P<q>["'])[ \t]+value[ \t]*=[ \t]*(?=["'])""")
+
+
+def _quoted_pair(text: str, start: int, end: int, key: str) -> Span | None:
+    if start < 2 or text[start - 1] not in "\"'":
+        return None
+    before = text[start - 2]
+    pair = _CALL_PAIR_RE.match(text, end) if before == "(" else None
+    if pair is None and text[max(0, start - 6) : start - 1].endswith("key="):
+        pair = _XML_PAIR_RE.match(text, end)
+    if pair is None or pair.group("q") != text[start - 1]:
+        return None
+    kind = classify_key(key)
+    return _value_span(kind, text, pair.end()) if kind is not None else None
 
 
 def _cjk_assignment(text: str, hit: re.Match[str]) -> tuple[int, Span | None]:

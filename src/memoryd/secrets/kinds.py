@@ -64,7 +64,7 @@ _META_WORDS = wordset(
     algorithm algo alg method error errors exception fingerprint fp thumbprint checksum
     sha sha1 sha256 md5 commit revision rev tag tags node nodes attr attrs identifier
     store storage service sock socket encryption hasher hashers scheme cipher
-    server host port user username login account
+    server host port user username login account jsonwebtoken
     email format encoding hint question length issued count counter number num chars budget
     """
 )

@@ -43,7 +43,7 @@ class Rule:
     context: bool = False  # needs the surrounding text (a key name, spaces, quotes)
 
 
-def _random(min_entropy: float = 3.0, skip: int = 0) -> Validator:
+def random_check(min_entropy: float = 3.0, skip: int = 0) -> Validator:
     """The part after the prefix is random: not a placeholder, a sequence or a repeat."""
 
     def check(value: str) -> bool:
@@ -53,6 +53,9 @@ def _random(min_entropy: float = 3.0, skip: int = 0) -> Validator:
         return shannon(body) >= min_entropy
 
     return check
+
+
+_random = random_check
 
 
 def _github_classic(value: str) -> bool:
@@ -99,6 +102,17 @@ def _slack_webhook(value: str) -> bool:
     return len(tail) >= 16 and _random(3.0)(tail)
 
 
+_SLACK_HEAD_RE = re.compile(r"^xox[a-z](?:\.xox[a-z])?-(?:\d+-)*")
+
+
+def _slack_token(value: str) -> bool:
+    """Not ``xoxb-my-bot-token`` nor ``xoxe.xoxp-1-PasteYourTokenHere``: a tail of words."""
+    tail = _SLACK_HEAD_RE.sub("", value, count=1)
+    if is_identifier(tail) or tail.lower().endswith("here"):
+        return False
+    return _random(3.0, 5)(value)
+
+
 def _aws_key_id(value: str) -> bool:
     return not value.endswith("EXAMPLE") and _random(2.8, 4)(value)
 
@@ -107,10 +121,15 @@ def _re(pattern: str, flags: int = 0) -> re.Pattern[str]:
     return re.compile(pattern, flags)
 
 
-def _token(rule_id: str, pattern: str, *keywords: str, entropy: float = 3.0, skip: int = 0) -> Rule:
+def token_rule(
+    rule_id: str, pattern: str, *keywords: str, entropy: float = 3.0, skip: int = 0
+) -> Rule:
     """A prefixed token: ``pattern`` is anchored on token boundaries."""
     regex = _re(_START + "(" + pattern + ")" + _END)
     return Rule(rule_id, regex, keywords, _random(entropy, skip), group=1)
+
+
+_token = token_rule  # short names for the table below
 
 
 RULES: tuple[Rule, ...] = (
@@ -284,7 +303,13 @@ RULES: tuple[Rule, ...] = (
     _token("huggingface-token", r"(?:hf|api_org)_[A-Za-z0-9]{34,40}", "hf_", "api_org_", skip=3),
     _token("replicate-api-token", r"r8_[A-Za-z0-9_\-]{37}", "r8_", skip=3),
     # --- messaging, payments, SaaS ---
-    _token("slack-token", r"xox[abposre](?:\.xox[bp])?-(?:\d+-)*[0-9A-Za-z\-]{10,}", "xox", skip=5),
+    Rule(
+        "slack-token",
+        _re(_START + r"(xox[abposre](?:\.xox[bp])?-(?:\d+-)*[0-9A-Za-z\-]{10,})" + _END),
+        ("xox",),
+        _slack_token,
+        group=1,
+    ),
     _token("slack-app-token", r"xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+", "xapp-", skip=5),
     Rule(
         "slack-webhook-url",

@@ -27,9 +27,12 @@ from memoryd.secrets.configs import config_spans
 from memoryd.secrets.connstr import connection_spans
 from memoryd.secrets.generic import keyword_spans, table_spans
 from memoryd.secrets.paired import paired_spans
-from memoryd.secrets.rules import RULES, Rule
+from memoryd.secrets.published import published_by_design
+from memoryd.secrets.rules import RULES as _BASE_RULES
+from memoryd.secrets.rules import Rule
 from memoryd.secrets.signing import signing_spans
 from memoryd.secrets.structs import CLI_WORDS, cli_spans, private_key_spans, url_spans
+from memoryd.secrets.vendors import VENDOR_RULES
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +41,7 @@ PRAGMAS = ("memoryd:allow", "gitleaks:allow", "pragma: allowlist secret")
 WINDOW_CHARS = 1024 * 1024  # a long text is scanned in windows this long...
 OVERLAP_CHARS = 64 * 1024  # ...each reaching this far into the next (no secret is longer)
 BINARY_PROBE_BYTES = 8192  # a NUL in the first bytes: a binary file, not scanned
+RULES = _BASE_RULES + VENDOR_RULES
 _RULES_BY_KEYWORD: dict[str, list[int]] = {}
 for _i, _rule in enumerate(RULES):
     for _k in () if _rule.context else _rule.keywords:
@@ -292,12 +296,29 @@ _DETECTORS: tuple[tuple[Callable[[str, str], bool], Detector, int], ...] = (
 
 
 def _candidates(text: str) -> Iterable[_Candidate]:
+    """Every detector's findings, less truncated values and keys published on purpose."""
+    for cand in _raw_candidates(text):
+        if not _truncated(text, cand.start, cand.end) and not published_by_design(
+            text, cand.start, cand.end, cand.rule
+        ):
+            yield cand
+
+
+def _raw_candidates(text: str) -> Iterable[_Candidate]:
     lower = text.lower()
     yield from _provider_candidates(text, lower)
     for applies, detector, priority in _DETECTORS:
         if applies(text, lower):
             for rule_id, start, end in detector(text, lower):
                 yield _Candidate(priority, rule_id, start, end)
+
+
+_ELLIPSES = ("...", "\u2026")
+
+
+def _truncated(text: str, start: int, end: int) -> bool:
+    """``sk-proj-Ab3d...``: a value cut short for display is not the secret."""
+    return text.startswith(_ELLIPSES, end) or text.endswith(_ELLIPSES, start, end)
 
 
 def _provider_candidates(text: str, lower: str) -> Iterable[_Candidate]:

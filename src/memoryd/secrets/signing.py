@@ -25,7 +25,8 @@ _NAME_RE = re.compile(
 )  # on the lower-cased text
 _VALUE = r"(?:b?(?P<q>[\"'`])(?P<qv>[^\"'`\n]{1,300})(?P=q)|(?P<v>[^\s\"'`]{1,300}))"
 _ASSIGN_RE = re.compile(
-    r"[\"'`\]]{0,2}[ \t]*(?:=>|:=|=|:|：|,|[ \t]+(?:is|是|为))[ \t]*(?:\n[ \t]*)?" + _VALUE
+    r"[\"'`\]]{0,2}[ \t]*(?:(?:=>|:=|=|,|[ \t]+(?:is|是|为))[ \t]*|[:：][ \t]*(?:\n[ \t]*)?)"
+    + _VALUE  # a value on the next line only after a colon: ``KEY=`` is empty
 )
 _JWT_CALL_RE = re.compile(
     r"\bjwt\.(?:sign|encode)\(\s*(?:\{[^{}\n]*\}|[\w.\[\]'\"]+)\s*,\s*" + _VALUE

@@ -89,6 +89,7 @@ def private_key_spans(text: str) -> Iterator[Span]:
 
 _Q = r"""(?:"(?P<dq>[^"\n]{1,200})"|'(?P<sq>[^'\n]{1,200})'|(?P<v>[^\s'"`|;&)]{1,200}))"""
 _LINE = r"[^\n]*?[ \t]"
+_CONTINUED = r"(?:[^\n]|\\\n)*?[ \t]"  # a line and its backslash continuations
 # (lower-case literals one of which must occur, the pattern): each runs only on its words
 # (the tool's name is the pattern's first literal, so "mkdir -p" costs one failed search).
 CLI_RES = tuple(
@@ -101,8 +102,8 @@ CLI_RES = tuple(
         ((" -p", "--password"),
          r"\b(?:docker|podman|buildah|skopeo|oras|nerdctl|helm|az)\b[^\n]*?\blogin\b" + _LINE
          + r"(?:-p|--password)(?:[ \t]+|=)" + _Q),
-        (("curl",), r"\bcurl\b" + _LINE + r"(?:-u|--user)(?:[ \t]+|=)['\"]?[^\s:'\"`]+:"
-         + r"(?P<v>[^\s'\"`@]{4,200})"),
+        (("curl",), r"\bcurl\b" + _CONTINUED + r"(?:-u|--user)(?:[ \t]+|=|[ \t]*\\\n[ \t]*)"
+         + r"['\"]?[^\s:'\"`<>]+:(?P<v>[^\s'\"`@<>]{4,200})"),
         (("sqlcmd", "bcp", "osql"), r"\b(?:sqlcmd|bcp|osql)\b" + _LINE + r"-P[ \t]*" + _Q),
         (("mongo",), r"\b(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport)\b"
          + _LINE + r"(?:-p|--password)(?:[ \t]+|=)" + _Q),

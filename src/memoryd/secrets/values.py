@@ -17,6 +17,8 @@ import zlib
 from collections import Counter
 from functools import lru_cache
 
+from memoryd.secrets.published import PUBLISHED_VALUES
+
 
 def wordset(text: str) -> frozenset[str]:
     """The whitespace-separated words of ``text`` (keeps long vocabularies readable)."""
@@ -49,31 +51,15 @@ WEAK_DEFAULTS = wordset(
 DEFAULT_VALUES = DOC_VALUES | WEAK_DEFAULTS
 
 # Values that are known public examples (vendor docs); never a live credential.
-KNOWN_EXAMPLES = frozenset(
-    {
-        "AKIAIOSFODNN7EXAMPLE",
-        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-        "sk_test_4eC39HqLyjWDarjtT1zdp7dc",
-        "ghp_16C7e42F292c6912E7710c838347Ae178B4a",
-        # Azurite / storage emulator well-known development key
-        "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==",
-        # jwt.io's sample token signature
-        "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
-        "123e4567-e89b-12d3-a456-426614174000",  # the RFC/Wikipedia sample UUID
-        # RFC 6749 (OAuth 2.0) sample tokens and client credentials
-        "2YotnFZFEjr1zCsicMWpAA",
-        "tGzv3JOkF0XG5Qx2TlKWIA",
-        "czZCaGRSa3F0MzpnWDFmQmF0M2JW",
-        "SplxlOBeZQQYbYS6WxSbIA",
-    }
-)
+KNOWN_EXAMPLES = PUBLISHED_VALUES
 
 _PLACEHOLDER_RE = re.compile(
     r"(?ix) x{4,} | \*{3,} | \u2022{2,} | \.\.\. | \u2026 | <[^<>\n]{0,60}>"
     r" | \{\{ | \$\{ | \$\( | %\( | \#\{ | <%  | \bchange[_-]?me\b"
     r" | replace[_-]?(?:me|with|this) | your[_-]?[a-z] | your[_-]\d"
     r" | placeholder | redacted | example | dummy | \binsert[_-]"
-    r" | [_-]here\b | \bhere$ | ^(?:sample|demo|test|fake|mock)[_-] | [_-](?:sample|placeholder)$"
+    r" | [_-]here\b | \bhere$ | (?-i:[a-z0-9]Here$)"  # PasteYourTokenHere
+    r" | ^(?:sample|demo|test|fake|mock)[_-] | [_-](?:sample|placeholder)$"
     r" | ^\[[^\]]*\]$ | ^\{[^}]*\}$ | ^\([^)]*\)$ | ^%[a-z_]+%$ | ^@[a-z_]+@$"
     r" | ^(?:enc|vault|ssm|secret|secrets|env|op|awskms|gcpkms|azurekv|ref|sops)[:(\[]"
     r" | ^\$ansible_vault | ^!vault"
@@ -90,6 +76,7 @@ _REFERENCE_RE = re.compile(
     | ^[a-z][a-z0-9+.-]*://                           # a URL (its credentials: own rule)
     | ^(?:sha\d+|md5|sha)[:-]                         # digests, SRI hashes
     | ^arn:                                           # an AWS resource name
+    | ^(?:id|src|source|env|type|target|required)=[^,\s]*(?:,|$)  # --secret id=x,env=Y
     | ^AAAA[BCE][0-9A-Za-z]{8} | ^(?:ssh|ecdsa|sk-ssh)-  # an SSH public key
     """
 )

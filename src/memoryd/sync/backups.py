@@ -5,6 +5,11 @@ A replay keeps the local head it replaced at a backup ref (see
 than the root's ``sync.backup_keep_days`` go after a sync that completed. Only
 this device's refs are considered, the newest one always stays, and a ref whose
 name is not a memoryd stamp is never touched.
+
+A stamp later than now was written by a clock that ran ahead (a device set years into
+the future, then corrected): measured against the right clock it never grew old, and
+the backup outlived ``backup_keep_days`` for years. Such a backup is stamped again with
+now, so it expires ``backup_keep_days`` after the clock came back.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from memoryd.conflicts import utc_stamp
 from memoryd.gitcli import GitError
 from memoryd.sync.repo import Repo
 
@@ -63,10 +69,27 @@ def listed(repo: Repo, device: str) -> list[Backup]:
     return [b for b in found if b is not None]
 
 
+AHEAD = timedelta(days=1)  # a stamp this far past now came from a clock that ran ahead
+
+
+def restamp(repo: Repo, device: str, now: datetime) -> list[Backup]:
+    """``device``'s backups, those stamped in the future stamped again with ``now``."""
+    found = listed(repo, device)
+    if not any(b.time > now + AHEAD for b in found):
+        return found
+    for ahead in sorted(found, key=lambda b: (b.time, b.number)):
+        if ahead.time <= now + AHEAD:
+            continue
+        new = backup(repo, device, utc_stamp(now), ahead.commit)
+        repo.git.run("update-ref", "-d", ahead.ref, ahead.commit, check=False)
+        log.info("backup %s was stamped by a clock that ran ahead: now %s", ahead.ref, new)
+    return listed(repo, device)
+
+
 def prune(repo: Repo, device: str, now: datetime, keep_days: float) -> list[str]:
     """Delete ``device``'s expired backups; the refs deleted (a failure is logged, not raised)."""
     gone = []
-    for backup in expired(listed(repo, device), now, keep_days):
+    for backup in expired(restamp(repo, device, now), now, keep_days):
         try:  # compare-and-delete: a ref moved meanwhile stays
             repo.git.run(
                 "update-ref", "-m", "memoryd: backup expired", "-d", backup.ref, backup.commit

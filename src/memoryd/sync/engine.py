@@ -34,10 +34,10 @@ from memoryd.memory import printable
 from memoryd.paths import Paths
 from memoryd.rootfs import STATE_FILE
 from memoryd.roots import ensure_gitignored
-from memoryd.sync import backups, exclude, outgoing, remote, worktree
+from memoryd.sync import backups, casefold, exclude, heal, outgoing, remote, worktree
 from memoryd.sync import commit as local
-from memoryd.sync.derived import Quarantined, recompile
-from memoryd.sync.git import EMPTY_TREE, ZERO
+from memoryd.sync.derived import Quarantined, is_generated, recompile
+from memoryd.sync.git import EMPTY_TREE, ZERO, GitTimeout
 from memoryd.sync.identity import IDENTITY_HINT, identity_error, is_identity_error
 from memoryd.sync.replay import OutsideRoot, replay
 from memoryd.sync.repo import Blocked, Repo, open_repo, preflight
@@ -60,6 +60,7 @@ BACKOFF_MAX_S = 900.0
 OK_STATUSES = ("ok", "disabled")
 # A cycle that the daemon's stop ended while it waited on the remote (status "stopped").
 CUT_SHORT = "cut short by memoryd's stop; it runs again at the next start"
+DISK_FULL = ("No space left on device", "Out of diskspace")  # git says either
 FULL_DISK_HINT = (
     "free some disk space; nothing is lost, and the next cycle picks up where this one stopped"
 )
@@ -73,8 +74,9 @@ def utc_now() -> datetime:
 @dataclass
 class SyncOutcome:
     """What one cycle did. ``status``: ok, disabled, paused, refused, blocked (a git of the
-    user's holds an old lock: :func:`memoryd.sync.repo.held_by`), busy, offline, error,
-    stopped (the daemon's stop ended it: :data:`CUT_SHORT`)."""
+    user's holds an old lock: :func:`memoryd.sync.repo.held_by`), busy, offline, auth (the
+    remote wants credentials or a host key memoryd cannot give: no back-off, the fix named),
+    error, stopped (the daemon's stop ended it: :data:`CUT_SHORT`)."""
 
     root: Path
     status: str = "ok"
@@ -158,7 +160,13 @@ def sync_root(
     except GitError as exc:
         outcome.status, outcome.error = "error", str(exc)
         outcome.hint = "memoryd retries on the next cycle; the files on disk are untouched"
-        if "No space left on device" in exc.stderr:
+        if isinstance(exc, GitTimeout):
+            outcome.hint = (
+                f"the machine was busy or the root is very large: memoryd tries again on the "
+                f"next cycle, and nothing is lost; if it repeats, run 'memoryd sync --root "
+                f"{root.path}' when the machine is quieter"
+            )
+        elif any(full in exc.stderr for full in DISK_FULL):
             outcome.hint = FULL_DISK_HINT
         elif is_identity_error(exc.stderr):  # retrying never helps: the user must tell git
             outcome.error, outcome.hint = identity_error(exc.stderr), IDENTITY_HINT
@@ -178,10 +186,13 @@ def sync_root(
         save_state(paths, state)
     except OSError as exc:
         log.warning("could not save the sync state of %s: %s", root.path, exc)
-        outcome.status = "error"
         where = exc.filename or state_file(paths, root.path)
-        outcome.error = f"could not save the sync state to {where}: {exc.strerror or exc}"
-        outcome.hint = FULL_DISK_HINT
+        said = f"could not save the sync state to {where}: {exc.strerror or exc}"
+        if outcome.error is None:
+            outcome.status, outcome.error, outcome.hint = "error", said, FULL_DISK_HINT
+        else:  # the cycle's own error says what went wrong first: it stays
+            outcome.status = "error" if outcome.ok else outcome.status
+            outcome.notices.append(said)
     return outcome
 
 
@@ -193,6 +204,10 @@ def _record(state: SyncState, outcome: SyncOutcome) -> None:
         state.last_error = outcome.error
         state.last_hint = outcome.hint if outcome.error else None
     state.not_pushed = outcome.not_pushed
+    if outcome.not_pushed:
+        state.ahead_since_ms = state.ahead_since_ms or stamp
+    elif outcome.ok:  # a failed cycle may not have counted: the first time stays
+        state.ahead_since_ms = 0
     state.quarantined = [q.__dict__ for q in outcome.quarantined]
     state.left_out = outcome.left_out
     for text in outcome.notices:
@@ -218,6 +233,9 @@ class _Cycle:
     def run(self) -> None:
         local.clean_tmp(self.tmp)
         self.outcome.notices += preflight(self.repo, self.policy.stale_lock_s)
+        self.state.whole_head, repaired = heal.check(self.repo, self.state.whole_head)
+        if repaired:
+            self.outcome.notices.append(repaired)
         if self.policy.commit:
             self._repair_user_index()
             if not self.commit_local():
@@ -239,7 +257,10 @@ class _Cycle:
             t = remote.target(self.repo, self.policy.remote, branch) or t
             self.exchange(t)
         except remote.Offline as exc:
-            self._offline(str(exc), t, backoff=True)
+            refused = remote.needs_the_user(str(exc))  # a wrong key: waiting never fixes it
+            self._offline(str(exc), t, backoff=not refused)
+            if refused:
+                self.outcome.status = "auth"
             return
         except remote.Stopped:  # the daemon's stop: nothing wrong, nothing learned, no back-off
             self.outcome.status, self.outcome.action = "stopped", CUT_SHORT
@@ -262,13 +283,16 @@ class _Cycle:
         kept = False
         try:
             changes = local.clean_own_temp(self.repo, local.pending(self.repo, index))
-            batch = local.sort_batch(self.repo, self.config, changes, self.root.layout)
+            parted = casefold.part(self.repo, changes, head, self.device)
+            if parted:  # a new name case-folding onto another: now a conflict copy
+                self.outcome.notices += parted
+                changes = local.pending(self.repo, index)
+            batch = self._sorted(changes, head, index)
             kept_here, committed = local.held_back(self.repo, batch, head)
             if held.hold(self.repo.git_dir, self.root.path, kept_here, committed):
                 write_conflicts_file(self.root.path)  # compiled from what is synced
                 recompile(self.root, self.config)
-                changes = local.pending(self.repo, index)
-                batch = local.sort_batch(self.repo, self.config, changes, self.root.layout)
+                batch = self._sorted(local.pending(self.repo, index), head, index)
             batch.untrack = local.tracked_state_files(self.repo, head)
             local.update_exclude(self.repo, batch)
             self.outcome.quarantined, self.outcome.left_out = batch.quarantined, batch.left_out
@@ -290,6 +314,21 @@ class _Cycle:
                 "disk and is ignored from now on)"
             )
         return True
+
+    def _sorted(self, changes: list[tuple[str, str]], head: str | None, index: Path) -> local.Batch:
+        """The batch, without tracked paths a case-insensitive disk holds one file for."""
+        pairs = {}
+        if casefold.folds(self.repo):
+            pairs = casefold.twins(self.repo, {path for _, path in changes}, head)
+        if pairs and head is not None:
+            kept = casefold.keep_twins(self.repo, pairs, head, self.device)
+            self.outcome.notices += [n for n in kept if n not in self.outcome.notices]
+            changes = [c for c in local.pending(self.repo, index) if c[1] not in pairs]
+        batch = local.sort_batch(self.repo, self.config, changes, self.root.layout)
+        for path, other in sorted(pairs.items()):
+            why = casefold.TWIN_WHY.format(self.repo.root_path(other))
+            batch.left_out.append({"path": self.repo.root_path(path), "why": why})
+        return batch
 
     def _paused(self, head: str | None, batch: local.Batch, index: Path) -> bool:
         share, floor = self.policy.mass_delete_share, self.policy.mass_delete_min
@@ -404,17 +443,26 @@ class _Cycle:
     def rebase(self, head: str, theirs: str, tracking: str) -> None:
         git, now = self.repo.git, utc_now()
         since = git.merge_base(head, theirs)
-        base = since
-        if since is None:  # rewritten and force-pushed, or a device with a history of its own
-            fork = git.fork_point(tracking, head)
-            if fork is not None and git.shares_a_tree(fork, theirs):  # a rewrite
-                since, base = fork, self._rewritten_base(fork, theirs)
-        base = base or EMPTY_TREE
+        # where this device last fetched the remote: past the merge base (or with none), the
+        # remote's history was rewritten and force-pushed (filter-repo, a squash)
+        fork = git.fork_point(tracking, head)
+        rewritten = fork is not None and fork != since
+        if rewritten and fork is not None:  # past the shared commit; with none, still kin?
+            rewritten = git.is_ancestor(since, fork) if since else self._kin(fork, theirs)
         self.outcome.backup_ref = backups.backup(self.repo, self.device, utc_stamp(now), head)
+        if rewritten and fork == head:  # nothing here since: the rewrite, as it is
+            self._take(head, theirs)
+            return
+        base = since
+        if rewritten and fork is not None:
+            base = fork if since is not None else self._rewritten_base(fork, theirs)
+            since = fork
+        base = base or EMPTY_TREE
         index = local.private_index(self.repo, self.tmp, None)
         try:
-            result = replay(self.repo, base, head, theirs, index=index, device=self.device, now=now)
+            result = replay(self.repo, base, head, theirs, index=index, device=self.device)
             tree = git.run("write-tree", index=index).text.strip()
+            heal.keep(self.repo, tree)  # reachable until the branch names it (sync.heal)
         except OutsideRoot as exc:
             raise Blocked(
                 "refused",
@@ -431,20 +479,53 @@ class _Cycle:
         # the remote holds every local change already (nothing since the fork point): its head
         # as it is, not one more commit of the same tree pushed to every device
         same = tree == git.tree_of(theirs)
-        new = theirs if same else git.commit_tree(tree, [theirs], message)
-        self.outcome.notices += worktree.move(
-            self.repo,
-            head,
-            new,
-            "memoryd: replay local commits",
-            aside=self._aside,
-            beside=self._beside,
-        )
+        try:
+            new = theirs if same else git.commit_tree(tree, [theirs], message)
+            heal.keep(self.repo, new)
+            self.outcome.notices += worktree.move(
+                self.repo,
+                head,
+                new,
+                "memoryd: replay local commits",
+                aside=self._aside,
+                beside=self._beside,
+            )
+        finally:
+            heal.release(self.repo)
         if not same:
             self.outcome.commits.append(new)
         self.outcome.action = "rebased onto the remote"
         self.outcome.notices += result.notices
         self.outcome.conflicts += [{"path": p, "copy": c} for p, c in result.copies]
+
+    def _kin(self, fork: str, theirs: str) -> bool:
+        """Does the remote still hold one memory exactly as the fork point had it?
+
+        A rewrite (filter-repo, BFG, a squash with an edit) changes every tree but keeps most
+        memories byte for byte; origin pointed at another repository shares none, and its
+        texts must meet this device's as unrelated ones (a copy each), not be taken as an
+        edit of them. Compiled files prove nothing: every root has them."""
+        before = self.repo.git.ls_tree(fork, self.repo.prefix)
+        after = self.repo.git.ls_tree(theirs, self.repo.prefix)
+        return any(
+            after.get(path) == entry and not is_generated(self.repo.root_path(path))
+            for path, entry in before.items()
+        )
+
+    def _take(self, head: str, theirs: str) -> None:
+        """The remote was rewritten and this device has nothing it did not fetch: take it.
+
+        Merged from an empty base, every memory the rewrite changed became a conflict copy
+        on every device, even those with no change of their own."""
+        self.outcome.notices += worktree.move(
+            self.repo, head, theirs, "memoryd: take the rewritten remote",
+            aside=self._aside, beside=self._beside,
+        )  # fmt: skip
+        self.outcome.action = "took the rewritten remote"
+        self.outcome.notices.append(
+            f"the remote's history was rewritten and force-pushed; this device had nothing "
+            f"unpushed, so it took the remote as it is (the old history: {self.outcome.backup_ref})"
+        )
 
     def _rewritten_base(self, fork: str, theirs: str) -> str:
         """The base to replay onto a remote whose history shares no commit with this branch.
@@ -478,7 +559,7 @@ class _Cycle:
     def _aside(self, rel: str) -> str:
         folder = posixpath.dirname(rel)
         taken = {posixpath.join(folder, p.name) for p in (self.root.path / folder).iterdir()}
-        return copy_path(rel, self.device, utc_now(), frozenset(taken))
+        return copy_path(rel, self.device, (self.root.path / rel).read_bytes(), taken)
 
     def _beside(self, rel: str, data: bytes, device: str) -> str:
         """Save ``data`` (another device's version of ``rel``) as a conflict copy beside it.
@@ -494,7 +575,7 @@ class _Cycle:
             if name is not None and name.original == rel and sibling.read_bytes() == data:
                 return sibling_rel
         taken = {posixpath.join(folder, p.name) for p in siblings}
-        copy = copy_path(rel, device, utc_now(), frozenset(taken))
+        copy = copy_path(rel, device, data, taken)
         held_here = {q.path for q in self.outcome.quarantined}
         held_here |= {item["path"] for item in self.outcome.left_out}
         if rel in held_here:

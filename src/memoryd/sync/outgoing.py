@@ -36,6 +36,9 @@ class Leak:
         )
 
 
+BATCH = 2000  # blobs read per cat-file --batch
+
+
 def first_leak(repo: Repo, since: str | None, head: str) -> Leak | None:
     """The first secret that the commits in ``since..head`` add under the root, or None."""
     from memoryd.secrets.scanner import (
@@ -57,19 +60,24 @@ def first_leak(repo: Repo, since: str | None, head: str) -> Leak | None:
             "--diff-filter=AM", commit, "--", repo.pathspec, readonly=True,
         ).out  # fmt: skip
         fields = raw.split(b"\0")
+        added = []
         for meta, name in zip(fields[0::2], fields[1::2], strict=False):
             parts = meta.decode().split()
             if len(parts) < 4 or not parts[1].startswith("100") or parts[3] in seen:
                 continue
             seen.add(parts[3])
-            path = repo.root_path(name.decode("utf-8", "surrogateescape"))
-            findings = scan_name(path, allow)  # a binary file's name too
-            shown = redact_name(path, findings) if findings else path
-            if not findings:
-                text = decode(git.blob(parts[3]))
-                findings = [] if text is None else scan_file_text(path, text, allow)
-            if findings:
-                f = findings[0]
-                subject = git.out("log", "-1", "--format=%s", commit)
-                return Leak(shown, f.line, f.rule, f.preview, f.fingerprint, commit, subject)
+            added.append((repo.root_path(name.decode("utf-8", "surrogateescape")), parts[3]))
+        for at in range(0, len(added), BATCH):
+            chunk = added[at : at + BATCH]
+            texts = git.blobs([sha for _, sha in chunk])
+            for path, sha in chunk:
+                findings = scan_name(path, allow)  # a binary file's name too
+                shown = redact_name(path, findings) if findings else path
+                if not findings:
+                    text = decode(texts.get(sha, b""))
+                    findings = [] if text is None else scan_file_text(path, text, allow)
+                if findings:
+                    f = findings[0]
+                    subject = git.out("log", "-1", "--format=%s", commit)
+                    return Leak(shown, f.line, f.rule, f.preview, f.fingerprint, commit, subject)
     return None

@@ -198,6 +198,33 @@ _HOST_KEY = (
 )
 
 
+def needs_the_user(error: str) -> bool:
+    """Is this a remote that wants credentials or a host key memoryd never gives?"""
+    return any(words in error for words in (*_NO_CREDENTIALS, *_HOST_KEY))
+
+
+# git's words when it failed here, not on the network: a race with a repack or gc, a full
+# disk, a ref it could not lock. The remote answered; backing off waits for nothing.
+_LOCAL_FAILURE = (
+    "unable to create temporary file",
+    "index-pack failed",
+    "unpack-objects failed",
+    "No space left on device",
+    "cannot lock ref",
+    "unable to update local ref",
+    "pack-objects died",
+    "unable to write",
+)
+
+
+def _local_failure(command: str, remote: str, err: str) -> None:
+    """Raise GitError when ``err`` says git failed in this repository (not on the network)."""
+    mine = [line for line in err.splitlines() if line and not line.startswith("remote:")]
+    for line in mine:  # git says "Unable to create temporary file" as well as "unable"
+        if any(words.lower() in line.lower() for words in _LOCAL_FAILURE):
+            raise GitError((command, remote), 128, line.strip() + "\n")
+
+
 def offline_hint(error: str, remote: str, top: Path) -> str:
     """What to do about a remote that could not be reached (or would not let us in)."""
     by_hand = f"run 'git -C {top} fetch {remote}' in a terminal"
@@ -255,6 +282,7 @@ def fetch(repo: Repo, t: Target) -> str | None:
             with contextlib.suppress(GitError):
                 repo.git.run("update-ref", "-d", t.tracking)
             return None
+        _local_failure("fetch", t.remote, done.err)
         raise Offline(f"git fetch {t.remote}: {_reason(done.err)}")
     return repo.git.rev(t.tracking)
 
@@ -300,6 +328,7 @@ def push(repo: Repo, t: Target, commit: str) -> bool:
             "do what the hook asks (or fix the hook in "
             f"{_hooks_dir(repo)}); memoryd keeps committing locally and pushes after that",
         )
+    _local_failure("push", t.remote, done.err)
     raise Offline(f"git push {t.remote}: {_reason(done.err)}")
 
 

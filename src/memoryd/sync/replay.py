@@ -27,12 +27,12 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 
 from memoryd.compile import markers
 from memoryd.conflicts import copy_path
 from memoryd.roots import ROOT_FILE
+from memoryd.sync.casefold import fold
 from memoryd.sync.derived import is_fully_generated
 from memoryd.sync.git import Git
 from memoryd.sync.repo import Repo, device_of
@@ -62,7 +62,7 @@ class OutsideRoot(Exception):
 
 
 def replay(
-    repo: Repo, base: str, local: str, remote: str, *, index: Path, device: str, now: datetime
+    repo: Repo, base: str, local: str, remote: str, *, index: Path, device: str
 ) -> Replay:
     git = repo.git
     outside = [p for p in git.changed_paths(base, local, "") if not _inside(repo, p)]
@@ -75,12 +75,13 @@ def replay(
     moved_there = git.renames(base, remote, repo.prefix)
     git.run("read-tree", remote, index=index)
     result = Replay(index)
-    writer = _Writer(repo, index=index, device=device, now=now, result=result, remote=sides.remote)
+    writer = _Writer(repo, index=index, device=device, result=result, remote=sides.remote)
     for path in sorted(ours):
         if path not in theirs:
             writer.set(path, sides.local.get(path))
         elif sides.local.get(path) != sides.remote.get(path):
             _both(writer, path, sides, moved_here, moved_there)
+    writer.part_case(sides, ours)
     writer.keep_every_version(sides, ours | theirs, remote)
     writer.flush()
     return result
@@ -127,11 +128,12 @@ class _Writer:
     """Collects index updates and does the three-way merges."""
 
     def __init__(
-        self, repo: Repo, *, index: Path, device: str, now: datetime, result: Replay,
+        self, repo: Repo, *, index: Path, device: str, result: Replay,
         remote: dict[str, Entry],
     ) -> None:  # fmt: skip
-        self.repo, self.index, self.device, self.now = repo, index, device, now
-        self.result, self.remote, self.taken = result, remote, set(remote)
+        self.repo, self.index, self.device = repo, index, device
+        self.result, self.remote = result, remote
+        self.taken: dict[str, str] = {path: entry[1] for path, entry in remote.items()}
         self.notices = result.notices
         self.entries: dict[str, Entry | None] = {}
         self.final: set[str] = set()
@@ -142,7 +144,7 @@ class _Writer:
         if path in self.final:
             return
         self.entries[path] = entry
-        self.taken.add(path)
+        self.taken[path] = entry[1] if entry is not None else ""
         if final:
             self.final.add(path)
 
@@ -177,11 +179,30 @@ class _Writer:
 
     def _copy(self, path: str, data: bytes, mode: str, device: str | None = None) -> str:
         """Save ``data`` (exact bytes) as a conflict copy of ``path``; the copy's path."""
-        copy = copy_path(path, device or self.device, self.now, frozenset(self.taken))
+        copy = copy_path(path, device or self.device, data, self.taken)
         rel, rel_copy = self.repo.root_path(path), self.repo.root_path(copy)
         self.set(copy, (mode, self.repo.git.hash_blob(data)), final=True)
         self.result.copies.append((rel, rel_copy))
         return rel_copy
+
+    def part_case(self, s: Sides, ours: Collection[str]) -> None:
+        """A path added here whose name case-folds onto one the remote has (another device
+        added ``Note.md`` as this one added ``note.md``): saved as a conflict copy of that
+        path, never pushed beside it (one file on a Mac's disk: see memoryd.sync.casefold)."""
+        result = {p for p, e in {**self.remote, **self.entries}.items() if e is not None}
+        theirs = {fold(p): p for p in sorted(self.remote) if p in result}
+        for path in sorted(ours):
+            mine = self.entries.get(path)
+            twin = theirs.get(fold(path))
+            if mine is None or twin is None or twin == path or path in s.base:
+                continue
+            self.entries[path] = None  # not final: a merge never wrote it
+            copy = self._copy(twin, self.repo.git.blob(mine[1]), mine[0])
+            self.notices.append(
+                f"{self.repo.root_path(path)} differs only in case from "
+                f"{self.repo.root_path(twin)}, which another device added: a Mac's or Windows' "
+                f"disk cannot hold both, so it was saved as {copy}; merge the two"
+            )
 
     def keep_every_version(self, s: Sides, paths: Collection[str], remote: str) -> None:
         """Save as a conflict copy each side's version of ``paths`` that is in no file."""

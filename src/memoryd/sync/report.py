@@ -13,7 +13,7 @@ from memoryd.memory import printable
 from memoryd.oversize import FIX
 from memoryd.paths import Paths
 from memoryd.sync.resolve import all_conflicts
-from memoryd.sync.state import CONFLICT_MARKERS, NAME_LINE, all_states
+from memoryd.sync.state import CONFLICT_MARKERS, NAME_LINE, ahead_line, all_states, now_ms
 
 if TYPE_CHECKING:  # only `memoryd sync` tells an outcome: status and inspect skip the engine
     from memoryd.sync.engine import SyncOutcome
@@ -24,7 +24,7 @@ class SyncProblem:
     """One thing about sync the user should know (for ``inspect`` and ``status``)."""
 
     root: str
-    code: str  # sync.conflict, .paused, .quarantined, .left-out, .error, .not-pushed
+    code: str  # sync.conflict, .paused, .quarantined, .left-out, .error, .not-pushed, .ahead
     path: str | None  # root-relative
     message: str
     fix: str
@@ -137,7 +137,14 @@ def state_problems(config: Config, paths: Paths) -> list[SyncProblem]:
                 state.last_hint
                 or f"memoryd retries on its own; memoryd sync --root {root} runs one now",
             ))  # fmt: skip
-        if state.not_pushed:
+        policy = next((r.sync for r in config.roots if str(r.path) == root), None)
+        late = ahead_line(state, policy.ahead_warn_s, now_ms()) if policy else None
+        if late is not None:
+            problems.append(SyncProblem(
+                root, "sync.ahead", None, late,
+                state.last_hint or f"run 'memoryd sync --root {root}' and read what it says",
+            ))  # fmt: skip
+        elif state.not_pushed:
             problems.append(SyncProblem(
                 root, "sync.not-pushed", None, f"{state.not_pushed} commit(s) not pushed",
                 "they are pushed when the remote is reachable again",
@@ -151,6 +158,11 @@ def left_out_fix(root: str, rel: str, why: str) -> str:
         return (
             f"put the file itself in the link's place (cp --remove-destination \"$(readlink -f "
             f'{root}/{rel})" {root}/{rel}), or move the memory into the root; it syncs then'
+        )
+    if why.startswith("its name differs only in case"):
+        return (
+            f"merge the two into one name on any device (the other's text is in a conflict copy "
+            f"beside {root}/{rel}) and delete the other; the pair syncs again then"
         )
     if why.startswith("unreadable"):
         return f"make it readable (chmod u+r {root}/{rel}) or move it out of the memory root"

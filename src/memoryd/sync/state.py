@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import fcntl
-import hashlib
 import json
 import os
 import sys
@@ -50,6 +49,8 @@ class SyncState:
     failures: int = 0  # network failures in a row
     retry_after_ms: int = 0
     cut_short: bool = False  # the daemon's stop ended the last cycle: its next start syncs
+    whole_head: str = ""  # the branch's head as last found with every object (sync.heal)
+    ahead_since_ms: int = 0  # when a cycle first found commits not pushed (0: none now)
 
     def notice(self, text: str, now_ms: int) -> None:
         self.notices = [*self.notices, {"time_ms": now_ms, "text": text}][-MAX_NOTICES:]
@@ -58,11 +59,29 @@ class SyncState:
         return dataclasses.asdict(self)
 
 
+def ahead_line(state: SyncState, warn_s: float, now: int) -> str | None:
+    """What to tell when the root has been ahead of its remote longer than ``warn_s``
+    (status, the UI and the agent's context say it, so writes never silently stay local)."""
+    if not (state.not_pushed and state.ahead_since_ms and warn_s > 0):
+        return None
+    ahead_s = (now - state.ahead_since_ms) / 1000
+    if ahead_s < warn_s:
+        return None
+    took = f"{ahead_s / 3600:.1f} h" if ahead_s >= 5400 else f"{ahead_s / 60:.0f} min"
+    why = f" ({state.last_error})" if state.last_error else ""
+    return (
+        f"{state.not_pushed} commit(s) of {state.root} not pushed for {took}{why}: what is "
+        "written there stays on this device until a sync reaches the remote"
+    )
+
+
 def sync_dir(paths: Paths) -> Path:
     return paths.state_dir / "sync"
 
 
 def _key(path: Path) -> str:
+    import hashlib  # here: the agent's context reads states with no OpenSSL (all_states)
+
     digest = hashlib.sha1(str(path).encode("utf-8")).hexdigest()[:12]
     return f"{path.name or 'root'}-{digest}"
 
@@ -77,11 +96,15 @@ def load_state(paths: Paths, root: Path) -> SyncState:
         data = json.loads(state_file(paths, root).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return SyncState(root=str(root))
+    return _state(data, str(root))
+
+
+def _state(data: Any, root: str) -> SyncState:
     known = {f.name for f in dataclasses.fields(SyncState)}
     try:
-        return SyncState(**{k: v for k, v in data.items() if k in known})
-    except TypeError:
-        return SyncState(root=str(root))
+        return SyncState(**{**{k: v for k, v in data.items() if k in known}, "root": root})
+    except (TypeError, AttributeError):
+        return SyncState(root=root)
 
 
 def save_state(paths: Paths, state: SyncState) -> None:
@@ -91,15 +114,16 @@ def save_state(paths: Paths, state: SyncState) -> None:
 
 
 def all_states(paths: Paths) -> list[SyncState]:
-    """Every root's stored state (for status and inspect)."""
+    """Every root's stored state (for status, inspect and the agent's context: read as the
+    files are, no hashing of names, so a prompt's hook loads no OpenSSL)."""
     folder = sync_dir(paths)
     if not folder.is_dir():
         return []
     states = []
     for file in sorted(folder.glob("*.json")):
-        with contextlib.suppress(OSError, ValueError, TypeError):
+        with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
             data = json.loads(file.read_text(encoding="utf-8"))
-            states.append(load_state(paths, Path(data["root"])))
+            states.append(_state(data, str(data["root"])))
     return states
 
 

@@ -210,7 +210,7 @@ def problems(app: App, params: Params) -> dict[str, Any]:
 
 def sync_status(app: App) -> list[dict[str, Any]]:
     """Per configured root: its sync policy and what its last cycles left in the state file."""
-    from memoryd.sync.state import load_state
+    from memoryd.sync.state import ahead_line, load_state, now_ms
 
     out = []
     for root in app.config.roots:
@@ -225,6 +225,7 @@ def sync_status(app: App) -> list[dict[str, Any]]:
             "last_status": state.last_status,
             "last_error": state.last_error,
             "not_pushed": state.not_pushed,
+            "ahead": ahead_line(state, policy.ahead_warn_s, now_ms()),  # too long: say so
             "paused": state.paused,
             "quarantined": state.quarantined,
             "notices": state.notices[-5:],

@@ -327,6 +327,7 @@ VIEWS.conflicts = async (main) => {
         h("td", {},
           s.paused ? h("div", { class: "paused" }, `paused: ${s.paused.reason}`) : null,
           s.last_error && !s.paused ? h("div", {}, s.last_error) : null,
+          s.ahead ? h("div", { class: "paused", "data-problem": "ahead" }, s.ahead) : null,
           s.quarantined.map((q) => h("div", { class: "muted" }, `kept out: ${q.path}:${q.line} ${q.rule}`))),
         h("td", {},
           s.paused ? h("button", { class: "danger", "data-action": "confirm-delete",
