@@ -440,8 +440,6 @@ OVER_BUDGET = {
     # each is owed a split, named here so it is not forgotten.
     "agent/mcp_server.py": "titles, output schemas and prompts (issue 36) came in beside the "
     "tools: the descriptions and answer models are owed a module of their own",
-    "agent/remember.py": "the gate's checks made public for the import (issue 41): they are "
-    "owed a module of their own, beside the write",
     "injection.py": "the per-session record of what was injected (issue 36) came in beside "
     "the budgets: the session half is owed a module of its own",
     "ui/views.py": "the UI is being rebuilt (issue 44): its views split with it",
