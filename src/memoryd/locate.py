@@ -14,7 +14,7 @@ from pathlib import Path
 
 from memoryd import safepath
 from memoryd.app import App
-from memoryd.config.sections import Config, RootConfig
+from memoryd.config.sections import PROJECT_SYNC, Config, RootConfig
 from memoryd.errors import ConfigError, MemorydError, Refused, UsageError
 from memoryd.memory import Memory, id_for_path, parse
 from memoryd.roots import project_root_for, relative_id, walk_root
@@ -60,12 +60,16 @@ def writable(roots: list[RootConfig]) -> list[RootConfig]:
     return [root for root in roots if root.layout == PLUGIN]
 
 
-def write_target(app: App, scope: str | None) -> tuple[RootConfig, list[RootConfig]]:
+def write_target(
+    app: App, scope: str | None, *, create: bool = True
+) -> tuple[RootConfig, list[RootConfig]]:
     """Where a new memory of ``app.cwd`` goes, and the roots it is checked against.
 
     Inside a git repository the default scope is the project: when its root does not
     exist yet it is created (and registered) as ``memoryd init --project`` would,
     rather than a project fact landing in the global root every project sees.
+    ``create=False`` (a plan, a dry run) makes nothing: the root it would create is
+    named, not on disk, and not registered.
     """
     if scope in (None, "project") and app.lost is not None:  # not a project fact in global
         raise Refused(
@@ -77,6 +81,9 @@ def write_target(app: App, scope: str | None) -> tuple[RootConfig, list[RootConf
     roots = active_roots(app.config, app.cwd)
     if scope in (None, "project") and not any(r.scope == "project" for r in writable(roots)):
         own = project_root_for(app.cwd, [r.path for r in app.config.roots if r.scope == "global"])
+        if own is not None and not create:
+            planned = RootConfig(path=own, layout=PLUGIN, scope="project", sync=PROJECT_SYNC)
+            return planned, [*roots, planned]
         if own is not None:
             from memoryd.init.plugin import init_project  # only on a project's first write
 

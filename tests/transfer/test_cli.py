@@ -7,8 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from memoryd.app import App
 from memoryd.memory import parse
-from tests.helpers import run_cli
+from tests.helpers import git, run_cli
 from tests.transfer import fixtures as fx
 from tests.transfer.conftest import Setup
 
@@ -32,6 +33,33 @@ def test_the_dry_run_lists_exactly_what_the_run_writes(setup: Setup, tmp_path: P
         f"would write 0 memories into {setup.project} (project); 0 duplicates skipped, "
         "3 already imported, 1 refused as secrets, 0 refused, 1 of other projects, 0 unreadable",
     ]
+
+
+def test_a_dry_run_into_a_project_with_no_memory_yet_makes_nothing(
+    setup: Setup, tmp_path: Path
+) -> None:
+    """The plan named the project root by creating it (and registering it in config.yaml),
+    as remember's first write does: a dry run must leave the disk as it found it."""
+    fresh = tmp_path / "elsewhere" / "proj"  # the rows' project, by its folder's name
+    fresh.mkdir(parents=True)
+    git(fresh, "init", "-q")
+    db = fx.claude_mem(tmp_path / "claude-mem.db", fx.CLAUDE_MEM_ROWS)
+    config = App().paths.config_file
+    before = config.read_bytes()
+    dry = run_cli("import", "claude-mem", str(db), "--dry-run", "--json", cwd=fresh)
+    assert dry.returncode == 0, dry.stderr
+    assert not (fresh / ".memory").exists()
+    assert config.read_bytes() == before
+    planned = json.loads(dry.stdout)
+    assert planned["root"] == str(fresh / ".memory") and planned["scope"] == "project"
+    done = run_cli("import", "claude-mem", str(db), "--into", "global", "--dry-run", cwd=fresh)
+    assert done.returncode == 0 and not (fresh / ".memory").exists()
+    wanted = [i["id"] for i in planned["items"] if i["outcome"] == "write"]
+    ran = run_cli("import", "claude-mem", str(db), "--json", cwd=fresh)
+    assert ran.returncode == 0, ran.stderr
+    assert json.loads(ran.stdout)["written"] == wanted and wanted
+    assert sorted(setup.memories(fresh / ".memory")) == sorted(f"{i}.md" for i in wanted)
+    assert str(fresh / ".memory") in config.read_text()  # registered as remember would
 
 
 def test_into_global_and_only(setup: Setup) -> None:

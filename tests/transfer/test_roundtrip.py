@@ -147,7 +147,7 @@ def test_claude_code_round_trip_keeps_memoryds_fields(setup: Setup, tmp_path: Pa
     assert (folder / "MEMORY.md").read_text() == (
         "# Memory index\n\n"
         "- [Deploy with Kamal](decisions_deploy-with-kamal.md) — decision\n"
-        "- [部署只用 pnpm](rules_pnpm.md) — rule\n"
+        "- [部署只用 pnpm](rules_部署只用-pnpm.md) — rule\n"
         "- [FTS5 unicode61 merges a Chinese run](pitfalls_fts5-unicode61-merges-a-chinese-run.md)"
         " — pitfall\n"
     )
@@ -159,7 +159,7 @@ def test_claude_code_round_trip_keeps_memoryds_fields(setup: Setup, tmp_path: Pa
     assert [(i.outcome, i.id, i.kind) for i in report.plan.items] == [
         ("write", "decisions/deploy-with-kamal", "decision"),
         ("write", "pitfalls/fts5-unicode61-merges-a-chinese-run", "pitfall"),
-        ("write", "proposals/pnpm", "rule-proposal"),
+        ("write", "proposals/部署只用-pnpm", "rule-proposal"),
     ]
     before = exporting.export(App(cwd=setup.repo), "jsonl", "project").text.splitlines()
     after = exporting.export(App(cwd=other), "jsonl", "project").text.splitlines()

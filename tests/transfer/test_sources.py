@@ -78,7 +78,7 @@ def test_claude_md_sections_are_picked_with_only(setup: Setup, tmp_path: Path) -
     path = fx.claude_md(tmp_path / "CLAUDE.md")
     picked = importing.plan(App(cwd=setup.repo), "claude-code", path, only=["代码"])
     assert [(i.outcome, i.id, i.candidate.body) for i in picked.items] == [
-        ("write", "preferences/m-cfac6d2baa", "函数名用动词开头。"),
+        ("write", "preferences/代码风格", "函数名用动词开头。"),
     ]
     every = importing.plan(App(cwd=setup.repo), "claude-code", path)
     assert [i.candidate.summary for i in every.items] == ["Build", "代码风格"]
@@ -120,7 +120,7 @@ def test_claude_mem_database(setup: Setup, tmp_path: Path) -> None:
     report = imported_twice(setup, "claude-mem", db, db.parent)
     assert outcomes(report) == [
         ("write", "decisions/use-sqlite-fts5-for-search", "decision"),
-        ("write", "pitfalls/m-d174cdb76f", "pitfall"),
+        ("write", "pitfalls/修复中文分词", "pitfall"),
         ("secret", None, "fact"),
         ("elsewhere", None, None),
         ("write", "proposals/always-run-make-lint-before-pushing", "rule-proposal"),
@@ -195,11 +195,11 @@ def test_openmemory_zip(setup: Setup, tmp_path: Path) -> None:
     archive = fx.openmemory_zip(tmp_path / "memories_export_u.zip")
     report = imported_twice(setup, "mem0", archive, archive)
     assert outcomes(report) == [
-        ("write", "preferences/prefers-dark-roast-coffee-and", "preference"),
+        ("write", "preferences/prefers-dark-roast-coffee-and-中文回复", "preference"),
         ("write", "facts/works-on-the-billing-service-in-go", "fact"),
         ("secret", None, "fact"),
     ]
-    coffee = parse((setup.project / "preferences/prefers-dark-roast-coffee-and.md").read_bytes())
+    coffee = parse((setup.project / "preferences/prefers-dark-roast-coffee-and-中文回复.md").read_bytes())
     assert coffee.summary == "Prefers dark roast coffee and 中文回复"
     assert (coffee.meta["created"], coffee.meta["updated"]) == (1759305600000, 1759392000000)
     assert coffee.meta["load_when"] == ["preferences"]

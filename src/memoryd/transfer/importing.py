@@ -108,19 +108,21 @@ def plan(
     only: Sequence[str] = (),
 ) -> Plan:  # fmt: skip
     """What importing ``source`` from ``path`` into ``into`` (global or project; default:
-    where ``remember`` would write) would do with each memory. Writes nothing (a project
-    root missing inside a repository is created, as remember would)."""
+    where ``remember`` would write) would do with each memory. Writes nothing: a project
+    root missing inside a repository is only named (:func:`run` creates it, as remember
+    would, once there is something to write)."""
     if into is not None and into not in SCOPES:
         raise MemorydError(f"unknown scope {into!r}", hint="use --into global or --into project")
     reading = sources.read(source, path, app.env, app.cwd)
-    root, roots = locate.write_target(app, into)
+    root, roots = locate.write_target(app, into, create=False)
     result = Plan(source, root, unreadable=list(reading.unreadable))
     wanted = [c for c in reading.candidates if _picked(c, only)]
     if not wanted:
         return result
     from memoryd.freshness import ensure_fresh
 
-    db = ensure_fresh(app, roots=roots, recompile=True)
+    on_disk = [r for r in roots if r is not root or root.path.is_dir()]  # not one planned
+    db = ensure_fresh(app, roots=on_disk, recompile=True)
     try:
         gate = _Gate(app, root, roots, db)
         result.items = [gate.screen(candidate) for candidate in wanted]
@@ -140,6 +142,9 @@ def run(
     report = Report(made, dry_run)
     if dry_run:
         return report
+    root = made.root
+    if made.writes() and not root.path.is_dir():  # a project's first memories: made now
+        root, _roots = locate.write_target(app, into)
     changed: list[Path] = []
     for item in made.writes():
         assert item.path is not None and item.memory is not None and item.id is not None
@@ -150,7 +155,7 @@ def run(
         atomic_write(edited, data)
         changed.append(edited)
     if changed:
-        report.warnings = upkeep.refresh(app, made.root, changed)
+        report.warnings = upkeep.refresh(app, root, changed)
     return report
 
 
