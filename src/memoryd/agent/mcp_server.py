@@ -60,7 +60,7 @@ except ImportError as exc:
 log = logging.getLogger(__name__)
 
 NAME = "memoryd"
-Scope = Literal["global", "project"]
+Scope = Literal["global", "team", "project"]
 
 INSTRUCTIONS = """\
 Long-term memory shared across sessions: plain Markdown files (a global root and this project's
@@ -175,6 +175,11 @@ class Tools:
     def remember(self, request: remember.Request) -> Structured:
         outcome = remember.remember(self.app, request)
         lines = [f"Saved {outcome.id} ({outcome.scope} memory, kind {outcome.kind})."]
+        if outcome.proposed:
+            lines.append(
+                "It is proposed to the team: only this device recalls it until a person "
+                f"accepts it (memoryd accept {outcome.id})."
+            )
         if outcome.supersedes:
             lines.append(f"It supersedes {outcome.supersedes}, which leaves recall.")
         if outcome.downgraded:
@@ -478,7 +483,10 @@ def build_server(app: App, main: Path | None = None) -> Any:
         ] = None,
         scope: Annotated[
             Scope | None,
-            Field(description="global (all projects) or project; default: project when open"),
+            Field(
+                description="global (all projects), project, or team (shared with your "
+                "team once a person accepts it); default: project when open"
+            ),
         ] = None,
         force: Annotated[bool, Field(description="write even when a duplicate exists")] = False,
         id: Annotated[

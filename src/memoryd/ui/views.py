@@ -26,7 +26,7 @@ from typing import Any
 
 from memoryd.app import App
 from memoryd.config.sections import RootConfig
-from memoryd.errors import MemorydError, PathError, UsageError
+from memoryd.errors import MemorydError, PathError, Refused, UsageError
 
 log = logging.getLogger(__name__)
 
@@ -431,9 +431,17 @@ def forget(app: App, params: Params) -> dict[str, Any]:
 
 def accept(app: App, params: Params) -> dict[str, Any]:
     """``memoryd accept ID --scope SCOPE``: a person turns a rule-proposal into an iron rule."""
-    from memoryd.agent.remember import accept as make_rule
+    from memoryd.agent.accept import accept as make_rule
+    from memoryd.agent.caller import agent_marker
 
     wanted = _required(params, "id")
+    marker = agent_marker(app.env)
+    if marker is not None:  # the command's refusal (commands/remember.py run_accept)
+        raise Refused(
+            f"refusing to accept {wanted!r}: this runs under an agent ({marker}), "
+            "and only a person turns a proposal into an iron rule",
+            hint=f"run 'memoryd accept {wanted}' yourself, in a terminal of your own",
+        )
     outcome = make_rule(app, wanted, scope=_scope(params))
     log.info("memoryd ui: accepted %s as %s", wanted, outcome.id)
     return {**outcome.as_dict(), "warnings": list(outcome.warnings)}
