@@ -443,7 +443,8 @@ OVER_BUDGET = {
     "tools: the descriptions and answer models are owed a module of their own",
     "injection.py": "the per-session record of what was injected (issue 36) came in beside "
     "the budgets: the session half is owed a module of its own",
-    "ui/views.py": "the UI is being rebuilt (issue 44): its views split with it",
+    "ui/views.py": "issue 44's pages (browse, provenance, write actions) came in beside the "
+    "old views: one module a view is owed",
 }
 
 
