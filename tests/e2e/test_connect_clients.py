@@ -28,7 +28,7 @@ from tests.helpers import run_cli
 pytestmark = pytest.mark.e2e
 
 MEMORYD = Path(sys.executable).parent / "memoryd"
-RULE = "- 部署只用 pnpm (`rules/pnpm`) [project]"
+RULE = "- 部署只用 pnpm (`rules/部署只用-pnpm`) [project]"
 PITFALL = "## pitfalls/fts5-unicode61-merges-a-chinese-run (project pitfall"
 PROMPT = "Why does FTS5 miss short Chinese words?"
 

@@ -82,5 +82,5 @@ def test_the_inspector_reads_the_advertised_resources(node_bin: Path, project: P
     (content,) = read["contents"]
     assert content["mimeType"] == "text/markdown"
     assert content["text"] == (project.memory / "ROOT.md").read_text()
-    assert "- 部署只用 pnpm (`rules/pnpm`)" in content["text"]
+    assert "- 部署只用 pnpm (`rules/部署只用-pnpm`)" in content["text"]
 
