@@ -202,6 +202,9 @@ class Tools:
                 f" {other} is current again: it was superseded by {gone.id}, so recall returns"
                 " it (tell the user if it is out of date)."
             )
+        cleared += "".join(
+            f"\nROOT.md was not updated (tell the user): {w}" for w in gone.warnings
+        )
         data = {"id": gone.id, "path": str(gone.path), "unlinked": list(gone.unlinked),
                 "current_again": list(gone.current_again)}  # fmt: skip
         return f"Forgot {gone.id} ({gone.path}).{cleared}", data

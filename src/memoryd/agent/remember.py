@@ -241,24 +241,10 @@ def remember(app: App, request: Request, stamp: int | None = None) -> Outcome:
     if old is not None and old_data is not None:
         atomic_write(old.path, old_data)
         changed.append(old.path)
-    warnings = tuple(_refreshed(app, root, changed))
+    warnings = tuple(upkeep.refresh_written(app, root, changed))
     return Outcome(
         memory_id, path, root.path, root.scope, kind, downgraded, request.supersedes, warnings
     )
-
-
-def _refreshed(app: App, root: RootConfig, changed: list[Path]) -> list[str]:
-    """:func:`upkeep.refresh`'s warnings; a failure after the write is one more: the memory
-    is on disk, so the command says so and what failed, never exit 1 (an agent told the
-    write failed retries it, and is refused as a duplicate of itself)."""
-    try:
-        return upkeep.refresh(app, root, changed)
-    except OSError as exc:
-        where = exc.filename or root.path
-        return [
-            f"{exc.strerror}: {where}; make it writable (ls -ld {where} shows who may "
-            "write there), then run 'memoryd compile'"
-        ]
 
 
 def _new_id(root: RootConfig, request: Request, kind: str) -> str:
@@ -463,5 +449,5 @@ def accept(app: App, raw_id: str, scope: str | None = None, stamp: int | None = 
     atomic_write(path, edit_fields(found.memory, fields))
     found.path.unlink()
     changed = [path, found.path, *relink(found.root, found.id, new_id)]
-    warnings = tuple(upkeep.refresh(app, found.root, changed))
+    warnings = tuple(upkeep.refresh_written(app, found.root, changed))
     return Outcome(new_id, path, found.root.path, found.root.scope, RULE, False, None, warnings)
