@@ -158,6 +158,8 @@ class Tools:
         type: str | None, scope_id: str | None, everywhere: bool = False,
     ) -> Structured:  # fmt: skip
         roots = locate.active_roots(self.app.config, self.app.cwd)
+        wanted = [root for root in roots if scope in (None, root.scope)]
+        locate.refuse_missing(self.app, wanted, "nothing was searched")
         hits = upkeep.search(
             self.app, roots, query, limit=limit, kind=kind, scope=scope, type=type,
             scope_id=scope_id, everywhere=everywhere,
