@@ -192,7 +192,7 @@ def runbooks(root: Path, count: int, lines: int) -> None:
 def test_recall_over_mcp_stays_within_what_claude_code_shows_the_model(setup: Setup) -> None:
     """Claude Code saves a tool answer over about 50,000 characters to a file and shows the
     model its first 2 KB: five 14 KB runbooks reached the model as the start of the first."""
-    from memoryd.agent.mcp_server import RECALL_CHARS
+    from memoryd.agent.recall_text import RECALL_CHARS
 
     runbooks(setup.project, 5, 300)
     error, text = call(App(cwd=setup.repo), "memory_recall", query="zebra", limit=5)

@@ -17,27 +17,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memoryd import locate, safepath
-from memoryd.agent import citing, upkeep
+from memoryd.agent import citing, gate, upkeep
 from memoryd.app import App
-from memoryd.compile.blocks import is_generated
 from memoryd.config.sections import RootConfig
 from memoryd.errors import (
-    DuplicateRefused,
     MemorydError,
     PathError,
     Refused,
-    SecretRefused,
     UsageError,
 )
 from memoryd.frontmatter_edit import edit_fields
 from memoryd.fsutil import atomic_write
 from memoryd.memory import KIND_FOLDERS, KIND_OF_FOLDER, Memory, new_memory, render
-from memoryd.oversize import FIX, over
-from memoryd.roots import listed_by_name
 from memoryd.suggest import closest
 
 if TYPE_CHECKING:
-    from memoryd.index.db import IndexDB, Row
+    pass
 
 CATEGORY = KIND_FOLDERS
 RULE, PROPOSAL = "rule", "rule-proposal"
@@ -226,15 +221,15 @@ def remember(app: App, request: Request, stamp: int | None = None) -> Outcome:
         path = safepath.inside(root.path, memory_id, ".md")
     except PathError as exc:
         raise UsageError(exc.message, hint=exc.hint) from None
-    refuse_unseen(root.path, memory_id, path)
+    gate.refuse_unseen(root.path, memory_id, path)
     _refuse_existing(root, memory_id, path)
     old = _old_memory(root, request) if request.supersedes else None
     cites = citing.anchor(app, request.cites, root.scope)
     data = render(build_memory(request, memory_id, kind, stamp or now_ms(), cites))
-    refuse_oversized(data, app.config.search.max_file_bytes)
-    refuse_secrets(root, path, data, agent=request.agent)
+    gate.refuse_oversized(data, app.config.search.max_file_bytes)
+    gate.refuse_secrets(root, path, data, agent=request.agent)
     if not request.force:
-        _refuse_duplicate(app, roots, content_text(request), old)
+        gate.refuse_duplicate(app, roots, content_text(request), old)
     old_data = None if old is None else _superseded(old, memory_id)  # before any write
     atomic_write(path, data)
     changed = [path]
@@ -291,32 +286,6 @@ def _refuse_rules_folder(memory_id: str) -> None:
         )
 
 
-def refuse_unseen(root: Path, memory_id: str, path: Path) -> None:
-    """The file lands where memoryd reads memories: not under a name it writes itself
-    (index.md, ROOT.md) and not hidden or in a folder it skips, where recall, the compiled
-    files and sync would never see it."""
-    rel = path.relative_to(root).as_posix()
-    if is_generated(rel):
-        why = f"{rel} is a file memoryd compiles and rewrites, never a memory"
-    elif not listed_by_name(root, path):
-        why = f"memoryd never reads {rel} (a name starting with '.' or a folder it skips)"
-    else:
-        return
-    raise UsageError(
-        f"refusing id {memory_id!r}: {why}, so recall could never find it",
-        hint="choose another id, like pitfalls/sqlite-cjk-tokenizer",
-    )
-
-
-def refuse_oversized(data: bytes, cap: int) -> None:
-    if len(data) > cap:
-        raise Refused(
-            f"refusing to remember: the memory is {over(len(data), cap)}, "
-            "so its body could never be found",
-            hint=FIX,
-        )
-
-
 def _refuse_existing(root: RootConfig, memory_id: str, path: Path) -> None:
     if path.exists() or path.is_symlink():
         raise Refused(
@@ -367,62 +336,6 @@ def _superseded(old: locate.Found, memory_id: str) -> bytes:
             f"refusing to remember: --supersedes {old.id!r}: memoryd {exc.message} ({old.path})",
             hint=exc.hint,
         ) from exc
-
-
-def refuse_secrets(root: RootConfig, path: Path, data: bytes, *, agent: bool) -> None:
-    """Refuse a memory with a secret; a person is also told how to let a false positive
-    through (the fingerprint into the root's allowlist), an agent is not."""
-    findings = upkeep.secrets(data.decode("utf-8"), root.path)
-    if not findings:
-        return
-    where = upkeep.redacted_name(path.relative_to(root.path).as_posix())
-    lines = [
-        f"  {where}:{f.line}: {f.rule} {f.preview} (fingerprint {f.fingerprint})" for f in findings
-    ]
-    hint = (
-        "remove the secret (say where it lives instead, e.g. 'the token is in the "
-        "password manager') and run again; memories are synced through git"
-    )
-    if not agent:
-        hint += f". Not a secret? Add its fingerprint to {upkeep.allowlist_file(root.path)}"
-    raise SecretRefused(
-        "refusing to remember: the memory contains what looks like a secret\n" + "\n".join(lines),
-        hint=hint,
-    )
-
-
-def _refuse_duplicate(
-    app: App, roots: list[RootConfig], text: str, old: locate.Found | None
-) -> None:
-    best = duplicate_of(app, roots, text, skip=old.path if old else None)
-    if best is None:
-        return
-    hit, share = best
-    raise DuplicateRefused(
-        f"refusing to remember: {hit.id!r} ({hit.scope}) already covers {share:.0%} of this "
-        "memory's terms",
-        hint=f"read it with 'memoryd recall', replace it with --supersedes {hit.id}, "
-        "or pass --force to write anyway",
-    )
-
-
-def duplicate_of(
-    app: App, roots: list[RootConfig], text: str, skip: Path | None = None,
-    db: IndexDB | None = None,
-) -> tuple[Row, float] | None:
-    """The existing memory covering the largest share (≥ the threshold) of ``text``'s terms,
-    however old: found by relevance alone, never through recall's decayed top 20.
-    ``db``: an index the caller keeps fresh (an import checks many memories against one)."""
-    threshold = app.config.search.duplicate_coverage
-    for row, share in upkeep.covering(app, roots, text, threshold, db=db):
-        if skip is None or row.path != skip:
-            return row, share
-    return None
-
-
-def coverage(wanted: set[str], existing: set[str]) -> float:
-    """The share of ``wanted`` terms that ``existing`` contains."""
-    return len(wanted & existing) / len(wanted) if wanted else 0.0
 
 
 def accept(app: App, raw_id: str, scope: str | None = None, stamp: int | None = None) -> Outcome:
