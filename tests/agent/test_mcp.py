@@ -466,7 +466,7 @@ REMEMBER_TAKES = (
          "memory_recall: argument limit: must be between 1 and 50, got 0\n" + RECALL_TAKES),
         ("memory_recall", {"query": "x", "scope": "everything"},
          "memory_recall: argument scope: invalid choice: 'everything' (choose from 'global', "
-         "'project')\n" + RECALL_TAKES),
+         "'team', 'project')\n" + RECALL_TAKES),
         ("memory_recall", {"query": "  "},
          "memory_recall: argument query: must not be empty\n" + RECALL_TAKES),
         ("memory_remember", {"kind": "fact", "summary": "s", "pinned": "yes"},

@@ -71,7 +71,7 @@ from memoryd.inspection import inspect_text
 log = logging.getLogger(__name__)
 
 NAME = "memoryd"
-Scope = Literal["global", "project"]
+Scope = Literal["global", "team", "project"]
 
 
 class Tools:
@@ -128,6 +128,11 @@ class Tools:
     def remember(self, request: remember.Request) -> Structured:
         outcome = remember.remember(self.app, request)
         lines = [f"Saved {outcome.id} ({outcome.scope} memory, kind {outcome.kind})."]
+        if outcome.proposed:
+            lines.append(
+                "It is proposed to the team: only this device recalls it until a person "
+                f"accepts it (memoryd accept {outcome.id})."
+            )
         if outcome.supersedes:
             lines.append(f"It supersedes {outcome.supersedes}, which leaves recall.")
         if outcome.downgraded:
@@ -353,7 +358,10 @@ def _add_writing_tools(server: MCPServer, tools: Tools) -> None:
         ] = None,
         scope: Annotated[
             Scope | None,
-            Field(description="global (all projects) or project; default: project when open"),
+            Field(
+                description="global (all projects), project, or team (shared with your "
+                "team once a person accepts it); default: project when open"
+            ),
         ] = None,
         force: Annotated[bool, Field(description="write even when a duplicate exists")] = False,
         id: Annotated[

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from memoryd import locate, safepath
 from memoryd.agent import citing, gate, upkeep
+from memoryd.agent.proposal import provenance
 from memoryd.app import App
 from memoryd.config.sections import RootConfig
 from memoryd.errors import (
@@ -30,6 +31,7 @@ from memoryd.frontmatter_edit import edit_fields
 from memoryd.fsutil import atomic_write
 from memoryd.memory import KIND_FOLDERS, KIND_OF_FOLDER, Memory, new_memory, render
 from memoryd.suggest import closest
+from memoryd.team import is_proposed
 
 if TYPE_CHECKING:
     pass
@@ -66,12 +68,14 @@ class Outcome:
     downgraded: bool
     supersedes: str | None
     warnings: tuple[str, ...] = ()  # saved, but ROOT.md could not be compiled: why, and the fix
+    proposed: bool = False  # a team proposal: seen on this device only until a person accepts
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        data = {
             "id": self.id, "path": str(self.path), "root": str(self.root), "scope": self.scope,
             "kind": self.kind, "downgraded": self.downgraded, "supersedes": self.supersedes,
         }  # fmt: skip
+        return {**data, "proposed": True} if self.proposed else data
 
 
 def now_ms() -> int:
@@ -225,7 +229,11 @@ def remember(app: App, request: Request, stamp: int | None = None) -> Outcome:
     _refuse_existing(root, memory_id, path)
     old = _old_memory(root, request) if request.supersedes else None
     cites = citing.anchor(app, request.cites, root.scope)
-    data = render(build_memory(request, memory_id, kind, stamp or now_ms(), cites))
+    stamp = stamp or now_ms()
+    memory = build_memory(request, memory_id, kind, stamp, cites)
+    if root.is_team:  # who wrote it; an agent's waits for a person (memoryd.team)
+        memory = memory.with_fields(**provenance(app, root, agent=request.agent, stamp=stamp))
+    data = render(memory)
     gate.refuse_oversized(data, app.config.search.max_file_bytes)
     gate.refuse_secrets(root, path, data, agent=request.agent)
     if not request.force:
@@ -237,9 +245,11 @@ def remember(app: App, request: Request, stamp: int | None = None) -> Outcome:
         atomic_write(old.path, old_data)
         changed.append(old.path)
     warnings = tuple(upkeep.refresh_written(app, root, changed))
+    proposed = is_proposed(memory.meta)
     return Outcome(
-        memory_id, path, root.path, root.scope, kind, downgraded, request.supersedes, warnings
-    )
+        memory_id, path, root.path, root.scope, kind, downgraded, request.supersedes, warnings,
+        proposed,
+    )  # fmt: skip
 
 
 def _new_id(root: RootConfig, request: Request, kind: str) -> str:
@@ -336,31 +346,3 @@ def _superseded(old: locate.Found, memory_id: str) -> bytes:
             f"refusing to remember: --supersedes {old.id!r}: memoryd {exc.message} ({old.path})",
             hint=exc.hint,
         ) from exc
-
-
-def accept(app: App, raw_id: str, scope: str | None = None, stamp: int | None = None) -> Outcome:
-    """A person turns a rule-proposal into an iron rule: ``proposals/x`` becomes ``rules/x``.
-
-    The rule is written before the proposal is removed, and links to the proposal follow it.
-    """
-    from memoryd.agent.forget import relink
-
-    roots = locate.active_roots(app.config, app.cwd)
-    found = locate.find(roots, raw_id, scope)
-    if found.memory.kind != PROPOSAL:
-        raise Refused(
-            f"refusing to accept {found.id!r}: it is a {found.memory.kind or 'memory without kind'}"
-            ", not a rule-proposal",
-            hint="memoryd inspect lists the proposals waiting to be accepted",
-        )
-    name = found.id.rsplit("/", 1)[-1]
-    new_id = unique_id(found.root.path, CATEGORY[RULE], name)
-    path = safepath.inside(found.root.path, new_id, ".md")
-    fields: dict[str, Any] = {"kind": RULE, "updated": stamp or now_ms()}
-    if "id" in found.memory.meta:
-        fields["id"] = new_id
-    atomic_write(path, edit_fields(found.memory, fields))
-    found.path.unlink()
-    changed = [path, found.path, *relink(found.root, found.id, new_id)]
-    warnings = tuple(upkeep.refresh_written(app, found.root, changed))
-    return Outcome(new_id, path, found.root.path, found.root.scope, RULE, False, None, warnings)

@@ -7,12 +7,13 @@ from typing import Any
 
 from memoryd.app import App
 from memoryd.commands import add_json
+from memoryd.config.sections import SCOPES
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
     parser = sub.add_parser("forget", help="remove a memory (git history keeps it)")
     parser.add_argument("id", metavar="ID", help="the memory id, e.g. pitfalls/sqlite-cjk")
-    parser.add_argument("--scope", choices=("global", "project"), help="when both roots have it")
+    parser.add_argument("--scope", choices=SCOPES, help="when both roots have it")
     add_json(parser)
     parser.set_defaults(handler=run)
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from memoryd.app import App
 from memoryd.commands import add_json
+from memoryd.config.sections import SCOPES
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -15,7 +16,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument("query", nargs="+", help="words to look for (any language)")
     parser.add_argument("--limit", type=int, default=None, metavar="N", help="at most N results")
     parser.add_argument("--kind", default=None, metavar="K", help="only memories of this kind")
-    parser.add_argument("--scope", choices=("global", "project"), default=None)
+    parser.add_argument("--scope", choices=SCOPES, default=None)
     parser.add_argument(
         "--type",
         default=None,
