@@ -272,22 +272,6 @@ def test_a_summary_repeating_the_body_does_not_outweigh_two_terms(
     assert ids(search(db, world, "kafka topic retention"))[0] == "facts/two"
 
 
-def test_a_summary_the_body_holds_gives_fts5_no_text(world: World, db: IndexDB) -> None:
-    """Counted in the summary and the body, a word's frequency doubled and bm25's saturation
-    (k1 1.2) acted as 0.6: a memory saying one query word twice beat one holding two."""
-    world.write(world.global_root, "facts/same.md", "Deploy the parser on Friday.",
-                summary="Deploy the parser")  # fmt: skip
-    world.write(world.global_root, "facts/own.md", "Deploy the parser on Friday.",
-                summary="release checklist")  # fmt: skip
-    reconcile(db, world.config, world.roots)
-    rows = db.conn.execute(
-        "SELECT memories.id FROM memories_fts JOIN memories ON memories.rowid = memories_fts.rowid"
-        " WHERE memories_fts MATCH ?", ("summary: parser OR summary: releas",)
-    )  # fmt: skip
-    assert sorted(r[0] for r in rows) == ["facts/own"]
-    assert sorted(ids(search(db, world, "parser"))) == ["facts/own", "facts/same"]  # by the body
-
-
 def test_a_chinese_sentence_searches_its_characters_too(world: World, db: IndexDB) -> None:
     """A sentence's bigrams mostly straddle two words (我今 天早); a memory telling the same
     thing in other words (吵架 for 争吵) shared none of them and was never found."""

@@ -53,21 +53,7 @@ def texts(row: Sequence[Any]) -> tuple[str | None, ...]:
     or none for a compiled file (:func:`compiled`)."""
     if compiled(row[0], row[1], row[3]):
         return _NO_TEXT
-    return own_texts(*(row[i] for i in _TEXT_AT))
-
-
-def own_texts(
-    id: str | None, summary: str | None, load_when: str | None, body: str | None
-) -> tuple[str | None, ...]:
-    """The :data:`TEXT_COLUMNS` texts FTS5 is given: the summary none when the body holds
-    it as written (most summaries are the body's first sentence). A word counted in both
-    columns counted twice, so bm25's term-frequency saturation (k1 1.2) acted as 0.6 on
-    such memories: a memory matching one word twice beat one matching two different
-    words, which cost Chinese queries most, whose bigrams and characters repeat
-    (bench/conversations.py; docs/search.md). The summary's words are found in the body."""
-    if summary and body and summary.strip() in body:
-        summary = ""
-    return id, summary, load_when, body
+    return tuple(row[i] for i in _TEXT_AT)
 
 
 _NO_TEXT = ("",) * len(TEXT_COLUMNS)
@@ -154,5 +140,5 @@ def _forget_text(conn: sqlite3.Connection, old: Sequence[Any]) -> None:
     """Take a row's tokens out of the full-text table (the exact ones it was given):
     ``old`` is an :data:`_OLD` row, and its text goes to FTS5 as :func:`texts` gave it."""
     rowid, path, root, layout, *text = old
-    own = _NO_TEXT if compiled(path, root, layout) else own_texts(*text)
-    conn.execute(_FTS_DELETE, (rowid, *map(index_text, own)))
+    tokens = _NO_TEXT if compiled(path, root, layout) else tuple(map(index_text, text))
+    conn.execute(_FTS_DELETE, (rowid, *tokens))

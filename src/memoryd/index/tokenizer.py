@@ -43,8 +43,7 @@ from collections.abc import Callable, Iterable
 # 6: UTF-16 text after its byte order mark is read as text (memoryd.memory.utf16_codec),
 #    not as UTF-8 with a replacement character for every other byte.
 # 7: irregular English forms become their base word's stem (went, gone -> go; :data:`IRREGULAR`).
-# 8: a summary the body holds as written gives FTS5 no text (memoryd.index.store.own_texts).
-TOKENIZER_VERSION = 8
+TOKENIZER_VERSION = 7
 # Function words a query does not search for (unless it is made of nothing else): articles,
 # conjunctions, prepositions, auxiliaries, pronouns, question words, and what an apostrophe
 # leaves of a contraction or a possessive ("Kate's" -> kate s, "didn't" -> didn t). In a
