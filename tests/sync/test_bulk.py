@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from memoryd.sync import git as sync_git
+from memoryd.sync import pack
+from memoryd.sync.repo import Repo
 from tests.helpers import git
 from tests.sync.world import World, make_world, memory
 
@@ -82,3 +84,71 @@ def test_many_blobs_are_read_through_one_git_byte_for_byte(world: World) -> None
     ]  # fmt: skip
     found = sync_git.Git(world.a.root).blobs([*shas, "0" * 40])
     assert found == dict(zip(shas, texts, strict=True))
+
+
+def _loose_objects(root: Path) -> int:
+    said = dict(
+        line.split(": ", 1) for line in git(root, "count-objects", "-v").splitlines() if line
+    )
+    return int(said["count"])
+
+
+def _many(root: Path, n: int, folder: str = "facts") -> None:
+    for i in range(n):
+        path = root / f"{folder}/bulk{i:04d}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(memory(f"{folder}/bulk{i:04d}", f"bulk {i}", f"text {i}\n"))
+
+
+def test_a_bulk_commit_packs_its_blobs_and_git_still_cleans_each_file(world: World) -> None:
+    """update-index wrote each blob of a bulk change as a file of its own (100k files, 25 s
+    of CPU in a first commit, 19 s more in its push): they go into a pack first, and
+    update-index, finding them there, still decides each blob, mode and stat entry."""
+    root = world.a.root
+    _many(root, 300)
+    git(root, "config", "core.autocrlf", "true")  # git turns this CRLF into LF: not our bytes
+    (root / "facts/crlf.md").write_bytes(memory("facts/crlf", "crlf", "one\n").encode()
+                                         .replace(b"\n", b"\r\n"))  # fmt: skip
+    (root / "facts/run.md").write_text(memory("facts/run", "run", "executable\n"))
+    (root / "facts/run.md").chmod(0o755)
+    (root / "facts/link.md").symlink_to("bulk0001.md")
+    before = _loose_objects(root)
+    outcome = world.a.sync()
+    assert outcome.pushed, outcome
+    # the trees, the commit and a few objects of git's own are loose; no blob is
+    assert _loose_objects(root) - before < 50, git(root, "count-objects", "-v")
+    assert git(root, "status", "--porcelain") == ""
+    assert (
+        b"\r"
+        not in subprocess.run(
+            ["git", "show", "HEAD:facts/crlf.md"], cwd=root, capture_output=True, check=True
+        ).stdout
+    )
+    tree = git(root, "ls-tree", "HEAD", "facts/run.md", "facts/link.md", "facts/bulk0001.md")
+    modes = {line.split("\t")[1]: line.split()[0] for line in tree.splitlines()}
+    assert modes == {"facts/bulk0001.md": "100644", "facts/link.md": "120000",
+                     "facts/run.md": "100755"}  # fmt: skip
+    assert git(root, "fsck", "--connectivity-only", "--no-dangling") == ""
+    world.settle()
+    assert world.b.read("facts/bulk0299.md") == world.a.read("facts/bulk0299.md")
+
+
+def test_a_prune_right_after_the_pack_is_written_loses_nothing(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing names the pack's blobs until the tree is held: a hand-run prune then deletes
+    them, and update-index writes each again (loose) as it finds it missing."""
+    _many(world.a.root, 150)
+    real = pack.write
+
+    def then_prune(repo: Repo, blobs: list[bytes]) -> None:
+        real(repo, blobs)
+        subprocess.run(["git", "gc", "-q", "--prune=now"], cwd=repo.top, check=True)
+
+    monkeypatch.setattr(pack, "write", then_prune)
+    outcome = world.a.sync()
+    monkeypatch.undo()
+    assert outcome.pushed, outcome
+    assert git(world.a.root, "fsck", "--connectivity-only", "--no-dangling") == ""
+    assert "text 149" in git(world.a.root, "show", "HEAD:facts/bulk0149.md")
+    world.settle()

@@ -30,7 +30,7 @@ from memoryd.layouts import syncable
 from memoryd.memory import id_for_path, parse, shown_name
 from memoryd.oversize import over
 from memoryd.rootfs import STATE_FILE, is_memory_name
-from memoryd.sync import exclude, heal
+from memoryd.sync import exclude, heal, pack
 from memoryd.sync.derived import Quarantined, is_generated, scan_file
 from memoryd.sync.git import ZERO
 from memoryd.sync.repo import Repo
@@ -325,9 +325,10 @@ def tracked_state_files(repo: Repo, head: str | None) -> list[str]:
 
 
 def stage(repo: Repo, index: Path, batch: Batch) -> None:
-    """Put ``batch`` into the private index (nothing is committed yet)."""
-    if batch.stage:
-        listing = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in batch.stage)
+    """Put ``batch`` into the private index (nothing is committed yet); a bulk change's
+    blobs go into a pack first (see :mod:`memoryd.sync.pack`)."""
+    for chunk in pack.chunks(repo, batch.stage):
+        listing = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in chunk)
         repo.git.run(
             "update-index", "--add", "--remove", "-z", "--stdin", input=listing, index=index
         )
