@@ -1,9 +1,11 @@
 """A small case-insensitive, case-preserving file system (FUSE), as a Mac's APFS behaves.
 
-``python -m tests.sync.cifs BACKING MOUNTPOINT`` serves BACKING at MOUNTPOINT until it is
-unmounted: each name is looked up ignoring case (the first name a file was created with
-is kept), so ``Foo.md`` and ``foo.md`` are one file. :func:`mounted` runs it for a test,
-or says why it cannot (no /dev/fuse, no libfuse, no permission to mount).
+``python -m tests.sync.cifs BACKING MOUNTPOINT [PARENT_PID]`` serves BACKING at MOUNTPOINT
+until it is unmounted, stopped, or PARENT_PID dies: each name is looked up ignoring case
+(the first name a file was created with is kept), so ``Foo.md`` and ``foo.md`` are one
+file. :func:`mounted` runs it for a test, or says why it cannot (no /dev/fuse, no libfuse,
+no permission to mount), and leaves neither the server nor the mount behind, however the
+test ends.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
+import shutil
 import subprocess
 import sys
 import time
@@ -124,7 +128,28 @@ def _serve(backing: str, mountpoint: str) -> None:
         def release(self, path: str, fh: int) -> None:
             os.close(fh)
 
-    FUSE(CaseInsensitive(backing), mountpoint, foreground=True, nothreads=True)
+    # auto_unmount: libfuse's fusermount watches the server and unmounts when it ends, even
+    # by SIGKILL; without it a dead server's mount stayed ("Transport endpoint is not
+    # connected"). Root mounts without fusermount, so only where there is one.
+    watched = {"auto_unmount": True} if shutil.which("fusermount") else {}
+    FUSE(CaseInsensitive(backing), mountpoint, foreground=True, nothreads=True, **watched)
+
+
+def _end_with(parent: int) -> None:
+    """SIGTERM this server when ``parent`` (the test run) dies, however it dies.
+
+    A test run stopped by SIGTERM or SIGKILL runs no ``finally``: the server went on serving
+    (an orphaned ``python -m tests.sync.cifs`` per run) with the disk still mounted. libfuse
+    ends its loop on SIGTERM and unmounts. (The "parent" prctl watches is the thread that
+    started the server: :func:`mounted` runs in the test's own thread, which outlives it.)
+    """
+    import ctypes
+    import signal
+
+    pr_set_pdeathsig = 1
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+    if os.getppid() != parent:  # it died before the line above
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 @contextlib.contextmanager
@@ -142,27 +167,59 @@ def mounted(backing: Path, mountpoint: Path) -> Iterator[Path | str]:
     mountpoint.mkdir(parents=True, exist_ok=True)
     root = Path(__file__).resolve().parents[2]
     server = subprocess.Popen(
-        [sys.executable, "-m", "tests.sync.cifs", str(backing), str(mountpoint)],
+        [sys.executable, "-m", "tests.sync.cifs", str(backing), str(mountpoint), str(os.getpid())],
         cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 15
         while not os.path.ismount(mountpoint):
             if server.poll() is not None or time.monotonic() > deadline:
+                _stop(server, mountpoint)  # reading a running server's stderr waited forever
                 said = server.stderr.read().decode(errors="replace") if server.stderr else ""
                 yield f"could not mount a FUSE file system here: {said.strip() or 'timed out'}"
                 return
             time.sleep(0.05)
         yield mountpoint
     finally:
-        if os.path.ismount(mountpoint):
-            subprocess.run(["umount", "-l", str(mountpoint)], check=False, capture_output=True)
+        _stop(server, mountpoint)
+
+
+def _stop(server: subprocess.Popen[bytes], mountpoint: Path) -> None:
+    """End the server (SIGTERM, then SIGKILL), reap it, and leave nothing mounted."""
+    if server.poll() is None:
+        server.terminate()  # libfuse ends its loop and unmounts
         try:
             server.wait(timeout=10)
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
+    for unmount in (["fusermount", "-uz"], ["umount", "-l"]):  # a user's mount, root's
+        if not is_mounted(mountpoint):  # a server that died without unmounting left one
+            break
+        with contextlib.suppress(OSError):  # no such program
+            subprocess.run([*unmount, str(mountpoint)], check=False, capture_output=True)
+
+
+def is_mounted(mountpoint: Path) -> bool:
+    """Is anything mounted at ``mountpoint``, a dead FUSE mount included? (os.path.ismount
+    cannot stat a mount whose server is gone, and says no: the old clean-up then left it.)"""
+    table = Path("/proc/self/mountinfo")
+    if not table.exists():
+        return os.path.ismount(mountpoint)
+    where = os.path.join(os.path.realpath(mountpoint.parent), mountpoint.name)
+    for line in table.read_text(encoding="utf-8", errors="surrogateescape").splitlines():
+        fields = line.split(" ")
+        if len(fields) > 4 and _unescape(fields[4]) == where:
+            return True
+    return False
+
+
+def _unescape(field: str) -> str:
+    """A mountinfo path: space, tab, newline and backslash are written as octal escapes."""
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
 
 
 if __name__ == "__main__":
+    if len(sys.argv) > 3 and sys.platform == "linux":
+        _end_with(int(sys.argv[3]))
     _serve(sys.argv[1], sys.argv[2])
