@@ -152,3 +152,24 @@ def test_a_prune_right_after_the_pack_is_written_loses_nothing(
     assert git(world.a.root, "fsck", "--connectivity-only", "--no-dangling") == ""
     assert "text 149" in git(world.a.root, "show", "HEAD:facts/bulk0149.md")
     world.settle()
+
+
+def test_a_push_sends_no_deltas(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A first commit of 100k memories is packed in chunks (6 packs), and git's push
+    searched deltas between objects of different packs: 6.45 s of CPU, the slowest git
+    step in bench/sync_bench.py. memoryd's pushes search none (pack.window=0)."""
+    monkeypatch.setattr(pack, "CHUNK_FILES", 120)  # two packs, as 20,000 are to 100k
+    shared = "".join(f"a line every one of these memories shares, number {n}\n" for n in range(60))
+    for i in range(240):
+        path = f"facts/alike{i:03d}.md"
+        world.a.write(path, memory(path.removesuffix(".md"), "alike", shared + f"{i}\n"))
+    assert world.a.sync().pushed
+    listing = "".join(
+        git(world.remote, "verify-pack", "-v", str(index))
+        for index in (world.remote / "objects/pack").glob("*.idx")
+    )
+    assert "non delta: " in listing  # the remote kept the pack it was sent
+    deltas = [line for line in listing.splitlines() if line.startswith("chain length")]
+    assert deltas == [], listing[-500:]
+    assert world.b.sync().ok
+    assert world.b.read("facts/alike239.md") == world.a.read("facts/alike239.md")

@@ -288,12 +288,21 @@ def fetch(repo: Repo, t: Target) -> str | None:
 
 
 def push(repo: Repo, t: Target, commit: str) -> bool:
-    """Push ``commit`` to the remote branch; False when rejected (the remote moved on)."""
+    """Push ``commit`` to the remote branch; False when rejected (the remote moved on).
+
+    The pack sent is built with no delta search (``pack.window=0``; deltas already in a
+    local pack are sent as they are). git tries no delta between two whole objects of one
+    pack, but does between packs, and a bulk commit's blobs are in one pack per chunk
+    (:mod:`memoryd.sync.pack`): the first push of 100k memories took 6.45 s of CPU, most
+    of it that search (pack-objects alone: 3.4 s with it, 0.6 s without). Memories are
+    small texts: an edit travels whole, a few KiB, not as a delta.
+    """
     dest = f"{commit}:refs/heads/{t.remote_branch}"
+    env = {**repo.git.net_env(), **_config_env({"pack.window": "0"})}
     try:
         done = repo.git.run(
             "push", "--porcelain", "--quiet", t.remote, dest,
-            check=False, timeout=NET_TIMEOUT_S, env=repo.git.net_env(),
+            check=False, timeout=NET_TIMEOUT_S, env=env,
         )  # fmt: skip
     except subprocess.TimeoutExpired as exc:
         raise _timed_out("push", t.remote) from exc
@@ -330,6 +339,20 @@ def push(repo: Repo, t: Target, commit: str) -> bool:
         )
     _local_failure("push", t.remote, done.err)
     raise Offline(f"git push {t.remote}: {_reason(done.err)}")
+
+
+def _config_env(settings: dict[str, str]) -> dict[str, str]:
+    """``settings`` as git reads them from the environment (``GIT_CONFIG_COUNT``, git 2.31
+    and later; older ones ignore it), after any the environment already gives git."""
+    try:
+        first = int(os.environ.get("GIT_CONFIG_COUNT", "0"))
+    except ValueError:
+        first = 0
+    env = {"GIT_CONFIG_COUNT": str(first + len(settings))}
+    for n, (key, value) in enumerate(settings.items(), start=first):
+        env[f"GIT_CONFIG_KEY_{n}"] = key
+        env[f"GIT_CONFIG_VALUE_{n}"] = value
+    return env
 
 
 def _refusal_hint(repo: Repo, t: Target, reason: str) -> str:
