@@ -102,7 +102,7 @@ def _many(root: Path, n: int, folder: str = "facts") -> None:
 
 def test_a_bulk_commit_packs_its_blobs_and_git_still_cleans_each_file(world: World) -> None:
     """update-index wrote each blob of a bulk change as a file of its own (100k files, 25 s
-    of CPU in a first commit, 19 s more in its push): they go into a pack first, and
+    of CPU in a first commit, 24 s more in its push): they go into a pack first, and
     update-index, finding them there, still decides each blob, mode and stat entry."""
     root = world.a.root
     _many(root, 300)

@@ -2,7 +2,7 @@
 
 ``git update-index --add`` writes every blob it hashes as a loose object, a file of its
 own: the first commit of 100k memories spent 25 s of CPU there (18 s of it the kernel
-making 100k files), and its push 19 s more reading them back one by one. ``git
+making 100k files), and its push 24 s more reading them back one by one. ``git
 fast-import`` writes the same bytes into one pack in a fraction of that; ``update-index``
 then hashes each file as before (filters, ``core.autocrlf``, modes and stat data all
 git's own) and, finding the object there, writes nothing, and the push sends the packed
