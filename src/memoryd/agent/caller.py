@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from memoryd.errors import Refused
+
 MARKERS = (
     ("CLAUDECODE", "Claude Code"),
     ("AI_AGENT", "an AI agent"),
@@ -26,3 +28,14 @@ def agent_marker(env: Mapping[str, str]) -> str | None:
         if value and value != "0":
             return f"{name}={value} ({client})"
     return None
+
+
+def refuse_agent(env: Mapping[str, str], doing: str, only: str, command: str) -> None:
+    """Refuse ``doing`` (``accept 'x'``) when an agent's marker is set in ``env``: ``only`` a
+    person does it (``turns a proposal into an iron rule``); the hint is to run ``command``."""
+    marker = agent_marker(env)
+    if marker is not None:
+        raise Refused(
+            f"refusing to {doing}: this runs under an agent ({marker}), and only a person {only}",
+            hint=f"run '{command}' yourself, in a terminal of your own",
+        )
