@@ -34,7 +34,7 @@ from memoryd.memory import printable
 from memoryd.paths import Paths
 from memoryd.rootfs import STATE_FILE
 from memoryd.roots import ensure_gitignored
-from memoryd.sync import backups, casefold, exclude, heal, outgoing, remote, worktree
+from memoryd.sync import backups, casefold, exclude, heal, outgoing, proposals, remote, worktree
 from memoryd.sync import commit as local
 from memoryd.sync.derived import Quarantined, is_generated, recompile
 from memoryd.sync.git import EMPTY_TREE, ZERO, GitTimeout
@@ -255,6 +255,8 @@ class _Cycle:
             return
         try:
             t = remote.target(self.repo, self.policy.remote, branch) or t
+            if self.policy.team_branch and self.root.is_team:
+                t.proposals = proposals.branch_name(self.repo, self.config.device)
             self.exchange(t)
         except remote.Offline as exc:
             refused = remote.needs_the_user(str(exc))  # a wrong key: waiting never fixes it
@@ -379,16 +381,25 @@ class _Cycle:
                 if not self.policy.pull:
                     self.outcome.action = "the remote has new commits (pull is off for this root)"
                     return
+                if t.proposals and head is not None:
+                    head = self._take_merged(t, head, theirs)
                 self.integrate(head, theirs, t.tracking)
                 head = git.rev("HEAD")
             if head is None or head == theirs:
                 self.outcome.action = self.outcome.action or "up to date"
+                if t.proposals and proposals.drop(self.repo, t):
+                    self.outcome.notices.append(
+                        f"{t.proposals} is merged into {t.remote_branch}: deleted it on {t.remote}"
+                    )
                 return
             if not self.policy.push:
                 self.outcome.action = self.outcome.action or "ahead of the remote (push is off)"
                 return
             self._refuse_leak(theirs, head, t)
-            if remote.push(self.repo, t, head):
+            if t.proposals and theirs is not None:  # main is a person's merge away
+                if self._propose(t, head, theirs):
+                    return
+            elif remote.push(self.repo, t, head):
                 self.outcome.pushed = True
                 self.outcome.action = (self.outcome.action + ", pushed").lstrip(", ")
                 return
@@ -400,6 +411,37 @@ class _Cycle:
             "memoryd tries again on the next cycle; if it keeps failing, a stale lock on the "
             "remote may hold the branch (a refs/heads/*.lock file there: remove it)",
         )
+
+    def _take_merged(self, t: remote.Target, head: str, theirs: str) -> str | None:
+        """Proposals of this device that main took by a squash or rebase merge: the work
+        tree gets main's accepted file (when it still holds what was proposed), committed."""
+        taken = proposals.merged(self.repo, t, head, theirs)
+        ours = self.repo.git.ls_tree(head, self.repo.prefix)
+        for rel, data in taken.items():
+            path = self.root.path / rel
+            sha = ours[self.repo.repo_path(rel)][1]
+            if path.is_file() and self.repo.git.hash_blob(path.read_bytes()) == sha:
+                atomic_write(path, data)
+        if taken and self.policy.commit:
+            self.commit_local()
+        return self.repo.git.rev("HEAD")
+
+    def _propose(self, t: remote.Target, head: str, theirs: str) -> bool:
+        """Push what main has not to this device's proposals branch; False when rejected."""
+        message = f"memoryd({self.device}): proposed for review"
+        offer = proposals.offer(self.repo, t, head, theirs, tmp=self.tmp, message=message)
+        waiting = f"waiting in {t.proposals} for a person to merge it into {t.remote_branch}"
+        if self.repo.git.rev(t.proposals_tracking) == offer.commit:
+            self.outcome.action = (self.outcome.action + ", " + waiting).lstrip(", ")
+            return True
+        if not remote.push(self.repo, t, offer.commit):
+            return False
+        self.outcome.pushed = True
+        self.outcome.action = (self.outcome.action + f", pushed to {t.proposals}").lstrip(", ")
+        self.outcome.notices.append(
+            f"{len(offer.accepted)} proposal(s) {waiting}" if offer.accepted else waiting
+        )
+        return True
 
     def _refuse_leak(self, theirs: str | None, head: str, t: remote.Target) -> None:
         """A secret in a commit the user made by hand: not pushed (see memoryd.sync.outgoing)."""
@@ -601,6 +643,11 @@ class _Cycle:
         if head is None:
             return
         known = self.repo.git.rev(t.tracking)
+        offered = self.repo.git.rev(t.proposals_tracking) if t.proposals else None
+        if offered is not None:  # on the proposals branch: pushed, waiting for a merge
+            both = ["^" + ref for ref in (known, offered) if ref]
+            self.outcome.not_pushed = int(self.repo.git.out("rev-list", "--count", head, *both))
+            return
         self.outcome.not_pushed = self.repo.git.count(f"{known}..{head}" if known else head)
 
     def _offline(self, error: str, t: remote.Target, backoff: bool) -> None:

@@ -51,10 +51,17 @@ class Target:
     remote_branch: str
     last_rejection: str = ""
     remembered: str = ""  # what named remote_branch when this device kept it, not the remote
+    # sync.team_branch: where this device pushes (memoryd/proposals/<user>/<device>); remote_branch
+    # is then only fetched (memoryd.sync.proposals)
+    proposals: str = ""
 
     @property
     def tracking(self) -> str:
         return f"refs/remotes/{self.remote}/{self.remote_branch}"
+
+    @property
+    def proposals_tracking(self) -> str:
+        return f"refs/remotes/{self.remote}/{self.proposals}"
 
 
 def target(repo: Repo, remote: str, branch: str, *, probe: bool = True) -> Target | None:
@@ -125,9 +132,7 @@ def follow_default(repo: Repo, t: Target) -> str | None:
     which = "its default branch" if name == default else "its only branch"
     if t.remembered == UPSTREAM:
         repo.git.run("config", f"branch.{t.branch}.merge", f"refs/heads/{name}")
-    repo.git.run(
-        "symbolic-ref", f"refs/remotes/{t.remote}/HEAD", f"refs/remotes/{t.remote}/{name}"
-    )
+    repo.git.run("symbolic-ref", f"refs/remotes/{t.remote}/HEAD", f"refs/remotes/{t.remote}/{name}")
     old, t.remote_branch, t.remembered = t.remote_branch, name, ""
     return (
         f"{t.remote} has no branch {old} ({kept}): {t.branch} syncs with {t.remote}/{name}, "
@@ -288,8 +293,14 @@ def fetch(repo: Repo, t: Target) -> str | None:
 
 
 def push(repo: Repo, t: Target, commit: str) -> bool:
-    """Push ``commit`` to the remote branch; False when rejected (the remote moved on)."""
+    """Push ``commit`` to the remote branch; False when rejected (the remote moved on).
+
+    With ``t.proposals``, to that branch instead, forced: it is this device's own, made
+    again on top of each replay (:mod:`memoryd.sync.proposals`)."""
     dest = f"{commit}:refs/heads/{t.remote_branch}"
+    tracking = t.tracking
+    if t.proposals:
+        dest, tracking = f"+{commit}:refs/heads/{t.proposals}", t.proposals_tracking
     try:
         done = repo.git.run(
             "push", "--porcelain", "--quiet", t.remote, dest,
@@ -298,7 +309,7 @@ def push(repo: Repo, t: Target, commit: str) -> bool:
     except subprocess.TimeoutExpired as exc:
         raise _timed_out("push", t.remote) from exc
     if done.code == 0:
-        repo.git.run("update-ref", t.tracking, commit)
+        repo.git.run("update-ref", tracking, commit)
         return True
     _stopped(done)
     said = done.text + done.err
