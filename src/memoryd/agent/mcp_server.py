@@ -36,6 +36,7 @@ from memoryd import __version__, locate, workdir
 from memoryd.agent import citing, context, forget, mcp_args, remember, upkeep
 from memoryd.app import App
 from memoryd.errors import MemorydError, UsageError
+from memoryd.index.hitview import provenance
 from memoryd.injection import cut_body
 from memoryd.inspection import INSPECT_CHARS, inspect_text
 
@@ -167,7 +168,8 @@ class Tools:
         listed = [
             {"id": h.id, "scope": h.scope, "kind": h.kind, "summary": h.summary,
              "score": float(f"{h.score:.6g}"), "path": str(h.path),
-             "stale": citing.stale_reasons(checker.of_file(h.path))}
+             "stale": citing.stale_reasons(checker.of_file(h.path)),
+             **({"provenance": found} if (found := provenance(h)[0]) else {})}
             for h in hits
         ]  # fmt: skip
         return format_hits(query, hits, checker, cap), {"query": query, "hits": listed}
@@ -240,6 +242,8 @@ def format_hits(query: str, hits: list[Hit], checker: citing.Checker, cap: int) 
         head = f"## {hit.id} ({describe(hit)}, score {hit.score:.2f}"
         stale = citing.stale_reasons(checker.of_file(hit.path))
         warning = "".join(f"\nMAY BE STALE, check before trusting: {reason}" for reason in stale)
+        _, by = provenance(hit)
+        warning = f"\nTeam memory, {by}{warning}" if by else warning
         parts.append((hit, (
             f"{head}, matched: {matched or '-'})\n{hit.summary or '(no summary)'}{warning}\n\n"
             f"{context.shown_body(hit, cap).strip()}"
