@@ -9,6 +9,7 @@ says otherwise is found by that id too.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,6 +54,14 @@ def missing_root(app: App, scope: str, path: object, doing: str) -> ConfigError:
         hint=f"mount or move it back, create it with '{init}', or correct or remove its "
         f"path in {where}",
     )
+
+
+def refuse_missing(app: App, roots: Iterable[RootConfig], doing: str) -> None:
+    """:func:`missing_root` for the first of ``roots`` that is not on disk: an answer
+    without a root it should have read would pass for complete."""
+    for root in roots:
+        if not root.path.is_dir():
+            raise missing_root(app, root.scope, root.path, doing)
 
 
 def writable(roots: list[RootConfig]) -> list[RootConfig]:

@@ -43,7 +43,7 @@ def accept(app: App, raw_id: str, scope: str | None = None, stamp: int | None = 
         fields.update(accepted(found.root, stamp))
     if found.memory.kind != PROPOSAL:
         atomic_write(found.path, edit_fields(found.memory, fields))
-        warnings = tuple(upkeep.refresh(app, found.root, [found.path]))
+        warnings = tuple(upkeep.refresh_written(app, found.root, [found.path]))
         kind = found.memory.kind or ""
         return Outcome(found.id, found.path, found.root.path, found.root.scope, kind, False,
                        None, warnings)  # fmt: skip
@@ -56,5 +56,5 @@ def accept(app: App, raw_id: str, scope: str | None = None, stamp: int | None = 
     atomic_write(path, edit_fields(found.memory, fields))
     found.path.unlink()
     changed = [path, found.path, *relink(found.root, found.id, new_id)]
-    warnings = tuple(upkeep.refresh(app, found.root, changed))
+    warnings = tuple(upkeep.refresh_written(app, found.root, changed))
     return Outcome(new_id, path, found.root.path, found.root.scope, RULE, False, None, warnings)

@@ -13,8 +13,9 @@ from pathlib import Path
 
 from memoryd import locate, safepath
 from memoryd.agent import upkeep
+from memoryd.agent.gate import refuse_secrets
 from memoryd.agent.proposal import provenance
-from memoryd.agent.remember import now_ms, refuse_secrets
+from memoryd.agent.remember import now_ms
 from memoryd.app import App
 from memoryd.errors import Refused, UsageError
 from memoryd.frontmatter_edit import edit_fields

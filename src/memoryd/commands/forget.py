@@ -39,5 +39,7 @@ def run(app: App, args: argparse.Namespace) -> int:
         f"  {other} still links to {gone.path.name} in its text: edit that link by hand"
         for other in gone.linked_from
     ]
+    for warning in gone.warnings:
+        app.note(f"memoryd: warning: forgotten, but ROOT.md was not updated: {warning}")
     app.emit(args.json, gone.as_dict(), "\n".join(lines))
     return 0

@@ -153,6 +153,7 @@ class DaemonConfig:
     sync_interval_s: float = 300.0  # periodic pull
     poll_interval_s: float = 1.0  # when falling back to polling
     root_check_s: float = 2.0  # how often to look for roots that vanished or came back
+    inspect_after_s: float = 20.0  # inspect's findings for the page, this long after a batch
 
 
 @dataclass(frozen=True)
