@@ -35,6 +35,7 @@ memories = st.fixed_dictionaries({
     "id": st.none() | st.sampled_from(IDS),
     "superseded_by": st.none() | st.sampled_from(IDS),
     "sync": st.booleans(),
+    "proposed": st.booleans(),  # a team proposal (memoryd.team): listed nowhere
 })  # fmt: skip
 places = st.tuples(st.sampled_from(FOLDERS), st.sampled_from(NAMES))
 steps = st.one_of(
@@ -56,6 +57,7 @@ def text_of(memory: dict[str, object]) -> str:
     lines.append(f"load_when: [{', '.join(triggers)}]")
     lines += [f"{k}: {memory[k]}" for k in ("id", "superseded_by") if memory[k] is not None]
     lines += [] if memory["sync"] else ["sync: false"]
+    lines += ["status: proposed"] if memory.get("proposed") else []
     return "---\n" + "\n".join(lines) + "\n---\nbody\n"
 
 

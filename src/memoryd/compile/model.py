@@ -94,7 +94,11 @@ def part_of(rel: str, item: Scanned | None, settings: Settings) -> Part | None:
     return Part(listed=True)
 
 
-def _entry_part(entry: Entry, listed: bool) -> Part:
+def _entry_part(entry: Entry, listed: bool) -> Part | None:
+    """A memory's part; a team proposal shows nowhere (:mod:`memoryd.team`): the compiled
+    files are committed, and another device's index.md must not list what it may not see."""
+    if entry.proposed:
+        return Part(listed=True) if listed else None
     return Part(entry, listed)
 
 
