@@ -25,16 +25,18 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.app import App
-from memoryd.config.sections import RootConfig
-from memoryd.errors import MemorydError, PathError, Refused, UsageError
+from memoryd.config.sections import SCOPES, RootConfig
+from memoryd.errors import MemorydError, PathError, UsageError
+from memoryd.team import ACCEPTED_BY, PROVENANCE, STATUS
 
 log = logging.getLogger(__name__)
 
 MAX_QUERY = 2000
 MAX_FILE = 1_000_000  # a memory page shows at most this many bytes of a file
 MAX_CHAIN = 20
-# frontmatter fields that say where a memory came from, when its writer recorded them
-ORIGIN = ("source", "session", "agent", "extracted_from", "transcript", "author")
+# frontmatter fields that say where a memory came from, when its writer recorded them (a
+# team memory's provenance too: memoryd.team)
+ORIGIN = ("source", "extracted_from", "transcript", *PROVENANCE, ACCEPTED_BY, STATUS)
 Params = Mapping[str, str]
 View = Callable[[App, Params], Any]
 
@@ -237,9 +239,7 @@ def _browse_query(params: Params) -> Any:
     flag = params.get("flag") or None
     if flag is not None and flag not in FLAGS:
         raise UsageError(f"flag must be one of {', '.join(FLAGS)}, got {flag!r}")
-    scope = params.get("scope") or None
-    if scope is not None and scope not in ("global", "project"):
-        raise UsageError(f"scope must be global or project, got {scope!r}")
+    scope = _scope(params)
     text = params.get("q", "")
     if len(text) > MAX_QUERY:
         raise UsageError(f"the filter is longer than {MAX_QUERY} characters")
@@ -280,8 +280,19 @@ def memory(app: App, params: Params) -> dict[str, Any]:
         "history": [c.as_dict() for c in file_history(root.path, rel)],
         "commits": root.sync.commit,  # else nothing ever commits a file that is not in git
         "origin": {k: str(parsed.meta[k]) for k in ORIGIN if k in parsed.meta},
+        **_team(root, parsed.meta),
         "chain": supersedes_chain(root, parsed.id or _id(rel), parsed, rel),
     }
+
+
+def _team(root: RootConfig, meta: Mapping[str, Any]) -> dict[str, Any]:
+    """A team memory's provenance line (``memoryd inspect``'s) and whether it waits for a
+    person's accept; nothing for a personal root's memory."""
+    if not root.is_team:
+        return {}
+    from memoryd.team import described, is_proposed
+
+    return {"team": root.team, "by": described(meta), "proposed": is_proposed(meta)}
 
 
 def _shown_meta(meta: Mapping[str, Any]) -> dict[str, Any]:
@@ -430,18 +441,16 @@ def forget(app: App, params: Params) -> dict[str, Any]:
 
 
 def accept(app: App, params: Params) -> dict[str, Any]:
-    """``memoryd accept ID --scope SCOPE``: a person turns a rule-proposal into an iron rule."""
+    """``memoryd accept ID --scope SCOPE``: a person turns a rule-proposal into an iron rule,
+    or accepts a proposal to the team."""
     from memoryd.agent.accept import accept as make_rule
-    from memoryd.agent.caller import agent_marker
+    from memoryd.agent.caller import refuse_agent
 
     wanted = _required(params, "id")
-    marker = agent_marker(app.env)
-    if marker is not None:  # the command's refusal (commands/remember.py run_accept)
-        raise Refused(
-            f"refusing to accept {wanted!r}: this runs under an agent ({marker}), "
-            "and only a person turns a proposal into an iron rule",
-            hint=f"run 'memoryd accept {wanted}' yourself, in a terminal of your own",
-        )
+    refuse_agent(
+        app.env, f"accept {wanted!r}", "turns a proposal into an iron rule",
+        f"memoryd accept {wanted}",
+    )  # fmt: skip  # the command's refusal (commands/remember.py run_accept)
     outcome = make_rule(app, wanted, scope=_scope(params))
     log.info("memoryd ui: accepted %s as %s", wanted, outcome.id)
     return {**outcome.as_dict(), "warnings": list(outcome.warnings)}
@@ -459,8 +468,8 @@ def pin(app: App, params: Params) -> dict[str, Any]:
 
 def _scope(params: Params) -> str | None:
     scope = params.get("scope") or None
-    if scope not in (None, "global", "project"):
-        raise UsageError(f"scope must be global or project, got {scope!r}")
+    if scope not in (None, *SCOPES):
+        raise UsageError(f"scope must be one of {', '.join(SCOPES)}, got {scope!r}")
     return scope
 
 
