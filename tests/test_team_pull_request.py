@@ -10,26 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from memoryd.conflicts import parse_copy_name
 from memoryd.memory import parse
 from tests.helpers import git, run_cli
-from tests.team_world import TEAM, Person, join, make_team, remote_files
+from tests.team_world import Person, join, make_team, remote_files, through_branches
 
 BRANCH_OF = "memoryd/proposals/{0}/{0}-laptop"
 PROPOSAL = "pitfalls/the-flaky-cache-test-needs-a-warm-redis.md"
-
-
-def through_branches(people: list[Person]) -> None:
-    """Each person's team root syncs through a proposals branch from now on."""
-    for person in people:
-        config = person.home / "memoryd/config.yaml"
-        data = yaml.safe_load(config.read_text())
-        for root in data["roots"]:
-            if root.get("team") == TEAM:
-                root["sync"] = {"team_branch": True}
-        config.write_text(yaml.safe_dump(data))
 
 
 def merge(remote: Path, branch: str, work: Path, squash: bool = False) -> str:
@@ -136,3 +124,50 @@ def test_team_branch_on_a_personal_root_is_a_config_error(tmp_path: Path) -> Non
         "proposals branch (add 'team: NAME', or remove team_branch)\n"
         f"  hint: edit {config} (see docs/config.md)\n"
     )
+
+
+def test_a_squashed_branch_goes_though_another_merge_came_first(tmp_path: Path) -> None:
+    """A squash merge, then another device's merge touching the same folder's index.md
+    before the writer syncs: the writer's branch stayed on the remote for good (found by
+    tests/sync/test_team_simulation.py)."""
+    people, remote = make_team(tmp_path, ["ann", "bob"])
+    join(people, remote)
+    through_branches(people)
+    ann, bob = people
+    ann.cli("remember", "--scope", "team", "--kind", "pitfall", "--summary",
+            "The flaky cache test needs a warm redis", agent=True)  # fmt: skip
+    ann.cli("sync")
+    bob.cli("remember", "--scope", "team", "--kind", "pitfall", "--summary",
+            "The staging database sleeps at night", agent=True)  # fmt: skip
+    bob.cli("sync")
+    merge(remote, BRANCH_OF.format("ann"), tmp_path / "review-ann", squash=True)
+    bob.cli("sync")  # his branch, made again on the new main (both changed pitfalls/index.md)
+    merge(remote, BRANCH_OF.format("bob"), tmp_path / "review-bob")
+    done = team_sync(ann)
+    assert (
+        f"nothing of this device waits for review in {BRANCH_OF.format('ann')} any more: "
+        f"deleted it on origin" in done["notices"]
+    )
+    bob.cli("sync")
+    assert git(remote, "branch", "--list", "memoryd/*") == ""
+    for person in people:
+        assert git(person.team_root, "rev-parse", "HEAD") == git(remote, "rev-parse", "main")
+        assert copies(person.team_root) == [], person.name
+
+
+def test_a_rejected_proposal_forgotten_by_its_writer_leaves_no_branch(tmp_path: Path) -> None:
+    """docs/team.md's rejection: close the pull request, forget the proposal on the writer's
+    device. The branch kept offering the forgotten file (its writer now held nothing main
+    lacked, so nothing was pushed, and the branch was not merged, so it stayed)."""
+    people, remote = make_team(tmp_path, ["ann", "bob"])
+    join(people, remote)
+    through_branches(people)
+    ann, _ = people
+    ann.cli("remember", "--scope", "team", "--kind", "pitfall", "--summary",
+            "The flaky cache test needs a warm redis", agent=True)  # fmt: skip
+    ann.cli("sync")
+    assert PROPOSAL in remote_files(remote, BRANCH_OF.format("ann"))
+    ann.cli("forget", PROPOSAL.removesuffix(".md"))
+    ann.cli("sync")
+    assert git(remote, "branch", "--list", "memoryd/*") == ""
+    assert PROPOSAL not in remote_files(remote)

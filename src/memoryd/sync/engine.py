@@ -385,11 +385,13 @@ class _Cycle:
                     head = self._take_merged(t, head, theirs)
                 self.integrate(head, theirs, t.tracking)
                 head = git.rev("HEAD")
+            head = self._taken_back(t, head, theirs)
             if head is None or head == theirs:
                 self.outcome.action = self.outcome.action or "up to date"
                 if t.proposals and proposals.drop(self.repo, t):
                     self.outcome.notices.append(
-                        f"{t.proposals} is merged into {t.remote_branch}: deleted it on {t.remote}"
+                        f"nothing of this device waits for review in {t.proposals} any more: "
+                        f"deleted it on {t.remote}"
                     )
                 return
             if not self.policy.push:
@@ -412,6 +414,18 @@ class _Cycle:
             "remote may hold the branch (a refs/heads/*.lock file there: remove it)",
         )
 
+    def _taken_back(self, t: remote.Target, head: str | None, theirs: str | None) -> str | None:
+        """The pull-request flow: ``theirs`` when this device's commits beyond main add up to
+        nothing (a proposal forgotten on its writer's device, docs/team.md's rejection): HEAD
+        moves there, and there is nothing to review. Else ``head``."""
+        git = self.repo.git
+        if not t.proposals or head is None or theirs is None or head == theirs:
+            return head
+        if git.tree_of(head) != git.tree_of(theirs):
+            return head
+        git.run("reset", "-q", theirs)  # the work tree is already main's
+        return theirs
+
     def _take_merged(self, t: remote.Target, head: str, theirs: str) -> str | None:
         """Proposals of this device that main took by a squash or rebase merge: the work
         tree gets main's accepted file (when it still holds what was proposed), committed."""
@@ -429,7 +443,10 @@ class _Cycle:
     def _propose(self, t: remote.Target, head: str, theirs: str) -> bool:
         """Push what main has not to this device's proposals branch; False when rejected."""
         message = f"memoryd({self.device}): proposed for review"
-        offer = proposals.offer(self.repo, t, head, theirs, tmp=self.tmp, message=message)
+        offer = proposals.offer(
+            self.repo, t, head, theirs, tmp=self.tmp, message=message,
+            descriptions=self.config.compile.folder_descriptions,
+        )  # fmt: skip
         waiting = f"waiting in {t.proposals} for a person to merge it into {t.remote_branch}"
         if self.repo.git.rev(t.proposals_tracking) == offer.commit:
             self.outcome.action = (self.outcome.action + ", " + waiting).lstrip(", ")

@@ -20,11 +20,15 @@ from __future__ import annotations
 
 import re
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from memoryd.compile.blocks import compile_files, index_path, is_generated
+from memoryd.conflicts import is_conflict_copy
 from memoryd.frontmatter_edit import edit_fields
-from memoryd.memory import parse
+from memoryd.memory import Memory, looks_binary, parse
+from memoryd.roots import ROOT_FILE
 from memoryd.sync import commit as local
 from memoryd.sync.git import NET_TIMEOUT_S
 from memoryd.sync.remote import Target
@@ -63,9 +67,13 @@ class Offer:
     accepted: list[str]  # the proposals in it, as root paths
 
 
-def offer(repo: Repo, t: Target, head: str, main: str | None, *, tmp: Path, message: str) -> Offer:
+def offer(
+    repo: Repo, t: Target, head: str, main: str | None, *, tmp: Path, message: str,
+    descriptions: Mapping[str, str],
+) -> Offer:  # fmt: skip
     """The commit to push to ``branch``: ``head`` itself when it holds no proposal, else one
-    commit on top of it with its proposals (those ``main`` has not) in their accepted form.
+    commit on top of it with its proposals (those ``main`` has not) in their accepted form,
+    and the compiled files as they read with those accepted (:func:`compiled_once_merged`).
 
     The same ``head`` gives the same tree: what the branch as last pushed
     holds already is offered again as it is, not as one more commit.
@@ -78,16 +86,20 @@ def offer(repo: Repo, t: Target, head: str, main: str | None, *, tmp: Path, mess
     entries = git.ls_tree(head, repo.prefix)
     present = [(p, entries[p]) for p in paths if p in entries and p.endswith(".md")]
     datas = git.blobs([sha for _, (_, sha) in present])
-    lines, accepted = [], []
-    for path, (mode, sha) in present:
-        changed = accepted_form(datas.get(sha, b""), branch)
-        if changed is None:
-            continue
-        new = git.hash_blob(changed)
-        lines.append(f"{mode} {new}\t{path}".encode("utf-8", "surrogateescape") + b"\0")
-        accepted.append(repo.root_path(path))
-    if not lines:
+    changed: dict[str, bytes] = {}
+    for path, (_mode, sha) in present:
+        data = accepted_form(datas.get(sha, b""), branch)
+        if data is not None:
+            changed[path] = data
+    if not changed:
         return Offer(head, [])
+    accepted = [repo.root_path(p) for p in changed]
+    changed.update(compiled_once_merged(repo, head, changed, descriptions))
+    lines = []
+    for path, data in changed.items():
+        mode = entries[path][0] if path in entries else "100644"
+        new = git.hash_blob(data)
+        lines.append(f"{mode} {new}\t{path}".encode("utf-8", "surrogateescape") + b"\0")
     index = local.private_index(repo, tmp, head)
     try:
         git.run("update-index", "-z", "--index-info", input=b"".join(lines), index=index)
@@ -99,6 +111,34 @@ def offer(repo: Repo, t: Target, head: str, main: str | None, *, tmp: Path, mess
         return Offer(offered, sorted(accepted))
     body = "".join(f"accepted once merged: {p}\n" for p in sorted(accepted))
     return Offer(git.commit_tree(tree, [head], f"{message}\n\n{body}"), sorted(accepted))
+
+
+def compiled_once_merged(
+    repo: Repo, head: str, accepted: Mapping[str, bytes], descriptions: Mapping[str, str]
+) -> dict[str, bytes]:
+    """The compiled files (repo path -> bytes) of ``head``'s tree with the ``accepted`` files
+    (repo path -> bytes) in it, where they differ from ``head``'s: what every device compiles
+    once the branch is merged. Without them the merge listed the accepted memories in no
+    index.md (a proposal is listed nowhere), every device compiled them in after its sync,
+    and each pushed that commit to a proposals branch of its own, for a person to merge."""
+    git = repo.git
+    tree = git.ls_tree(head, repo.prefix)
+    shas = {path: sha for path, (_mode, sha) in tree.items() if path.endswith(".md")}
+    datas = git.blobs(sorted(set(shas.values())))
+    memories: dict[str, Memory] = {}
+    for path, sha in shas.items():
+        rel, data = repo.root_path(path), accepted.get(path, datas.get(sha))
+        if data is None or is_generated(rel) or is_conflict_copy(rel) or looks_binary(data):
+            continue
+        memory = parse(data)
+        if memory.sync:  # (a sync: false file is in no commit: listed nowhere, as on a device)
+            memories[rel] = memory
+    old_root = datas.get(shas.get(repo.repo_path(ROOT_FILE), ""))
+    done = compile_files(memories, old_root, dict(descriptions))
+    made = {repo.repo_path(index_path(f)): data for f, data in done.indexes.items()}
+    if done.root_md is not None:
+        made[repo.repo_path(ROOT_FILE)] = done.root_md
+    return {p: data for p, data in made.items() if datas.get(shas.get(p, "")) != data}
 
 
 def merged(repo: Repo, t: Target, head: str, main: str) -> dict[str, bytes]:
@@ -122,25 +162,14 @@ def merged(repo: Repo, t: Target, head: str, main: str) -> dict[str, bytes]:
     return found
 
 
-def is_merged(repo: Repo, offered: str, main: str) -> bool:
-    """Does ``main`` hold every file ``offered`` changed, as it changed it? (a merge, a
-    squash or a rebase of the branch: any of them took the proposals)"""
-    git = repo.git
-    if git.is_ancestor(offered, main):
-        return True
-    base = git.merge_base(offered, main)
-    if base is None:
-        return False
-    ours, theirs = git.ls_tree(offered, ""), git.ls_tree(main, "")
-    return all(ours.get(p) == theirs.get(p) for p in git.changed_paths(base, offered, ""))
-
-
 def drop(repo: Repo, t: Target) -> bool:
-    """Delete this device's proposals branch on the remote once main has all of it (merged):
-    True when it did. A failure is left for the next cycle."""
-    offered = repo.git.rev(t.proposals_tracking)
-    main = repo.git.rev(t.tracking)
-    if offered is None or main is None or not is_merged(repo, offered, main):
+    """Delete this device's proposals branch on the remote: True when it did. The caller
+    calls it once this device holds nothing main lacks, when whatever the branch offered
+    was merged (a merge, a squash, a rebase) or was taken back (the proposal forgotten here):
+    a squashed branch stayed for good once another merge changed a file it changed too (a
+    folder's index.md, nearly always), and a rejected one kept offering what its writer had
+    deleted. A failure is left for the next cycle."""
+    if repo.git.rev(t.proposals_tracking) is None:
         return False
     try:
         done = repo.git.run(
