@@ -1,26 +1,35 @@
-"""A seeded simulation of a team root shared by two people on three devices (issue 42).
+"""A seeded simulation of a team root shared by five people on six devices (issue 42).
 
-Ann has a laptop and a desktop (one git identity, two devices), Bob a laptop; one bare
-repository is the team's remote. In random order: an agent proposes a memory (``remember
---scope team`` under an agent's marker, or the MCP ``memory_remember`` tool), a person
-writes one, a person accepts a proposal their device holds (``memoryd accept``), a person
-edits or deletes a team memory by hand, an agent tries to propose a secret, syncs, syncs
-SIGKILLed mid-way (the real CLI in a subprocess) and the remote going away and back. Ids come
-from a small pool, so two devices create the same memory and accepts race edits and syncs.
+Ann has a laptop and a desktop (one git identity, two devices), Bob, Carol, Dan and Eve a
+laptop each; one bare repository is the team's remote. In random order: an agent proposes a
+memory (``remember --scope team`` under an agent's marker, or the MCP ``memory_remember``
+tool), a person writes one, a person accepts a proposal their device holds (``memoryd
+accept``), a person edits or deletes a team memory by hand, an agent tries to propose a
+secret, a person writes a personal memory (global scope) or a ``sync: false`` file into the
+team root, syncs, syncs SIGKILLed mid-way (the real CLI in a subprocess) and the remote
+going away and back. Ids come from a small pool, so two devices create the same memory and
+accepts race edits and syncs.
+
+Both flows of docs/team.md: the direct one, and the pull-request one (``sync.team_branch``),
+where every device pushes to its own ``memoryd/proposals/<user>/<device>`` and a reviewer
+merges a branch on the remote (a merge or a squash, at random; one that conflicts with
+main is left unmerged, as a host would refuse it).
 
 The oracle, after every step:
 
 - 0 lost: every version the test wrote is in a working-tree file on some device, unless a
   person later overwrote or deleted it (its lines carry unique tokens, as in
   tests/sync/test_simulation.py; an accept changes the frontmatter, not the tokens);
-- 0 unreviewed reach: no device's index (which recall and the injected context read) holds a
-  proposal another device wrote, ``memoryd recall`` finds none, and no compiled file (ROOT.md,
-  index.md) names a proposal;
-- no repository is mid-operation; no refused secret is in any object of the remote.
+- 0 unreviewed reach: ``memoryd recall`` and ``memoryd context`` (the block an agent is
+  given) show no proposal another device wrote, no device's index holds one, and no compiled
+  file (ROOT.md, index.md) names one;
+- no repository is mid-operation; no refused secret, personal memory or ``sync: false``
+  file is in any object of the remote.
 
-At the end, with the remote reachable, a quiet round (every device syncs twice):
+At the end, with the remote reachable, a quiet round (every device syncs twice; in the
+pull-request flow the reviewer first merges what merges):
 
-- every device's HEAD is the remote's;
+- every device's HEAD is the remote's main (the pull-request flow: main is in its history);
 - 0 hidden: every device recalls every accepted memory on the remote, each by its own
   words, and its own proposals.
 
@@ -33,6 +42,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -45,14 +55,16 @@ import pytest
 from memoryd.index.db import open_index
 from memoryd.memory import parse
 from memoryd.paths import resolve_paths
+from memoryd.sync.proposals import PREFIX
 from memoryd.team import is_proposed
 from tests.sync.world import wait_sync_gone
-from tests.team_world import TEAM, Person, make_team
+from tests.team_world import TEAM, Person, make_team, through_branches
 
 WORD = "zebra"  # in every summary: one recall finds every memory a device may see
 SECRET = "AKIAIOSFODNN7EXAMPLQ"
 BUSY = ("rebase-merge", "rebase-apply", "MERGE_HEAD", "CHERRY_PICK_HEAD", "index.lock")
 COMPILED = ("ROOT.md", "index.md", "CONFLICTS.md")
+PEOPLE = ["ann", "bob", "carol", "dan", "eve"]
 
 
 def _profile() -> tuple[list[int], int]:
@@ -100,6 +112,8 @@ class TeamSim:
     log: list[str] = field(default_factory=list)
     offline: bool = False
     met: dict[str, int] = field(default_factory=dict)
+    branches: bool = False  # the pull-request flow
+    private: set[str] = field(default_factory=set)  # tokens that must never reach the remote
 
     def token(self) -> str:
         self.counter += 1
@@ -115,9 +129,9 @@ class TeamSim:
     def step(self, number: int) -> None:
         dev = self.rng.choice(self.devices)
         action = self.rng.choices(
-            ["propose", "propose-mcp", "write", "accept", "edit", "delete", "secret", "sync",
-             "kill", "offline"],
-            weights=[6, 3, 3, 6, 4, 1, 1, 12, 1, 1],
+            ["propose", "propose-mcp", "write", "accept", "edit", "delete", "secret", "personal",
+             "local-only", "sync", "kill", "offline"],
+            weights=[6, 3, 3, 6, 4, 1, 1, 1, 1, 12, 1, 1],
         )[0]  # fmt: skip
         self.log.append(f"step {number}: {dev.name} {action}")
         getattr(self, "do_" + action.replace("-", "_"))(dev)
@@ -161,6 +175,8 @@ class TeamSim:
         return None
 
     def do_accept(self, dev: Device) -> None:
+        if self.branches and self.rng.random() < 0.6:
+            return self.review()
         waiting = [p for p in dev.memories() if is_proposed(parse(p.read_bytes()).meta)]
         if not waiting:
             return
@@ -171,6 +187,57 @@ class TeamSim:
         assert "status" not in meta, (meta, self.where())
         self.log.append(f"  accepted {ident}")
         self.saw("accept")
+        return None
+
+    def review(self, wanted: str | None = None) -> None:
+        """A reviewer merges one proposals branch (``wanted``, else one at random) into main
+        on the remote, with plain git."""
+        if self.offline:
+            return
+        work = self.remote.with_name("review")
+        if not work.exists():
+            subprocess.run(["git", "clone", "-q", str(self.remote), str(work)], check=True)
+            _git(work, "config", "user.name", "Rita Reviewer")
+            _git(work, "config", "user.email", "rita@team.invalid")
+        _git(work, "fetch", "-q", "--prune", "origin")
+        _git(work, "reset", "-q", "--hard", "origin/main")
+        waiting = _git(
+            work, "for-each-ref", "--format=%(refname:short)", "refs/remotes/origin/memoryd"
+        )
+        choices = [b for b in waiting.split() if wanted is None or b == f"origin/{wanted}"]
+        if not choices:
+            return
+        branch = self.rng.choice(choices)
+        squash = self.rng.random() < 0.3
+        how = ["merge", "--squash", "-q"] if squash else ["merge", "--no-ff", "-q", "-m", "Merge"]
+        done = subprocess.run(["git", *how, branch], cwd=work, capture_output=True, check=False)
+        if done.returncode != 0:  # a conflict with main: the host refuses the merge button
+            _git(work, "reset", "-q", "--hard", "origin/main")
+            self.log.append(f"  {branch} conflicts with main: left")
+            self.saw("merge refused")
+            return
+        if squash:
+            _git(work, "commit", "-q", "--allow-empty", "-m", f"Squashed {branch}")
+        _git(work, "push", "-q", "origin", "HEAD:main")
+        self.log.append(f"  merged {branch}{' (squash)' if squash else ''}")
+        self.saw("squash merge" if squash else "merge")
+
+    def do_personal(self, dev: Device) -> None:
+        """A person's own memory (global scope): it never goes near the team remote."""
+        token = self.token()
+        dev.person.cli("remember", "--scope", "global", "--kind", "fact", "--summary",
+                       f"my own note {token}")  # fmt: skip
+        self.private.add(token)
+
+    def do_local_only(self, dev: Device) -> None:
+        """A ``sync: false`` file in the team root: it stays on this device."""
+        path = dev.root / "facts" / f"here{self.rng.randrange(3)}.md"
+        if path.exists():
+            return
+        token = self.token()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"---\nkind: fact\nsummary: scratch {token}\nsync: false\n---\nL0 x\n")
+        self.private.add(token)
 
     def do_edit(self, dev: Device) -> None:
         """A person changes one body line of a team memory by hand."""
@@ -252,7 +319,10 @@ class TeamSim:
             for name in BUSY:
                 assert not (dev.root / ".git" / name).exists(), (dev.name, name, self.where())
         if not self.offline:
-            assert SECRET.encode() not in _all_objects(self.remote), self.where()
+            objects = _all_objects(self.remote)
+            assert SECRET.encode() not in objects, self.where()
+            leaked = sorted(t for t in self.private if t.encode() in objects)
+            assert not leaked, ("personal text on the team remote", leaked, self.where())
 
     def check_no_foreign_proposal(self, dev: Device) -> None:
         """0 unreviewed reach: nothing of another device's proposal is indexed, recalled or
@@ -267,6 +337,11 @@ class TeamSim:
         recalled = dev.person.recalled(WORD)  # (a reading command brings the index up to date)
         leaked = sorted(str(p) for p in foreign if str(p) in recalled)
         assert not leaked, (dev.name, "recalled", leaked, self.where())
+        given = dev.person.cli("context", WORD, cwd=dev.person.home).stdout
+        leaked = sorted(
+            i for i in foreign.values() if re.search(rf"{re.escape(i)}(?![\w-])", given)
+        )
+        assert not leaked, (dev.name, "context", leaked, self.where())
         paths = resolve_paths({"MEMORYD_HOME": dev.person.env["MEMORYD_HOME"]})
         with open_index(paths) as db:
             indexed = {row.path for row in db.rows(dev.root.resolve())}
@@ -283,12 +358,23 @@ class TeamSim:
     def quiet_round(self) -> None:
         if self.offline:
             self.do_offline(self.devices[0])
+        for dev in self.devices:
+            self.do_sync(dev)
+        if self.branches:  # each device's branch, made again on today's main, is merged
+            for dev in self.devices:
+                self.do_sync(dev)
+                self.review(f"{PREFIX}{dev.person.name}/{dev.name}")
         for _ in range(2):
             for dev in self.devices:
                 self.do_sync(dev)
-        head = _git(self.remote, "rev-parse", "main")
+        main = _git(self.remote, "rev-parse", "main")
         for dev in self.devices:
-            assert _git(dev.root, "rev-parse", "HEAD") == head, (dev.name, self.where())
+            assert _git(dev.root, "rev-parse", "HEAD") == main, (dev.name, self.where())
+        if self.branches:  # every branch merged (and deleted): no proposal is left anywhere
+            assert _git(self.remote, "branch", "--list", f"{PREFIX}*") == "", self.where()
+            for dev in self.devices:
+                waiting = [p for p in dev.memories() if is_proposed(parse(p.read_bytes()).meta)]
+                assert waiting == [], (dev.name, waiting, self.where())
         self.check()
         accepted = 0
         for dev in self.devices:
@@ -320,25 +406,31 @@ def _all_objects(bare: Path) -> bytes:
     return done.stdout
 
 
-def _world(tmp_path: Path, seed: int) -> TeamSim:
-    (ann, bob), remote = make_team(tmp_path, ["ann", "bob"])
+def _world(tmp_path: Path, seed: int, branches: bool) -> TeamSim:
+    (ann, *others), remote = make_team(tmp_path, PEOPLE)
     desktop = Person("ann", tmp_path / "people" / "ann-desktop", ann.base_env)
     (desktop.home / "home").mkdir(parents=True)
     (desktop.home / "memoryd").mkdir(mode=0o700)
     (desktop.home / "gitconfig").write_text((ann.home / "gitconfig").read_text())
     (desktop.home / "memoryd" / "config.yaml").write_text("device: ann-desktop\n")
-    devices = [Device(ann, "ann-laptop"), Device(desktop, "ann-desktop"), Device(bob, "bob-laptop")]
+    devices = [Device(ann, "ann-laptop"), Device(desktop, "ann-desktop")]
+    devices += [Device(person, f"{person.name}-laptop") for person in others]
     for dev in devices:
         dev.person.cli("init")
         dev.person.cli("init", "--team", TEAM, "--remote", str(remote))
         dev.person.cli("sync")
-    return TeamSim(random.Random(seed), remote, devices, seed)
+    if branches:
+        through_branches([d.person for d in devices])
+    return TeamSim(random.Random(seed), remote, devices, seed, branches=branches)
 
 
+@pytest.mark.parametrize("flow", ["direct", "pull-request"])
 @pytest.mark.parametrize("seed", _profile()[0])
-def test_a_team_root_on_three_devices_loses_and_leaks_nothing(tmp_path: Path, seed: int) -> None:
+def test_a_team_of_five_on_six_devices_loses_and_leaks_nothing(
+    tmp_path: Path, seed: int, flow: str
+) -> None:
     steps = _profile()[1]
-    sim = _world(tmp_path, seed)
+    sim = _world(tmp_path, seed, branches=flow == "pull-request")
     started = time.monotonic()
     for number in range(steps):
         sim.step(number)
@@ -346,6 +438,6 @@ def test_a_team_root_on_three_devices_loses_and_leaks_nothing(tmp_path: Path, se
     sim.quiet_round()
     met = ", ".join(f"{k} {v}" for k, v in sorted(sim.met.items()))
     print(
-        f"team simulation seed {seed}: {steps} steps in {time.monotonic() - started:.1f} s, "
+        f"team simulation ({flow}) seed {seed}: {steps} steps in {time.monotonic() - started:.1f} s, "
         f"0 lost, 0 unreviewed reached, 0 hidden; met: {met}"
     )
