@@ -126,16 +126,22 @@ def test_team_branch_on_a_personal_root_is_a_config_error(tmp_path: Path) -> Non
     )
 
 
+def proposed_by_ann(tmp_path: Path, names: list[str]) -> tuple[list[Person], Path]:
+    """A team through branches whose first member's agent proposed :data:`PROPOSAL`."""
+    people, remote = make_team(tmp_path, names)
+    join(people, remote)
+    through_branches(people)
+    people[0].cli("remember", "--scope", "team", "--kind", "pitfall", "--summary",
+                  "The flaky cache test needs a warm redis", agent=True)  # fmt: skip
+    return people, remote
+
+
 def test_a_squashed_branch_goes_though_another_merge_came_first(tmp_path: Path) -> None:
     """A squash merge, then another device's merge touching the same folder's index.md
     before the writer syncs: the writer's branch stayed on the remote for good (found by
     tests/sync/test_team_simulation.py)."""
-    people, remote = make_team(tmp_path, ["ann", "bob"])
-    join(people, remote)
-    through_branches(people)
+    people, remote = proposed_by_ann(tmp_path, ["ann", "bob"])
     ann, bob = people
-    ann.cli("remember", "--scope", "team", "--kind", "pitfall", "--summary",
-            "The flaky cache test needs a warm redis", agent=True)  # fmt: skip
     ann.cli("sync")
     bob.cli("remember", "--scope", "team", "--kind", "pitfall", "--summary",
             "The staging database sleeps at night", agent=True)  # fmt: skip
@@ -159,12 +165,8 @@ def test_a_rejected_proposal_forgotten_by_its_writer_leaves_no_branch(tmp_path: 
     """docs/team.md's rejection: close the pull request, forget the proposal on the writer's
     device. The branch kept offering the forgotten file (its writer now held nothing main
     lacked, so nothing was pushed, and the branch was not merged, so it stayed)."""
-    people, remote = make_team(tmp_path, ["ann", "bob"])
-    join(people, remote)
-    through_branches(people)
-    ann, _ = people
-    ann.cli("remember", "--scope", "team", "--kind", "pitfall", "--summary",
-            "The flaky cache test needs a warm redis", agent=True)  # fmt: skip
+    people, remote = proposed_by_ann(tmp_path, ["ann", "bob"])
+    ann = people[0]
     ann.cli("sync")
     assert PROPOSAL in remote_files(remote, BRANCH_OF.format("ann"))
     ann.cli("forget", PROPOSAL.removesuffix(".md"))

@@ -40,12 +40,9 @@ longer one; each run prints its seeds, steps and what it met.
 from __future__ import annotations
 
 import json
-import os
 import random
 import re
-import signal
 import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,7 +54,7 @@ from memoryd.memory import parse
 from memoryd.paths import resolve_paths
 from memoryd.sync.proposals import PREFIX
 from memoryd.team import is_proposed
-from tests.sync.world import wait_sync_gone
+from tests.sync.world import all_objects, killed_sync, sim_profile
 from tests.team_world import TEAM, Person, make_team, through_branches
 
 WORD = "zebra"  # in every summary: one recall finds every memory a device may see
@@ -66,15 +63,7 @@ BUSY = ("rebase-merge", "rebase-apply", "MERGE_HEAD", "CHERRY_PICK_HEAD", "index
 COMPILED = ("ROOT.md", "index.md", "CONFLICTS.md")
 PEOPLE = ["ann", "bob", "carol", "dan", "eve"]
 
-
-def _profile() -> tuple[list[int], int]:
-    raw = os.environ.get("MEMORYD_TEAM_SIM_SEEDS", "")
-    steps = int(os.environ.get("MEMORYD_TEAM_SIM_STEPS", "40"))
-    if not raw:
-        return [42], steps
-    if "," in raw:
-        return [int(s) for s in raw.split(",") if s.strip()], steps
-    return list(range(1, int(raw) + 1)), steps
+SEEDS, STEPS = sim_profile("MEMORYD_TEAM_SIM", 42, 40)  # MEMORYD_..._SEEDS / _STEPS: a long run
 
 
 @dataclass
@@ -284,19 +273,10 @@ class TeamSim:
         assert self.offline or status != "offline", (team, self.where())
 
     def do_kill(self, dev: Device) -> None:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "memoryd", "sync"], env=dev.person.env,
-            start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
         delay = self.rng.uniform(0.2, 1.2)
-        try:
-            proc.wait(timeout=delay)
-        except subprocess.TimeoutExpired:
-            proc.send_signal(signal.SIGKILL)
-            proc.wait()
+        if killed_sync(dev.person.env, dev.root, delay):
             self.log.append(f"  killed after {delay:.2f} s")
             self.saw("kill")
-        wait_sync_gone(proc.pid, dev.root)
 
     def do_offline(self, dev: Device) -> None:
         away = self.remote.with_name("away.git")
@@ -319,7 +299,7 @@ class TeamSim:
             for name in BUSY:
                 assert not (dev.root / ".git" / name).exists(), (dev.name, name, self.where())
         if not self.offline:
-            objects = _all_objects(self.remote)
+            objects = all_objects(self.remote)
             assert SECRET.encode() not in objects, self.where()
             leaked = sorted(t for t in self.private if t.encode() in objects)
             assert not leaked, ("personal text on the team remote", leaked, self.where())
@@ -398,14 +378,6 @@ def _git(repo: Path, *args: str) -> str:
     return done.stdout.strip()
 
 
-def _all_objects(bare: Path) -> bytes:
-    done = subprocess.run(
-        ["git", "cat-file", "--batch-all-objects", "--batch"],
-        cwd=bare, capture_output=True, check=True, timeout=60,
-    )  # fmt: skip
-    return done.stdout
-
-
 def _world(tmp_path: Path, seed: int, branches: bool) -> TeamSim:
     (ann, *others), remote = make_team(tmp_path, PEOPLE)
     desktop = Person("ann", tmp_path / "people" / "ann-desktop", ann.base_env)
@@ -425,11 +397,11 @@ def _world(tmp_path: Path, seed: int, branches: bool) -> TeamSim:
 
 
 @pytest.mark.parametrize("flow", ["direct", "pull-request"])
-@pytest.mark.parametrize("seed", _profile()[0])
+@pytest.mark.parametrize("seed", SEEDS)
 def test_a_team_of_five_on_six_devices_loses_and_leaks_nothing(
     tmp_path: Path, seed: int, flow: str
 ) -> None:
-    steps = _profile()[1]
+    steps = STEPS
     sim = _world(tmp_path, seed, branches=flow == "pull-request")
     started = time.monotonic()
     for number in range(steps):
