@@ -121,6 +121,9 @@ def test_memory_page_shows_text_as_text_history_and_chain(
     show(page, ui, f"memory?root={root}&path=decisions/db-v2.md")
     chain = page.locator("#memory-chain li").all_inner_texts()
     assert chain == ["decisions/db-v1 — sessions in Redis", "decisions/db-v2 — sessions in SQLite"]
+    origin = page.locator("#memory-origin dl")
+    assert origin.locator("dt").all_inner_texts() == ["session", "agent"]
+    assert origin.locator("dd").all_inner_texts() == ["019a3f2e-7c41", "claude-code"]
     page.click("#memory-chain a")  # the older one, through the chain's link
     # The click changes the hash and the page renders the new view afterwards, so the db-v2
     # view is still "ready" for a moment: wait for the view of the memory the link names.
