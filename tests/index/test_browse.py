@@ -168,3 +168,17 @@ def test_the_listing_is_copied_from_its_index_alone(world: World, db: IndexDB) -
         ("a/INDEX", "a"), ("a/b/c", "a/b"), ("top", "")
     ]  # fmt: skip
     assert got.facets["folders"] == ["", "a", "a/b"]
+
+
+def test_a_filter_without_words_narrows_the_total_too(world: World, db: IndexDB) -> None:
+    """The unfiltered total is read once per copy; a flag alone (no text, kind or folder)
+    is a filter all the same."""
+    root = world.global_root.path
+    write_memory(root, "a.md", "x", id="a", summary="a", pinned=True)
+    write_memory(root, "b.md", "y", id="b", summary="b")
+    reconcile(db, Config(roots=(world.global_root,)), [world.global_root])
+    browser = Browser(db)
+    assert browser.page([root], Query(), hits={}, findings={}).total == 2
+    for flag, ids in (("pinned", ["a"]), ("never", ["a", "b"]), ("superseded", [])):
+        got = browser.page([root], Query(flag=flag), hits={}, findings={})
+        assert (got.total, [r["id"] for r in got.rows]) == (len(ids), ids), flag

@@ -122,8 +122,9 @@ class Browser:
         conn = self.db.conn
         made = self._build(hits, findings)
         names = [str(r) for r in roots]
-        where, params = _where(names, query)
-        if len(params) == len(names):  # no filter (the page as it opens): counted per copy
+        clauses, params = _where(names, query)
+        where = " AND ".join(clauses)
+        if len(clauses) == 1:  # the roots alone (the page as it opens): counted per copy
             total = sum(made.counts.get(name, 0) for name in names)
         else:
             total = int(
@@ -230,7 +231,7 @@ def _shown(conn: sqlite3.Connection, picked: list[tuple[int, int, int]]) -> list
     ]
 
 
-def _where(roots: Sequence[str], query: Query) -> tuple[str, list[Any]]:
+def _where(roots: Sequence[str], query: Query) -> tuple[list[str], list[Any]]:
     marks = ", ".join("?" * len(roots)) or "NULL"
     clauses = [f"root IN ({marks})"]
     params: list[Any] = list(roots)
@@ -259,7 +260,7 @@ def _where(roots: Sequence[str], query: Query) -> tuple[str, list[Any]]:
             "problems": "problems > 0",
             "never": "hits = 0",
         }[query.flag])  # fmt: skip
-    return " AND ".join(clauses), params
+    return clauses, params
 
 
 def _row(values: dict[str, Any]) -> dict[str, Any]:
