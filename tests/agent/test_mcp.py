@@ -147,8 +147,8 @@ def test_refusals_reach_the_model_as_tool_errors_with_the_same_text(setup: Setup
     )
     error, text = call(app, "memory_remember", kind="fact", summary="key", body=f"it is {SECRET}")
     assert error and text.startswith(
-        "refusing to remember: the memory contains what looks like a secret\n  facts/key.md:8: "
-    )
+        "refusing to remember: the memory contains what looks like a secret\n  facts/key.md:9: "
+    )  # line 9: the frontmatter names the agent that wrote it
     assert SECRET not in text
 
 
