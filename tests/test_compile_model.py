@@ -139,7 +139,10 @@ def test_an_edit_swaps_its_line_only_into_the_index_md_the_compile_last_wrote(
     since (a hand edit the watcher missed): then the folder is rendered whole again."""
     root = tmp_path / "root"
     (root / "a").mkdir(parents=True)
-    memory = dict(kind="fact", summary="one", load_when=[], id=None, superseded_by=None, sync=True)
+    memory: dict[str, object] = {
+        "kind": "fact", "summary": "one", "load_when": [], "id": None, "superseded_by": None,
+        "sync": True,
+    }
     for name in ("x.md", "y.md"):
         (root / "a" / name).write_text(text_of(memory), encoding="utf-8")
     rc, daemon, index = RootConfig(root), ScanCache(), root / "a" / "index.md"
