@@ -78,7 +78,7 @@ def test_bash_completion_completes_commands_options_and_choices(tmp_path: Path) 
     assert bash_complete(script, "memoryd", "insp") == ["inspect"]
     assert bash_complete(script, "memoryd", "inspect", "--js") == ["--json"]
     assert bash_complete(script, "memoryd", "-v", "recall", "--sc") == ["--scope", "--scope-id"]
-    assert bash_complete(script, "memoryd", "recall", "--scope", "") == ["global", "project"]
+    assert bash_complete(script, "memoryd", "recall", "--scope", "") == ["global", "team", "project"]
     assert bash_complete(script, "memoryd", "completion", "z") == ["zsh"]
     # a value of its own: no option names (bash's -o default then offers files)
     assert bash_complete(script, "memoryd", "sync", "--root", "") == []
@@ -169,7 +169,7 @@ def test_fish_completion_completes_in_a_real_fish(tmp_path: Path) -> None:
 
     assert offered("memoryd insp") == ["inspect"]
     assert offered("memoryd inspect --js") == ["--json"]
-    assert offered("memoryd recall --scope ") == ["global", "project"]
+    assert offered("memoryd recall --scope ") == ["global", "project", "team"]
 
 
 def test_a_full_disk_is_one_line_with_its_fix_not_an_internal_error(

@@ -64,8 +64,8 @@ def test_without_memoryd_home_the_opencode_folder_is_the_global_root(tmp_path: P
             "roots[0].layout: must be one of plugin, layered, claude",
         ),
         (
-            "roots:\n  - path: /m\n    scope: team\n",
-            "roots[0].scope: must be one of global, project",
+            "roots:\n  - path: /m\n    scope: company\n",
+            "roots[0].scope: must be one of global, team, project",
         ),
         ("roots:\n  - path: /m\n    sync: {pusj: true}\n", "roots[0].sync.pusj: unknown key"),
         (
@@ -73,9 +73,9 @@ def test_without_memoryd_home_the_opencode_folder_is_the_global_root(tmp_path: P
             "roots[0].watch: must be one of auto, events, polling, got 'inotify'",
         ),
         ("roots:\n  - path: /m\n    wach: auto\n", "roots[0].wach: unknown key (did you mean 'watch'?)"),
-        ("roots:\n  - path: /m\n    colour: red\n", "known: layout, path, scope, sync, watch"),
+        ("roots:\n  - path: /m\n    colour: red\n", "known: layout, path, scope, sync, team, watch"),
         ("roots:\n  - path: /m\n    scope: globl\n",
-         "roots[0].scope: must be one of global, project, got 'globl' (did you mean 'global'?)"),
+         "roots[0].scope: must be one of global, team, project, got 'globl' (did you mean 'global'?)"),
         ("roots:\n  - path: /m\n    sync: {pusj: true}\n",
          "roots[0].sync.pusj: unknown key (did you mean 'push'?)"),
         ("roots:\n  - path: /m\n  - path: /m\n", "roots: /m is listed twice"),
@@ -113,7 +113,7 @@ def test_every_problem_of_the_file_is_told_at_once(isolated_home: Path) -> None:
         f"{file}: search.limt: unknown key (did you mean 'limit'?); "
         "search.half_life_days: must be a number, got 'two weeks'; "
         "daemon.quiet_ms: must not be negative, got -4; "
-        "roots[0].scope: must be one of global, project, got 'globl' (did you mean 'global'?); "
+        "roots[0].scope: must be one of global, team, project, got 'globl' (did you mean 'global'?); "
         "roots: /n is listed twice"
     )
     assert info.value.hint == f"edit {file} (see docs/config.md)"

@@ -170,3 +170,23 @@ def test_a_config_that_lists_a_root_whose_path_is_not_utf8_names_the_fix(
         "UTF-8 name and write the new path here, or remove this root\n"
         f"  hint: edit {config} (see docs/config.md)\n",
     )
+
+
+def test_reindex_of_a_missing_root_is_an_error_naming_it(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    """reindex said "unknown: <root> (root folder is missing ...; its rows are kept)" and
+    exited 0, as if the index were whole."""
+    assert run_cli("init").returncode == 0
+    root = isolated_home / "memory"
+    root.rename(tmp_path / "unmounted")
+    done = run_cli("reindex")
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        f"memoryd: error: the global root {root} does not exist, so nothing was reindexed\n"
+        f"  hint: mount or move it back, create it with 'memoryd init', or correct or "
+        f"remove its path in {isolated_home / 'config.yaml'}\n"
+    )
+    assert not root.exists()
+    (tmp_path / "unmounted").rename(root)
+    assert run_cli("reindex").returncode == 0

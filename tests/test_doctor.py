@@ -414,7 +414,7 @@ def test_a_broken_config_is_a_check_and_the_others_still_run(world: World) -> No
     lines = done.stdout.splitlines()
     assert lines[:4] == [
         "ok    git       " + lines[0].split("git       ", 1)[1],
-        f"FAIL  config    {config}: roots[0].scope: must be one of global, project, got 'globl' (did you mean 'global'?)",
+        f"FAIL  config    {config}: roots[0].scope: must be one of global, team, project, got 'globl' (did you mean 'global'?)",
         f"                fix: edit {config} (see docs/config.md)",
         "SKIP  inotify   no roots known until config.yaml loads",
     ]

@@ -22,18 +22,14 @@ bytes (a harness can cache on them); :func:`memoryd.agent.context.gather` reads 
 inputs. Top-level, not in ``agent/``: inspect's check of the rules' budget
 (``checks/injection.py``) applies the same rules without importing the agent tools.
 
-A harness that keeps every block in the session's history (Claude Code keeps each hook's
-``additionalContext``) passes what the session already holds (:class:`Given`): the rules,
-the goal and the outline (the frame) come again only when the rules or the goal changed,
-and a memory only when it was not shown yet or its text changed since. A block with
-nothing new is empty.
+What a session already holds, and the block of only what is new to it, is the per-session
+half: :mod:`memoryd.injection_session`.
 """
 
 from __future__ import annotations
 
 import re
-import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -98,37 +94,6 @@ class Shown:
     body: str
     stale: tuple[str, ...] = ()  # citations whose text changed: never injected as true
 
-    @property
-    def key(self) -> str:
-        """The memory, across roots (an id is unique within its root)."""
-        return f"{self.scope}:{self.id}"
-
-    @property
-    def digest(self) -> str:
-        """What was shown of it: a changed body or staleness shows it again."""
-        return _digest([self.summary or "", self.body, *self.stale])
-
-
-@dataclass(frozen=True)
-class Given:
-    """What a session's context already holds from earlier blocks: the digest of the frame
-    (:func:`frame_digest`) and each memory shown (:attr:`Shown.key` to :attr:`Shown.digest`)."""
-
-    frame: str = ""
-    shown: Mapping[str, str] = field(default_factory=dict)
-
-
-def frame_digest(views: Sequence[RootBlocks]) -> str:
-    """The rules and the goals a frame carries (the outline may be a little out of date
-    within a session: memory_recall reads the tree as it is)."""
-    return _digest([*rule_lines(views), *(line for v in ordered(views) for line in v.goal)])
-
-
-def _digest(parts: Sequence[str]) -> str:
-    """Whether a text changed (CRC-32 and length: hashlib costs a plain context's start)."""
-    data = "\0".join(parts).encode("utf-8", "replace")
-    return f"{zlib.crc32(data):08x}{len(data):x}"
-
 
 @dataclass(frozen=True)
 class Block:
@@ -144,7 +109,7 @@ class Block:
     query_terms_left_out: int = 0  # the prompt's search terms recall was not given
     frame: str = ""  # frame_digest of the roots the block was built from
     framed: bool = True  # it carries the rules, the goal and the outline
-    shown: dict[str, str] = field(default_factory=dict)  # Shown.key -> Shown.digest
+    shown: dict[str, str] = field(default_factory=dict)  # memory_key -> shown_digest
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -190,7 +155,7 @@ def fair_outline(views: Sequence[RootBlocks], budget: int) -> tuple[list[str], l
     """
     parts = [(view, _root_outline(view)) for view in specific_first(views)]
     parts = [(view, lines) for view, lines in parts if lines]
-    shares = fair_shares([_size(lines) for _, lines in parts], budget)
+    shares = fair_shares([size(lines) for _, lines in parts], budget)
     out: list[str] = []
     cut_roots: list[str] = []
     for (view, lines), share in zip(parts, shares, strict=True):
@@ -283,18 +248,11 @@ def build(
     *,
     total_chars: int = DEFAULT_TOTAL,
     query: Searched | None = None,
-    given: Given | None = None,
 ) -> Block:
     """The injection block (pure: the same inputs give the same text), never longer than
     ``total_chars`` (as long as that leaves room for the frame and one notice).
     ``query``: what recall searched, when that was not the whole prompt (it is said).
-    ``given``: what the session already holds (the frame and memories it has are left out)."""
-    digest = frame_digest(views)
-    if given is not None:
-        hits = [h for h in hits if given.shown.get(h.key) != h.digest]
-        if given.frame == digest:
-            limits = (max_chars, max_entries, total_chars)
-            return _news(views, hits, limits, query=query, digest=digest)
+    :func:`memoryd.injection_session.block_for` leaves out what a session already holds."""
     rules = rule_lines(views)
     out = ["<memory>", RULES_HEADING]
     shown, missing = _fit_rules(views, rules, _left(out, total_chars))
@@ -302,7 +260,7 @@ def build(
     out += [_rules_notice(views, missing, total_chars)] if missing else []
     out += _goal(views, _left(out, total_chars))
     outline_head = ["", "## Memory outline (what exists; load more with memory_recall)"]
-    budget = min(outline_chars, _left(out, total_chars) - _size(outline_head))
+    budget = min(outline_chars, _left(out, total_chars) - size(outline_head))
     outline: list[str] = []
     cut_roots: list[str] = []
     if outline_chars > 0 and budget >= outline_room(views):
@@ -311,67 +269,44 @@ def build(
         out.append(OUTLINE_LEFT_OUT)  # the notice takes from the room kept for notices
         cut_roots = [v.path for v in specific_first(views) if _root_outline(v)]
     out += [*outline_head, *outline] if outline else []
-    left_out = query.left_out if query is not None else 0
-    searched: list[str] = []
-    if query is not None and left_out:
-        searched = ["", QUERY_CUT.format(kept=query.kept, total=query.total)]
-    room = total_chars - _size(out) - len("</memory>\n") - _size(searched)
-    stale_lines, stale_entries, stale_cut = _stale_section(hits, max_entries, room // 2)
-    fresh = [h for h in hits if not h.stale]
-    body_lines, entries, body_cut = _body_section(
-        fresh, rules, max_chars, max_entries, room - _size(stale_lines)
-    )
-    out += [*body_lines, *stale_lines, *searched, "</memory>"]
-    entries += stale_entries
-    cut = body_cut or stale_cut or bool(cut_roots) or bool(missing) or bool(searched)
+    searched = searched_lines(query)
+    room = total_chars - size(out) - len("</memory>\n") - size(searched)
+    lines, entries, memories_cut = memory_sections(hits, rules, max_chars, max_entries, room)
+    out += [*lines, *searched, "</memory>"]
+    cut = memories_cut or bool(cut_roots) or bool(missing) or bool(searched)
     return Block(
         "\n".join(out) + "\n", rules, entries, cut, len(missing), cut_roots,
-        query_terms_left_out=left_out, frame=digest, shown=_shown(hits, entries),
+        query_terms_left_out=query.left_out if query is not None else 0,
     )  # fmt: skip
 
 
-def _news(
-    views: Sequence[RootBlocks], hits: Sequence[Shown], limits: tuple[int, int, int], *,
-    query: Searched | None, digest: str,
-) -> Block:  # fmt: skip
-    """The block for a session that holds this frame: only the memories it was not shown,
-    or nothing at all (an empty text) when there are none. ``limits``: max_chars,
-    max_entries and total_chars, as :func:`build` takes them."""
-    max_chars, max_entries, total_chars = limits
-    rules = rule_lines(views)
-    left_out = query.left_out if query is not None else 0
-    searched = []
-    if query is not None and left_out:
-        searched = ["", QUERY_CUT.format(kept=query.kept, total=query.total)]
-    room = total_chars - len("<memory>\n</memory>\n") - _size(searched)
+def searched_lines(query: Searched | None) -> list[str]:
+    """The notice that recall searched only some of the prompt's terms, when it did."""
+    if query is None or not query.left_out:
+        return []
+    return ["", QUERY_CUT.format(kept=query.kept, total=query.total)]
+
+
+def memory_sections(
+    hits: Sequence[Shown], rules: list[str], max_chars: int, max_entries: int, room: int
+) -> tuple[list[str], list[dict[str, Any]], bool]:
+    """The bodies of the fresh hits, then the stale ones (in at most half of ``room``):
+    their lines, their entries and whether any was cut or left out."""
     stale_lines, stale_entries, stale_cut = _stale_section(hits, max_entries, room // 2)
     fresh = [h for h in hits if not h.stale]
     body_lines, entries, body_cut = _body_section(
-        fresh, rules, max_chars, max_entries, room - _size(stale_lines)
+        fresh, rules, max_chars, max_entries, room - size(stale_lines)
     )
-    entries += stale_entries
-    if not entries:
-        return Block("", rules, query_terms_left_out=left_out, frame=digest, framed=False)
-    lines = [*body_lines, *stale_lines, *searched]
-    out = ["<memory>", *lines[1:], "</memory>"]  # each section begins with a blank line
-    return Block(
-        "\n".join(out) + "\n", rules, entries, body_cut or stale_cut or bool(searched),
-        query_terms_left_out=left_out, frame=digest, framed=False, shown=_shown(hits, entries),
-    )  # fmt: skip
+    return [*body_lines, *stale_lines], entries + stale_entries, body_cut or stale_cut
 
 
-def _shown(hits: Sequence[Shown], entries: Sequence[dict[str, Any]]) -> dict[str, str]:
-    ids = {(e["id"], e["scope"]) for e in entries}
-    return {h.key: h.digest for h in hits if (h.id, h.scope) in ids}
-
-
-def _size(lines: Sequence[str]) -> int:
+def size(lines: Sequence[str]) -> int:
     return sum(len(line) + 1 for line in lines)
 
 
 def _left(out: Sequence[str], total: int) -> int:
     """What is left of ``total`` after ``out``, ``</memory>`` and the room kept for notices."""
-    return total - _size(out) - len("</memory>\n") - TAIL
+    return total - size(out) - len("</memory>\n") - TAIL
 
 
 def _fit_rules(
@@ -411,10 +346,10 @@ def _goal(views: Sequence[RootBlocks], budget: int) -> list[str]:
             continue
         heading = [] if out else ["", GOAL_HEADING]
         lines = [*heading, f"### {view.scope} ({view.path})", *view.goal]
-        kept, cut = cut_lines(lines, budget - _size(out))
+        kept, cut = cut_lines(lines, budget - size(out))
         if cut:
             marker = GOAL_CUT.format(path=view.path)
-            kept, _ = cut_lines(lines, budget - _size(out) - len(marker) - 1)
+            kept, _ = cut_lines(lines, budget - size(out) - len(marker) - 1)
             out += [*kept, marker] if len(kept) > len(heading) + 1 else []
             break
         out += kept
@@ -437,10 +372,10 @@ def _body_section(
         title = f"### {entry.id} ({entry.scope} {entry.kind or 'memory'})"
         title += f": {entry.summary}" if entry.summary else ""
         marker = CUT.format(id=entry.id)
-        spare = keep - _size(lines) - _size([title])
+        spare = keep - size(lines) - size([title])
         if spare < 0:
             break
-        if _size([text]) + (len(marker) + 1 if was_cut else 0) > spare:
+        if size([text]) + (len(marker) + 1 if was_cut else 0) > spare:
             text, _ = cut_body(text, spare - len(marker) - 2)
             was_cut = True
         lines += [title, *([text] if text else []), *([marker] if was_cut else [])]
@@ -466,7 +401,7 @@ def _stale_section(
     shown: list[Shown] = []
     for entry in stale:
         line = _stale_line(entry)
-        if _size(lines) + len(line) + 1 > room - len(STALE_CUT) - 4:
+        if size(lines) + len(line) + 1 > room - len(STALE_CUT) - 4:
             break
         lines.append(line)
         shown.append(entry)

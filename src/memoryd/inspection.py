@@ -97,6 +97,8 @@ def memory_rows(
     rows = []
     known = summaries or {}
     for rel, item in sorted(root.memories.items()):
+        if item.shows is not None and item.shows.proposed:
+            continue  # a team proposal: `memoryd team log` lists it, for a person to review
         memory = item.memory or Memory()
         identity = layout.identify(root.config, rel, memory)
         ident = identity.id

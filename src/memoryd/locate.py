@@ -9,6 +9,7 @@ says otherwise is found by that id too.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,7 +20,8 @@ from memoryd.errors import ConfigError, MemorydError, Refused, UsageError
 from memoryd.memory import Memory, id_for_path, parse
 from memoryd.roots import project_root_for, relative_id, walk_root
 
-SCOPES = ("global", "project")
+SCOPES = ("global", "team", "project")
+RANK = {"project": 0, "team": 1}  # the order recall and the writers look at roots; global last
 PLUGIN = "plugin"
 
 
@@ -34,10 +36,11 @@ class Found:
 
 
 def active_roots(config: Config, cwd: Path) -> list[RootConfig]:
-    """The roots recall sees from ``cwd`` (global plus this project's), the project first."""
+    """The roots recall sees from ``cwd`` (global, team and this project's): the project
+    first, then the team roots."""
     from memoryd.freshness import search_roots
 
-    return sorted(search_roots(config, cwd), key=lambda root: root.scope != "project")
+    return sorted(search_roots(config, cwd), key=lambda root: RANK.get(root.scope, 2))
 
 
 def missing_root(app: App, scope: str, path: object, doing: str) -> ConfigError:
@@ -51,6 +54,14 @@ def missing_root(app: App, scope: str, path: object, doing: str) -> ConfigError:
         hint=f"mount or move it back, create it with '{init}', or correct or remove its "
         f"path in {where}",
     )
+
+
+def refuse_missing(app: App, roots: Iterable[RootConfig], doing: str) -> None:
+    """:func:`missing_root` for the first of ``roots`` that is not on disk: an answer
+    without a root it should have read would pass for complete."""
+    for root in roots:
+        if not root.path.is_dir():
+            raise missing_root(app, root.scope, root.path, doing)
 
 
 def writable(roots: list[RootConfig]) -> list[RootConfig]:
@@ -101,10 +112,17 @@ def write_target(
 def target_root(roots: list[RootConfig], scope: str | None) -> RootConfig:
     """Where a new memory goes: the chosen scope, else the project root when there is one."""
     if scope is not None and scope not in SCOPES:
-        raise UsageError(f"unknown scope {scope!r}", hint="use --scope global or --scope project")
-    for root in writable(roots):
-        if scope is None or root.scope == scope:
+        raise UsageError(
+            f"unknown scope {scope!r}", hint="use --scope global, --scope project or --scope team"
+        )
+    for root in writable(roots):  # a team root only when asked for: nothing personal leaks
+        if root.scope == scope or (scope is None and root.scope != "team"):
             return root
+    if scope == "team":
+        raise MemorydError(
+            "no team memory root is configured",
+            hint="run 'memoryd init --team NAME --remote URL' first, or use --scope project",
+        )
     if scope == "project":
         raise MemorydError(
             "this folder has no project memory root",

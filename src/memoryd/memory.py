@@ -48,7 +48,8 @@ KIND_OF_FOLDER = {folder: kind for kind, folder in KIND_FOLDERS.items()}
 # so validate() names the key memoryd reads instead.
 FIELDS = frozenset(
     {"id", "kind", "summary", "highlight", "created", "updated", "load_when", "pinned",
-     "supersedes", "superseded_by", "sync"}
+     "supersedes", "superseded_by", "sync", "status", "author", "device", "session", "agent",
+     "accepted_by", "accepted"}
 )  # fmt: skip
 SPELLING = "spelling"  # the problem code of a field spelled another way: spelling.<key>
 

@@ -195,7 +195,7 @@ def search_roots(
     path_of: Callable[[R], str],
     project_root: Callable[[str], R],
 ) -> list[R]:
-    """The global roots of ``listed`` plus the project root of ``project`` (default:
+    """The global and team roots of ``listed`` plus the project root of ``project`` (default:
     ``start``), the one rule of every recall (:func:`memoryd.freshness.search_roots`,
     :mod:`memoryd.lean_recall`).
 
@@ -204,7 +204,7 @@ def search_roots(
     when the folder exists; skipped silently when it does not. Other projects' roots
     never are. A ``project`` outside git is a :class:`~memoryd.errors.PathError`.
     """
-    roots = [r for r in listed if r.scope == "global"]
+    roots = [r for r in listed if r.scope in ("global", "team")]
     own = project_root_for(project or start, [path_of(r) for r in roots])
     if own is None:
         if project is not None:

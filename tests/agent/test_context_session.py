@@ -15,7 +15,8 @@ import pytest
 
 from memoryd.agent import injected
 from memoryd.app import App
-from memoryd.injection import Given, RootBlocks, Shown, build
+from memoryd.injection import RootBlocks, Shown
+from memoryd.injection_session import Given, block_for, memory_key, shown_digest
 from tests.agent.conftest import Setup
 from tests.agent.test_cli_context import fill
 from tests.helpers import run_cli
@@ -167,23 +168,25 @@ HITS = [Shown("facts/a", "project", "fact", "A", "alpha body"),
 
 
 def test_build_leaves_out_what_the_session_holds() -> None:
-    whole = build(VIEWS, HITS, 2000, 5, 1000)
+    whole = block_for(VIEWS, HITS, 2000, 5, 1000)
     assert whole.framed and "## Iron rules" in whole.text
-    assert whole.shown == {h.key: h.digest for h in HITS}
+    assert whole.shown == {memory_key(h): shown_digest(h) for h in HITS}
     given = Given(whole.frame, whole.shown)
-    assert build(VIEWS, HITS, 2000, 5, 1000, given=given).text == ""
+    assert block_for(VIEWS, HITS, 2000, 5, 1000, given=given).text == ""
     changed = [HITS[0], Shown("facts/b", "project", "fact", "B", "beta body, changed")]
-    news = build(VIEWS, changed, 2000, 5, 1000, given=given)
+    news = block_for(VIEWS, changed, 2000, 5, 1000, given=given)
     assert news.text == (
         "<memory>\n## Relevant memories (best recall hits for this prompt)\n"
         "### facts/b (project fact): B\nbeta body, changed\n</memory>\n"
     )
-    assert not news.framed and news.shown == {"project:facts/b": changed[1].digest}
+    assert not news.framed and news.shown == {"project:facts/b": shown_digest(changed[1])}
     ruled = [RootBlocks("project", "/p", {"rules": ["- Use pnpm (`rules/pnpm`)", "- New"]})]
-    assert build(ruled, HITS, 2000, 5, 1000, given=given).framed
+    assert block_for(ruled, HITS, 2000, 5, 1000, given=given).framed
 
 
 def test_a_held_memory_leaves_room_for_the_next_best() -> None:
-    given = Given(build(VIEWS, [], 2000, 5, 1000).frame, {HITS[0].key: HITS[0].digest})
-    news = build(VIEWS, HITS, 2000, 1, 1000, given=given)
+    given = Given(
+        block_for(VIEWS, [], 2000, 5, 1000).frame, {memory_key(HITS[0]): shown_digest(HITS[0])}
+    )
+    news = block_for(VIEWS, HITS, 2000, 1, 1000, given=given)
     assert [e["id"] for e in news.entries] == ["facts/b"]

@@ -192,7 +192,7 @@ def runbooks(root: Path, count: int, lines: int) -> None:
 def test_recall_over_mcp_stays_within_what_claude_code_shows_the_model(setup: Setup) -> None:
     """Claude Code saves a tool answer over about 50,000 characters to a file and shows the
     model its first 2 KB: five 14 KB runbooks reached the model as the start of the first."""
-    from memoryd.agent.mcp_server import RECALL_CHARS
+    from memoryd.agent.recall_text import RECALL_CHARS
 
     runbooks(setup.project, 5, 300)
     error, text = call(App(cwd=setup.repo), "memory_recall", query="zebra", limit=5)
@@ -466,7 +466,7 @@ REMEMBER_TAKES = (
          "memory_recall: argument limit: must be between 1 and 50, got 0\n" + RECALL_TAKES),
         ("memory_recall", {"query": "x", "scope": "everything"},
          "memory_recall: argument scope: invalid choice: 'everything' (choose from 'global', "
-         "'project')\n" + RECALL_TAKES),
+         "'team', 'project')\n" + RECALL_TAKES),
         ("memory_recall", {"query": "  "},
          "memory_recall: argument query: must not be empty\n" + RECALL_TAKES),
         ("memory_remember", {"kind": "fact", "summary": "s", "pinned": "yes"},
@@ -609,3 +609,23 @@ def test_the_prompts_ask_for_a_recall_and_a_remember() -> None:
     assert remember.messages[0].content.text.startswith(
         "Save to memoryd's long-term memory: what this conversation settled that will stay true\n"
     )
+
+
+def test_recall_over_mcp_names_a_missing_root_and_the_fix(setup: Setup, tmp_path: Path) -> None:
+    """memory_recall left a moved root's hits out without a word, so the model took what
+    was left for all there is; `memoryd recall` refuses, naming the root and the fix."""
+    app = App(cwd=setup.repo)
+    for scope in ("global", "project"):
+        saved = call(app, "memory_remember", kind="fact", scope=scope, force=True,
+                     summary=f"the {scope} deploy gate is staging")  # fmt: skip
+        assert saved[0] is False, saved
+    setup.global_root.rename(tmp_path / "unmounted")
+    assert call(app, "memory_recall", query="deploy gate") == (
+        True,
+        f"the global root {setup.global_root} does not exist, so nothing was searched\n"
+        "  hint: mount or move it back, create it with 'memoryd init', or correct or remove "
+        f"its path in {app.paths.config_file}",
+    )
+    error, text = call(app, "memory_recall", query="deploy gate", scope="project")
+    assert not error and "the project deploy gate is staging" in text
+    assert not setup.global_root.exists()  # nothing made it again

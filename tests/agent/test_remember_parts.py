@@ -5,12 +5,12 @@ from pathlib import Path
 import pytest
 
 from memoryd.agent.forget import retarget
+from memoryd.agent.gate import coverage
 from memoryd.agent.remember import (
     Request,
     agent_kind,
     build_memory,
     category_for,
-    coverage,
     slugify,
     unique_id,
 )

@@ -80,3 +80,49 @@ def test_a_folder_that_refuses_the_memory_is_named_and_nothing_is_written(
     first = done.stderr.splitlines()[0]
     assert first == f"memoryd: error: {REFUSED}: {facts}: the command stopped before it finished"
     assert sorted(p.name for p in facts.iterdir()) == before
+
+
+def test_accept_into_a_read_only_root_is_exit_0_with_the_folder_named(
+    isolated_home: Path,
+) -> None:
+    """The rule was on disk and the proposal gone, yet accept exited 1: the person who ran
+    it again was told there was no such proposal."""
+    assert run_cli("init").returncode == 0
+    root = isolated_home / "memory"
+    proposed = run_cli("remember", "--scope", "global", "--kind", "rule-proposal",
+                       "--summary", "tag every release", "--force", "the body")  # fmt: skip
+    assert proposed.returncode == 0, proposed.stderr
+    (root / "rules").mkdir(exist_ok=True)
+    with read_only(root):
+        done = run_cli("accept", "proposals/tag-every-release")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (
+        "accepted proposals/tag-every-release as rules/tag-every-release: it is now an iron rule\n"
+    )
+    assert done.stderr.startswith(
+        "memoryd: warning: accepted, but ROOT.md was not updated: "
+        f"{REFUSED}: {root}; make it writable (ls -ld {root} shows who may "
+        "write there), then run 'memoryd compile'\n"
+    )
+    assert (root / "rules/tag-every-release.md").exists()
+    assert not (root / "proposals/tag-every-release.md").exists()
+
+
+def test_forget_in_a_read_only_root_is_exit_0_with_the_folder_named(
+    isolated_home: Path,
+) -> None:
+    """The file was gone, yet forget exited 1: run again, it said no such memory."""
+    assert run_cli("init").returncode == 0
+    root = isolated_home / "memory"
+    assert remember("the staging gate opens at nine").returncode == 0
+    with read_only(root):
+        done = run_cli("forget", "facts/the-staging-gate-opens-at-nine")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("forgot facts/the-staging-gate-opens-at-nine: removed ")
+    assert done.stderr.startswith(
+        "memoryd: warning: forgotten, but ROOT.md was not updated: "
+        f"{REFUSED}: {root}; make it writable (ls -ld {root} shows who may "
+        "write there), then run 'memoryd compile'\n"
+    )
+    assert not (root / "facts/the-staging-gate-opens-at-nine.md").exists()
+    assert run_cli("compile").returncode == 0  # once the folder is writable, it settles

@@ -116,11 +116,11 @@ def test_a_prompt_gets_the_block_and_a_recall_round_trips(
     assert api.turns_served == 2 and len(sent) == 2
     first = texts(sent[0])
     # UserPromptSubmit: memoryd's block reached the model with the prompt
-    assert "<memory>" in first and "- 部署只用 pnpm (`rules/pnpm`) [project]" in first
+    assert "<memory>" in first and "- 部署只用 pnpm (`rules/部署只用-pnpm`) [project]" in first
     assert "### pitfalls/fts5-unicode61-merges-a-chinese-run (project pitfall)" in first
     # SessionStart (startup): the rules and the outline, before any prompt
     start = injected(project, result["session_id"], "SessionStart")
-    assert "- 部署只用 pnpm (`rules/pnpm`) [project]" in start and "## Memory outline" in start
+    assert "- 部署只用 pnpm (`rules/部署只用-pnpm`) [project]" in start and "## Memory outline" in start
     assert "## Relevant memories" not in start
     (started,) = hook_runs(project, result["session_id"], "SessionStart")
     assert (started["hookName"], started["exitCode"]) == ("SessionStart:startup", 0)
@@ -288,7 +288,7 @@ def test_a_missing_global_root_is_told_once_and_the_project_block_still_comes(
         client = claude(node_bin, project, api)
         session = ask(client, "Why does FTS5 miss short Chinese words?")["session_id"]
         sent = api.agent_requests()
-    assert "- 部署只用 pnpm (`rules/pnpm`) [project]" in texts(sent[0])
+    assert "- 部署只用 pnpm (`rules/部署只用-pnpm`) [project]" in texts(sent[0])
     told = [
         (event, run["content"]) for event in ("SessionStart", "UserPromptSubmit")
         for run in hook_runs(project, session, event, "hook_system_message")
@@ -334,7 +334,7 @@ def test_session_start_reinjects_the_rules_on_resume_and_after_a_compaction(
     records only some of these runs in the transcript, so the requests sent to the model are
     what is checked)."""
     project.remember("--kind", "rule", "--summary", "部署只用 pnpm")
-    rule = "- 部署只用 pnpm (`rules/pnpm`) [project]"
+    rule = "- 部署只用 pnpm (`rules/部署只用-pnpm`) [project]"
     turns = [Turn(text="first"), Turn(text="second"), Turn(text="summary"), Turn(text="after")]
     with FakeModelAPI(turns) as api:
         client = claude(node_bin, project, api)
@@ -367,7 +367,7 @@ def test_session_start_reinjects_the_rules_after_a_clear(node_bin: Path, project
     the three prompts on stdin, as a user types them: ``claude -p /clear --resume`` would
     run the resume hook first and carry its block into the new session, hiding the loss."""
     project.remember("--kind", "rule", "--summary", "部署只用 pnpm")
-    rule = "- 部署只用 pnpm (`rules/pnpm`) [project]"
+    rule = "- 部署只用 pnpm (`rules/部署只用-pnpm`) [project]"
     prompts = ["zeppelin before the clear", "/clear", "after the clear"]
     with FakeModelAPI([Turn(text="first"), Turn(text="after")]) as api:
         client = claude(node_bin, project, api)
@@ -522,7 +522,7 @@ def test_a_session_of_three_prompts_carries_one_rules_block(
     found that the session does not hold yet. Each hook's block stays in the history, so
     three prompts of one session carried 2, 3 and 4 copies of the rules and the outline."""
     project.seed()
-    rule = "- 部署只用 pnpm (`rules/pnpm`) [project]"
+    rule = "- 部署只用 pnpm (`rules/部署只用-pnpm`) [project]"
     pitfall = "### pitfalls/fts5-unicode61-merges-a-chinese-run (project pitfall)"
     with FakeModelAPI([Turn(text="one"), Turn(text="two"), Turn(text="three")]) as api:
         session, sent = three_prompt_session(claude(node_bin, project, api), api)

@@ -32,7 +32,7 @@ from tests.e2e.test_claude_code import (
 pytestmark = pytest.mark.e2e
 
 RECALL = "mcp__plugin_memoryd_memoryd__memory_recall"
-RULE = "- 部署只用 pnpm (`rules/pnpm`) [project]"
+RULE = "- 部署只用 pnpm (`rules/部署只用-pnpm`) [project]"
 PITFALL = "### pitfalls/fts5-unicode61-merges-a-chinese-run (project pitfall)"
 
 

@@ -52,10 +52,10 @@ def test_the_inspector_lists_and_calls_every_tool(node_bin: Path, project: Proje
     assert called(node_bin, project, "memory_remember", "kind=pitfall",
                   "summary=FTS5 分词漏掉两字中文词", "body=trigram 要求至少三个字符",
                   'load_when=["分词"]') == (
-        False, "Saved pitfalls/fts5 (project memory, kind pitfall).",
+        False, "Saved pitfalls/fts5-分词漏掉两字中文词 (project memory, kind pitfall).",
     )  # fmt: skip
-    memory_id = "pitfalls/fts5"
-    saved = [project.memory / "pitfalls" / "fts5.md"]
+    memory_id = "pitfalls/fts5-分词漏掉两字中文词"
+    saved = [project.memory / "pitfalls" / "fts5-分词漏掉两字中文词.md"]
     assert "trigram 要求至少三个字符" in saved[0].read_text()
     error, text = called(node_bin, project, "memory_recall", "query=分词")
     assert not error and text.startswith(f"## {memory_id} (project pitfall, score ")
@@ -82,5 +82,5 @@ def test_the_inspector_reads_the_advertised_resources(node_bin: Path, project: P
     (content,) = read["contents"]
     assert content["mimeType"] == "text/markdown"
     assert content["text"] == (project.memory / "ROOT.md").read_text()
-    assert "- 部署只用 pnpm (`rules/pnpm`)" in content["text"]
+    assert "- 部署只用 pnpm (`rules/部署只用-pnpm`)" in content["text"]
 

@@ -82,7 +82,7 @@ def test_opencode_injects_the_block_and_round_trips_recall_and_remember(
     assert len(sent) == 3
     user = content(messages(sent[0])[0])
     assert "Why does FTS5 miss short Chinese words?" in user
-    assert "<memory>" in user and "- 部署只用 pnpm (`rules/pnpm`) [project]" in user
+    assert "<memory>" in user and "- 部署只用 pnpm (`rules/部署只用-pnpm`) [project]" in user
     assert "### pitfalls/fts5-unicode61-merges-a-chinese-run (project pitfall)" in user
     recalled = messages(sent[1])[-1]
     assert recalled["role"] == "tool"
@@ -118,7 +118,7 @@ def test_a_prompt_longer_than_an_argument_may_be_still_gets_the_block(
         (first,) = api.agent_requests()
     user = content(messages(first)[0])
     assert user.startswith("Why does FTS5 miss short Chinese words? log line")
-    assert "- 部署只用 pnpm (`rules/pnpm`) [project]" in user
+    assert "- 部署只用 pnpm (`rules/部署只用-pnpm`) [project]" in user
     assert "### pitfalls/fts5-unicode61-merges-a-chinese-run (project pitfall)" in user
 
 

@@ -24,7 +24,7 @@ from tests.e2e.conftest import Project
 pytestmark = pytest.mark.e2e
 
 HARNESS = Path(__file__).parent / "opencode_v2.mjs"
-RULE = "- 部署只用 pnpm (`rules/pnpm`) [project]"
+RULE = "- 部署只用 pnpm (`rules/部署只用-pnpm`) [project]"
 
 
 def drive(project: Project, **env: str) -> dict[str, Any]:

@@ -41,7 +41,7 @@ def test_an_export_reaches_claude_codes_prompt_and_its_own_memory_comes_back(
         sent = api.agent_requests()
     assert memory_dir(sent[0]) == folder  # the folder Claude Code itself uses
     assert index.splitlines()[2:] == [
-        "- [部署只用 pnpm](rules_pnpm.md) — rule",
+        "- [部署只用 pnpm](rules_部署只用-pnpm.md) — rule",
         "- [Deploy with Kamal](decisions_deploy-with-kamal.md) — decision",
         "- [FTS5 unicode61 merges a Chinese run](pitfalls_fts5-unicode61-merges-a-chinese-run.md)"
         " — pitfall",

@@ -59,11 +59,13 @@ def test_rows_and_hits_hold_every_field_as_their_classes_build_them(
 
 _Settings = namedtuple(
     "_Settings",
-    "score_floor half_life_days decay_floor project_prior global_prior recall_boost_max",
+    "score_floor half_life_days decay_floor project_prior global_prior recall_boost_max "
+    "team_prior",
+    defaults=(0.75,),
 )
 CANDIDATE = st.tuples(
     st.one_of(st.floats(0.01, 40), st.sampled_from([0.5, 2.0, 7.25])),  # bm25; ties too
-    st.sampled_from(["global", "project"]),
+    st.sampled_from(["global", "team", "project"]),
     st.sampled_from(["plugin", "plugin", "layered", "claude"]),
     st.booleans(),  # pinned
     st.one_of(st.none(), st.integers(NOW_MS - 4000 * DAY_MS, NOW_MS + DAY_MS)),  # created

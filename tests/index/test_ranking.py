@@ -272,6 +272,20 @@ def test_a_summary_repeating_the_body_does_not_outweigh_two_terms(
     assert ids(search(db, world, "kafka topic retention"))[0] == "facts/two"
 
 
+def test_a_chinese_sentence_searches_its_characters_too(world: World, db: IndexDB) -> None:
+    """A sentence's bigrams mostly straddle two words (我今 天早); a memory telling the same
+    thing in other words (吵架 for 争吵) shared none of them and was never found."""
+    question = "为什么爸爸妈妈总是争吵呢？我只想和他们一起出去玩。"
+    terms = query_terms(question)
+    assert "争吵" in terms and {"吵", "争", "玩"} <= set(terms)
+    assert not {"我", "们", "什", "么"} & set(terms)  # too common alone: no character terms
+    assert query_terms("部署脚本") == ["部署", "署脚", "脚本"]  # a few keywords: bigrams only
+    for i in range(8):
+        world.write(world.global_root, f"facts/other-{i}.md", f"周末去公园跑步第{i}次")
+    world.write(world.global_root, "facts/quarrel.md", "父母昨晚在厨房吵架")
+    assert ids(search(db, world, question))[0] == "facts/quarrel"
+
+
 def test_the_floor_keeps_a_tail_that_holds_as_many_terms_as_the_top(
     world: World, db: IndexDB
 ) -> None:

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 import pytest
 
 from memoryd.config.sections import Config, SearchConfig
-from memoryd.index import IndexDB, reconcile, semantic
-from tests.index.conftest import World
+from memoryd.index import IndexDB, open_index, recall, reconcile, semantic
+from tests.index.conftest import NOW_MS, World
 from tests.index.test_recall import filler, ids, search
 
 
@@ -20,8 +20,12 @@ from tests.index.test_recall import filler, ids, search
 def fresh_model() -> Iterator[None]:
     """Each test loads (or fails to load) the model as a new process would."""
     semantic._MODEL.clear()
+    semantic._MATRIX.clear()
+    semantic._QUERIES.clear()
     yield
     semantic._MODEL.clear()
+    semantic._MATRIX.clear()
+    semantic._QUERIES.clear()
 
 
 def with_semantic(world: World) -> Config:
@@ -79,6 +83,24 @@ def test_vectors_follow_the_files_incrementally(world: World, db: IndexDB) -> No
     assert sorted(after) == ["a.md"]
     assert after["a.md"] != before["a.md"]
     assert ids(search(db, world, "espresso", config)) == ["facts/a"]
+
+
+def test_vectors_are_read_once_until_another_connection_changes_them(
+    world: World, db: IndexDB
+) -> None:
+    config = with_semantic(world)
+    world.write(world.global_root, "facts/tea.md", "first note about green tea")
+    reconcile(db, config, world.roots)
+    assert ids(search(db, world, "tea", config)) == ["facts/tea"]
+    statements: list[str] = []
+    db.conn.set_trace_callback(statements.append)
+    recall(db, config, "a cup of tea", world.roots, now_ms=NOW_MS, bump=False)
+    assert not [s for s in statements if semantic.TABLE in s]  # the matrix was kept
+    db.conn.set_trace_callback(None)
+    world.write(world.global_root, "facts/train.md", "the night train to Vienna")
+    with open_index(world.paths) as daemon:  # the daemon's connection reconciles
+        reconcile(daemon, config, world.roots)
+    assert "facts/train" in ids(search(db, world, "railway journey", config))
 
 
 def test_a_missing_model_degrades_to_lexical_with_one_warning(

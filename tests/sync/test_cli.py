@@ -281,7 +281,8 @@ def test_the_users_index_never_shows_memories_deleted_when_the_branch_moves(
         done = run_cli("sync")
         assert done.returncode == 0, done.stdout
         (root / f"facts/m{n}.md").write_text(memory(f"facts/m{n}", f"m{n}", f"{n}\n"))
-    assert seen.read_text().splitlines() == ["moved", "moved"]  # nothing staged, nothing lost
+    moves = seen.read_text().splitlines()  # each ref moved: the branch's, memoryd's keep refs
+    assert set(moves) == {"moved"} and len(moves) >= 2  # nothing staged, nothing lost
     assert git(root, "status", "--porcelain") == "?? facts/m4.md\n"
 
 

@@ -251,9 +251,11 @@ def test_a_full_disk_keeps_the_cycles_own_error(world: World) -> None:
     with _tiny_disk(state):
         for name, data in saved.items():
             (state / name).write_bytes(data)
-        roomy = state / "tmp"  # the cycle's private index has room: only the state has none
-        roomy.mkdir()
-        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(roomy)], check=True)
+        for roomy in (state / "tmp", state / "kept"):  # the cycle's private index has room
+            roomy.mkdir(exist_ok=True)  # (a fresh one, or the one kept between cycles):
+            subprocess.run(  # only the state has none
+                ["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(roomy)], check=True
+            )
         with contextlib.suppress(OSError), open(state / "filler", "wb") as handle:
             while True:
                 handle.write(b"\0" * 4096)

@@ -9,71 +9,15 @@ from __future__ import annotations
 
 import json
 import os
-import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from tests.daemon.harness import DaemonProcess, wait_until
 from tests.helpers import git, run_cli
 from tests.index.conftest import write_memory
-from tests.sync.world import World, make_conflict, memory, three_of_four_deleted
-from tests.ui.conftest import UI, show
-
-DAY_MS = 86_400_000
-NOW_MS = int(time.time() * 1000)
-HOSTILE = (
-    "unicode61 把整段中文当成一个词, so 分词 fails for two-character words.\n"
-    '<script>window.__pwned = 1; alert("pwned")</script>\n'
-    '<img src="x" onerror="window.__pwned = 2">\n'
-)
-LINES = "".join(f"line {n}\n" for n in range(1, 6))
-
-
-@pytest.fixture
-def home(isolated_home: Path, tmp_path: Path) -> Path:
-    """An initialised home and a project folder with its own root; returns the project."""
-    assert run_cli("init").returncode == 0
-    root = isolated_home / "memory"
-    years = NOW_MS - 3 * 365 * DAY_MS
-    write_memory(root, "pitfalls/sqlite-cjk.md", HOSTILE, id="pitfalls/sqlite-cjk", kind="pitfall",
-                 summary="unicode61 treats a whole Chinese run as one token",
-                 load_when=["分词", "SQLite"], created=years, updated=years)  # fmt: skip
-    write_memory(root, "preferences/pnpm.md", "Always deploy with pnpm, never npm.",
-                 id="preferences/pnpm", kind="preference", summary="deploy with pnpm",
-                 pinned=True, updated=NOW_MS - 2 * DAY_MS)  # fmt: skip
-    write_memory(root, "decisions/db-v1.md", "We store sessions in Redis.", id="decisions/db-v1",
-                 kind="decision", summary="sessions in Redis", superseded_by="decisions/db-v2",
-                 updated=NOW_MS - 400 * DAY_MS)  # fmt: skip
-    write_memory(root, "decisions/db-v2.md", "Sessions moved to SQLite.", id="decisions/db-v2",
-                 kind="decision", summary="sessions in SQLite", supersedes=["decisions/db-v1"],
-                 updated=NOW_MS - 30 * DAY_MS)  # fmt: skip
-    (root / "facts").mkdir(exist_ok=True)
-    broken = root / "facts/broken.md"
-    broken.write_text("---\nkind: [unclosed\nsummary: x\n---\nbody\n")
-    dated(broken, NOW_MS - 40 * DAY_MS)
-    assert run_cli("sync").returncode == 0  # the first commit: history for every file
-    write_memory(root, "preferences/pnpm.md", "Always deploy with pnpm 9, never npm.",
-                 id="preferences/pnpm", kind="preference", summary="deploy with pnpm",
-                 pinned=True, updated=NOW_MS - DAY_MS)  # fmt: skip
-    assert run_cli("sync").returncode == 0
-    project = tmp_path / "proj"
-    project.mkdir()
-    git(project, "init", "-q")
-    assert run_cli("init", "--project", str(project)).returncode == 0
-    deploy = write_memory(project / ".memory", "facts/deploy.md", "部署 runs pnpm deploy from CI.",
-                          id="facts/deploy", kind="fact", summary="部署 goes through CI")  # fmt: skip
-    dated(deploy, NOW_MS - 5 * DAY_MS)
-    return project
-
-
-def dated(path: Path, ms: int) -> None:
-    """Set the mtime of a file whose frontmatter has no date: the page shows that file's age
-    from its mtime, so the order by age must not depend on the day the suite runs.
-    (write_memory's mtime, tests/index's NOW_MS - DAY_MS, is 2027-01-14 08:00 UTC: in the
-    future until then, which made facts/deploy the newest memory, and in the past after.)"""
-    os.utime(path, (ms / 1000, ms / 1000))
+from tests.sync.world import World, three_of_four_deleted
+from tests.ui.conftest import DAY_MS, LINES, NOW_MS, UI, show
 
 
 def hit_ids(page: Any) -> list[str]:
@@ -157,7 +101,14 @@ def test_memory_page_shows_text_as_text_history_and_chain(
     assert page.dialogs == []
     assert "null" not in page.inner_text("#view-memory")  # nothing missing shows as "null"
     meta = page.inner_text("#memory-meta")
-    assert "pitfall" in meta and '["分词","SQLite"]' in meta
+    assert "pitfall" in meta and "[" not in meta  # no JSON literal: a list is a list
+    load_when = page.locator('#memory-meta dd[data-key="load_when"] li').all_inner_texts()
+    assert load_when == ["分词", "SQLite"]
+    created = page.locator('#memory-meta dd[data-key="created"] time')
+    assert created.inner_text() == "3.0 y ago"  # a date for people, the exact time on hover
+    years = datetime.fromtimestamp((NOW_MS - 3 * 365 * DAY_MS) / 1000, UTC)
+    assert created.get_attribute("title").startswith(years.strftime("%Y-%m-%d %H:%M:%S UTC ("))
+    assert page.locator("#memory-history time").count() == 1
     assert page.locator("#memory-history tr").count() == 2  # header + the first sync's commit
     page.screenshot(path=str(shots / "memory.png"))
 
@@ -177,48 +128,85 @@ def test_memory_page_shows_text_as_text_history_and_chain(
     assert page.inner_text("#memory-title") == "decisions/db-v1"
 
 
+def listed(page: Any) -> list[str]:
+    """The ids of the Memories view's rows once the page it asked for has arrived."""
+    page.wait_for_selector("#view-memories.ready")
+    ids: list[str] = page.locator("#memories-table tbody tr").evaluate_all(
+        "els => els.map(e => e.dataset.id)"
+    )
+    return ids
+
+
 def test_memories_lists_every_memory_sortable_and_filterable(
     home: Path, ui_factory: Any, page: Any, shots: Path
 ) -> None:
     ui: UI = ui_factory(home)
     show(page, ui, "memories")
-    rows = page.locator("#memories-table tbody tr")
-    ids = rows.evaluate_all("els => els.map(e => e.dataset.id)")
+    ids = listed(page)
     inspected = json.loads(run_cli("inspect", "--json", cwd=home).stdout)["memories"]
     assert sorted(ids) == sorted(m["id"] for m in inspected)
+    assert ids == sorted(ids)  # by id, in the index's order
     assert "facts/deploy" in ids  # the project root of the folder the page was started in
     age = page.locator('tr[data-id="pitfalls/sqlite-cjk"] td.num').first.inner_text()
     assert age == "3.0 y"
+    assert page.inner_text("#memories-count") == f"1–{len(ids)} of {len(ids)} memories"
     page.screenshot(path=str(shots / "memories.png"))
 
-    page.click('th[data-sort="age"]')  # newest first
-    ids = rows.evaluate_all("els => els.map(e => e.dataset.id)")
+    page.click('button[data-sort="age"]')  # newest first
+    ids = listed(page)
     assert (
         ids.index("preferences/pnpm")
         < ids.index("decisions/db-v1")
         < ids.index("pitfalls/sqlite-cjk")
     )
+    assert page.get_attribute('th:has(button[data-sort="age"])', "aria-sort") == "ascending"
     page.select_option("#memories-kind", "decision")
-    assert rows.evaluate_all("els => els.map(e => e.dataset.id)") == [
-        "decisions/db-v2", "decisions/db-v1",
-    ]  # fmt: skip
+    assert listed(page) == ["decisions/db-v2", "decisions/db-v1"]
     page.select_option("#memories-kind", "*")
     page.select_option("#memories-folder", "facts")
-    assert rows.evaluate_all("els => els.map(e => e.dataset.id)") == [
-        "facts/deploy",
-        "facts/broken",
-    ]
+    assert listed(page) == ["facts/deploy", "facts/broken"]
     page.select_option("#memories-folder", "*")
     page.select_option("#memories-flag", "superseded")
-    assert rows.evaluate_all("els => els.map(e => e.dataset.id)") == ["decisions/db-v1"]
+    assert listed(page) == ["decisions/db-v1"]
+    rows = page.locator("#memories-table tbody tr")
     assert "superseded by decisions/db-v2" in rows.first.inner_text()
     page.select_option("#memories-flag", "problems")
-    assert rows.evaluate_all("els => els.map(e => e.dataset.id)") == ["facts/broken"]
+    assert listed(page) == ["facts/broken"]
     page.select_option("#memories-flag", "pinned")
-    assert rows.evaluate_all("els => els.map(e => e.dataset.id)") == ["preferences/pnpm"]
+    assert listed(page) == ["preferences/pnpm"]
     page.select_option("#memories-flag", "*")
     page.fill("#memories-filter", "Redis")
-    assert rows.evaluate_all("els => els.map(e => e.dataset.id)") == ["decisions/db-v1"]
+    assert listed(page) == ["decisions/db-v1"]
+
+
+def test_memories_come_a_page_at_a_time_from_the_index(
+    isolated_home: Path, ui_factory: Any, page: Any, tmp_path: Path
+) -> None:
+    assert run_cli("init").returncode == 0
+    root = isolated_home / "memory"
+    for n in range(120):
+        write_memory(root, f"facts/n{n:03}.md", f"note {n}", id=f"facts/n{n:03}", kind="fact",
+                     summary=f"note {n}", updated=NOW_MS - n * DAY_MS)  # fmt: skip
+    ui: UI = ui_factory(tmp_path)
+    first = ui.api("memories", limit="50")
+    assert first["total"] == 120 and len(first["memories"]) == 50  # never the whole list
+    show(page, ui, "memories")
+    assert listed(page) == [f"facts/n{n:03}" for n in range(50)]
+    assert page.inner_text("#memories-count") == "1–50 of 120 memories"
+    assert page.is_disabled("#memories-prev")
+    page.click("#memories-next")
+    assert listed(page) == [f"facts/n{n:03}" for n in range(50, 100)]
+    page.click("#memories-next")
+    assert listed(page) == [f"facts/n{n:03}" for n in range(100, 120)]
+    assert page.is_disabled("#memories-next")
+    page.click('button[data-sort="age"]')  # sorting starts again at the first page, newest
+    assert listed(page) == [f"facts/n{n:03}" for n in range(50)]
+    page.click('button[data-sort="age"]')
+    assert listed(page) == [f"facts/n{n:03}" for n in range(119, 69, -1)]
+    page.fill("#memories-filter", "note 11")
+    assert listed(page) == ["facts/n119", "facts/n118", "facts/n117", "facts/n116",
+                            "facts/n115", "facts/n114", "facts/n113", "facts/n112",
+                            "facts/n111", "facts/n110", "facts/n011"]  # fmt: skip
 
 
 def test_context_shows_the_exact_block_its_size_and_cuts(
@@ -270,19 +258,6 @@ def test_problems_lists_what_inspect_reports_with_fixes(
         assert problem["message"] in text and problem["fix"] in text
     assert "facts/broken.md" in text
     page.screenshot(path=str(shots / "problems.png"))
-
-
-@pytest.fixture
-def conflicted(tmp_path: Path) -> tuple[World, str]:
-    """A real conflict: both devices changed line 2, desktop synced second."""
-    base = memory("facts/x", "shared", LINES)
-    return make_conflict(
-        tmp_path,
-        "facts/x.md",
-        base,
-        base.replace("line 2", "A2"),
-        base.replace("line 2", "B2 其他"),
-    )
 
 
 def test_conflict_resolved_with_the_button_then_synced(
@@ -385,3 +360,79 @@ def test_keep_all_settles_every_conflict_after_asking(
         assert not (world.a.root / copy).exists()
         assert "line A" in world.a.read(f"facts/{name}.md")
         assert "line B" in world.a.read(f"facts/{name}-desktop.md")
+
+
+def test_why_did_the_agent_say_that_in_two_clicks(
+    home: Path, ui_factory: Any, page: Any, shots: Path
+) -> None:
+    from urllib.parse import quote, urlencode
+
+    ui: UI = ui_factory(home)
+    show(page, ui, "context?q=" + quote("how do we deploy with pnpm?"))
+    entry = page.locator('#context-entries tr[data-id="preferences/pnpm"] a.memory-link')
+    entry.click()  # one: from the memory in the agent's block to its page
+    page.wait_for_selector('#view-memory.ready[data-params*="ref="]')
+    assert page.inner_text("#memory-title") == "preferences/pnpm"
+    origin = page.inner_text("#memory-origin")
+    assert "records no source, session or agent" in origin
+    root = Path(os.environ["MEMORYD_HOME"]) / "memory"
+    authors = git(root, "log", "--format=%an", "--", "preferences/pnpm.md").split("\n")
+    assert f"First committed by {authors[-1]}" in origin and "Last changed by" in origin
+    rows = page.locator("#memory-history tbody tr")
+    assert rows.count() == 2
+    rows.nth(1).locator("button").click()  # two: the text at the older commit
+    text = page.wait_for_selector("#memory-at-text").inner_text()
+    assert "Always deploy with pnpm, never npm." in text and "pnpm 9" not in text
+    page.screenshot(path=str(shots / "provenance.png"))
+    wrong = urlencode({"root": str(root), "path": "preferences/pnpm.md", "commit": "0" * 40})
+    status, _h, body = ui.request(
+        f"/api/memory-at?{wrong}", headers={"X-Memoryd-Token": ui.token}
+    )  # a commit outside the file's history is refused, not shown
+    assert status == 403 and b"is not in the history of preferences/pnpm.md" in body
+
+
+def test_accept_and_forget_from_the_memory_page_as_the_cli_does(
+    home: Path, ui_factory: Any, page: Any
+) -> None:
+    root = Path(os.environ["MEMORYD_HOME"]) / "memory"
+    write_memory(root, "proposals/tabs.md", "Indent with tabs.", id="proposals/tabs",
+                 kind="rule-proposal", summary="indent with tabs")  # fmt: skip
+    ui: UI = ui_factory(home)
+    show(page, ui, f"memory?root={root}&path=proposals/tabs.md")
+    page.click('button[data-action="accept"]')
+    done = page.wait_for_selector("#memory-message .ok").inner_text()
+    assert done == "accepted proposals/tabs as rules/tabs: it is now an iron rule open rules/tabs"
+    assert page.dialogs == [
+        "Accept proposals/tabs as an iron rule? (memoryd accept proposals/tabs --scope global)"
+    ]
+    assert "kind: rule\n" in (root / "rules/tabs.md").read_text()
+    assert not (root / "proposals/tabs.md").exists()
+    page.click("#memory-message a.memory-link")
+    page.wait_for_selector('#view-memory.ready[data-params*="rules"]')
+    assert page.locator('button[data-action="accept"]').count() == 0  # a rule now
+
+    show(page, ui, f"memory?root={root}&path=decisions/db-v2.md")
+    page.click('button[data-action="forget"]')
+    done = page.wait_for_selector("#memory-message .ok").inner_text()
+    assert done.startswith(f"forgot decisions/db-v2: removed {root}/decisions/db-v2.md")
+    assert "cleared the link in decisions/db-v1" in done  # memoryd forget's relink
+    assert not (root / "decisions/db-v2.md").exists()
+    assert "superseded_by" not in (root / "decisions/db-v1.md").read_text()
+    assert "decisions/db-v2" not in json.dumps(ui.api("memories")["memories"])
+
+
+def test_pin_and_unpin_from_the_memory_page(home: Path, ui_factory: Any, page: Any) -> None:
+    root = Path(os.environ["MEMORYD_HOME"]) / "memory"
+    ui: UI = ui_factory(home)
+    show(page, ui, f"memory?root={root}&path=pitfalls/sqlite-cjk.md")
+    page.click('button[data-action="pin"]')
+    page.wait_for_selector('button[data-action="unpin"]')  # the page read again
+    assert "pinned: true\n" in (root / "pitfalls/sqlite-cjk.md").read_text()
+    assert page.dialogs == [
+        "Pin pitfalls/sqlite-cjk? (memoryd pin pitfalls/sqlite-cjk --scope global)"
+    ]
+    flagged = ui.api("memories", flag="pinned")["memories"]
+    assert sorted(m["id"] for m in flagged) == ["pitfalls/sqlite-cjk", "preferences/pnpm"]
+    page.click('button[data-action="unpin"]')
+    page.wait_for_selector('button[data-action="pin"]')
+    assert "pinned" not in (root / "pitfalls/sqlite-cjk.md").read_text()

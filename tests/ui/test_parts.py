@@ -105,3 +105,34 @@ def test_a_memory_shows_dates_and_whether_its_root_commits(tmp_path: Path) -> No
     page = memory(App(), {"root": str(global_root), "path": "facts/a.md"})
     assert page["commits"] is True
     assert page["meta"]["updated"] == "1970-01-01 00:00:00 UTC"
+
+
+def test_the_daemon_keeps_the_findings_the_list_shows_current(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    from memoryd.app import App
+    from memoryd.inspect_cache import load
+    from tests.daemon.harness import DaemonProcess, wait_until
+
+    assert run_cli("init").returncode == 0
+    config = isolated_home / "config.yaml"
+    config.write_text(config.read_text() + "\ndaemon:\n  inspect_after_s: 0.5\n")
+    root = isolated_home / "memory"
+    daemon = DaemonProcess(tmp_path)
+    try:
+        app = App()
+        daemon.wait_ready(app)
+        assert wait_until(lambda: load(app.paths) is not None)  # one run after the start
+        broken = root / "facts" / "broken.md"
+        broken.parent.mkdir(exist_ok=True)
+        broken.write_text("---\nkind: [unclosed\n---\nbody\n")
+
+        def found() -> bool:
+            cached = load(app.paths)
+            return cached is not None and broken in cached.per_file()
+
+        assert wait_until(found)  # a little after the batch that indexed it
+        broken.unlink()
+        assert wait_until(lambda: not found())
+    finally:
+        assert daemon.terminate() == 0, daemon.output()

@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from memoryd.injection import Block, Given, RootBlocks, Shown, build
+from memoryd.injection import Block, RootBlocks, Shown
+from memoryd.injection_session import Given, block_for
 from memoryd.oversize import not_loaded
 
 if TYPE_CHECKING:
@@ -51,7 +52,7 @@ def gather(
             cap = app.config.search.max_file_bytes
             hits = [Shown(h.id, h.scope, h.kind, h.summary, shown_body(h, cap)) for h in found]
             hits = _checked(app, hits, [h.path for h in found])
-    block = build(
+    block = block_for(
         views, hits, chars, entries, settings.outline_chars,
         total_chars=settings.max_total_chars, query=searched, given=given,
     )  # fmt: skip

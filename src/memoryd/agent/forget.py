@@ -38,6 +38,7 @@ class Forgotten:
     left: tuple[str, ...] = ()
     linked_from: tuple[str, ...] = ()  # ids of memories whose text links to its file
     current_again: tuple[str, ...] = ()  # ids of memories it superseded: recall returns them
+    warnings: tuple[str, ...] = ()  # forgotten, but ROOT.md could not be compiled: why, the fix
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -62,14 +63,14 @@ def forget(app: App, raw_id: str, scope: str | None = None, agent: bool = False)
     again = superseded(memories, found.id)  # current again once relink clears their link
     relinked = relink_in(memories, found.id, None)
     changed += relinked
-    upkeep.refresh(app, found.root, changed)
+    warnings = tuple(upkeep.refresh_written(app, found.root, changed))
     unlinked = tuple(locate.path_id(found.root, path) for path in relinked)
     left, texts = leftover_links(memories, found.id, found.path)
     return Forgotten(
         found.id, found.path, found.root.path, unlinked,
         tuple(locate.path_id(found.root, path) for path in left),
         tuple(locate.path_id(found.root, path) for path in texts),
-        tuple(locate.path_id(found.root, path) for path in again),
+        tuple(locate.path_id(found.root, path) for path in again), warnings,
     )  # fmt: skip
 
 

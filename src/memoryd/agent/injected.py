@@ -5,7 +5,7 @@ rules and the outline in every prompt's block, three prompts of one session carr
 and 4 copies of them. SessionStart (startup, resume, clear, compact: each begins a
 context that holds no memoryd block) gives the whole block and starts the session's
 record afresh; UserPromptSubmit gives only what the record says the session was not
-shown (:class:`memoryd.agent.context.Given`), and nothing when that is nothing.
+shown (:class:`memoryd.injection_session.Given`), and nothing when that is nothing.
 
 The record is one small JSON file per session id in the state folder, written only by
 the hooks: bounded (the last ``MAX_SHOWN`` memories, the last ``MAX_SIZES`` sizes,
@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING, Any
 from memoryd.agent import notice
 from memoryd.agent.context import gather
 from memoryd.fsutil import atomic_write
-from memoryd.injection import Block, Given
+from memoryd.injection import Block
+from memoryd.injection_session import Given
 
 if TYPE_CHECKING:
     from memoryd.app import App

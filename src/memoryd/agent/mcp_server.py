@@ -4,12 +4,14 @@ Five tools, named ``memory_*`` on purpose: a generic name such as ``write``,
 ``read`` or ``status`` shadows the harness's own tool of that name (one
 session lost the ability to create files that way). The descriptions teach
 the model how to search: one to three rare words, a hit is authoritative, and
-on zero results retry with fewer, rarer words before concluding anything.
+on zero results retry with fewer, rarer words before concluding anything
+(:mod:`memoryd.agent.mcp_texts` holds them and the prompts' texts).
 
 Calls from here are agent calls: an iron rule becomes a rule-proposal, and an
 iron rule is neither superseded nor forgotten. Needs the official ``mcp`` SDK (and the
 pydantic it brings), which the default install carries; a broken environment without them
-gets one line naming the install command, never a traceback.
+gets one line naming the install command, never a traceback (the SDK is imported, guarded,
+in :mod:`memoryd.agent.mcp_answers`, with the tools' annotations and answer models).
 
 What a client relies on beyond the tools: the server's version, titles, annotations
 (``readOnlyHint`` on recall, inspect and context, ``destructiveHint`` on forget,
@@ -21,7 +23,8 @@ one resource per root, its ROOT.md, served as advertised, and two prompts
 Each tool's answer is its text and, beside it, ``structuredContent`` as its
 ``outputSchema`` says. The structure holds the same text first (``text``): Claude Code
 hands the model ``structuredContent`` alone when a tool gives both, so the text the
-tools were written for must be in it, and the rest (ids, paths, scores) is short.
+tools were written for must be in it, and the rest (ids, paths, scores) is short. Recall's
+text, cut to what Claude Code shows the model, is :mod:`memoryd.agent.recall_text`'s.
 """
 
 from __future__ import annotations
@@ -30,97 +33,45 @@ import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 from memoryd import __version__, locate, workdir
 from memoryd.agent import citing, context, forget, mcp_args, remember, upkeep
+from memoryd.agent.mcp_answers import (
+    DELETES,
+    READ_ONLY,
+    WRITES,
+    Answer,
+    CallToolResult,
+    ContextAnswer,
+    Field,
+    ForgetAnswer,
+    MCPServer,
+    RecallAnswer,
+    RememberAnswer,
+    Structured,
+    TextContent,
+)
+from memoryd.agent.mcp_texts import (
+    CONTEXT,
+    FORGET,
+    INSPECT,
+    INSTRUCTIONS,
+    RECALL,
+    RECALL_PROMPT,
+    REMEMBER,
+    REMEMBER_DEFAULT,
+    REMEMBER_PROMPT,
+)
+from memoryd.agent.recall_text import format_hits
 from memoryd.app import App
 from memoryd.errors import MemorydError, UsageError
-from memoryd.injection import cut_body
-from memoryd.inspection import INSPECT_CHARS, inspect_text
-
-if TYPE_CHECKING:
-    from memoryd.index.search import Hit
-
-try:  # pydantic too: a missing one was an internal error ("please report it")
-    from mcp.server.mcpserver import MCPServer
-    from mcp.types import CallToolResult, TextContent, ToolAnnotations
-    from pydantic import BaseModel, Field
-except ImportError as exc:
-    import shlex
-    import sys
-
-    missing = (exc.name or "mcp").partition(".")[0]
-    raise MemorydError(
-        f"the MCP server needs the official mcp SDK, which is not installed (no {missing})",
-        hint=f"{shlex.quote(sys.executable)} -m pip install 'mcp>=2,<3' (memoryd's own "
-        "Python), or reinstall memoryd: pipx reinstall memoryd",
-    ) from exc
+from memoryd.inspection import inspect_text
 
 log = logging.getLogger(__name__)
 
 NAME = "memoryd"
-Scope = Literal["global", "project"]
-
-INSTRUCTIONS = """\
-Long-term memory shared across sessions: plain Markdown files (a global root and this project's
-.memory/ root). Before answering about this project's conventions, past decisions, pitfalls or the
-user's preferences, search with memory_recall using one to three rare words. Save what stays true
-and is not visible in the code with memory_remember; never store secrets or task state."""
-
-RECALL = """\
-Search long-term memory (the user's preferences, this project's decisions, pitfalls, facts).
-How to search well:
-- Use one to three rare, specific words: a library name, an error word, a component, a Chinese
-  term such as 部署 or 分词. Leave out common words like config, params, database, issue, fix.
-- A hit is authoritative: it is what was recorded; prefer it over guessing.
-- Zero results do not prove nothing was recorded: retry with fewer, rarer words (or a synonym,
-  or the other language), then widen with scope.
-Each result has the id, scope, kind, summary, the matched terms with hit counts, and the body;
-a file of another agent's layout (layered, claude) shows its type and scope_id instead of a kind,
-and the type and scope_id filters narrow to them."""
-
-REMEMBER = """\
-Save one durable memory: a preference, an architecture decision with its reason, a non-obvious
-pitfall with its root cause, a project fact. Not for things visible in the code, current task
-state, branch names or one-off chat. Never include secrets (a memory with a credential is
-refused). kind 'rule' (an iron rule) is saved as a 'rule-proposal' that a person must accept.
-A memory already said by an existing one is refused naming it: supersede it instead
-(supersedes=<its id>) or set force=true only when it really is different."""
-
-FORGET = """\
-Delete one memory by id (as memory_recall or memory_inspect shows it). Links other memories
-had to it are cleared. Iron rules can only be removed by a person."""
-
-INSPECT = """\
-List every memory (id, kind, scope, summary) and run the consistency self-check (stale compiled
-files, broken supersedes links, malformed frontmatter). Use it to find ids, to see rule-proposals
-waiting for a person, and when recall results look wrong."""
-
-CONTEXT = """\
-The memory block for a prompt: iron rules, the outline of what memory exists (with routing
-triggers), and the bodies of the best matches for the query. Use it at the start of a task when
-the harness has not injected it already. After the context was rebuilt or compacted, call it with
-rebuild=true and the session id: it returns the session checkpoint, the project's durable
-knowledge, the session notes, the global memory and an index of memory files, each within its
-token budget."""
-
-
-RECALL_PROMPT = """\
-Look up what memoryd's long-term memory holds about: {topic}
-
-Call memory_recall with one to three rare words from it; when nothing matches, retry with fewer,
-rarer words, a synonym or the other language before concluding nothing was recorded. Answer from
-what the hits say and name the memory ids you relied on."""
-
-REMEMBER_PROMPT = """\
-Save to memoryd's long-term memory: {what}
-
-Call memory_remember once per thing worth keeping: the kind (preference, decision, pitfall, fact;
-a rule only as a proposal), a one-line summary, the details and the reason in the body, and
-load_when trigger words. Leave out secrets, the current task's state and what the code shows."""
-
-REMEMBER_DEFAULT = "what this conversation settled that will stay true"
+Scope = Literal["global", "team", "project"]
 
 
 class Tools:
@@ -158,6 +109,8 @@ class Tools:
         type: str | None, scope_id: str | None, everywhere: bool = False,
     ) -> Structured:  # fmt: skip
         roots = locate.active_roots(self.app.config, self.app.cwd)
+        wanted = [root for root in roots if scope in (None, root.scope)]
+        locate.refuse_missing(self.app, wanted, "nothing was searched")
         hits = upkeep.search(
             self.app, roots, query, limit=limit, kind=kind, scope=scope, type=type,
             scope_id=scope_id, everywhere=everywhere,
@@ -175,6 +128,11 @@ class Tools:
     def remember(self, request: remember.Request) -> Structured:
         outcome = remember.remember(self.app, request)
         lines = [f"Saved {outcome.id} ({outcome.scope} memory, kind {outcome.kind})."]
+        if outcome.proposed:
+            lines.append(
+                "It is proposed to the team: only this device recalls it until a person "
+                f"accepts it (memoryd accept {outcome.id})."
+            )
         if outcome.supersedes:
             lines.append(f"It supersedes {outcome.supersedes}, which leaves recall.")
         if outcome.downgraded:
@@ -202,6 +160,7 @@ class Tools:
                 f" {other} is current again: it was superseded by {gone.id}, so recall returns"
                 " it (tell the user if it is out of date)."
             )
+        cleared += "".join(f"\nROOT.md was not updated (tell the user): {w}" for w in gone.warnings)
         data = {"id": gone.id, "path": str(gone.path), "unlinked": list(gone.unlinked),
                 "current_again": list(gone.current_again)}  # fmt: skip
         return f"Forgot {gone.id} ({gone.path}).{cleared}", data
@@ -221,137 +180,6 @@ class Tools:
             raise UsageError("rebuild needs the session id", hint="pass session=<the session id>")
         text = gather(self.app, session, project_id).text or "(nothing to rebuild from)"
         return text, {"entries": [], "cut": False}
-
-
-def format_hits(query: str, hits: list[Hit], checker: citing.Checker, cap: int) -> str:
-    if not hits:
-        return (
-            f"No memory matched {query!r}. Zero results do not prove nothing was recorded: "
-            "retry with fewer, rarer words (one or two), a synonym, or the other language."
-        )
-    parts = []
-    for hit in hits:
-        matched = ", ".join(f"{term}×{count}" for term, count in sorted(hit.terms.items()))
-        head = f"## {hit.id} ({describe(hit)}, score {hit.score:.2f}"
-        stale = citing.stale_reasons(checker.of_file(hit.path))
-        warning = "".join(f"\nMAY BE STALE, check before trusting: {reason}" for reason in stale)
-        parts.append((hit, (
-            f"{head}, matched: {matched or '-'})\n{hit.summary or '(no summary)'}{warning}\n\n"
-            f"{context.shown_body(hit, cap).strip()}"
-        )))  # fmt: skip
-    return within(parts, RECALL_CHARS)
-
-
-# What memory_recall answers at most: Claude Code keeps a longer tool answer out of the
-# model's context (above about 50,000 characters it saves it to a file and shows the model
-# its first 2 KB, so five runbooks of 14 KB reached the model as the start of the first).
-RECALL_CHARS = INSPECT_CHARS
-RECALL_CUT = "[… cut at the {limit}-character answer limit: the whole memory is {path}]"
-RECALL_LEFT_OUT = (
-    "[… {count} more matching memor{y} left out at the {limit}-character answer limit: "
-    "{ids}; recall one with rarer words, or read its file]"
-)
-_MIN_ROOM = 200  # less room than this for a hit: it is left out, not cut to its heading
-
-
-def within(parts: list[tuple[Hit, str]], limit: int) -> str:
-    """The hits' texts, best first, in at most ``limit`` characters: whole while they fit,
-    then the first that does not cut at a line (with where the whole memory is), then the
-    ids of those left out. Each hit kept leaves room for the notice of those after it."""
-    kept: list[str] = []
-    used = 0
-    for index, (hit, text) in enumerate(parts):
-        after = _left_out(parts[index + 1 :], limit)
-        reserve = len(after) + 2 if after else 0
-        gap = 2 if kept else 0
-        if used + gap + len(text) + reserve <= limit:
-            kept.append(text)
-            used += gap + len(text)
-            continue
-        marker = RECALL_CUT.format(limit=limit, path=hit.path)
-        room = limit - used - gap - len(marker) - 1 - reserve
-        left = parts[index + 1 :]
-        if room >= _MIN_ROOM:
-            head, _ = cut_body(text, room)
-            kept.append(f"{head}\n{marker}")
-        else:  # no room worth cutting to: this one is left out too
-            left = parts[index:]
-        notice = _left_out(left, limit)
-        return "\n\n".join([*kept, *([notice] if notice else [])])
-    return "\n\n".join(kept)
-
-
-def _left_out(parts: list[tuple[Hit, str]], limit: int) -> str:
-    if not parts:
-        return ""
-    ids = ", ".join(hit.id for hit, _ in parts)
-    count = len(parts)
-    return RECALL_LEFT_OUT.format(count=count, y="y" if count == 1 else "ies", limit=limit, ids=ids)
-
-
-def describe(hit: Hit) -> str:
-    """``scope kind`` for a memoryd memory; layout, type and scope_id for another layout's file."""
-    row = hit.row if hit.layout != "plugin" else None  # memoryd's own: no row made
-    if row is None:
-        return f"{hit.scope} {hit.kind or 'memory'}"
-    where = f", scope_id {row.scope_id}" if row.scope_id else ""
-    return f"{hit.scope} {row.layout} file, type {row.type or 'free'}{where}"
-
-
-READ_ONLY = ToolAnnotations(
-    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-)
-WRITES = ToolAnnotations(
-    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
-)
-DELETES = ToolAnnotations(
-    read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
-)
-
-
-class Answer(BaseModel):
-    """Every tool's structured answer: its text, as the model should read it."""
-
-    text: str
-
-
-class RecallHit(BaseModel):
-    id: str
-    scope: str
-    kind: str | None
-    summary: str | None
-    score: float
-    path: str
-    stale: list[str]
-
-
-class RecallAnswer(Answer):
-    query: str
-    hits: list[RecallHit]
-
-
-class RememberAnswer(Answer):
-    id: str
-    path: str
-    scope: str
-    kind: str
-    downgraded: bool
-    supersedes: str | None
-
-
-class ForgetAnswer(Answer):
-    id: str
-    path: str
-    unlinked: list[str]
-    current_again: list[str]
-
-
-class ContextAnswer(Answer):
-    entries: list[dict[str, Any]]
-    cut: bool
-
-
-Structured = tuple[str, dict[str, Any]]  # a tool body's text and the rest of its structure
 
 
 class StrictServer(MCPServer):
@@ -412,9 +240,21 @@ def build_server(app: App, main: Path | None = None) -> Any:
     tools = Tools(app, main)
     server = StrictServer(NAME, instructions=INSTRUCTIONS, version=__version__)
     add_root_resources(server, app)
+    _add_recall_tool(server, tools)
+    _add_reading_tools(server, tools)
+    _add_writing_tools(server, tools)
+    _add_prompts(server)
+    return server
+
+
+def _add_recall_tool(server: MCPServer, tools: Tools) -> None:
+    """memory_recall: each tool's schema beside its body, as in the two below."""
 
     @server.tool(
-        name="memory_recall", title="Recall memories", description=RECALL, annotations=READ_ONLY,
+        name="memory_recall",
+        title="Recall memories",
+        description=RECALL,
+        annotations=READ_ONLY,
         structured_output=True,
     )
     def memory_recall(  # noqa: PLR0917 - one parameter per schema property
@@ -458,8 +298,48 @@ def build_server(app: App, main: Path | None = None) -> Any:
 
         return tools.call(work)
 
+
+def _add_reading_tools(server: MCPServer, tools: Tools) -> None:
+    """memory_inspect and memory_context."""
+
     @server.tool(
-        name="memory_remember", title="Remember a memory", description=REMEMBER, annotations=WRITES,
+        name="memory_inspect",
+        title="Inspect the memory",
+        description=INSPECT,
+        annotations=READ_ONLY,
+        structured_output=True,
+    )
+    def memory_inspect() -> Annotated[CallToolResult, Answer]:
+        return tools.call(tools.inspect)
+
+    @server.tool(
+        name="memory_context",
+        title="The memory block for a task",
+        description=CONTEXT,
+        annotations=READ_ONLY,
+        structured_output=True,
+    )
+    def memory_context(
+        query: Annotated[str, Field(description="the task or prompt to match memories to")] = "",
+        rebuild: Annotated[
+            bool, Field(description="the rebuild sections of the layered tree instead")
+        ] = False,
+        session: Annotated[str | None, Field(description="with rebuild: the session id")] = None,
+        project_id: Annotated[
+            str | None, Field(description="with rebuild: the project id (default: this project's)")
+        ] = None,
+    ) -> Annotated[CallToolResult, ContextAnswer]:
+        return tools.call(lambda: tools.context(query, rebuild, session, project_id))
+
+
+def _add_writing_tools(server: MCPServer, tools: Tools) -> None:
+    """memory_remember and memory_forget."""
+
+    @server.tool(
+        name="memory_remember",
+        title="Remember a memory",
+        description=REMEMBER,
+        annotations=WRITES,
         structured_output=True,
     )
     def memory_remember(  # noqa: PLR0917 - one parameter per schema property
@@ -478,7 +358,10 @@ def build_server(app: App, main: Path | None = None) -> Any:
         ] = None,
         scope: Annotated[
             Scope | None,
-            Field(description="global (all projects) or project; default: project when open"),
+            Field(
+                description="global (all projects), project, or team (shared with your "
+                "team once a person accepts it); default: project when open"
+            ),
         ] = None,
         force: Annotated[bool, Field(description="write even when a duplicate exists")] = False,
         id: Annotated[
@@ -501,7 +384,10 @@ def build_server(app: App, main: Path | None = None) -> Any:
         return tools.call(lambda: tools.remember(request))
 
     @server.tool(
-        name="memory_forget", title="Forget a memory", description=FORGET, annotations=DELETES,
+        name="memory_forget",
+        title="Forget a memory",
+        description=FORGET,
+        annotations=DELETES,
         structured_output=True,
     )
     def memory_forget(
@@ -510,28 +396,9 @@ def build_server(app: App, main: Path | None = None) -> Any:
     ) -> Annotated[CallToolResult, ForgetAnswer]:
         return tools.call(lambda: tools.forget(id, scope))
 
-    @server.tool(
-        name="memory_inspect", title="Inspect the memory", description=INSPECT,
-        annotations=READ_ONLY, structured_output=True,
-    )
-    def memory_inspect() -> Annotated[CallToolResult, Answer]:
-        return tools.call(tools.inspect)
 
-    @server.tool(
-        name="memory_context", title="The memory block for a task", description=CONTEXT,
-        annotations=READ_ONLY, structured_output=True,
-    )
-    def memory_context(
-        query: Annotated[str, Field(description="the task or prompt to match memories to")] = "",
-        rebuild: Annotated[
-            bool, Field(description="the rebuild sections of the layered tree instead")
-        ] = False,
-        session: Annotated[str | None, Field(description="with rebuild: the session id")] = None,
-        project_id: Annotated[
-            str | None, Field(description="with rebuild: the project id (default: this project's)")
-        ] = None,
-    ) -> Annotated[CallToolResult, ContextAnswer]:
-        return tools.call(lambda: tools.context(query, rebuild, session, project_id))
+def _add_prompts(server: MCPServer) -> None:
+    """``memory-recall`` and ``memory-remember``: Claude Code offers them as slash commands."""
 
     @server.prompt(
         name="memory-recall", title="Recall from memory",
@@ -545,12 +412,11 @@ def build_server(app: App, main: Path | None = None) -> Any:
         description="Save what stays true (a decision, a pitfall, a preference) to memory",
     )  # fmt: skip
     def remember_prompt(
-        what: Annotated[str, Field(description="what to remember (default: what was settled)")]
-        = "",
+        what: Annotated[
+            str, Field(description="what to remember (default: what was settled)")
+        ] = "",
     ) -> str:
         return REMEMBER_PROMPT.format(what=what.strip() or REMEMBER_DEFAULT)
-
-    return server
 
 
 def serve(app: App, main: Path | None) -> None:

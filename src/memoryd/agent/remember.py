@@ -17,27 +17,24 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memoryd import locate, safepath
-from memoryd.agent import citing, upkeep
+from memoryd.agent import citing, gate, upkeep
+from memoryd.agent.proposal import provenance
 from memoryd.app import App
-from memoryd.compile.blocks import is_generated
 from memoryd.config.sections import RootConfig
 from memoryd.errors import (
-    DuplicateRefused,
     MemorydError,
     PathError,
     Refused,
-    SecretRefused,
     UsageError,
 )
 from memoryd.frontmatter_edit import edit_fields
 from memoryd.fsutil import atomic_write
 from memoryd.memory import KIND_FOLDERS, KIND_OF_FOLDER, Memory, new_memory, render
-from memoryd.oversize import FIX, over
-from memoryd.roots import listed_by_name
 from memoryd.suggest import closest
+from memoryd.team import is_proposed
 
 if TYPE_CHECKING:
-    from memoryd.index.db import IndexDB, Row
+    pass
 
 CATEGORY = KIND_FOLDERS
 RULE, PROPOSAL = "rule", "rule-proposal"
@@ -71,12 +68,14 @@ class Outcome:
     downgraded: bool
     supersedes: str | None
     warnings: tuple[str, ...] = ()  # saved, but ROOT.md could not be compiled: why, and the fix
+    proposed: bool = False  # a team proposal: seen on this device only until a person accepts
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        data = {
             "id": self.id, "path": str(self.path), "root": str(self.root), "scope": self.scope,
             "kind": self.kind, "downgraded": self.downgraded, "supersedes": self.supersedes,
         }  # fmt: skip
+        return {**data, "proposed": True} if self.proposed else data
 
 
 def now_ms() -> int:
@@ -226,39 +225,31 @@ def remember(app: App, request: Request, stamp: int | None = None) -> Outcome:
         path = safepath.inside(root.path, memory_id, ".md")
     except PathError as exc:
         raise UsageError(exc.message, hint=exc.hint) from None
-    refuse_unseen(root.path, memory_id, path)
+    gate.refuse_unseen(root.path, memory_id, path)
     _refuse_existing(root, memory_id, path)
     old = _old_memory(root, request) if request.supersedes else None
     cites = citing.anchor(app, request.cites, root.scope)
-    data = render(build_memory(request, memory_id, kind, stamp or now_ms(), cites))
-    refuse_oversized(data, app.config.search.max_file_bytes)
-    refuse_secrets(root, path, data, agent=request.agent)
+    stamp = stamp or now_ms()
+    memory = build_memory(request, memory_id, kind, stamp, cites)
+    if root.is_team:  # who wrote it; an agent's waits for a person (memoryd.team)
+        memory = memory.with_fields(**provenance(app, root, agent=request.agent, stamp=stamp))
+    data = render(memory)
+    gate.refuse_oversized(data, app.config.search.max_file_bytes)
+    gate.refuse_secrets(root, path, data, agent=request.agent)
     if not request.force:
-        _refuse_duplicate(app, roots, content_text(request), old)
+        gate.refuse_duplicate(app, roots, content_text(request), old)
     old_data = None if old is None else _superseded(old, memory_id)  # before any write
     atomic_write(path, data)
     changed = [path]
     if old is not None and old_data is not None:
         atomic_write(old.path, old_data)
         changed.append(old.path)
-    warnings = tuple(_refreshed(app, root, changed))
+    warnings = tuple(upkeep.refresh_written(app, root, changed))
+    proposed = is_proposed(memory.meta)
     return Outcome(
-        memory_id, path, root.path, root.scope, kind, downgraded, request.supersedes, warnings
-    )
-
-
-def _refreshed(app: App, root: RootConfig, changed: list[Path]) -> list[str]:
-    """:func:`upkeep.refresh`'s warnings; a failure after the write is one more: the memory
-    is on disk, so the command says so and what failed, never exit 1 (an agent told the
-    write failed retries it, and is refused as a duplicate of itself)."""
-    try:
-        return upkeep.refresh(app, root, changed)
-    except OSError as exc:
-        where = exc.filename or root.path
-        return [
-            f"{exc.strerror}: {where}; make it writable (ls -ld {where} shows who may "
-            "write there), then run 'memoryd compile'"
-        ]
+        memory_id, path, root.path, root.scope, kind, downgraded, request.supersedes, warnings,
+        proposed,
+    )  # fmt: skip
 
 
 def _new_id(root: RootConfig, request: Request, kind: str) -> str:
@@ -302,32 +293,6 @@ def _refuse_rules_folder(memory_id: str) -> None:
             "(it holds the iron rules people wrote)",
             hint=f"leave the id out, or use proposals/{name}: a person can accept a proposal "
             "with memoryd accept",
-        )
-
-
-def refuse_unseen(root: Path, memory_id: str, path: Path) -> None:
-    """The file lands where memoryd reads memories: not under a name it writes itself
-    (index.md, ROOT.md) and not hidden or in a folder it skips, where recall, the compiled
-    files and sync would never see it."""
-    rel = path.relative_to(root).as_posix()
-    if is_generated(rel):
-        why = f"{rel} is a file memoryd compiles and rewrites, never a memory"
-    elif not listed_by_name(root, path):
-        why = f"memoryd never reads {rel} (a name starting with '.' or a folder it skips)"
-    else:
-        return
-    raise UsageError(
-        f"refusing id {memory_id!r}: {why}, so recall could never find it",
-        hint="choose another id, like pitfalls/sqlite-cjk-tokenizer",
-    )
-
-
-def refuse_oversized(data: bytes, cap: int) -> None:
-    if len(data) > cap:
-        raise Refused(
-            f"refusing to remember: the memory is {over(len(data), cap)}, "
-            "so its body could never be found",
-            hint=FIX,
         )
 
 
@@ -381,87 +346,3 @@ def _superseded(old: locate.Found, memory_id: str) -> bytes:
             f"refusing to remember: --supersedes {old.id!r}: memoryd {exc.message} ({old.path})",
             hint=exc.hint,
         ) from exc
-
-
-def refuse_secrets(root: RootConfig, path: Path, data: bytes, *, agent: bool) -> None:
-    """Refuse a memory with a secret; a person is also told how to let a false positive
-    through (the fingerprint into the root's allowlist), an agent is not."""
-    findings = upkeep.secrets(data.decode("utf-8"), root.path)
-    if not findings:
-        return
-    where = upkeep.redacted_name(path.relative_to(root.path).as_posix())
-    lines = [
-        f"  {where}:{f.line}: {f.rule} {f.preview} (fingerprint {f.fingerprint})" for f in findings
-    ]
-    hint = (
-        "remove the secret (say where it lives instead, e.g. 'the token is in the "
-        "password manager') and run again; memories are synced through git"
-    )
-    if not agent:
-        hint += f". Not a secret? Add its fingerprint to {upkeep.allowlist_file(root.path)}"
-    raise SecretRefused(
-        "refusing to remember: the memory contains what looks like a secret\n" + "\n".join(lines),
-        hint=hint,
-    )
-
-
-def _refuse_duplicate(
-    app: App, roots: list[RootConfig], text: str, old: locate.Found | None
-) -> None:
-    best = duplicate_of(app, roots, text, skip=old.path if old else None)
-    if best is None:
-        return
-    hit, share = best
-    raise DuplicateRefused(
-        f"refusing to remember: {hit.id!r} ({hit.scope}) already covers {share:.0%} of this "
-        "memory's terms",
-        hint=f"read it with 'memoryd recall', replace it with --supersedes {hit.id}, "
-        "or pass --force to write anyway",
-    )
-
-
-def duplicate_of(
-    app: App, roots: list[RootConfig], text: str, skip: Path | None = None,
-    db: IndexDB | None = None,
-) -> tuple[Row, float] | None:
-    """The existing memory covering the largest share (≥ the threshold) of ``text``'s terms,
-    however old: found by relevance alone, never through recall's decayed top 20.
-    ``db``: an index the caller keeps fresh (an import checks many memories against one)."""
-    threshold = app.config.search.duplicate_coverage
-    for row, share in upkeep.covering(app, roots, text, threshold, db=db):
-        if skip is None or row.path != skip:
-            return row, share
-    return None
-
-
-def coverage(wanted: set[str], existing: set[str]) -> float:
-    """The share of ``wanted`` terms that ``existing`` contains."""
-    return len(wanted & existing) / len(wanted) if wanted else 0.0
-
-
-def accept(app: App, raw_id: str, scope: str | None = None, stamp: int | None = None) -> Outcome:
-    """A person turns a rule-proposal into an iron rule: ``proposals/x`` becomes ``rules/x``.
-
-    The rule is written before the proposal is removed, and links to the proposal follow it.
-    """
-    from memoryd.agent.forget import relink
-
-    roots = locate.active_roots(app.config, app.cwd)
-    found = locate.find(roots, raw_id, scope)
-    if found.memory.kind != PROPOSAL:
-        raise Refused(
-            f"refusing to accept {found.id!r}: it is a {found.memory.kind or 'memory without kind'}"
-            ", not a rule-proposal",
-            hint="memoryd inspect lists the proposals waiting to be accepted",
-        )
-    name = found.id.rsplit("/", 1)[-1]
-    new_id = unique_id(found.root.path, CATEGORY[RULE], name)
-    path = safepath.inside(found.root.path, new_id, ".md")
-    fields: dict[str, Any] = {"kind": RULE, "updated": stamp or now_ms()}
-    if "id" in found.memory.meta:
-        fields["id"] = new_id
-    atomic_write(path, edit_fields(found.memory, fields))
-    found.path.unlink()
-    changed = [path, found.path, *relink(found.root, found.id, new_id)]
-    warnings = tuple(upkeep.refresh(app, found.root, changed))
-    return Outcome(new_id, path, found.root.path, found.root.scope, RULE, False, None, warnings)

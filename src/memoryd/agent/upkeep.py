@@ -39,6 +39,20 @@ def refresh(app: App, root: RootConfig, changed: Iterable[Path]) -> list[str]:
     return [p.text() for p in report.problems if p.path == root_md]
 
 
+def refresh_written(app: App, root: RootConfig, changed: Iterable[Path]) -> list[str]:
+    """:func:`refresh` after a change already on disk: a failure then is one more warning.
+    The memory changed, so the command says so and what failed, never exit 1 (an agent told
+    a write failed retries it, and is refused as a duplicate of itself)."""
+    try:
+        return refresh(app, root, changed)
+    except OSError as exc:
+        where = exc.filename or root.path
+        return [
+            f"{exc.strerror}: {where}; make it writable (ls -ld {where} shows who may "
+            "write there), then run 'memoryd compile'"
+        ]
+
+
 def search(
     app: App,
     roots: Sequence[RootConfig],

@@ -21,6 +21,8 @@ def rows_match_disk(ctx: Context, root: RootView) -> Iterator[Finding]:
     # read before (that file is there, not gone) and has none for one it never could.
     there = {f.path for f in root.files}
     disk = {f.path for f in root.files if f.memory is not None or f.generated or f.error == BINARY}
+    # a team proposal is indexed on its writer's device alone (memoryd.team): never missing
+    disk -= {f.path for f in root.files if f.shows is not None and f.shows.proposed}
     extra, missing = _compare(ctx, root, there, disk)
     if (extra or missing) and running_pid(ctx.app.paths.lock_file) is not None:
         time.sleep(ctx.app.config.daemon.max_wait_ms / 1000 + 0.5)  # a batch may be in flight

@@ -24,11 +24,10 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 def run(app: App, args: argparse.Namespace) -> int:
     from memoryd.compile.writer import compile_root, kept_cache
-    from memoryd.locate import missing_root
+    from memoryd.locate import refuse_missing
 
-    for root in app.config.roots:  # "up to date" would be said of a root that is not there
-        if not root.path.is_dir():
-            raise missing_root(app, root.scope, root.path, "nothing was compiled")
+    # "up to date" would be said of a root that is not there
+    refuse_missing(app, app.config.roots, "nothing was compiled")
     cache = kept_cache(app.paths.cache_dir)
     reports = [
         compile_root(root, app.config, check=args.check, cache=cache) for root in app.config.roots

@@ -7,12 +7,13 @@ from typing import Any
 
 from memoryd.app import App
 from memoryd.commands import add_json
+from memoryd.config.sections import SCOPES
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
     parser = sub.add_parser("forget", help="remove a memory (git history keeps it)")
     parser.add_argument("id", metavar="ID", help="the memory id, e.g. pitfalls/sqlite-cjk")
-    parser.add_argument("--scope", choices=("global", "project"), help="when both roots have it")
+    parser.add_argument("--scope", choices=SCOPES, help="when both roots have it")
     add_json(parser)
     parser.set_defaults(handler=run)
 
@@ -38,5 +39,7 @@ def run(app: App, args: argparse.Namespace) -> int:
         f"  {other} still links to {gone.path.name} in its text: edit that link by hand"
         for other in gone.linked_from
     ]
+    for warning in gone.warnings:
+        app.note(f"memoryd: warning: forgotten, but ROOT.md was not updated: {warning}")
     app.emit(args.json, gone.as_dict(), "\n".join(lines))
     return 0

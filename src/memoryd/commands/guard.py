@@ -121,6 +121,7 @@ def _from_event(app: App, args: argparse.Namespace, raw: str, seen: dict[str, An
 
 def _check(app: App, args: argparse.Namespace, path: str) -> int:
     import os
+    from pathlib import Path
 
     from memoryd.errors import WriteRefused
     from memoryd.layouts import configured_root
@@ -138,6 +139,13 @@ def _check(app: App, args: argparse.Namespace, path: str) -> int:
         project_id=args.project_id,
         session_id=args.session,
     )
+    team = app.config.root_for(Path(request.target))
+    if team is not None and team.is_team:  # a file written by hand there skips the review
+        raise WriteRefused(
+            f"refusing to write {request.target}: it is in team {team.team}'s memory, where an "
+            "agent's memory waits for a person's review; save it with memory_remember (scope "
+            "'team') or 'memoryd remember --scope team' instead"
+        )
     decision = check_write(request)
     if not decision.allowed:
         raise WriteRefused(decision.message)

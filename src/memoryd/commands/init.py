@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memoryd.app import App
 from memoryd.commands import add_json
+
+if TYPE_CHECKING:
+    from memoryd.init.plugin import SetupResult
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -19,6 +22,15 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         metavar="DIR",
         help="create <main work tree of DIR>/.memory/ and register it (DIR defaults to .)",
     )
+    parser.add_argument(
+        "--team",
+        nargs="?",
+        const="",
+        metavar="NAME",
+        help="clone the team's memory repository (--remote URL) and register it as the team "
+        "root NAME; with --project: make the project's .memory/ a team root (docs/team.md)",
+    )
+    parser.add_argument("--remote", metavar="URL", help="with --team: the team's memory repository")
     parser.add_argument(
         "--layered",
         action="store_true",
@@ -56,7 +68,9 @@ def run(app: App, args: argparse.Namespace) -> int:
         return _claude(app, args)
     if args.layered:
         return _layered(app, args)
-    if args.project is not None:
+    if args.team is not None or args.remote is not None:
+        result = _team(app, args)
+    elif args.project is not None:
         result = init_project(app, app.cwd / Path(args.project))
     else:
         result = init_global(app)
@@ -77,9 +91,30 @@ def run(app: App, args: argparse.Namespace) -> int:
 
     app.emit(args.json, data, text)
     _identity_note(app, result.root)
-    if args.project is None:
+    if args.project is None and args.team is None:
         _enclosing_note(app, result.root)
     return 0
+
+
+def _team(app: App, args: argparse.Namespace) -> SetupResult:
+    from memoryd.errors import UsageError
+    from memoryd.init.team import init_project_team, init_team
+
+    if args.team is None:
+        raise UsageError("--remote goes with --team", hint="memoryd init --team NAME --remote URL")
+    if args.project is not None:
+        if args.remote is not None:
+            raise UsageError(
+                "--remote does not go with --project: a project's .memory/ travels with the "
+                "project's own repository",
+                hint="memoryd init --project --team",
+            )
+        return init_project_team(app, app.cwd / Path(args.project), args.team or None)
+    if not args.team:
+        raise UsageError(
+            "--team needs the team's name here", hint="memoryd init --team NAME --remote URL"
+        )
+    return init_team(app, args.team, args.remote)
 
 
 def _enclosing_note(app: App, root: Path) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from memoryd.app import App
 from memoryd.commands import add_json
+from memoryd.config.sections import SCOPES
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -15,7 +16,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument("query", nargs="+", help="words to look for (any language)")
     parser.add_argument("--limit", type=int, default=None, metavar="N", help="at most N results")
     parser.add_argument("--kind", default=None, metavar="K", help="only memories of this kind")
-    parser.add_argument("--scope", choices=("global", "project"), default=None)
+    parser.add_argument("--scope", choices=SCOPES, default=None)
     parser.add_argument(
         "--type",
         default=None,
@@ -62,11 +63,11 @@ def run(app: App, args: argparse.Namespace) -> int:
         )
     project = app.cwd / Path(args.project) if args.project else None
     roots = search_roots(app.config, app.cwd, project)
-    for root in roots:  # an answer without a root it should search would read as complete
-        if args.scope in (None, root.scope) and not root.path.is_dir():
-            from memoryd.locate import missing_root
+    wanted = [root for root in roots if args.scope in (None, root.scope)]
+    if not all(root.path.is_dir() for root in wanted):  # locate is not on the lean path
+        from memoryd.locate import refuse_missing
 
-            raise missing_root(app, root.scope, root.path, "nothing was searched")
+        refuse_missing(app, wanted, "nothing was searched")
     # another layout's folders: this project's and session's only, unless asked for more
     everywhere = args.everywhere or args.scope_id
     visible = None if everywhere else visible_for(project or app.cwd, app.env)

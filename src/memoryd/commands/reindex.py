@@ -36,9 +36,12 @@ def run(app: App, args: argparse.Namespace) -> int:
     with _rare_collections():  # from the imports on: they make no garbage either
         from memoryd.freshness import search_roots
         from memoryd.index import open_index, reconcile
+        from memoryd.locate import refuse_missing
 
         roots = list(app.config.roots)
         roots += [r for r in search_roots(app.config, app.cwd) if r not in roots]
+        # its rows kept and exit 0 read as "indexed": the root's files are not there
+        refuse_missing(app, roots, "nothing was reindexed")
         with open_index(app.paths, discard=args.full) as db:
             report = reconcile(db, app.config, roots)  # --full: emptied first, then checked
             compiled, problems = _recompile(app, db, roots, report)

@@ -8,6 +8,12 @@ from typing import Any
 
 from memoryd.app import App
 from memoryd.commands import add_json
+from memoryd.config.sections import SCOPES
+
+PROPOSED_NOTE = (
+    "note: proposed to the team: only this device sees it until a person accepts it "
+    "(memoryd accept {id})"
+)
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -31,7 +37,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument("--highlight", help="the one striking detail")
     parser.add_argument("--pinned", action="store_true", help="never decays in ranking")
     parser.add_argument("--supersedes", metavar="ID", help="the memory this one replaces")
-    parser.add_argument("--scope", choices=("global", "project"), help="default: project if any")
+    parser.add_argument("--scope", choices=SCOPES, help="default: project if any")
     parser.add_argument(
         "--force", action="store_true",
         help="write even if it duplicates one, or its new kind looks like a typo of one",
@@ -49,9 +55,11 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     add_json(parser)
     parser.set_defaults(handler=run)
 
-    accept = sub.add_parser("accept", help="turn a rule-proposal into an iron rule")
+    accept = sub.add_parser(
+        "accept", help="turn a rule-proposal into an iron rule, or accept a team proposal"
+    )
     accept.add_argument("id", metavar="ID")
-    accept.add_argument("--scope", choices=("global", "project"))
+    accept.add_argument("--scope", choices=SCOPES)
     add_json(accept)
     accept.set_defaults(handler=run_accept)
 
@@ -73,6 +81,8 @@ def run(app: App, args: argparse.Namespace) -> int:
             "note: iron rules are written only by people; saved as a rule-proposal "
             f"(a person accepts it with 'memoryd accept {outcome.id}')"
         )
+    if outcome.proposed:
+        app.note(PROPOSED_NOTE.format(id=outcome.id))
     for warning in outcome.warnings:
         app.note(f"memoryd: warning: saved, but ROOT.md was not updated: {warning}")
     text = f"remembered {outcome.id} ({outcome.scope}): {outcome.path}"
@@ -83,8 +93,8 @@ def run(app: App, args: argparse.Namespace) -> int:
 
 
 def run_accept(app: App, args: argparse.Namespace) -> int:
+    from memoryd.agent.accept import accept
     from memoryd.agent.caller import agent_marker
-    from memoryd.agent.remember import accept
     from memoryd.errors import Refused
     from memoryd.locate import normal_id
 
@@ -98,7 +108,10 @@ def run_accept(app: App, args: argparse.Namespace) -> int:
     outcome = accept(app, args.id, scope=args.scope)
     for warning in outcome.warnings:
         app.note(f"memoryd: warning: accepted, but ROOT.md was not updated: {warning}")
-    text = f"accepted {normal_id(args.id)} as {outcome.id}: it is now an iron rule"
+    if outcome.kind == "rule":
+        text = f"accepted {normal_id(args.id)} as {outcome.id}: it is now an iron rule"
+    else:
+        text = f"accepted {outcome.id}: every device of the team sees it after its next sync"
     app.emit(args.json, outcome.as_dict(), text)
     return 0
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from memoryd.compile import markers
 from memoryd.memory import CONTROL_CODES, Memory, id_for_path, printable, shown_name
 from memoryd.roots import CONFLICTS_FILE, INDEX_FILE, ROOT_FILE, ROOT_TEMPLATE
+from memoryd.team import is_proposed
 
 BLOCKS = ("rules", "directory", "routing")
 BLOCK_NOTE = "(compiled from the memories' frontmatter by memoryd: edit those, not this block)"
@@ -59,6 +60,7 @@ class Entry:
     load_when: tuple[str, ...]
     superseded_by: str | None
     folder: str = ""  # "" is the root itself
+    proposed: bool = False  # a team proposal: never listed (memoryd.team)
 
     @property
     def name(self) -> str:
@@ -106,6 +108,7 @@ def entry_for(path: str, memory: Memory) -> Entry:
         load_when=tuple(dict.fromkeys(t for t in triggers if t)),
         superseded_by=memory.superseded_by,
         folder=sys.intern(folder_of(path)),
+        proposed=is_proposed(memory.meta),
     )
 
 
@@ -130,8 +133,9 @@ def compile_entries(
     descriptions: Mapping[str, str] | None = None,
     folders: Collection[str] | None = None,
 ) -> Compiled:
-    """:func:`compile_files` from entries already derived (no generated files among them)."""
-    entries = live_links(entries)
+    """:func:`compile_files` from entries already derived (no generated files among them).
+    A team proposal is left out: the compiled files are the same on every device."""
+    entries = live_links([e for e in entries if not e.proposed])
     by_folder = group(entries)
     wanted = sorted(by_folder if folders is None else set(folders) & set(by_folder))
     indexes = {folder: render_index(folder, by_folder[folder]) for folder in wanted}

@@ -181,6 +181,8 @@ def root_to_yaml(root: RootConfig) -> dict[str, Any]:
         entry["sync"] = diff
     if root.watch != "auto":
         entry["watch"] = root.watch
+    if root.team:
+        entry["team"] = root.team
     return entry
 
 

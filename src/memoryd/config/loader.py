@@ -16,6 +16,7 @@ from memoryd.config.sections import (
     LAYOUTS,
     NOT_UTF8_ROOT,
     SCOPES,
+    TEAM_NAME,
     WATCH_MODES,
     Config,
     RootConfig,
@@ -101,6 +102,7 @@ def build_config(data: Any, file: Path, paths: Paths) -> Config:
     else:
         roots = loader.roots(raw_roots)
     loader.check()  # every problem of the file at once, not one edit at a time
+    roots = tuple(dataclasses.replace(root, viewer=config.device) for root in roots)
     return dataclasses.replace(config, roots=roots, source=file)
 
 
@@ -108,7 +110,7 @@ def default_global(paths: Paths) -> RootConfig:
     return RootConfig(path=paths.default_global_root, layout="plugin", scope="global")
 
 
-_ROOT_KEYS = ("layout", "path", "scope", "sync", "watch")  # what a root's mapping may hold
+_ROOT_KEYS = ("layout", "path", "scope", "sync", "team", "watch")  # what a root's mapping may hold
 
 
 class _Loader:
@@ -219,6 +221,7 @@ class _Loader:
             choices = ", ".join(WATCH_MODES)
             guess = did_you_mean(watch, WATCH_MODES)
             raise self.fail(f"{key}.watch", f"must be one of {choices}, got {watch!r}{guess}")
+        team = self.team(item, key, scope, path)
         base_policy = default_policy(scope)
         sync_raw = item.get("sync", {})
         if sync_raw is False:
@@ -231,7 +234,23 @@ class _Loader:
             given_keys = sync_raw if isinstance(sync_raw, dict) else {}  # else noted by build
             explicit = {k: getattr(given, k) for k in given_keys if k in names}
             policy = dataclasses.replace(base_policy, **explicit)
-        return RootConfig(path=Path(path), layout=layout, scope=scope, sync=policy, watch=watch)
+        return RootConfig(
+            path=Path(path), layout=layout, scope=scope, sync=policy, watch=watch, team=team
+        )
+
+    def team(self, item: dict[str, Any], key: str, scope: str, path: Path) -> str:
+        """The team a root is shared with: its ``team`` name, or for scope ``team`` the
+        folder's name when none is given ("" for a personal root)."""
+        team = item.get("team", path.name if scope == "team" else "")
+        if not isinstance(team, str) or not TEAM_NAME.fullmatch(team):
+            raise self.fail(
+                f"{key}.team", f"must be a name of letters, digits, '.', '_' or '-', got {team!r}"
+            )
+        if team and scope == "global":
+            raise self.fail(
+                f"{key}.team", "a global root is personal; a team root has scope team or project"
+            )
+        return team
 
 
 def _type_error(default: Any, value: Any) -> str | None:

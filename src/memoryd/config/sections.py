@@ -9,13 +9,16 @@ config cache, never PyYAML.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from memoryd.errors import ConfigError
 
 LAYOUTS = ("plugin", "layered", "claude")
-SCOPES = ("global", "project")
+SCOPES = ("global", "team", "project")
+TEAM_NAME = re.compile(r"(?:[A-Za-z0-9][A-Za-z0-9._-]{0,63})?")  # "" for a personal root
+TEAMS_DIR = "teams"  # <config folder>/teams/NAME: the clones `memoryd init --team` makes
 WATCH_MODES = ("auto", "events", "polling")  # see memoryd.daemon.watch
 
 
@@ -47,6 +50,9 @@ class RootConfig:
     scope: str = "global"
     sync: SyncPolicy = None  # type: ignore[assignment]  # filled in by __post_init__
     watch: str = "auto"  # auto: poll on a network file system | events | polling
+    team: str = ""  # a team root's name: what agents write here is proposed (docs/team.md)
+    # this device's name (config.yaml's device): its own proposals are the ones it indexes
+    viewer: str = field(default="", compare=False, repr=False)
     given: str = field(default="", compare=False, repr=False)  # the path before resolving
 
     def __post_init__(self) -> None:
@@ -56,6 +62,11 @@ class RootConfig:
         object.__setattr__(self, "path", Path(os.path.realpath(self.path)))
         if self.sync is None:
             object.__setattr__(self, "sync", default_policy(self.scope))  # type: ignore[unreachable]
+
+    @property
+    def is_team(self) -> bool:
+        """Shared with a team: agents' writes are proposals, reviewed by a person."""
+        return bool(self.team)
 
     def resolves_now(self) -> str:
         """Where the configured path leads today: not ``path`` once a symlink was put in
@@ -77,6 +88,7 @@ class SearchConfig:
     decay_floor: float = 0.65  # the time decay never lowers a score below this share
     project_prior: float = 1.0
     global_prior: float = 0.5
+    team_prior: float = 0.75  # a team root ranks between the project and the global root
     recall_boost_max: float = 0.5  # the hit-count boost tends to 1 + this
     max_file_bytes: int = 1024 * 1024
     duplicate_coverage: float = 0.8
@@ -138,6 +150,7 @@ class DaemonConfig:
     sync_interval_s: float = 300.0  # periodic pull
     poll_interval_s: float = 1.0  # when falling back to polling
     root_check_s: float = 2.0  # how often to look for roots that vanished or came back
+    inspect_after_s: float = 20.0  # inspect's findings for the page, this long after a batch
 
 
 @dataclass(frozen=True)

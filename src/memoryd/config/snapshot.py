@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from memoryd.paths import Paths
 
 FILE = "recall.marshal"
-FORMAT = 4  # 3: search.max_file_bytes too; 4: every search setting
+FORMAT = 5  # 3: search.max_file_bytes too; 4: every search setting; 5: team_prior
 # What memoryd's folders are computed from (memoryd.paths): a snapshot names the folders
 # it was written for and these variables' values, so a lean recall that finds its folders
 # by a shortcut (no platformdirs) uses a snapshot only when both agree.

@@ -97,6 +97,7 @@ class Daemon:
         self.scheduler.start()  # before the reconcile: a change it finds schedules a sync
         self.syncer.resume()  # a sync the last stop cut short
         self.worker.send(Cmd.RECONCILE)
+        self._inspect_soon()
         self.extraction.start(since=began)
         log.info("memoryd %d serving %d roots", self.status.status.pid, len(self.config.roots))
 
@@ -163,6 +164,7 @@ class Daemon:
             # change to commit and push: it waited for the next periodic sync (5 minutes)
             self.syncer.touch(roots[path])
         if by_root or rescan:
+            self._inspect_soon()
             ms = round((time.perf_counter() - started) * 1000, 1)
             info = {"at": now_iso(), "files": indexed, "events": batch.events, "ms": ms}
             self.status.update(last_batch=info)
@@ -287,6 +289,16 @@ class Daemon:
         self.scheduler.every("reconcile", settings.reconcile_interval_s, self._periodic_reconcile)
         self.scheduler.every("sync", settings.sync_interval_s, self.syncer.run_all)
         self.scheduler.every("tick", settings.root_check_s, self._tick)
+
+    def _inspect_soon(self) -> None:
+        self.scheduler.after("inspect-cache", self.config.daemon.inspect_after_s, self._inspect)
+
+    def _inspect(self) -> None:
+        """Inspect's findings stored for the page (memoryd.inspect_cache), a little after a
+        batch of changes: one run for a burst of saves, not one per file."""
+        from memoryd.inspect_cache import refresh
+
+        refresh(App(env=self.app.env, cwd=self.app.cwd))  # config.yaml as it is now
 
     def _periodic_reconcile(self) -> None:
         self.worker.send(Cmd.RECONCILE)

@@ -21,6 +21,7 @@ from memoryd.index.db import dump_problems, join_lines
 from memoryd.index.layout import expected_id, identify, summary
 from memoryd.index.tokenizer import index_text
 from memoryd.memory import NOT_REGULAR, Problem, parse
+from memoryd.team import visible_to
 from memoryd.validation import validate
 
 HEAD_BYTES = 64 * 1024  # how much of an oversized file is read for its frontmatter
@@ -197,6 +198,8 @@ def _load_read(
         None if isinstance(done, Failed) or done[0].hash == old else record(root, path, *done)
         for (path, old), done in zip(items, reads, strict=True)
     ]
+    reads = [HIDDEN if row is HIDDEN else done for row, done in zip(rows, reads, strict=True)]
+    rows = [None if row is HIDDEN else row for row in rows]
     texts = [store.texts(row) for row in rows if row is not None]
     columns = [list(map(index_text, column)) for column in zip(*texts, strict=True)]
     tokens = iter(zip(*columns, strict=True))
@@ -211,10 +214,18 @@ def _load_read(
     return out
 
 
+# A proposal another device wrote, left out of this device's index (as a file that is gone:
+# a row it had goes) until a person accepts it: see memoryd.team.
+HIDDEN = Failed(gone=True, reason="a proposal of another device, not yet accepted")
+
+
 def record(root: RootConfig, path: str, read: Read, checked_ns: int) -> tuple[Any, ...]:
-    """The memories row for a file (pure: a function of its bytes and place)."""
+    """The memories row for a file (pure: a function of its bytes and place), or
+    :data:`HIDDEN`."""
     relative = path[len(str(root.path)) + 1 :].replace(os.sep, "/")
     memory = parse(read.data, keep_source=False)
+    if not visible_to(memory.meta, root.viewer):
+        return HIDDEN
     ident = identify(root, relative, memory)
     problems = validate(memory, expected_id=expected_id(root, relative))
     body = memory.body

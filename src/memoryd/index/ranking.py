@@ -36,6 +36,8 @@ if TYPE_CHECKING:
         @property
         def global_prior(self) -> float: ...
         @property
+        def team_prior(self) -> float: ...
+        @property
         def recall_boost_max(self) -> float: ...
 
     class Rankable(Protocol):
@@ -85,7 +87,8 @@ def rank(
     ``(not full, -score, position, ...)``: the position breaks ties as the stable sort
     by ``(not full, -score)`` does, with no key function called per candidate.
     """
-    project, other = settings.project_prior, settings.global_prior
+    priors = {scope: scope_prior(settings, scope) for scope in ("project", "team")}
+    other = settings.global_prior
     half_life, boost_max = settings.half_life_days, settings.recall_boost_max
     floor = min(1.0, settings.decay_floor)
     decays = not half_life <= 0  # (not "> 0": a NaN half-life decays, as decay() has it)
@@ -100,7 +103,7 @@ def rank(
         _rowid, root, scope, layout, memory_id, pinned, created, updated, mtime_ns = row[:9]
         if best is None or relevance > best:
             best = relevance
-        prior = project if scope == "project" else other
+        prior = priors.get(scope, other)
         if layout != "plugin":  # math.prod's product, in the same order
             score, factors = relevance * prior, (relevance, prior)
         else:
@@ -183,6 +186,13 @@ def score(settings: Settings, relevance: float, row: Rankable, hits: int, now_ms
     return math.prod(score_parts(settings, relevance, row, hits, now_ms).values())
 
 
+def scope_prior(settings: Settings, scope: str) -> float:
+    """The prior of a root's scope: project over team over global."""
+    if scope == "project":
+        return settings.project_prior
+    return settings.team_prior if scope == "team" else settings.global_prior
+
+
 def score_parts(
     settings: Settings, relevance: float, row: Rankable, hits: int, now_ms: int
 ) -> dict[str, float]:
@@ -192,7 +202,7 @@ def score_parts(
     Rows of the layered and claude layouts rank by bm25 and scope prior only, as the
     layered memory's own search does (no decay, and memoryd keeps no hit counts there).
     """
-    prior = settings.project_prior if row.scope == "project" else settings.global_prior
+    prior = scope_prior(settings, row.scope)
     if row.layout != "plugin":
         return {"relevance": relevance, "scope": prior}
     return {

@@ -64,6 +64,15 @@ STOP_WORDS = frozenset(_STOP_LIST.split())
 # 了吗, 我的) is left out, as a stop word is. Chinese has no spaces, so these characters
 # glue to the words beside them and every such bigram matches all over a memory store.
 ZH_STOP_CHARS = frozenset("了的吗呢吧啊呀哦嘛么什哪谁怎")
+# A query of this many Chinese bigrams or more is prose (a sentence, a prompt, a dialog), not
+# a few keywords: its characters are searched too, as the character+bigram baseline of
+# Chinese retrieval does. Most of a sentence's bigrams straddle two words (我今 天早 上吃),
+# so a memory about the same things in other words (争吵 for 吵架) shared none; a few
+# keywords keep bigrams alone, so a two-character word never finds its characters apart.
+PROSE_BIGRAMS = 8
+# Characters too common to search alone (pronouns, 是 在 有 不 这 一 个), besides
+# :data:`ZH_STOP_CHARS`: as a single character each matches most memories.
+ZH_COMMON_CHARS = ZH_STOP_CHARS | frozenset("我你他她它们是在有不这那一个")
 # Irregular English forms and the base word whose stem they take: Snowball's suffix rules
 # leave "went" apart from "go" and "bought" from "buy", so a question in one tense missed a
 # memory written in another. Only forms that are seldom another word are listed (not
@@ -378,6 +387,11 @@ def query_words(query: str) -> dict[str, str]:
     forms: dict[str, str] = {}
     for word in content:
         forms.setdefault(stem(word) if not is_cjk(word[0]) else word, word)
+    bigrams = [w for w in forms if len(w) == 2 and is_cjk(w[0])]
+    if len(bigrams) >= PROSE_BIGRAMS:  # prose: its characters too (searched as prefixes)
+        for char in itertools.chain.from_iterable(bigrams):
+            if char not in ZH_COMMON_CHARS:
+                forms.setdefault(char, char)
     return forms
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memoryd import locate, safepath
-from memoryd.agent import remember, upkeep
+from memoryd.agent import gate, remember, upkeep
 from memoryd.app import App
 from memoryd.config.sections import RootConfig
 from memoryd.errors import MemorydError, SecretRefused
@@ -202,11 +202,11 @@ class _Gate:
             if isinstance(memory_id, Planned):
                 return memory_id
             path = safepath.inside(self.root.path, memory_id, ".md")
-            remember.refuse_unseen(self.root.path, memory_id, path)
+            gate.refuse_unseen(self.root.path, memory_id, path)
             memory = self._memory(c, request, memory_id)
             data = render(memory)
-            remember.refuse_oversized(data, self.app.config.search.max_file_bytes)
-            remember.refuse_secrets(self.root, path, data, agent=False)
+            gate.refuse_oversized(data, self.app.config.search.max_file_bytes)
+            gate.refuse_secrets(self.root, path, data, agent=False)
         except SecretRefused as exc:
             if upkeep.secrets(c.summary, self.root.path):  # never repeat the secret itself
                 c = replace(c, summary=WITHHELD)
@@ -268,7 +268,7 @@ class _Gate:
     def _duplicate(self, text: str, terms: set[str]) -> str:
         """Why ``text`` (of these ``terms``) is a duplicate (an existing memory or an earlier
         candidate covers its terms), or ``""``."""
-        found = remember.duplicate_of(self.app, self.roots, text, db=self.db)
+        found = gate.duplicate_of(self.app, self.roots, text, db=self.db)
         if found is not None:
             row, share = found
             return f"{row.id!r} ({row.scope}) already covers {share:.0%} of its terms"

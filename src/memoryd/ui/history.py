@@ -51,3 +51,25 @@ def file_history(root: Path, rel: str) -> list[Change]:
         files = [n for n in names.splitlines() if n.strip()]
         changes.append(Change(commit, author, date, subject, files[0] if files else rel))
     return changes
+
+
+def text_at(root: Path, rel: str, commit: str) -> str:
+    """The file's text at ``commit``, one of the commits :func:`file_history` lists for it
+    (under the name it had then); anything else is refused."""
+    from memoryd.errors import PathError
+    from memoryd.sync.git import Git
+
+    for change in file_history(root, rel):
+        if change.commit == commit:
+            break
+    else:
+        raise PathError(
+            f"commit {commit[:12]!r} is not in the history of {rel}",
+            hint="pick a commit from the memory's history",
+        )
+    done = Git(root).run(
+        "show", f"{change.commit}:{change.path}", check=False, readonly=True
+    )  # fmt: skip
+    if done.code != 0:  # the commit deleted the file: nothing to show at it
+        return ""
+    return done.text

@@ -18,7 +18,6 @@ import dataclasses
 import json
 import logging
 import os
-import posixpath
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -27,13 +26,15 @@ from typing import Any
 
 from memoryd.app import App
 from memoryd.config.sections import RootConfig
-from memoryd.errors import MemorydError, PathError, UsageError
+from memoryd.errors import MemorydError, PathError, Refused, UsageError
 
 log = logging.getLogger(__name__)
 
 MAX_QUERY = 2000
 MAX_FILE = 1_000_000  # a memory page shows at most this many bytes of a file
 MAX_CHAIN = 20
+# frontmatter fields that say where a memory came from, when its writer recorded them
+ORIGIN = ("source", "session", "agent", "extracted_from", "transcript", "author")
 Params = Mapping[str, str]
 View = Callable[[App, Params], Any]
 
@@ -111,6 +112,7 @@ def context(app: App, params: Params) -> dict[str, Any]:
         raise UsageError(f"the prompt is longer than {MAX_QUERY} characters")
     block = gather(app, prompt)
     data = block.as_dict()
+    data["entries"] = [{**e, **_where_is(app, e["id"])} for e in data["entries"]]
     data.update(
         chars=len(block.text),
         budget=dataclasses.asdict(app.config.injection),  # every injection.* setting in force
@@ -120,27 +122,138 @@ def context(app: App, params: Params) -> dict[str, Any]:
 
 
 def memories(app: App, params: Params) -> dict[str, Any]:
-    """Every memory of every root (``memoryd inspect``), with age and its own problems."""
-    from memoryd.inspection import inspect
+    """One page of the memories of every root, filtered and sorted in the index (SQL), with
+    each one's problems: its own (the index's) and the cached inspect result's."""
+    from memoryd import inspect_cache
+    from memoryd.freshness import ensure_fresh
+    from memoryd.index.hits import read_hits
 
-    result = inspect(app)
-    by_file: dict[str, list[dict[str, str]]] = {}
-    for finding in result.findings:
-        by_file.setdefault(str(finding.path), []).append(finding.as_dict())
+    query = _browse_query(params)
+    roots = known_roots(app)
+    paths = [r.path for r in roots if r.path.is_dir()]
+    cached = inspect_cache.load(app.paths)
+    if cached is None:
+        _refresh_in_background(app)
+    findings: dict[str, list[dict[str, str]]] = {}
+    for finding in cached.findings if cached else []:
+        findings.setdefault(finding["path"], []).append(finding)
+    per_file = {Path(p): len(f) for p, f in findings.items()}
+    hits = {path: read_hits(path) for path in paths}
+    with ensure_fresh(app, roots=roots):
+        pass  # brought up to date unless a daemon keeps it so
+    browser = _browser(app)
+    found = browser.page(
+        paths, query, hits=hits, findings=per_file, facets=params.get("facets") == "1"
+    )
+    counts = browser.counts(paths)  # the listing just made: no second scan
     rows = []
-    for row in result.memories:
-        item = row.as_dict()
-        file = row.root / row.path
-        item["folder"] = posixpath.dirname(row.path)
-        item["ref"] = file_ref(row.path)
-        item["stamp"] = row.updated or row.created or _mtime_ms(file)
-        item["problems"] = by_file.get(str(file), [])
+    for item in found.rows:
+        file = str(Path(item["root"]) / item["path"])
+        item["ref"] = file_ref(item["path"])
+        item["problems"] = [
+            {"message": p["message"], "fix": "", "code": p["code"]} for p in item["own_problems"]
+        ] + [f for f in findings.get(file, []) if f["message"] not in _messages(item)]
+        del item["own_problems"]
         rows.append(item)
     return {
         "now": int(time.time() * 1000),
-        "roots": [_root_json(r) for r in known_roots(app)],
+        "total": found.total,
+        "offset": query.offset,
+        "limit": query.limit,
+        "checked_ms": cached.at_ms if cached else None,
+        "roots": [{**_root_json(r), "count": counts.get(str(r.path), 0)} for r in roots],
+        "facets": found.facets,
         "memories": rows,
     }
+
+
+_browsers: dict[tuple[str, int], Any] = {}
+
+
+def _browser(app: App) -> Any:
+    """One open index for the list, kept between requests (the listing table it builds
+    lasts until the index changes); a new one when the index file was replaced."""
+    from memoryd.index import open_index
+    from memoryd.index.browse import Browser
+
+    file = app.paths.index_db
+    key = (str(file), file.stat().st_ino)
+    if key not in _browsers:
+        for old in _browsers.values():
+            old.db.close()
+        _browsers.clear()
+        _browsers[key] = Browser(open_index(app.paths, check_same_thread=False))
+    return _browsers[key]
+
+
+def _where_is(app: App, memory_id: str) -> dict[str, str]:
+    """The root and file of a memory the agent's block names (for a link to its page)."""
+    from memoryd.freshness import search_roots
+    from memoryd.locate import find_in
+
+    for root in search_roots(app.config, app.cwd):
+        try:
+            found = find_in(root, memory_id)
+        except MemorydError:
+            continue
+        if found is not None:
+            rel = _rel(root.path, found.path)
+            return {"root": str(root.path), "rel": rel, "ref": file_ref(rel)}
+    return {}
+
+
+def _messages(item: dict[str, Any]) -> set[str]:
+    return {p["message"] for p in item["own_problems"]}
+
+
+_refreshing = threading.Lock()
+
+
+def _refresh_in_background(app: App) -> None:
+    """No cached inspect result (no daemon has stored one yet): run inspect once, off the
+    request, so the next page shows its findings."""
+    from memoryd.inspect_cache import refresh
+
+    if not _refreshing.acquire(blocking=False):
+        return
+
+    def run() -> None:
+        try:
+            refresh(app)
+        except Exception:  # a bug in a check: the log keeps it, the list still answers
+            log.exception("memoryd ui: inspect for the memories list failed")
+        finally:
+            _refreshing.release()
+
+    threading.Thread(target=run, name="inspect-cache", daemon=True).start()
+
+
+def _browse_query(params: Params) -> Any:
+    from memoryd.index.browse import FLAGS, MAX_LIMIT, SORTS, Query
+
+    sort = params.get("sort") or "id"
+    if sort not in SORTS:
+        raise UsageError(f"sort must be one of {', '.join(SORTS)}, got {sort!r}")
+    flag = params.get("flag") or None
+    if flag is not None and flag not in FLAGS:
+        raise UsageError(f"flag must be one of {', '.join(FLAGS)}, got {flag!r}")
+    scope = params.get("scope") or None
+    if scope is not None and scope not in ("global", "project"):
+        raise UsageError(f"scope must be global or project, got {scope!r}")
+    text = params.get("q", "")
+    if len(text) > MAX_QUERY:
+        raise UsageError(f"the filter is longer than {MAX_QUERY} characters")
+    return Query(
+        text=text,
+        kind=params.get("kind"),
+        folder=params.get("folder"),
+        scope=scope,
+        flag=flag,
+        sort=sort,
+        desc=params.get("desc") == "1",
+        offset=_int(params, "offset", 0, 0, 10**9) or 0,
+        limit=_int(params, "limit", 50, 1, MAX_LIMIT) or 50,
+    )
 
 
 def memory(app: App, params: Params) -> dict[str, Any]:
@@ -156,6 +269,7 @@ def memory(app: App, params: Params) -> dict[str, Any]:
         "root": str(root.path),
         "scope": root.scope,
         "path": rel,
+        "ref": file_ref(rel),
         "id": parsed.id or _id(rel),
         "meta": _shown_meta(parsed.meta),
         "frontmatter": _frontmatter_text(raw[:MAX_FILE]),
@@ -165,6 +279,7 @@ def memory(app: App, params: Params) -> dict[str, Any]:
         "problems": [{"code": p.code, "message": p.message} for p in validate(parsed)],
         "history": [c.as_dict() for c in file_history(root.path, rel)],
         "commits": root.sync.commit,  # else nothing ever commits a file that is not in git
+        "origin": {k: str(parsed.meta[k]) for k in ORIGIN if k in parsed.meta},
         "chain": supersedes_chain(root, parsed.id or _id(rel), parsed, rel),
     }
 
@@ -185,6 +300,17 @@ def _shown_meta(meta: Mapping[str, Any]) -> dict[str, Any]:
     return shown
 
 
+def memory_at(app: App, params: Params) -> dict[str, Any]:
+    """A memory's text at one commit of its history (the memory page's "show")."""
+    from memoryd.ui.history import text_at
+
+    root, _path, rel = _file(app, params)
+    commit = _required(params, "commit")
+    if len(commit) != 40 or any(c not in "0123456789abcdef" for c in commit):
+        raise UsageError(f"commit={commit!r} is not a full commit id")
+    return {"commit": commit, "path": rel, "text": text_at(root.path, rel, commit)[:MAX_FILE]}
+
+
 def conflicts(app: App, params: Params) -> dict[str, Any]:
     """Each pending conflict (``memoryd conflicts``) beside the text at its path; sync state."""
     from memoryd.sync.resolve import all_conflicts
@@ -201,11 +327,25 @@ def conflicts(app: App, params: Params) -> dict[str, Any]:
 
 
 def problems(app: App, params: Params) -> dict[str, Any]:
-    """What ``memoryd inspect`` reports, each problem with its fix."""
+    """What ``memoryd inspect`` reports, each problem with its fix and its memory's link;
+    the result is stored for the Memories view (memoryd.inspect_cache)."""
+    from memoryd.inspect_cache import store
     from memoryd.inspection import inspect
 
     result = inspect(app)
-    return {"problems": [f.as_dict() for f in result.findings], "memories": len(result.memories)}
+    found = [f.as_dict() for f in result.findings]
+    store(app.paths, len(result.memories), found)
+    return {"problems": [_linked(app, f) for f in found], "memories": len(result.memories)}
+
+
+def _linked(app: App, finding: dict[str, str]) -> dict[str, Any]:
+    """A finding with the root and ref of the memory file it is about, when it is one."""
+    path = Path(finding["path"])
+    for root in known_roots(app):
+        if path.suffix == ".md" and path.is_relative_to(root.path) and path.is_file():
+            rel = _rel(root.path, path)
+            return {**finding, "root": str(root.path), "rel": rel, "ref": file_ref(rel)}
+    return dict(finding)
 
 
 def sync_status(app: App) -> list[dict[str, Any]]:
@@ -278,16 +418,70 @@ def sync(app: App, params: Params) -> dict[str, Any]:
     return {"ok": outcome.ok, "outcome": outcome.to_json(), "text": outcome_text(outcome)}
 
 
+def forget(app: App, params: Params) -> dict[str, Any]:
+    """``memoryd forget ID --scope SCOPE``, with the command's rules."""
+    from memoryd.agent.caller import agent_marker
+    from memoryd.agent.forget import forget as remove
+
+    agent = agent_marker(app.env) is not None  # the CLI's rule: an agent never forgets a rule
+    gone = remove(app, _required(params, "id"), scope=_scope(params), agent=agent)
+    log.info("memoryd ui: forgot %s: removed %s", gone.id, gone.path)
+    return gone.as_dict()
+
+
+def accept(app: App, params: Params) -> dict[str, Any]:
+    """``memoryd accept ID --scope SCOPE``: a person turns a rule-proposal into an iron rule."""
+    from memoryd.agent.accept import accept as make_rule
+    from memoryd.agent.caller import agent_marker
+
+    wanted = _required(params, "id")
+    marker = agent_marker(app.env)
+    if marker is not None:  # the command's refusal (commands/remember.py run_accept)
+        raise Refused(
+            f"refusing to accept {wanted!r}: this runs under an agent ({marker}), "
+            "and only a person turns a proposal into an iron rule",
+            hint=f"run 'memoryd accept {wanted}' yourself, in a terminal of your own",
+        )
+    outcome = make_rule(app, wanted, scope=_scope(params))
+    log.info("memoryd ui: accepted %s as %s", wanted, outcome.id)
+    return {**outcome.as_dict(), "warnings": list(outcome.warnings)}
+
+
+def pin(app: App, params: Params) -> dict[str, Any]:
+    """``memoryd pin ID --scope SCOPE [--off]``."""
+    from memoryd.agent.pin import pin as set_pin
+
+    wanted, on = _required(params, "id"), params.get("on") == "true"
+    done = set_pin(app, wanted, scope=_scope(params), on=on)
+    log.info("memoryd ui: %s %s", "pinned" if done.pinned else "unpinned", done.id)
+    return done.as_dict()
+
+
+def _scope(params: Params) -> str | None:
+    scope = params.get("scope") or None
+    if scope not in (None, "global", "project"):
+        raise UsageError(f"scope must be global or project, got {scope!r}")
+    return scope
+
+
 READS: dict[str, View] = {
     "overview": overview,
     "search": search,
     "context": context,
     "memories": memories,
     "memory": memory,
+    "memory-at": memory_at,
     "conflicts": conflicts,
     "problems": problems,
 }
-WRITES: dict[str, View] = {"resolve": resolve, "resolve-all": resolve_all, "sync": sync}
+WRITES: dict[str, View] = {
+    "resolve": resolve,
+    "resolve-all": resolve_all,
+    "sync": sync,
+    "forget": forget,
+    "accept": accept,
+    "pin": pin,
+}
 
 
 # -- helpers ------------------------------------------------------------------------------

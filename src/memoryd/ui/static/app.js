@@ -9,6 +9,12 @@ const LABELS = {
   scope: "scope prior",
   age: "age factor",
   hits: "hits boost",
+  date: "date match",
+};
+// What the context block's other fields mean, in words (never the internal key).
+const CONTEXT_FIELDS = {
+  query_terms_left_out: "search terms of the prompt left out (recall is given the first ones; a pasted log is cut)",
+  rules_left_out: "iron rules left out (they do not fit in the total)",
 };
 
 function metaContent(name) {
@@ -82,8 +88,43 @@ function ago(ms, now) {
   return `${(s / (86400 * 365.25)).toFixed(1)} y`;
 }
 
+// The exact time, in UTC and as the reader's clock says it.
+function exact(ms) {
+  const date = new Date(ms);
+  return `${date.toISOString().replace("T", " ").slice(0, 19)} UTC (${date.toLocaleString()})`;
+}
+
+// A date for people: "3 days ago", the exact time on hover (title) and for machines
+// (datetime). ``value``: epoch milliseconds or an ISO 8601 string.
+function dateEl(value, now) {
+  if (value === null || value === undefined || value === "") return "never";
+  const ms = typeof value === "number" ? value : Date.parse(value);
+  if (Number.isNaN(ms)) return String(value);
+  const later = ms > (now || Date.now());
+  const span = later ? ago(2 * (now || Date.now()) - ms, now) : ago(ms, now);
+  return h("time", { datetime: new Date(ms).toISOString(), title: exact(ms), tabindex: "0" },
+    later ? `in ${span}` : `${span} ago`);
+}
+
 function when(ms) {
-  return ms ? `${new Date(ms).toISOString().replace("T", " ").slice(0, 19)} UTC (${ago(ms)} ago)` : "never";
+  return ms ? dateEl(ms) : "never";
+}
+
+const DATE_FIELDS = new Set(["created", "updated"]);
+
+// A frontmatter value as a person reads it: dates as dates, lists as lists, no JSON.
+function metaValue(key, value) {
+  if (DATE_FIELDS.has(key) && typeof value === "number") return dateEl(value);
+  if (DATE_FIELDS.has(key) && typeof value === "string" && value.endsWith(" UTC")) {
+    return dateEl(value.replace(" UTC", "Z").replace(" ", "T"));  // the server's "YYYY-MM-DD hh:mm:ss UTC"
+  }
+  if (Array.isArray(value)) {
+    return value.length ? h("ul", { class: "plain" }, value.map((v) => h("li", {}, typeof v === "string" ? v : JSON.stringify(v)))) : "(none)";
+  }
+  if (value === true) return "yes";
+  if (value === false) return "no";
+  if (value === null) return "(empty)";
+  return typeof value === "string" ? value : JSON.stringify(value);
 }
 
 function num(value) {
@@ -98,6 +139,14 @@ function meter(used, allowed) {
   bar.style.width = `${Math.min(100, (100 * used) / allowed).toFixed(1)}%`;
   return h("div", { class: used > allowed ? "meter over" : "meter", id: "context-meter",
     title: `${used} of ${allowed} characters` }, bar);
+}
+
+// A table that turns into cards on a narrow screen: each cell carries its column's name.
+function cardTable(attrs, heads, rows) {
+  return h("table", { ...attrs, class: `cards ${attrs.class || ""}` },
+    h("thead", {}, h("tr", {}, heads.map(([label, cls]) => h("th", { scope: "col", class: cls || null }, label)))),
+    h("tbody", {}, rows.map(([rowAttrs, cells]) => h("tr", rowAttrs,
+      cells.map((cell, i) => h("td", { "data-label": heads[i][0] || null, class: heads[i][1] || null }, cell))))));
 }
 
 function memoryLink(root, path, text, ref) {
@@ -125,10 +174,10 @@ const VIEWS = {};
 
 VIEWS.search = async (main, params) => {
   const input = h("input", { type: "search", id: "search-q", name: "q", value: params.get("q") || "",
-    placeholder: "words to recall, in any language", autofocus: true });
+    placeholder: "words to recall, in any language", autofocus: true, "aria-label": "Search memory" });
   const results = h("div", { id: "search-results" });
   add(main, h("h2", {}, "Search: what recall returns"),
-    h("form", { class: "bar", onsubmit: (e) => { e.preventDefault(); go("search", { q: input.value }); } },
+    h("form", { class: "bar", role: "search", onsubmit: (e) => { e.preventDefault(); go("search", { q: input.value }); } },
       input, h("button", { type: "submit" }, "Search")),
     results);
   const query = (params.get("q") || "").trim();
@@ -166,7 +215,8 @@ function hitCard(hit, rank) {
 
 VIEWS.context = async (main, params) => {
   const prompt = params.get("q") || "";
-  const box = h("textarea", { id: "context-q", rows: 3, placeholder: "a prompt, as the agent would get it" }, prompt);
+  const box = h("textarea", { id: "context-q", rows: 3, placeholder: "a prompt, as the agent would get it",
+    "aria-label": "A prompt" }, prompt);
   const out = h("div", { id: "context-out" });
   add(main, h("h2", {}, "What the agent sees"),
     h("form", { class: "bar", onsubmit: (e) => { e.preventDefault(); go("context", { q: box.value }); } },
@@ -180,7 +230,7 @@ VIEWS.context = async (main, params) => {
   const cutEntries = data.entries.filter((e) => e.cut);
   const budget = data.budget;
   const known = new Set(["text", "rules", "entries", "cut", "chars", "budget", "outline_cut",
-    "rules_left_out", "cut_roots"]);
+    "rules_left_out", "cut_roots", "query_terms_left_out"]);
   const total = budget.max_total_chars;
   const more = Object.entries(data).filter(([k]) => !known.has(k));
   add(out,
@@ -195,95 +245,178 @@ VIEWS.context = async (main, params) => {
       data.outline_cut && !(data.cut_roots || []).length ? h("li", {}, "The outline was cut at its budget.") : null,
       (data.cut_roots || []).map((r) => h("li", {}, `The outline of ${r} was cut at its share of the budget.`)),
       data.rules_left_out ? h("li", {}, `${data.rules_left_out} iron rule(s) left out: they do not fit in the total (memoryd inspect reports it).`) : null,
+      data.query_terms_left_out ? h("li", {}, `${data.query_terms_left_out} search term(s) of the prompt left out: recall is given the first ones (a pasted log is cut).`) : null,
       cutEntries.map((e) => h("li", {}, `The body of ${e.id} was cut at the budget.`))),
     more.length ? h("dl", { class: "meta", id: "context-more" }, more.map(([k, v]) =>
-      [h("dt", {}, k), h("dd", {}, typeof v === "string" ? v : JSON.stringify(v))])) : null,
-    data.entries.length ? h("table", {},
-      h("tr", {}, h("th", {}, "memory"), h("th", {}, "scope"), h("th", {}, "kind"), h("th", {}, "summary"), h("th", {}, "cut")),
-      data.entries.map((e) => h("tr", {}, h("td", {}, e.id), h("td", {}, e.scope), h("td", {}, e.kind || "—"),
-        h("td", {}, e.summary || ""), h("td", {}, e.cut ? "cut" : "whole")))) : null,
+      [h("dt", {}, CONTEXT_FIELDS[k] || k.replaceAll("_", " ")), h("dd", {}, metaValue(k, v))])) : null,
+    data.entries.length ? cardTable({ id: "context-entries" },
+      [["memory"], ["scope"], ["kind"], ["summary"], ["cut"]],
+      data.entries.map((e) => [{ "data-id": e.id }, [e.ref ? memoryLink(e.root, e.rel, e.id, e.ref) : e.id,
+        e.scope, e.kind || "—", e.summary || "", e.cut ? "cut" : "whole"]])) : null,
     h("h3", {}, "The block"),
     h("pre", { id: "context-block" }, data.text));
 };
 
-const SORTS = {
-  id: (m) => m.id, kind: (m) => m.kind || "", scope: (m) => m.scope, folder: (m) => m.folder,
-  age: (m) => -(m.stamp || 0), hits: (m) => m.hits, problems: (m) => m.problems.length,
-};
+const PAGE = 50;
+const FLAGS = { pinned: "pinned", superseded: "superseded", problems: "with problems", never: "never hit" };
 
+// A labelled control: every input and select has a visible name (screen readers, axe).
+function labelled(text, control) {
+  return h("label", { class: "field" }, h("span", { class: "field-name" }, text), control);
+}
+
+// The Memories view asks the server for one page at a time: filters, sort and page are
+// done in the index (SQL), so 100k memories cost what 50 do.
 VIEWS.memories = async (main) => {
-  const data = await api("memories");
-  const state = { sort: "id", desc: false };
-  const text = h("input", { type: "search", id: "memories-filter", placeholder: "filter by id, summary or folder" });
-  const kinds = [...new Set(data.memories.map((m) => m.kind || ""))].sort();
+  const state = { sort: "id", desc: false, offset: 0 };
+  const first = await api("memories", { facets: "1", limit: PAGE });
+  const text = h("input", { type: "search", id: "memories-filter", placeholder: "id, summary or folder" });
   const kind = h("select", { id: "memories-kind" }, h("option", { value: "*" }, "every kind"),
-    kinds.map((k) => h("option", { value: k }, k || "(no kind)")));
-  const folders = [...new Set(data.memories.map((m) => m.folder))].sort();
+    first.facets.kinds.map((k) => h("option", { value: k }, k || "(no kind)")));
   const folder = h("select", { id: "memories-folder" }, h("option", { value: "*" }, "every folder"),
-    folders.map((f) => h("option", { value: f }, f || "(top)")));
+    first.facets.folders.map((f) => h("option", { value: f }, f || "(top)")));
   const scope = h("select", { id: "memories-scope" }, h("option", { value: "*" }, "every scope"),
     h("option", { value: "global" }, "global"), h("option", { value: "project" }, "project"));
   const flag = h("select", { id: "memories-flag" }, h("option", { value: "*" }, "all"),
-    h("option", { value: "pinned" }, "pinned"), h("option", { value: "superseded" }, "superseded"),
-    h("option", { value: "problems" }, "with problems"), h("option", { value: "never" }, "never hit"));
+    Object.entries(FLAGS).map(([k, v]) => h("option", { value: k }, v)));
   const body = h("tbody", {});
-  const count = h("span", { class: "muted" });
-  const head = (key, label, cls) => h("th", { class: `sortable ${cls || ""}`, "data-sort": key,
-    onclick: () => { state.desc = state.sort === key ? !state.desc : false; state.sort = key; draw(); } }, label);
-  const roots = h("ul", { id: "roots" }, data.roots.map((r) => h("li", {}, `${r.path} `,
+  const count = h("p", { class: "muted", id: "memories-count", role: "status" });
+  const prev = h("button", { type: "button", class: "plain", id: "memories-prev",
+    onclick: () => { state.offset = Math.max(0, state.offset - PAGE); load(); } }, "← Previous");
+  const next = h("button", { type: "button", class: "plain", id: "memories-next",
+    onclick: () => { state.offset += PAGE; load(); } }, "Next →");
+  const heads = {};
+  const head = (key, label, cls) => {
+    const button = h("button", { type: "button", class: "sort", "data-sort": key,
+      onclick: () => { state.desc = state.sort === key ? !state.desc : key === "hits" || key === "problems";
+        state.sort = key; state.offset = 0; load(); } }, label);
+    heads[key] = h("th", { class: `sortable ${cls || ""}`, scope: "col" }, button);
+    return heads[key];
+  };
+  const roots = h("ul", { id: "roots" }, first.roots.map((r) => h("li", {}, `${r.path} `,
     h("span", { class: "badge" }, r.scope), " ", h("span", { class: "badge" }, r.layout), " ",
-    `${data.memories.filter((m) => m.root === r.path).length} memory files`, r.exists ? "" : " (missing)")));
+    `${r.count} memory files`, r.exists ? "" : " (missing)")));
   add(main, h("h2", {}, "Memories"), roots,
-    h("div", { class: "filters" }, text, kind, folder, scope, flag, count),
-    h("table", { id: "memories-table" },
+    h("div", { class: "filters", role: "search" }, labelled("Filter", text), labelled("Kind", kind),
+      labelled("Folder", folder), labelled("Scope", scope), labelled("Show", flag)),
+    count,
+    h("table", { id: "memories-table", class: "cards" },
+      h("caption", { class: "sr-only" }, "Memories; the column buttons sort"),
       h("thead", {}, h("tr", {}, head("id", "id"), head("kind", "kind"), head("scope", "scope"),
-        head("folder", "folder"), h("th", {}, "flags"), head("age", "age", "num"),
+        head("folder", "folder"), h("th", { scope: "col" }, "flags"), head("age", "age", "num"),
         head("hits", "hits", "num"), head("problems", "problems"))),
-      body));
-  function keep(m) {
-    const needle = text.value.trim().toLowerCase();
-    if (needle && ![m.id, m.summary || "", m.folder, m.path].some((s) => s.toLowerCase().includes(needle))) return false;
-    if (kind.value !== "*" && (m.kind || "") !== kind.value) return false;
-    if (folder.value !== "*" && m.folder !== folder.value) return false;
-    if (scope.value !== "*" && m.scope !== scope.value) return false;
-    if (flag.value === "pinned" && !m.pinned) return false;
-    if (flag.value === "superseded" && !m.superseded) return false;
-    if (flag.value === "problems" && !m.problems.length) return false;
-    if (flag.value === "never" && m.hits) return false;
-    return true;
+      body),
+    h("div", { class: "buttons pager" }, prev, next));
+  let ticket = 0;
+  async function load(data) {
+    const mine = ++ticket;
+    const params = { sort: state.sort, desc: state.desc ? "1" : "0", offset: state.offset, limit: PAGE, q: text.value.trim() };
+    if (kind.value !== "*") params.kind = kind.value;
+    if (folder.value !== "*") params.folder = folder.value;
+    if (scope.value !== "*") params.scope = scope.value;
+    if (flag.value !== "*") params.flag = flag.value;
+    main.classList.add("loading");
+    main.classList.remove("ready");
+    const page = data || await api("memories", params);
+    if (mine !== ticket) return;
+    draw(page);
+    main.classList.remove("loading");
+    main.classList.add("ready");
   }
-  function draw() {
-    const key = SORTS[state.sort];
-    const rows = data.memories.filter(keep).sort((a, b) => {
-      const x = key(a), y = key(b);
-      const order = x < y ? -1 : x > y ? 1 : a.id < b.id ? -1 : 1;
-      return state.desc ? -order : order;
-    });
-    count.textContent = `${rows.length} of ${data.memories.length} memories`;
-    body.replaceChildren(...rows.map((m) => h("tr", { "data-id": m.id },
-      h("td", {}, memoryLink(m.root, m.path, m.id, m.ref), m.summary ? h("div", { class: "muted" }, m.summary) : null),
-      h("td", {}, m.kind || "—"), h("td", {}, m.scope), h("td", {}, m.folder || "(top)"),
-      h("td", {}, m.pinned ? h("span", { class: "badge pinned" }, "pinned") : null, " ",
+  function draw(page) {
+    for (const [key, th] of Object.entries(heads)) {
+      th.setAttribute("aria-sort", key === state.sort ? (state.desc ? "descending" : "ascending") : "none");
+    }
+    const shown = page.memories.length;
+    count.textContent = shown ? `${page.offset + 1}–${page.offset + shown} of ${page.total} memories` : `0 of ${page.total} memories`;
+    prev.disabled = page.offset === 0;
+    next.disabled = page.offset + shown >= page.total;
+    body.replaceChildren(...page.memories.map((m) => h("tr", { "data-id": m.id },
+      h("td", { "data-label": "id" }, memoryLink(m.root, m.path, m.id, m.ref), m.summary ? h("div", { class: "muted" }, m.summary) : null),
+      h("td", { "data-label": "kind" }, m.kind || "—"), h("td", { "data-label": "scope" }, m.scope),
+      h("td", { "data-label": "folder" }, m.folder || "(top)"),
+      h("td", { "data-label": "flags" }, m.pinned ? h("span", { class: "badge pinned" }, "pinned") : null,
+        m.pinned && m.superseded ? " " : null,
         m.superseded ? h("span", { class: "badge superseded" }, `superseded by ${m.superseded_by}`) : null),
-      h("td", { class: "num" }, ago(m.stamp, data.now)), h("td", { class: "num" }, m.hits),
-      h("td", {}, m.problems.map((p) => h("div", { class: "badge bad", title: p.fix }, p.message))))));
+      h("td", { class: "num", "data-label": "age" }, m.stamp ? h("time", { datetime: new Date(m.stamp).toISOString(), title: exact(m.stamp) }, ago(m.stamp, page.now)) : "—"),
+      h("td", { class: "num", "data-label": "hits" }, m.hits),
+      h("td", { "data-label": "problems" }, m.problems.map((p) => h("div", { class: "badge bad", title: p.fix || null }, p.message))))));
   }
-  for (const el of [text, kind, folder, scope, flag]) el.addEventListener("input", draw);
-  draw();
+  for (const el of [text, kind, folder, scope, flag]) el.addEventListener("input", () => { state.offset = 0; load(); });
+  await load(first);
 };
+
+// What a person can do with a memory: the same library calls as memoryd forget / accept.
+function actions(data) {
+  const message = h("div", { id: "memory-message", role: "status" });
+  const run = async (question, name, body, done) => {
+    if (!window.confirm(question)) return;
+    message.replaceChildren(h("p", { class: "muted" }, "Working…"));
+    try {
+      done(await post(name, body));
+    } catch (err) {
+      message.replaceChildren(errorBox(err));
+    }
+  };
+  const forget = h("button", { type: "button", class: "danger", "data-action": "forget",
+    onclick: () => run(`Forget ${data.id}? (memoryd forget ${data.id} --scope ${data.scope}; git history keeps it)`,
+      "forget", { id: data.id, scope: data.scope }, (gone) => message.replaceChildren(
+        h("div", { class: "ok" }, `forgot ${gone.id}: removed ${gone.path}`,
+          gone.unlinked.length ? h("ul", { class: "plain" }, gone.unlinked.map((u) => h("li", {}, `cleared the link in ${u}`))) : null,
+          h("div", {}, h("a", { href: "#memories" }, "← all memories"))))) }, "Forget");
+  const proposal = data.meta.kind === "rule-proposal";
+  const accept = proposal ? h("button", { type: "button", "data-action": "accept",
+    onclick: () => run(`Accept ${data.id} as an iron rule? (memoryd accept ${data.id} --scope ${data.scope})`,
+      "accept", { id: data.id, scope: data.scope }, (rule) => message.replaceChildren(
+        h("div", { class: "ok" }, `accepted ${data.id} as ${rule.id}: it is now an iron rule `,
+          memoryLink(rule.root, rule.path.slice(rule.root.length + 1), `open ${rule.id}`)))) }, "Accept as an iron rule") : null;
+  const pinned = data.meta.pinned === true;
+  const pin = h("button", { type: "button", class: "plain", "data-action": pinned ? "unpin" : "pin",
+    onclick: () => run(`${pinned ? "Unpin" : "Pin"} ${data.id}? (memoryd pin ${data.id} --scope ${data.scope}${pinned ? " --off" : ""})`,
+      "pin", { id: data.id, scope: data.scope, on: !pinned }, () => render()) }, pinned ? "Unpin" : "Pin");
+  return h("div", { class: "actions", id: "memory-actions" }, pin, accept, forget, message);
+}
+
+// Who or what wrote a memory: the fields its writer recorded, and git's first and last commit.
+function origin(data) {
+  const fields = Object.entries(data.origin || {});
+  const first = data.history[data.history.length - 1];
+  const last = data.history[0];
+  return h("div", { id: "memory-origin" },
+    fields.length ? h("dl", { class: "meta" }, fields.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])) :
+      h("p", { class: "muted" }, "Its frontmatter records no source, session or agent."),
+    first ? h("p", {}, "First committed by ", h("strong", {}, first.author), " ", dateEl(first.date),
+      ` (${first.commit.slice(0, 10)}: ${first.subject})`) : null,
+    last && last !== first ? h("p", {}, "Last changed by ", h("strong", {}, last.author), " ", dateEl(last.date),
+      ` (${last.commit.slice(0, 10)}: ${last.subject})`) : null);
+}
+
+// The text of a memory at one commit of its history, under the history table.
+async function showAt(data, change, box) {
+  box.replaceChildren(h("p", { class: "muted" }, "Reading…"));
+  try {
+    const got = await api("memory-at", { root: data.root, ref: data.ref, commit: change.commit });
+    box.replaceChildren(h("h4", {}, `The text at ${change.commit.slice(0, 10)} (${change.author}, `, dateEl(change.date), ")"),
+      h("pre", { id: "memory-at-text" }, got.text || "(the file was deleted in this commit)"));
+  } catch (err) {
+    box.replaceChildren(errorBox(err));
+  }
+}
 
 VIEWS.memory = async (main, params) => {
   const data = await api("memory", { root: params.get("root") || "", path: params.get("path") || "",
     ref: params.get("ref") || "" });
   const meta = Object.entries(data.meta);
+  const at = h("div", { id: "memory-at", "aria-live": "polite" });
   add(main, 
     h("p", {}, h("a", { href: "#memories" }, "← all memories")),
     h("h2", { id: "memory-title" }, data.id),
     h("p", { class: "muted" }, `${data.root}/${data.path} · ${data.scope} root · ${data.size} bytes`),
     data.problems.length ? h("div", { class: "error" }, data.problems.map((p) => h("div", {}, `${p.code}: ${p.message}`))) : null,
+    actions(data),
     h("h3", {}, "Frontmatter"),
     meta.length ? h("dl", { class: "meta", id: "memory-meta" }, meta.map(([k, v]) =>
-      [h("dt", {}, k), h("dd", {}, typeof v === "string" ? v : JSON.stringify(v))])) : h("p", { class: "muted" }, "(none)"),
+      [h("dt", {}, k), h("dd", { "data-key": k }, metaValue(k, v))])) : h("p", { class: "muted" }, "(none)"),
     h("h3", {}, "Body"),
     h("pre", { id: "memory-body" }, data.body),
     data.cut ? h("p", { class: "muted" }, "(the file is longer; the rest is not shown)") : null,
@@ -292,13 +425,16 @@ VIEWS.memory = async (main, params) => {
       h("li", { class: c.self ? "self" : "" }, c.exists && c.path && !c.self ? memoryLink(data.root, c.path, c.id) : c.id,
         c.summary ? ` — ${c.summary}` : "", c.exists ? "" : " (missing)"))) :
       h("p", { class: "muted" }, "It supersedes nothing and nothing supersedes it."),
+    h("h3", {}, "Where it came from"),
+    origin(data),
     h("h3", {}, "History in git (git log --follow)"),
-    data.history.length ? h("table", { id: "memory-history" },
-      h("tr", {}, h("th", {}, "date"), h("th", {}, "author"), h("th", {}, "commit"), h("th", {}, "subject")),
-      data.history.map((c) => h("tr", {}, h("td", {}, c.date), h("td", {}, c.author),
-        h("td", {}, c.commit.slice(0, 10)), h("td", {}, c.subject)))) :
+    data.history.length ? cardTable({ id: "memory-history" }, [["date"], ["author"], ["commit"], ["subject"]],
+      data.history.map((c) => [{ "data-commit": c.commit }, [dateEl(c.date), c.author,
+        h("button", { type: "button", class: "plain", "aria-label": `Show the text at commit ${c.commit.slice(0, 10)}`,
+          onclick: () => showAt(data, c, at) }, c.commit.slice(0, 10)), c.subject]])) :
       h("p", { class: "muted" }, data.commits ? "Not in git (yet): the next sync commits it."
-        : "Not in git: this root does not commit (its sync.commit is off)."));
+        : "Not in git: this root does not commit (its sync.commit is off)."),
+    at);
 };
 
 VIEWS.conflicts = async (main) => {
@@ -316,25 +452,22 @@ VIEWS.conflicts = async (main) => {
     }
   };
   add(main, h("h3", {}, "Sync status per root"),
-    h("table", { id: "sync-table" },
-      h("tr", {}, h("th", {}, "root"), h("th", {}, "last sync"), h("th", {}, "last status"),
-        h("th", { class: "num" }, "not pushed"), h("th", {}, "error / pause"), h("th", {}, "")),
-      data.sync.map((s) => h("tr", { "data-root": s.root },
-        h("td", {}, s.root, " ", h("span", { class: "badge" }, s.scope), s.syncs ? "" : h("span", { class: "muted" }, " (does not sync)")),
-        h("td", {}, when(s.last_sync_ms)),
-        h("td", {}, s.last_status || "—"),
-        h("td", { class: "num" }, s.not_pushed),
-        h("td", {},
-          s.paused ? h("div", { class: "paused" }, `paused: ${s.paused.reason}`) : null,
+    cardTable({ id: "sync-table" },
+      [["root"], ["last sync"], ["last status"], ["not pushed", "num"], ["error / pause"], ["actions", "actions"]],
+      data.sync.map((s) => [{ "data-root": s.root }, [
+        [s.root, " ", h("span", { class: "badge" }, s.scope), s.syncs ? "" : h("span", { class: "muted" }, " (does not sync)")],
+        when(s.last_sync_ms),
+        s.last_status || "—",
+        s.not_pushed,
+        [s.paused ? h("div", { class: "paused" }, `paused: ${s.paused.reason}`) : null,
           s.last_error && !s.paused ? h("div", {}, s.last_error) : null,
           s.ahead ? h("div", { class: "paused", "data-problem": "ahead" }, s.ahead) : null,
-          s.quarantined.map((q) => h("div", { class: "muted" }, `kept out: ${q.path}:${q.line} ${q.rule}`))),
-        h("td", {},
-          s.paused ? h("button", { class: "danger", "data-action": "confirm-delete",
+          s.quarantined.map((q) => h("div", { class: "muted" }, `kept out: ${q.path}:${q.line} ${q.rule}`))],
+        [s.paused ? h("button", { class: "danger", "data-action": "confirm-delete",
             onclick: () => { if (window.confirm(`Commit the deletion that paused ${s.root}? (memoryd sync --allow-mass-delete)`)) act("Syncing", async () => (await post("sync", { root: s.root, allow_mass_delete: true })).text); } },
           "Commit the deletion") : null,
           s.syncs ? h("button", { class: "plain", "data-action": "sync",
-            onclick: () => act("Syncing", async () => (await post("sync", { root: s.root })).text) }, "Sync now") : null)))));
+            onclick: () => act("Syncing", async () => (await post("sync", { root: s.root })).text) }, "Sync now") : null]]])));
   add(main, h("h3", {}, `Conflict copies (${data.conflicts.length})`));
   if (!data.conflicts.length) add(main, h("p", { id: "no-conflicts" }, "No sync conflicts are waiting."));
   if (data.conflicts.length > 1) {
@@ -357,7 +490,7 @@ VIEWS.conflicts = async (main) => {
       h("div", {}, h("strong", {}, c.path), h("span", { class: "muted" }, ` in ${c.root}: ${c.device}'s version saved as ${c.copy} (${c.time})`)),
       h("table", { class: "diff" },
         h("tr", {}, h("th", { class: "no" }), h("th", {}, `local: the conflict copy (${c.device})`),
-          h("th", { class: "no" }), h("th", {}, `remote: the text at ${c.path}`)),
+          h("th", { class: "no" }), h("th", { class: "right" }, `remote: the text at ${c.path}`)),
         c.rows.map((r) => h("tr", { class: r.op },
           h("td", { class: "no" }, r.left_no), h("td", { class: `text left ${r.left === null ? "gone" : ""}` }, r.left),
           h("td", { class: "no" }, r.right_no), h("td", { class: `text right ${r.right === null ? "gone" : ""}` }, r.right)))),
@@ -377,7 +510,8 @@ VIEWS.problems = async (main) => {
   }
   add(main, h("p", {}, `${data.problems.length} problem(s) in ${data.memories} memories:`),
     ...data.problems.map((p) => h("div", { class: "card problem" },
-      h("div", {}, h("span", { class: "badge" }, p.check || "check"), " ", h("strong", {}, p.path)),
+      h("div", {}, h("span", { class: "badge" }, p.check || "check"), " ",
+        p.ref ? memoryLink(p.root, p.rel, p.path, p.ref) : h("strong", {}, p.path)),
       h("div", { class: "summary" }, p.message),
       h("div", {}, "fix: ", h("span", { class: "fix" }, p.fix)))));
 };
@@ -395,7 +529,9 @@ async function render() {
   const main = document.getElementById("main");
   const ticket = ++rendering;
   for (const a of document.querySelectorAll("#tabs a")) {
-    a.classList.toggle("active", a.dataset.view === view || (view === "memory" && a.dataset.view === "memories"));
+    const on = a.dataset.view === view || (view === "memory" && a.dataset.view === "memories");
+    a.classList.toggle("active", on);
+    if (on) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
   }
   const fresh = h("div", { id: `view-${view}`, class: "view loading", "data-params": query || "" });
   main.replaceChildren(fresh);
