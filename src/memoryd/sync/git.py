@@ -150,13 +150,17 @@ class Git:
         done = self.run("config", "--get", key, check=False, readonly=True)
         return done.text.strip() or None if done.code == 0 else None
 
-    def ls_tree(self, rev: str, prefix: str) -> dict[str, tuple[str, str]]:
-        """path -> (mode, blob sha) of every file under ``prefix`` ('' = all) in ``rev``."""
+    def ls_tree(
+        self, rev: str, prefix: str, paths: Sequence[str] = ()
+    ) -> dict[str, tuple[str, str]]:
+        """path -> (mode, blob sha) of every file under ``prefix`` ('' = all) in ``rev``, or
+        of those of ``paths`` (repository-relative, taken literally) that it holds."""
         args = ["ls-tree", "-r", "-z", "--full-tree", rev]
-        if prefix:
-            args += ["--", prefix]
+        if paths or prefix:
+            args += ["--", *(paths or [prefix])]
+        literal = {"GIT_LITERAL_PATHSPECS": "1"} if paths else None
         found: dict[str, tuple[str, str]] = {}
-        for record in self.run(*args, readonly=True).out.split(b"\0"):
+        for record in self.run(*args, readonly=True, env=literal).out.split(b"\0"):
             if not record:
                 continue
             meta, _, path = record.partition(b"\t")
