@@ -20,6 +20,7 @@ import re
 import tempfile
 import time
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -296,25 +297,28 @@ def _marker_line(data: bytes) -> int:
 
 def mass_delete(
     repo: Repo, head: str | None, batch: Batch, share: float, floor: int, *,
-    index: Path, agreed: str | None = None,
+    index: Path, agreed: Callable[[], str | None] = lambda: None,
 ) -> MassDelete | None:  # fmt: skip
     """A deletion of more than ``share`` of the root's memories (and at least ``floor``).
 
     ``index`` holds the staged batch: a memory git sees moved (renamed, maybe edited)
-    is not deleted. Nor is one also gone from ``agreed`` (the remote as last fetched):
+    is not deleted. Nor is one also gone from ``agreed()`` (the remote as last fetched):
     a cycle killed after moving the work tree to the remote, before the branch, leaves
-    the other device's deletes on disk, and they are not this device's to guard.
+    the other device's deletes on disk, and they are not this device's to guard. git is
+    asked none of this unless at least ``floor`` memories are gone (an edit's cycle).
     """
-    if head is None:
+    removed = [r for r in batch.removed if _is_memory(r)]
+    if head is None or len(removed) < max(floor, 1):
         return None
     moved = set(renamed_from(repo, head, index))
     gone: set[str] = set()
-    base = repo.git.merge_base(head, agreed) if agreed is not None else None
-    if agreed is not None and base is not None and base != agreed:  # the remote deleted them
-        there = {repo.root_path(p) for p in repo.git.ls_tree(agreed, repo.prefix)}
+    remote = agreed()
+    base = repo.git.merge_base(head, remote) if remote is not None else None
+    if remote is not None and base is not None and base != remote:  # the remote deleted them
+        there = {repo.root_path(p) for p in repo.git.ls_tree(remote, repo.prefix)}
         before = {repo.root_path(p) for p in repo.git.ls_tree(base, repo.prefix)}
-        gone = {r for r in batch.removed if r in before and r not in there}
-    deleted = [r for r in batch.removed if _is_memory(r) and r not in moved and r not in gone]
+        gone = {r for r in removed if r in before and r not in there}
+    deleted = [r for r in removed if r not in moved and r not in gone]
     if len(deleted) < max(floor, 1):
         return None
     total = sum(1 for p in repo.git.ls_tree(head, repo.prefix) if _is_memory(repo.root_path(p)))
