@@ -610,6 +610,9 @@ class _Cycle:
         if head is None:
             return
         known = self.repo.git.rev(t.tracking)
+        if known == head:  # pushed, or in step: nothing to count
+            self.outcome.not_pushed = 0
+            return
         self.outcome.not_pushed = self.repo.git.count(f"{known}..{head}" if known else head)
 
     def _offline(self, error: str, t: remote.Target, backoff: bool) -> None:
