@@ -606,6 +606,9 @@ class _Cycle:
             self.commit_local()
 
     def _count_unpushed(self, t: remote.Target) -> None:
+        if self.outcome.pushed:  # the remote has HEAD now
+            self.outcome.not_pushed = 0
+            return
         head = self.repo.git.rev("HEAD")
         if head is None:
             return
