@@ -15,6 +15,8 @@ import pytest
 from tests.helpers import run_cli
 
 MEMORYD = Path(sys.executable).parent / "memoryd"  # the running memoryd's console script
+# what Codex passes on to memoryd mcp beyond its own short list (MEMORYD_HOME moves it all)
+PASSED = '["MEMORYD_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME"]'
 CLIENTS = ("claude-code", "opencode", "codex", "gemini", "cursor")
 
 
@@ -193,7 +195,8 @@ def test_codex_gets_its_mcp_server_and_hooks_and_keeps_comments(home: Path) -> N
     new = config.read_text()
     line = f"{MEMORYD} context --hook --json"
     assert new == text.replace("\n\n[[hooks.Stop]]", (
-        f'\n\n[mcp_servers.memoryd]\ncommand = "{MEMORYD}"\nargs = ["mcp"]\n\n[[hooks.Stop]]'
+        f'\n\n[mcp_servers.memoryd]\ncommand = "{MEMORYD}"\nargs = ["mcp"]\nenv_vars = {PASSED}'
+        '\n\n[[hooks.Stop]]'
     )) + (
         f'\n[[hooks.SessionStart]]\nmatcher = "startup|resume|clear|compact"\n\n'
         f'[[hooks.SessionStart.hooks]]\ntype = "command"\ncommand = "{line}"\ntimeout = 10\n\n'
@@ -201,7 +204,9 @@ def test_codex_gets_its_mcp_server_and_hooks_and_keeps_comments(home: Path) -> N
         f'command = "{line}"\ntimeout = 10\n'
     )  # the user's settings and comments first, byte for byte, then memoryd's
     data = tomllib.loads(new)
-    assert data["mcp_servers"]["memoryd"] == {"command": str(MEMORYD), "args": ["mcp"]}
+    assert data["mcp_servers"]["memoryd"] == {
+        "command": str(MEMORYD), "args": ["mcp"], "env_vars": json.loads(PASSED),
+    }  # fmt: skip
     assert data["hooks"]["Stop"] == [{"hooks": [{"type": "command", "command": "notify-send done"}]}]
 
 
