@@ -20,7 +20,6 @@ import re
 import tempfile
 import time
 import zlib
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,12 +52,6 @@ class Batch:
     local_only: list[str] = field(default_factory=list)  # sync: false (root-relative)
     untrack: list[str] = field(default_factory=list)  # tracked .state.json (repo-relative)
     notices: list[str] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class MassDelete:
-    deleted: int
-    total: int
 
 
 def private_index(repo: Repo, tmp_dir: Path, rev: str | None) -> Path:
@@ -295,49 +288,7 @@ def _marker_line(data: bytes) -> int:
     return 1
 
 
-def mass_delete(
-    repo: Repo, head: str | None, batch: Batch, share: float, floor: int, *,
-    index: Path, agreed: Callable[[], str | None] = lambda: None,
-) -> MassDelete | None:  # fmt: skip
-    """A deletion of more than ``share`` of the root's memories (and at least ``floor``).
-
-    ``index`` holds the staged batch: a memory git sees moved (renamed, maybe edited)
-    is not deleted. Nor is one also gone from ``agreed()`` (the remote as last fetched):
-    a cycle killed after moving the work tree to the remote, before the branch, leaves
-    the other device's deletes on disk, and they are not this device's to guard. git is
-    asked none of this unless at least ``floor`` memories are gone (an edit's cycle).
-    """
-    removed = [r for r in batch.removed if _is_memory(r)]
-    if head is None or len(removed) < max(floor, 1):
-        return None
-    moved = set(renamed_from(repo, head, index))
-    gone: set[str] = set()
-    remote = agreed()
-    base = repo.git.merge_base(head, remote) if remote is not None else None
-    if remote is not None and base is not None and base != remote:  # the remote deleted them
-        there = {repo.root_path(p) for p in repo.git.ls_tree(remote, repo.prefix)}
-        before = {repo.root_path(p) for p in repo.git.ls_tree(base, repo.prefix)}
-        gone = {r for r in removed if r in before and r not in there}
-    deleted = [r for r in removed if r not in moved and r not in gone]
-    if len(deleted) < max(floor, 1):
-        return None
-    total = sum(1 for p in repo.git.ls_tree(head, repo.prefix) if _is_memory(repo.root_path(p)))
-    if total and len(deleted) > share * total:
-        return MassDelete(len(deleted), total)
-    return None
-
-
-def renamed_from(repo: Repo, head: str, index: Path) -> list[str]:
-    """Root-relative old paths of the renames git sees between ``head`` and ``index``."""
-    raw = repo.git.run(
-        "diff", "--cached", "--name-status", "-z", "-M", "--diff-filter=R", head,
-        "--", repo.pathspec, index=index, readonly=True,
-    ).out  # fmt: skip
-    items = [p.decode("utf-8", "surrogateescape") for p in raw.split(b"\0") if p]
-    return [repo.root_path(items[i + 1]) for i in range(0, len(items) - 2, 3)]
-
-
-def _is_memory(rel: str) -> bool:
+def is_memory(rel: str) -> bool:
     return is_memory_name(Path(rel).name) and not is_generated(rel)
 
 
@@ -387,8 +338,8 @@ def _shown(rel: str) -> str:
 def commit_message(device: str, batch: Batch) -> str:
     """Subject and body name the memories; compiled files are listed apart, not counted."""
     verbs = (("add", batch.added), ("change", batch.changed), ("remove", batch.removed))
-    kinds = {verb: [i for i in items if _is_memory(i)] for verb, items in verbs}
-    compiled = sorted(i for _verb, items in verbs for i in items if not _is_memory(i))
+    kinds = {verb: [i for i in items if is_memory(i)] for verb, items in verbs}
+    compiled = sorted(i for _verb, items in verbs for i in items if not is_memory(i))
     parts = [
         f"{verb} " + ", ".join(_shown(i) for i in items) for verb, items in kinds.items() if items
     ]

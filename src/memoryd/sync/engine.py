@@ -34,7 +34,7 @@ from memoryd.memory import printable
 from memoryd.paths import Paths
 from memoryd.rootfs import STATE_FILE
 from memoryd.roots import ensure_gitignored
-from memoryd.sync import backups, casefold, exclude, heal, outgoing, remote, worktree
+from memoryd.sync import backups, casefold, exclude, heal, massdelete, outgoing, remote, worktree
 from memoryd.sync import commit as local
 from memoryd.sync.derived import Quarantined, is_generated, recompile
 from memoryd.sync.git import EMPTY_TREE, ZERO, GitTimeout
@@ -344,7 +344,9 @@ class _Cycle:
             t = remote.target(self.repo, self.policy.remote, branch, probe=False)
             return self.repo.git.rev(t.tracking) if t is not None else None
 
-        big = local.mass_delete(self.repo, head, batch, share, floor, index=index, agreed=agreed)
+        big = massdelete.mass_delete(
+            self.repo, head, batch, share, floor, index=index, agreed=agreed
+        )
         if big is None or self.allow_mass_delete:
             self.state.paused = None
             return False
