@@ -34,14 +34,24 @@ from memoryd.memory import printable
 from memoryd.paths import Paths
 from memoryd.rootfs import STATE_FILE
 from memoryd.roots import ensure_gitignored
-from memoryd.sync import backups, casefold, exclude, heal, outgoing, proposals, remote, worktree
+from memoryd.sync import (
+    backups,
+    casefold,
+    exclude,
+    heal,
+    massdelete,
+    outgoing,
+    proposals,
+    remote,
+    worktree,
+)
 from memoryd.sync import commit as local
 from memoryd.sync.derived import Quarantined, is_generated, recompile
 from memoryd.sync.git import EMPTY_TREE, ZERO, GitTimeout
 from memoryd.sync.identity import IDENTITY_HINT, identity_error, is_identity_error
 from memoryd.sync.replay import OutsideRoot, replay
 from memoryd.sync.repo import Blocked, Repo, open_repo, preflight
-from memoryd.sync.resolve import write_conflicts_file
+from memoryd.sync.resolve import conflicts_may_differ, write_conflicts_file
 from memoryd.sync.state import (
     RepoBusy,
     SyncState,
@@ -277,14 +287,18 @@ class _Cycle:
     def commit_local(self) -> bool:
         """Commit the root's changes; False when the root is paused (mass delete)."""
         ensure_gitignored(self.root.path, STATE_FILE)
-        if write_conflicts_file(self.root.path):
-            recompile(self.root, self.config)  # the directory lists CONFLICTS.md
         local.prune_exclude(self.repo)  # a memory back to sync: true shows up again
         head = self.repo.git.rev("HEAD")
         index = local.kept_index(self.repo, self.tmp.parent / "kept", head)
         kept = False
         try:
             changes = local.clean_own_temp(self.repo, local.pending(self.repo, index))
+            changed = (self.repo.root_path(path) for _, path in changes)
+            if conflicts_may_differ(self.root.path, changed) and write_conflicts_file(
+                self.root.path
+            ):
+                recompile(self.root, self.config)  # the directory lists CONFLICTS.md
+                changes = local.clean_own_temp(self.repo, local.pending(self.repo, index))
             parted = casefold.part(self.repo, changes, head, self.device)
             if parted:  # a new name case-folding onto another: now a conflict copy
                 self.outcome.notices += parted
@@ -334,10 +348,17 @@ class _Cycle:
 
     def _paused(self, head: str | None, batch: local.Batch, index: Path) -> bool:
         share, floor = self.policy.mass_delete_share, self.policy.mass_delete_min
-        branch = self.repo.git.branch()
-        t = remote.target(self.repo, self.policy.remote, branch, probe=False) if branch else None
-        agreed = self.repo.git.rev(t.tracking) if t is not None else None
-        big = local.mass_delete(self.repo, head, batch, share, floor, index=index, agreed=agreed)
+
+        def agreed() -> str | None:
+            branch = self.repo.git.branch()
+            if branch is None:
+                return None
+            t = remote.target(self.repo, self.policy.remote, branch, probe=False)
+            return self.repo.git.rev(t.tracking) if t is not None else None
+
+        big = massdelete.mass_delete(
+            self.repo, head, batch, share, floor, index=index, agreed=agreed
+        )
         if big is None or self.allow_mass_delete:
             self.state.paused = None
             return False
@@ -656,10 +677,16 @@ class _Cycle:
             self.commit_local()
 
     def _count_unpushed(self, t: remote.Target) -> None:
+        if self.outcome.pushed:  # the remote has HEAD now
+            self.outcome.not_pushed = 0
+            return
         head = self.repo.git.rev("HEAD")
         if head is None:
             return
         known = self.repo.git.rev(t.tracking)
+        if known == head:  # pushed, or in step: nothing to count
+            self.outcome.not_pushed = 0
+            return
         offered = self.repo.git.rev(t.proposals_tracking) if t.proposals else None
         if offered is not None:  # on the proposals branch: pushed, waiting for a merge
             both = ["^" + ref for ref in (known, offered) if ref]

@@ -83,7 +83,7 @@ def target(repo: Repo, remote: str, branch: str, *, probe: bool = True) -> Targe
     if merge and upstream_remote == remote and merge.startswith("refs/heads/"):
         return Target(remote, branch, merge[len("refs/heads/") :], remembered=UPSTREAM)
     head = f"refs/remotes/{remote}/HEAD"
-    known = repo.git.run("symbolic-ref", "-q", head, check=False, readonly=True).text.strip()
+    known = repo.git.asked("symbolic-ref", "-q", head).text.strip()
     if known.startswith(f"refs/remotes/{remote}/"):
         return Target(remote, branch, known[len(f"refs/remotes/{remote}/") :], remembered=KEPT)
     if not probe:
