@@ -43,6 +43,7 @@ from bench.floor_bench import BARE, _instructions, _serving, _settle  # noqa: E4
 from bench.index_bench import _cpu, corpus, guided_queries, percentile  # noqa: E402
 
 EDITS = 15
+RUN = f"{int(time.time()):x}"  # this run's mark in the words its edits add
 IDENTITY = {
     "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid",
     "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.invalid",
@@ -119,7 +120,8 @@ def with_daemon(root: Path, files: list[Path], home: Path, env: dict[str, str], 
         cpus, searchable, rewritten = [], [], []
         for i in range(EDITS):
             path = files[(i * 104729 + 11) % len(files)]
-            word = f"scaletoken{i:04d}zq"
+            # new to the corpus in every run: a word an earlier run left is found at once
+            word = f"scaletoken{RUN}x{i:04d}zq"
             index = path.parent / "index.md"
             text = path.read_text(encoding="utf-8").replace("summary: ", f"summary: {word} ", 1)
             before = proc(pid)[0]

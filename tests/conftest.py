@@ -77,8 +77,12 @@ def isolated_home(
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     # an agent's markers (a developer running the suite from Claude Code or OpenCode) would
-    # make every CLI call an agent's call (memoryd.agent.caller)
-    markers = ("CLAUDECODE", "AI_AGENT", "OPENCODE")
+    # make every CLI call an agent's call (memoryd.agent.caller), and its session would be
+    # written into every memory (memoryd.agent.proposal)
+    from memoryd.agent.caller import AGENT_ENV, MARKERS
+    from memoryd.layouts.visible import SESSION_ENV
+
+    markers = (AGENT_ENV, *(name for name, _ in MARKERS), *SESSION_ENV)
     for key in ("MIMOCODE_HOME", "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", *markers):
         monkeypatch.delenv(key, raising=False)
     yield mhome

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from tests.helpers import git, run_cli
 
 TEAM = "acme"
@@ -136,3 +138,14 @@ def remote_files(remote: Path, branch: str = "main") -> dict[str, str]:
     """Every file on ``branch`` of the bare remote, with its text."""
     names = git(remote, "ls-tree", "-r", "--name-only", branch).splitlines()
     return {name: git(remote, "show", f"{branch}:{name}") for name in names}
+
+
+def through_branches(people: list[Person]) -> None:
+    """Each person's team root syncs through a proposals branch from now on."""
+    for person in people:
+        config = person.home / "memoryd/config.yaml"
+        data = yaml.safe_load(config.read_text())
+        for root in data["roots"]:
+            if root.get("team") == TEAM:
+                root["sync"] = {"team_branch": True}
+        config.write_text(yaml.safe_dump(data))

@@ -205,26 +205,30 @@ def system_world(tmp_path: Path, uid: int) -> tuple[dict[str, str], Path]:
     return env, apt
 
 
+CJK_FONT = "/usr/share/fonts/truetype/wqy/wqy-microhei.ttc"  # ./dev's, for tests/ui
+
+
 def test_dev_test_installs_the_shells_the_completion_tests_drive_in_one_apt_get_run(
     tmp_path: Path,
 ) -> None:
     env, apt = system_world(tmp_path, uid=0)
     chromium = "" if Path("/usr/bin/chromium").exists() else " chromium"
+    font = "" if Path(CJK_FONT).exists() else " fonts-wqy-microhei"
     fuse = "" if glob.glob("/usr/lib/*/libfuse.so.2") + glob.glob("/lib/*/libfuse.so.2") else (
         " libfuse2"
     )
     stderr = dev_test_stderr(tmp_path, env)
     assert (
-        f"dev: installing what the tests drive:{chromium} zsh fish{fuse} (apt-get install "
-        "--no-install-recommends: chromium for tests/ui, zsh and fish for the completion tests, "
-        "libfuse2 for the case-insensitive disk of tests/sync/test_case.py)\n"
+        f"dev: installing what the tests drive:{chromium}{font} zsh fish{fuse} (apt-get install "
+        "--no-install-recommends: chromium and a Chinese font for tests/ui, zsh and fish for the "
+        "completion tests, libfuse2 for the case-insensitive disk of tests/sync/test_case.py)\n"
     ) in stderr
     assert apt.read_text().splitlines() == [
-        "update -qq", f"install -y -qq --no-install-recommends{chromium} zsh fish{fuse}"
+        "update -qq", f"install -y -qq --no-install-recommends{chromium}{font} zsh fish{fuse}"
     ]
     assert "completion test is SKIPPED" not in stderr
     apt.unlink()
-    if not chromium and not fuse:  # all there now: no apt-get run, nothing said
+    if not chromium and not font and not fuse:  # all there now: no apt-get run, nothing said
         assert "apt-get" not in dev_test_stderr(tmp_path, env)
         assert not apt.exists()
 

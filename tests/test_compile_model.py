@@ -35,6 +35,7 @@ memories = st.fixed_dictionaries({
     "id": st.none() | st.sampled_from(IDS),
     "superseded_by": st.none() | st.sampled_from(IDS),
     "sync": st.booleans(),
+    "proposed": st.booleans(),  # a team proposal (memoryd.team): listed nowhere
 })  # fmt: skip
 places = st.tuples(st.sampled_from(FOLDERS), st.sampled_from(NAMES))
 steps = st.one_of(
@@ -56,6 +57,7 @@ def text_of(memory: dict[str, object]) -> str:
     lines.append(f"load_when: [{', '.join(triggers)}]")
     lines += [f"{k}: {memory[k]}" for k in ("id", "superseded_by") if memory[k] is not None]
     lines += [] if memory["sync"] else ["sync: false"]
+    lines += ["status: proposed"] if memory.get("proposed") else []
     return "---\n" + "\n".join(lines) + "\n---\nbody\n"
 
 
@@ -130,3 +132,27 @@ def test_a_compile_after_each_batch_writes_what_a_full_compile_writes(
             full = compile_root(rc, CONFIG, check=True, cache=ScanCache())
             assert full.stale == [], (step, [p.name for p in full.stale])
             assert set(problems(after)) <= set(problems(full)), step  # index.md: its folder only
+
+
+def test_an_edit_swaps_its_line_only_into_the_index_md_the_compile_last_wrote(
+    tmp_path: Path,
+) -> None:
+    """One edit swaps its line into index.md's bytes on disk, unless those were changed
+    since (a hand edit the watcher missed): then the folder is rendered whole again."""
+    root = tmp_path / "root"
+    (root / "a").mkdir(parents=True)
+    memory: dict[str, object] = {
+        "kind": "fact", "summary": "one", "load_when": [], "id": None, "superseded_by": None,
+        "sync": True,
+    }
+    for name in ("x.md", "y.md"):
+        (root / "a" / name).write_text(text_of(memory), encoding="utf-8")
+    rc, daemon, index = RootConfig(root), ScanCache(), root / "a" / "index.md"
+    compile_root(rc, CONFIG, cache=daemon)
+    for summary, hand in (("two", False), ("Use pnpm", True), ("one", False)):
+        if hand:  # still memoryd's (its note kept), and nobody told the compile
+            index.write_bytes(index.read_bytes() + b"- a line added by hand\n")
+        (root / "a" / "x.md").write_text(text_of({**memory, "summary": summary}), "utf-8")
+        compile_root(rc, CONFIG, [root / "a" / "x.md"], cache=daemon)
+        assert compile_root(rc, CONFIG, check=True, cache=ScanCache()).stale == []
+        assert f"`a/x`: {summary}\n" in index.read_text(encoding="utf-8")

@@ -183,6 +183,29 @@ def test_a_folder_that_loses_its_last_memory_loses_its_index(tmp_path: Path) -> 
     assert "pitfalls/sqlite/" not in (root / "ROOT.md").read_text()
 
 
+def test_a_team_proposal_is_listed_in_no_compiled_file_until_accepted(tmp_path: Path) -> None:
+    """The compiled files are committed: another device's index.md and ROOT.md listed what
+    its index leaves out (the incremental model kept proposals; issue 42's simulation)."""
+    root = tmp_path / "m"
+    proposal = mem("rule-proposal", "Never push on Fridays", "push").replace(
+        "---\nbody", "status: proposed\ndevice: ann-laptop\n---\nbody"
+    )
+    build(root, {"facts/known.md": mem("fact", "Known", "k"), "facts/new.md": proposal,
+                 "rules/fri.md": proposal.replace("rule-proposal", "rule")})  # fmt: skip
+    cache = ScanCache()
+    for changed in (None, [root / "facts/new.md"]):  # a full compile, then the daemon's
+        compile_root(RootConfig(root), CONFIG, changed, cache=cache)
+        compiled = b"\n".join(generated(root).values()).decode()
+        assert "facts/known" in compiled
+        assert "facts/new" not in compiled and "Fridays" not in compiled, compiled
+        assert not (root / "rules/index.md").exists()
+    accepted = root / "rules/fri.md"
+    accepted.write_text(accepted.read_text().replace("status: proposed\n", ""))
+    compile_root(RootConfig(root), CONFIG, [accepted], cache=cache)
+    assert "Never push on Fridays" in (root / "ROOT.md").read_text()
+    assert "fri.md" in (root / "rules/index.md").read_text()
+
+
 def test_an_index_md_memoryd_did_not_write_is_never_deleted(tmp_path: Path) -> None:
     root = tmp_path / "m"
     build(root, {"notes/index.md": "my own notes\n"})

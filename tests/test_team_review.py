@@ -63,10 +63,13 @@ def test_proposals_reach_no_one_else_until_a_person_accepts(
             assert (person.team_root / file).is_file()  # the file travels: review needs it
             seen = path in person.recalled(query)
             seen_mcp = file.removesuffix(".md") in person.mcp_recall(person.home, query)
+            in_context = file.removesuffix(".md") in person.cli("context", query).stdout
             in_root_md = file.removesuffix(".md") in (person.team_root / "ROOT.md").read_text()
-            assert seen == mine and seen_mcp == mine, (person.name, file)
-            assert not in_root_md
-            unreviewed += (seen or seen_mcp or in_root_md) and not mine
+            index_md = (person.team_root / file).parent / "index.md"
+            in_index_md = index_md.is_file() and Path(file).name in index_md.read_text()
+            assert seen == mine and seen_mcp == mine and in_context == mine, (person.name, file)
+            assert not in_root_md and not in_index_md, (person.name, file)
+            unreviewed += (seen or seen_mcp or in_context or in_root_md or in_index_md) and not mine
     assert unreviewed == 0
     refused = carol.cli("accept", ann_file.removesuffix(".md"), agent=True, ok=False)
     assert "this runs under an agent" in refused.stderr
@@ -76,6 +79,7 @@ def test_proposals_reach_no_one_else_until_a_person_accepts(
     for person in people:  # one sync each
         person.cli("sync")
         assert str(person.team_root / ann_file) in person.recalled("flaky redis"), person.name
+        assert ann_file.removesuffix(".md") in person.cli("context", "flaky redis").stdout
         still_proposed = str(person.team_root / bob_file) in person.recalled("orange pipeline")
         assert still_proposed == (person is bob), person.name
     meta = parse(remote_files(remote)[ann_file].encode()).meta

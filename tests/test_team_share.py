@@ -19,7 +19,12 @@ def test_share_shows_the_file_then_moves_it_on_yes(tmp_path: Path) -> None:
     assert f"run 'memoryd share {done['id']} --team {TEAM} --yes' to move it there" in shown
     assert personal.is_file() and not (ann.team_root / f"{done['id']}.md").exists()
     refused = ann.cli("share", done["id"], "--team", TEAM, "--yes", agent=True, ok=False)
-    assert "only a person moves a memory to the team" in refused.stderr
+    assert refused.stderr == (
+        f"memoryd: error: refusing to share {done['id']!r}: this runs under an agent "
+        "(CLAUDECODE=1 (Claude Code)), and only a person moves a memory to the team\n"
+        f"  hint: run 'memoryd share {done['id']} --team {TEAM}' yourself, in a terminal of your "
+        "own\n"
+    )
     moved = ann.json("share", done["id"], "--team", TEAM, "--yes")
     assert moved["written"] is True and not personal.exists()
     ann.cli("sync")

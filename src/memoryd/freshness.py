@@ -49,30 +49,38 @@ def ensure_fresh(
     because the daemon does not watch them. ``recompile``: where memories changed,
     also recompile ROOT.md and index.md, as the daemon would have.
     """
-    from memoryd.runlock import running_pid
-
     db = open_index(app.paths)
     try:
-        daemon = running_pid(app.paths.lock_file) is not None
-        wanted = to_check(
-            app.config.roots if roots is None else roots,
-            app.config.roots.__contains__,
-            daemon=daemon,
-            empty=daemon and not db.count(),  # (an older tokenizer's index was emptied too)
-        )
-        if wanted:
-            report = reconcile(db, app.config, wanted)
-            log.debug("reconciled %d roots in %.3fs", len(wanted), report.seconds)
-            if recompile and report.modified:
-                from memoryd.compile.writer import kept_cache  # on a change only
-
-                touched = [*report.added, *report.changed, *report.removed]
-                cache = kept_cache(app.paths.cache_dir)
-                recompile_changed(db, app.config, wanted, touched, cache)
+        freshen(app, db, roots=roots, recompile=recompile)
     except BaseException:
         db.close()
         raise
     return db
+
+
+def freshen(
+    app: App, db: IndexDB, *, roots: Sequence[RootConfig] | None = None, recompile: bool = False
+) -> None:
+    """:func:`ensure_fresh` on an index already open (one a server keeps between requests:
+    opening checks the file, which reads all of it after each checkpoint)."""
+    from memoryd.runlock import running_pid
+
+    daemon = running_pid(app.paths.lock_file) is not None
+    wanted = to_check(
+        app.config.roots if roots is None else roots,
+        app.config.roots.__contains__,
+        daemon=daemon,
+        empty=daemon and not db.count(),  # (an older tokenizer's index was emptied too)
+    )
+    if wanted:
+        report = reconcile(db, app.config, wanted)
+        log.debug("reconciled %d roots in %.3fs", len(wanted), report.seconds)
+        if recompile and report.modified:
+            from memoryd.compile.writer import kept_cache  # on a change only
+
+            touched = [*report.added, *report.changed, *report.removed]
+            cache = kept_cache(app.paths.cache_dir)
+            recompile_changed(db, app.config, wanted, touched, cache)
 
 
 def recompile_changed(

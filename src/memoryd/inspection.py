@@ -12,6 +12,7 @@ from memoryd.checks import Context, RootView, run_checks
 from memoryd.findings import Finding
 from memoryd.index import layout
 from memoryd.memory import Memory
+from memoryd.team import described, provenance
 
 HitReader = Callable[[Path], Mapping[str, int]]
 
@@ -30,6 +31,8 @@ class MemoryRow:
     created: int | None = None  # epoch ms, from the frontmatter
     updated: int | None = None
     type: str | None = None  # the layered and claude layouts' type (user, feedback, ...)
+    provenance: Mapping[str, str] | None = None  # a team memory's (memoryd.team.provenance)
+    by: str = ""  # ...as one line (memoryd.team.described)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -46,6 +49,7 @@ class MemoryRow:
             "created": self.created,
             "updated": self.updated,
             "type": self.type,
+            **({"provenance": dict(self.provenance)} if self.provenance is not None else {}),
         }
 
 
@@ -102,6 +106,7 @@ def memory_rows(
         memory = item.memory or Memory()
         identity = layout.identify(root.config, rel, memory)
         ident = identity.id
+        team = root.config.is_team
         rows.append(
             MemoryRow(
                 root=root.path,
@@ -116,6 +121,8 @@ def memory_rows(
                 hits=hits.get(ident, 0),
                 created=memory.created,
                 updated=memory.updated,
+                provenance=provenance(memory.meta) if team else None,
+                by=described(memory.meta) if team else "",
             )
         )
     return rows
@@ -151,6 +158,8 @@ def listing_lines(result: Inspection) -> list[str]:
             f"  {m.id:<{width}}  {m.kind or m.type or '-':<{kinds}}  {m.scope:<7}  "
             f"hits {m.hits:<4} {flags}{summary}"
         )
+        if m.by:
+            lines.append(f"  {'':<{width}}  {m.by}")
     return lines
 
 

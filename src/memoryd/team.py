@@ -4,8 +4,8 @@ What an agent writes into a team root lands with ``status: proposed`` and its pr
 (``author``: the git identity, ``device``, ``session``, ``agent``). A proposal is indexed,
 and so recalled and injected, only on the device that wrote it: every other device leaves it
 out of its index until a person accepts it (``memoryd accept ID``, or a merged pull request of
-``memoryd/proposals/<user>``), which drops ``status`` and adds ``accepted_by``. The compiled
-files (ROOT.md, index.md) never list a proposal: they are the same on every device.
+``memoryd/proposals/<user>/<device>``), which drops ``status`` and adds ``accepted_by``. The
+compiled files (ROOT.md, index.md) never list a proposal: they are the same on every device.
 """
 
 from __future__ import annotations

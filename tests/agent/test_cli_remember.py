@@ -552,3 +552,24 @@ def test_text_piped_in_without_a_body_of_dash_is_refused(setup: Setup, tmp_path:
         empty = _with_stdin(setup, pipe, "--summary", "restart the queue weekly")
     assert empty.returncode == 0, empty.stderr
     assert parse((setup.project / "facts/restart-the-queue-weekly.md").read_bytes()).body == ""
+
+
+def test_a_memory_records_the_session_and_agent_that_wrote_it(setup: Setup) -> None:
+    """A wrapper or hook names the agent and its session in the environment; a person's own
+    write records no agent; a name is kept on one line."""
+    env = {**os.environ, "MEMORYD_AGENT": "Codex\n(cli)", "MEMORYD_SESSION_ID": " s-42 "}
+    done = subprocess.run(
+        [sys.executable, "-m", "memoryd", "remember", "--kind", "fact", "--summary",
+         "The staging database is read-only on Sundays", "--json"],
+        cwd=setup.repo, env=env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    meta = parse(Path(json.loads(done.stdout)["path"]).read_bytes()).meta
+    assert (meta["agent"], meta["session"]) == ("Codex (cli)", "s-42")
+    marked = run_as_agent(setup, "CLAUDECODE", "remember", "--kind", "fact", "--summary",
+                          "CI caches pnpm's store", "--json")  # fmt: skip
+    meta = parse(Path(json.loads(marked.stdout)["path"]).read_bytes()).meta
+    assert (meta["agent"], "session" in meta) == ("Claude Code", False)
+    person = remember(setup, "--kind", "fact", "--summary", "The VPN drops after 8 hours")
+    meta = parse(Path(str(person["path"])).read_bytes()).meta
+    assert "agent" not in meta and "session" not in meta

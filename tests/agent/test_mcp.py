@@ -147,8 +147,8 @@ def test_refusals_reach_the_model_as_tool_errors_with_the_same_text(setup: Setup
     )
     error, text = call(app, "memory_remember", kind="fact", summary="key", body=f"it is {SECRET}")
     assert error and text.startswith(
-        "refusing to remember: the memory contains what looks like a secret\n  facts/key.md:8: "
-    )
+        "refusing to remember: the memory contains what looks like a secret\n  facts/key.md:9: "
+    )  # line 9: the frontmatter names the agent that wrote it
     assert SECRET not in text
 
 
@@ -629,3 +629,25 @@ def test_recall_over_mcp_names_a_missing_root_and_the_fix(setup: Setup, tmp_path
     error, text = call(app, "memory_recall", query="deploy gate", scope="project")
     assert not error and "the project deploy gate is staging" in text
     assert not setup.global_root.exists()  # nothing made it again
+
+
+def test_a_memory_written_over_mcp_names_the_client_that_wrote_it(setup: Setup) -> None:
+    """The client's name from its initialize request (clientInfo) becomes the memory's
+    ``agent``; the session comes from the server's environment when the client sets one."""
+    from mcp.types import Implementation
+
+    from memoryd.memory import parse
+
+    app = App(cwd=setup.repo, env={**os.environ, "CLAUDE_CODE_SESSION_ID": "sess-7"})
+
+    async def main() -> Any:
+        info = Implementation(name="claude-code", version="2.1.0")
+        async with Client(build_server(app), client_info=info) as client:
+            return await client.call_tool(
+                "memory_remember", {"kind": "fact", "summary": "The cache warms in 40 s"}
+            )
+
+    answer = anyio.run(main)
+    assert not answer.is_error, answer
+    meta = parse(Path(answer.structured_content["path"]).read_bytes()).meta
+    assert (meta["agent"], meta["session"]) == ("claude-code", "sess-7")

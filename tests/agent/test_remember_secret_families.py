@@ -41,6 +41,6 @@ def test_a_cli_password_in_the_body_is_refused_over_mcp(setup: Setup) -> None:
     assert error
     assert text.startswith(
         "refusing to remember: the memory contains what looks like a secret\n"
-        f"  facts/nightly-dump.md:8: cli-password {preview(PW)}"
-    )
+        f"  facts/nightly-dump.md:9: cli-password {preview(PW)}"
+    )  # line 9: the frontmatter names the agent that wrote it
     assert PW not in text

@@ -47,6 +47,11 @@ def test_a_settled_claude_session_is_extracted_through_the_remember_gate(world: 
     ]
     pitfall = parse((project / written[0]).read_bytes())
     assert pitfall.meta["load_when"] == ["部署", "pnpm"] and pitfall.kind == "pitfall"
+    # where it came from: the session, its agent, the transcript the extraction read
+    assert {k: pitfall.meta[k] for k in ("session", "agent", "extracted_from")} == {
+        "session": session.session, "agent": "Claude Code",
+        "extracted_from": str(session.file),
+    }  # fmt: skip
     assert parse((project / written[1]).read_bytes()).kind == "rule-proposal"
     preferences = [
         p for p in (world.global_root / "preferences").glob("*.md") if p.name != "index.md"

@@ -286,6 +286,20 @@ def test_a_chinese_sentence_searches_its_characters_too(world: World, db: IndexD
     assert ids(search(db, world, question))[0] == "facts/quarrel"
 
 
+def test_a_chinese_sentence_weighs_its_words_above_its_characters(
+    world: World, db: IndexDB
+) -> None:
+    """A sentence's characters are a fallback: at a bigram's weight, a memory matching
+    several of them scattered in other words (争取 总结 玩具) beat one holding two of the
+    sentence's words (爸爸, 出去)."""
+    question = "为什么爸爸妈妈总是争吵呢？我只想和他们一起出去玩。"
+    for i in range(8):
+        world.write(world.global_root, f"facts/other-{i}.md", f"周末去公园跑步第{i}次")
+    world.write(world.global_root, "facts/words.md", "爸爸说出门")
+    world.write(world.global_root, "facts/chars.md", "争取总结玩具妈")
+    assert ids(search(db, world, question))[0] == "facts/words"
+
+
 def test_the_floor_keeps_a_tail_that_holds_as_many_terms_as_the_top(
     world: World, db: IndexDB
 ) -> None:

@@ -15,6 +15,7 @@ import pytest
 
 from memoryd.config.sections import SearchConfig
 from memoryd.index import IndexDB, open_index, recall, reconcile
+from memoryd.index.browse import Browser, Query
 from memoryd.index.loader import Read, Spread
 from tests.index.conftest import World, write_memory
 
@@ -557,6 +558,8 @@ def test_a_schema_1_index_migrates_and_stays_consistent(world: World) -> None:
         (world.global_root.path / "facts" / "a.md").unlink()
         assert len(reconcile(db, world.config).removed) == 1
         assert fts_count(db, '"部署"') == 1
+        page = Browser(db).page([world.global_root.path], Query(), hits={}, findings={})
+        assert [(r["id"], r["folder"]) for r in page.rows] == [("facts/b", "facts")]  # schema 4
 
 
 def test_an_index_of_the_unstemmed_tokenizer_is_rebuilt_from_the_files(

@@ -287,3 +287,25 @@ def test_query_dates_agrees_with_the_calendar(day: datetime.date) -> None:
     assert query_dates(day.isoformat()) == (
         (_day(day.isoformat()), _day(day.isoformat()) + 86_400_000),
     )
+
+
+@given(st.text(_ALPHABET | st.sampled_from(list("我今天早上吃了面条后来和朋友争吵")), max_size=60))
+def test_a_query_gives_each_term_once_or_all_but_its_characters_twice(query: str) -> None:
+    """A prose query's bigrams and words weigh twice its characters (each given twice);
+    any other query gives each term once. Which phrases appear never changes."""
+    terms = query_terms(query)
+    given_ = tokenizer.phrases(terms)
+    assert set(given_) == {tokenizer.phrase(t) for t in terms}
+    chars = [t for t in terms if tokenizer.is_cjk_char(t)]
+    bigrams = [t for t in terms if len(t) == 2 and is_cjk(t[0])]
+    prose = chars and len(bigrams) >= tokenizer.PROSE_BIGRAMS
+    for term in terms:
+        twice = prose and not tokenizer.is_cjk_char(term)
+        assert given_.count(tokenizer.phrase(term)) == (2 if twice else 1)
+
+
+def test_a_chinese_sentence_gives_its_bigrams_twice_and_its_characters_once() -> None:
+    terms = query_terms("为什么爸爸妈妈总是争吵呢？我只想和他们一起出去玩。")
+    expression = fts_expression(terms) or ""
+    assert expression.count('"争吵"') == 2 and expression.count('"争"*') == 1
+    assert fts_expression(query_terms("部署脚本")) == '"部署" OR "署脚" OR "脚本"'

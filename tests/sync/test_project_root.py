@@ -11,6 +11,7 @@ import pytest
 from memoryd.config.sections import PROJECT_SYNC, Config, RootConfig
 from memoryd.paths import resolve_paths
 from memoryd.roots import init_root
+from memoryd.sync.commit import FEW_PATHS
 from memoryd.sync.engine import sync_root
 from tests.helpers import git
 from tests.sync.world import memory
@@ -53,6 +54,41 @@ def test_project_root_commits_only_memory_paths(tmp_path: Path) -> None:
     assert "Memoryd-Device: laptop" in git(repo, "log", "-1", "--format=%B")
     assert outcome.action == "committed locally (pull and push are off for this root)"
     assert git(repo, "remote") == ""  # and nothing was pushed anywhere
+
+
+@pytest.mark.parametrize("edits", [1, FEW_PATHS + 1])
+def test_a_commit_leaves_the_users_index_at_head_with_fresh_stat_data(
+    tmp_path: Path, edits: int
+) -> None:
+    """After memoryd commits, the user's index holds HEAD's entries for the paths it
+    committed (a deleted one gone), with their stat data: 'git diff-files' (which trusts
+    stat data, never the bytes) lists none, so the user's next 'git status' re-reads none.
+    A few paths are refreshed by name, more through the whole index: both end the same.
+    The user's staged work elsewhere stays staged."""
+    repo = make_project(tmp_path)
+    root = repo / ".memory"
+    init_root(root)
+    names = [f"facts/ü ber {n}.md" for n in range(edits)] + ["facts/gone.md"]
+    for n, rel in enumerate(names):
+        (root / rel).write_text(memory(f"facts/m{n}", f"m{n}", f"{n}\n"))
+    policy = dataclasses.replace(PROJECT_SYNC, commit=True)
+    rc = RootConfig(path=root, scope="project", sync=policy)
+    config = Config(device="laptop", roots=(rc,))
+    paths = resolve_paths({"MEMORYD_HOME": str(tmp_path / "home")})
+    assert sync_root(config, paths, rc).ok
+    (repo / "src/a.py").write_text("a = 2  # staged\n")
+    git(repo, "add", "src/a.py")
+    staged_before = git(repo, "diff", "--cached")
+    for n, rel in enumerate(names[:-1]):
+        (root / rel).write_text(memory(f"facts/m{n}", f"m{n}", f"{n} edited\n"))
+    (root / "facts/gone.md").unlink()
+    outcome = sync_root(config, paths, rc)
+    assert outcome.ok and len(outcome.commits) == 1, outcome
+    assert git(repo, "diff-files", "--name-only", "-z", "--", ".memory") == ""
+    assert git(repo, "diff", "--cached", "--name-only", "--", ".memory") == ""
+    assert git(repo, "diff", "--cached") == staged_before
+    assert git(repo, "status", "--porcelain", "--", ".memory") == ""
+    assert ".memory/facts/gone.md" not in git(repo, "ls-files", "-z", ".memory").split("\0")
 
 
 def test_project_root_with_default_policy_does_nothing(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from memoryd.conflicts import copy_path
 from memoryd.sync.derived import recompile
 from memoryd.sync.state import load_state
 from tests.helpers import git, run_cli
@@ -55,6 +56,33 @@ def test_conflict_copies_are_listed_in_conflicts_md_only(world: World) -> None:
         assert copy_id not in device.read("facts/index.md")
         assert copy_id not in device.read("ROOT.md")
         assert copy_id in device.read("CONFLICTS.md")
+
+
+def test_a_copy_made_or_deleted_by_hand_is_told_in_conflicts_md_by_the_next_cycle(
+    world: World,
+) -> None:
+    """A cycle walks the root for conflict copies only when git sees one change (or while
+    CONFLICTS.md exists): a copy put back by hand (from a backup) is listed by the next
+    sync, on both devices, and its deletion by hand takes CONFLICTS.md away again."""
+    world.a.write("facts/x.md", memory("facts/x", "shared", LINES))
+    world.settle()
+    text = memory("facts/x", "shared", LINES.replace("line 4", "kept aside"))
+    copy = copy_path("facts/x.md", "desktop", text.encode(), set())
+    world.a.write(copy, text)
+    world.a.write("facts/y.md", memory("facts/y", "an edit beside it", "y\n"))
+    assert world.a.sync().pushed
+    world.settle()
+    for device in world.devices:
+        assert copy[:-3] in device.read("CONFLICTS.md")
+    world.b.delete(copy)
+    assert world.b.sync().pushed
+    world.settle()
+    for device in world.devices:
+        assert not (device.root / "CONFLICTS.md").exists()
+        assert copy not in device.files()
+    world.a.write("facts/y.md", memory("facts/y", "an edit beside it", "y, again\n"))
+    assert world.a.sync().pushed  # an edit's cycle: no copy changed, none listed
+    assert not (world.a.root / "CONFLICTS.md").exists()
 
 
 def test_a_tracked_conflict_copy_held_back_on_one_device_lets_devices_settle(

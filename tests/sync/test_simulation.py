@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import os
 import random
-import signal
 import subprocess
 import sys
 import time
@@ -52,7 +51,7 @@ from memoryd.sync.derived import recompile
 from memoryd.sync.engine import sync_root
 from tests.helpers import git
 from tests.sync.cifs import mounted
-from tests.sync.world import wait_sync_gone
+from tests.sync.world import all_objects, killed_sync, sim_profile, wait_sync_gone
 
 CAP = 4096  # search.max_file_bytes on every device: oversize files stay cheap
 FOLDERS = ("facts", "pitfalls")
@@ -60,15 +59,7 @@ SECRET = "postgres://admin:S3cr3tPassw0rdXYZ@db.internal:5432/app"
 LOCKS = ("index.lock", "HEAD.lock", "packed-refs.lock")
 BUSY = ("rebase-merge", "rebase-apply", "MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD")
 
-
-def _profile() -> tuple[list[int], int]:
-    raw = os.environ.get("MEMORYD_SIM_SEEDS", "")
-    steps = int(os.environ.get("MEMORYD_SIM_STEPS", "45"))
-    if not raw:
-        return [16], steps
-    if "," in raw:
-        return [int(s) for s in raw.split(",") if s.strip()], steps
-    return list(range(1, int(raw) + 1)), steps
+SEEDS, STEPS = sim_profile("MEMORYD_SIM", 16, 45)  # MEMORYD_..._SEEDS / _STEPS: a long run
 
 
 @dataclass
@@ -272,18 +263,9 @@ class Sim:
 
     def do_kill(self, dev: Dev) -> None:
         env = dict(os.environ, MEMORYD_HOME=str(dev.paths.home))
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "memoryd", "sync"], env=env, start_new_session=True,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
         delay = self.rng.uniform(0.15, 0.9)
-        try:
-            proc.wait(timeout=delay)
-        except subprocess.TimeoutExpired:
-            proc.send_signal(signal.SIGKILL)
-            proc.wait()
+        if killed_sync(env, dev.root, delay):
             self.log.append(f"  killed after {delay:.2f} s")
-        wait_sync_gone(proc.pid, dev.root)
 
     def do_case(self, dev: Dev) -> None:
         """A new memory whose name differs only in case from one this device has."""
@@ -376,7 +358,7 @@ class Sim:
             stray = [p for p in (git_dir / "refs").rglob("*.lock")]
             assert not stray, (dev.name, stray, self.where())
         if not self.offline:
-            objects = _all_objects(self.remote)
+            objects = all_objects(self.remote)
             leaked = sorted(t for t in self.private if t in objects)
             assert not leaked, (leaked, self.where())
             assert SECRET.encode() not in objects, self.where()
@@ -434,14 +416,6 @@ def _files(root: Path) -> dict[str, bytes]:
     return found
 
 
-def _all_objects(bare: Path) -> bytes:
-    done = subprocess.run(
-        ["git", "cat-file", "--batch-all-objects", "--batch"],
-        cwd=bare, capture_output=True, check=True, timeout=60,
-    )  # fmt: skip
-    return done.stdout
-
-
 def _world(tmp_path: Path, seed: int, mac: Path | None) -> Sim:
     remote = tmp_path / "remote.git"
     subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
@@ -467,9 +441,9 @@ def _world(tmp_path: Path, seed: int, mac: Path | None) -> Sim:
     return Sim(random.Random(seed), remote, devices, seed, mac=mac is not None)
 
 
-@pytest.mark.parametrize("seed", _profile()[0])
+@pytest.mark.parametrize("seed", SEEDS)
 def test_three_devices_never_lose_a_version_and_settle(tmp_path: Path, seed: int) -> None:
-    steps = _profile()[1]
+    steps = STEPS
     with mounted(tmp_path / "backing", tmp_path / "mac") as disk:
         if isinstance(disk, str):
             print(f"NO CASE-INSENSITIVE DISK for the tablet in this run: {disk}")

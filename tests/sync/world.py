@@ -12,6 +12,7 @@ import hashlib
 import os
 import signal
 import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -237,3 +238,42 @@ def wait_group_gone(pgid: int, timeout: float = 20.0) -> None:
         time.sleep(0.02)
     os.killpg(pgid, signal.SIGKILL)
     raise AssertionError("git children of the killed sync did not finish")
+
+
+def sim_profile(prefix: str, seed: int, steps: int) -> tuple[list[int], int]:
+    """A seeded simulation's seeds and steps: ``<prefix>_SEEDS`` (how many, or a comma list)
+    and ``<prefix>_STEPS`` run a long one; else ``seed`` for ``steps`` steps."""
+    raw = os.environ.get(f"{prefix}_SEEDS", "")
+    steps = int(os.environ.get(f"{prefix}_STEPS", str(steps)))
+    if not raw:
+        return [seed], steps
+    if "," in raw:
+        return [int(s) for s in raw.split(",") if s.strip()], steps
+    return list(range(1, int(raw) + 1)), steps
+
+
+def all_objects(bare: Path) -> bytes:
+    """Every object of a repository, as ``git cat-file --batch`` prints them."""
+    done = subprocess.run(
+        ["git", "cat-file", "--batch-all-objects", "--batch"],
+        cwd=bare, capture_output=True, check=True, timeout=60,
+    )  # fmt: skip
+    return done.stdout
+
+
+def killed_sync(env: dict[str, str], root: Path, delay: float) -> bool:
+    """``memoryd sync`` (the real CLI, in a subprocess) SIGKILLed after ``delay`` seconds
+    unless it finished first: True when it was killed. Returns once its gits are gone."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memoryd", "sync"], env=env, start_new_session=True,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    killed = False
+    try:
+        proc.wait(timeout=delay)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        killed = True
+    wait_sync_gone(proc.pid, root)
+    return killed

@@ -222,7 +222,8 @@ def home(isolated_home: Path, tmp_path: Path) -> Path:
                  updated=NOW_MS - 400 * DAY_MS)  # fmt: skip
     write_memory(root, "decisions/db-v2.md", "Sessions moved to SQLite.", id="decisions/db-v2",
                  kind="decision", summary="sessions in SQLite", supersedes=["decisions/db-v1"],
-                 updated=NOW_MS - 30 * DAY_MS)  # fmt: skip
+                 updated=NOW_MS - 30 * DAY_MS, session="019a3f2e-7c41", agent="claude-code",
+                 )  # fmt: skip  # an agent's, over MCP: the memory page says where it came from
     (root / "facts").mkdir(exist_ok=True)
     broken = root / "facts/broken.md"
     broken.write_text("---\nkind: [unclosed\nsummary: x\n---\nbody\n")

@@ -121,6 +121,9 @@ def test_memory_page_shows_text_as_text_history_and_chain(
     show(page, ui, f"memory?root={root}&path=decisions/db-v2.md")
     chain = page.locator("#memory-chain li").all_inner_texts()
     assert chain == ["decisions/db-v1 — sessions in Redis", "decisions/db-v2 — sessions in SQLite"]
+    origin = page.locator("#memory-origin dl")
+    assert origin.locator("dt").all_inner_texts() == ["session", "agent"]
+    assert origin.locator("dd").all_inner_texts() == ["019a3f2e-7c41", "claude-code"]
     page.click("#memory-chain a")  # the older one, through the chain's link
     # The click changes the hash and the page renders the new view afterwards, so the db-v2
     # view is still "ready" for a moment: wait for the view of the memory the link names.
@@ -436,3 +439,23 @@ def test_pin_and_unpin_from_the_memory_page(home: Path, ui_factory: Any, page: A
     page.click('button[data-action="unpin"]')
     page.wait_for_selector('button[data-action="pin"]')
     assert "pinned" not in (root / "pitfalls/sqlite-cjk.md").read_text()
+
+
+def test_the_memory_page_shows_the_session_and_agent_that_wrote_it(
+    home: Path, ui_factory: Any, page: Any, shots: Path, monkeypatch: Any
+) -> None:
+    """Written by an agent (its name and session in the environment, as a wrapper or hook
+    sets them): the page names both, beside the commits."""
+    monkeypatch.setenv("MEMORYD_AGENT", "Codex")
+    monkeypatch.setenv("MEMORYD_SESSION_ID", "019a-session-42")
+    done = run_cli("remember", "--scope", "global", "--kind", "fact", "--id", "facts/staging",
+                   "--summary", "staging is read-only on Sundays", cwd=home)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    ui: UI = ui_factory(home)
+    root = str(Path(os.environ["MEMORYD_HOME"]) / "memory")
+    show(page, ui, f"memory?root={root}&path=facts/staging.md")
+    fields = page.locator("#memory-origin dl")
+    names = fields.locator("dt").all_inner_texts()
+    values = fields.locator("dd").all_inner_texts()
+    assert dict(zip(names, values, strict=True)) == {"session": "019a-session-42", "agent": "Codex"}
+    page.screenshot(path=str(shots / "memory-origin.png"))

@@ -66,6 +66,7 @@ from memoryd.agent.mcp_texts import (
 from memoryd.agent.recall_text import format_hits
 from memoryd.app import App
 from memoryd.errors import MemorydError, UsageError
+from memoryd.index.hitview import provenance
 from memoryd.inspection import inspect_text
 
 log = logging.getLogger(__name__)
@@ -80,6 +81,7 @@ class Tools:
     def __init__(self, app: App, main: Path | None) -> None:
         self.app = app
         self.lock = threading.Lock()
+        self.client: str | None = None  # what the client called itself (initialize's clientInfo)
         # the main work tree of the linked worktree the server started in: the project it
         # serves after that worktree is removed under the session (see memoryd.workdir)
         self.main = main
@@ -120,7 +122,8 @@ class Tools:
         listed = [
             {"id": h.id, "scope": h.scope, "kind": h.kind, "summary": h.summary,
              "score": float(f"{h.score:.6g}"), "path": str(h.path),
-             "stale": citing.stale_reasons(checker.of_file(h.path))}
+             "stale": citing.stale_reasons(checker.of_file(h.path)),
+             **({"provenance": found} if (found := provenance(h)[0]) else {})}
             for h in hits
         ]  # fmt: skip
         return format_hits(query, hits, checker, cap), {"query": query, "hits": listed}
@@ -186,10 +189,13 @@ class StrictServer(MCPServer):
     """MCPServer whose tool calls are checked by :func:`mcp_args.check` first."""
 
     schemas: dict[str, dict[str, Any]] | None = None
+    tools: Tools | None = None
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Any = None
     ) -> Any:  # fmt: skip
+        if self.tools is not None and self.tools.client is None:
+            self.tools.client = client_name(context)  # the agent a memory it writes names
         if self.schemas is None:
             self.schemas = {t.name: t.input_schema for t in await self.list_tools()}
         schema = self.schemas.get(name)
@@ -200,6 +206,16 @@ class StrictServer(MCPServer):
                 text = TextContent(type="text", text=str(exc))
                 return CallToolResult(content=[text], is_error=True)
         return await super().call_tool(name, arguments, context)
+
+
+def client_name(context: Any) -> str | None:
+    """The name the client gave in its ``initialize`` request (``clientInfo.name``: Claude
+    Code says ``claude-code``), None when the request carries none."""
+    try:
+        name = context.session.client_params.client_info.name
+    except (AttributeError, ValueError):  # no context, no session, no initialize params
+        return None
+    return name if isinstance(name, str) and name.strip() else None
 
 
 def add_root_resources(server: Any, app: App) -> None:
@@ -239,6 +255,7 @@ def build_server(app: App, main: Path | None = None) -> Any:
     caller before the SDK was imported (a session may remove its worktree meanwhile)."""
     tools = Tools(app, main)
     server = StrictServer(NAME, instructions=INSTRUCTIONS, version=__version__)
+    server.tools = tools
     add_root_resources(server, app)
     _add_recall_tool(server, tools)
     _add_reading_tools(server, tools)
@@ -379,7 +396,7 @@ def _add_writing_tools(server: MCPServer, tools: Tools) -> None:
         request = remember.Request(
             kind=kind, summary=summary, body=body, load_when=tuple(load_when),
             highlight=highlight, pinned=pinned, supersedes=supersedes, scope=scope,
-            force=force, agent=True, id=id, cites=tuple(cites),
+            force=force, agent=True, id=id, cites=tuple(cites), client=tools.client,
         )  # fmt: skip
         return tools.call(lambda: tools.remember(request))
 

@@ -1,8 +1,11 @@
-"""A memory written into a team root: its provenance, and a person's acceptance.
+"""Where a memory came from, and a team proposal's acceptance.
 
-:mod:`memoryd.team` says what the fields mean and who may see a proposal; this module
-fills them in from the writer's git identity, device, session and agent (when ``remember``
-writes into a team root) and turns a proposal into a team memory (``memoryd accept``).
+Every memory ``remember`` writes records the session and the agent that wrote it, when
+they are known (:func:`origin`): the memory page shows them, so "why did the agent say
+that?" leads to the session that taught it. One written into a team root also gets the
+writer's git identity and device (:func:`provenance`). :mod:`memoryd.team` says what the
+fields mean and who may see a proposal; :func:`accepted` turns a proposal into a team
+memory (``memoryd accept``).
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from memoryd import gitcli
-from memoryd.agent.caller import MARKERS
+from memoryd.agent.caller import agent_name, one_line
 from memoryd.app import App
 from memoryd.config.sections import RootConfig
 from memoryd.layouts.visible import session_from
@@ -32,22 +35,29 @@ def git_identity(root: RootConfig) -> str:
     return ident[: ident.rfind(">") + 1] if ">" in ident else ident
 
 
-def agent_name(app: App) -> str:
-    for name, client in MARKERS:
-        value = app.env.get(name, "")
-        if value and value != "0":
-            return client
-    return MCP_CLIENT
+def origin(
+    app: App, *, agent: bool, session: str | None = None, client: str | None = None
+) -> dict[str, str]:
+    """The ``session`` and ``agent`` fields of a new memory: ``session`` as the caller says
+    (a hook's event, the extraction's transcript), else from the environment
+    (``MEMORYD_SESSION_ID``, a client's own); ``client``: the MCP client's name."""
+    fields = {}
+    said = one_line(session or "") or one_line(session_from(app.env) or "")
+    if said:
+        fields["session"] = said
+    if agent:
+        fields["agent"] = agent_name(app.env, client) or MCP_CLIENT
+    return fields
 
 
-def provenance(app: App, root: RootConfig, *, agent: bool, stamp: int) -> dict[str, Any]:
+def provenance(
+    app: App, root: RootConfig, *, agent: bool, stamp: int, session: str | None = None,
+    client: str | None = None,
+) -> dict[str, Any]:  # fmt: skip
     """The fields a new memory of a team root gets: an agent's is a proposal."""
     fields: dict[str, Any] = {"author": git_identity(root) or None, "device": app.config.device}
-    session = session_from(app.env)
-    if session:
-        fields["session"] = session
+    fields.update(origin(app, agent=agent, session=session, client=client))
     if agent:
-        fields["agent"] = agent_name(app)
         fields[STATUS] = PROPOSED
     else:  # a person writing into the team root accepts it by writing it
         fields[ACCEPTED_BY] = fields["author"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from memoryd.agent import citing, context
+from memoryd.index.hitview import provenance
 from memoryd.injection import cut_body
 from memoryd.inspection import INSPECT_CHARS
 
@@ -30,6 +31,8 @@ def format_hits(query: str, hits: list[Hit], checker: citing.Checker, cap: int) 
         head = f"## {hit.id} ({describe(hit)}, score {hit.score:.2f}"
         stale = citing.stale_reasons(checker.of_file(hit.path))
         warning = "".join(f"\nMAY BE STALE, check before trusting: {reason}" for reason in stale)
+        _, by = provenance(hit)
+        warning = f"\nTeam memory, {by}{warning}" if by else warning
         parts.append((hit, (
             f"{head}, matched: {matched or '-'})\n{hit.summary or '(no summary)'}{warning}\n\n"
             f"{context.shown_body(hit, cap).strip()}"

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from memoryd import locate, safepath
 from memoryd.agent import citing, gate, upkeep
-from memoryd.agent.proposal import provenance
+from memoryd.agent.proposal import origin, provenance
 from memoryd.app import App
 from memoryd.config.sections import RootConfig
 from memoryd.errors import (
@@ -56,6 +56,9 @@ class Request:
     force: bool = False
     agent: bool = False
     cites: tuple[str, ...] = ()  # PATH[:A-B] specs, fingerprinted when written
+    session: str | None = None  # the agent's session, when the caller knows it
+    client: str | None = None  # the agent's name as its MCP client says it
+    extracted_from: str | None = None  # the transcript the extraction read it from
 
 
 @dataclass(frozen=True)
@@ -231,8 +234,16 @@ def remember(app: App, request: Request, stamp: int | None = None) -> Outcome:
     cites = citing.anchor(app, request.cites, root.scope)
     stamp = stamp or now_ms()
     memory = build_memory(request, memory_id, kind, stamp, cites)
-    if root.is_team:  # who wrote it; an agent's waits for a person (memoryd.team)
-        memory = memory.with_fields(**provenance(app, root, agent=request.agent, stamp=stamp))
+    # where it came from; in a team root also who wrote it, and an agent's waits for a person
+    fields: dict[str, Any] = (
+        provenance(app, root, agent=request.agent, stamp=stamp, session=request.session,
+                   client=request.client)
+        if root.is_team
+        else origin(app, agent=request.agent, session=request.session, client=request.client)
+    )  # fmt: skip
+    if request.extracted_from:
+        fields["extracted_from"] = request.extracted_from
+    memory = memory.with_fields(**fields)
     data = render(memory)
     gate.refuse_oversized(data, app.config.search.max_file_bytes)
     gate.refuse_secrets(root, path, data, agent=request.agent)

@@ -94,17 +94,14 @@ def run(app: App, args: argparse.Namespace) -> int:
 
 def run_accept(app: App, args: argparse.Namespace) -> int:
     from memoryd.agent.accept import accept
-    from memoryd.agent.caller import agent_marker
-    from memoryd.errors import Refused
+    from memoryd.agent.caller import refuse_agent
     from memoryd.locate import normal_id
 
-    marker = agent_marker(app.env)
-    if marker is not None:
-        raise Refused(
-            f"refusing to accept {normal_id(args.id)!r}: this runs under an agent ({marker}), "
-            "and only a person turns a proposal into an iron rule",
-            hint=f"run 'memoryd accept {normal_id(args.id)}' yourself, in a terminal of your own",
-        )
+    memory_id = normal_id(args.id)
+    refuse_agent(
+        app.env, f"accept {memory_id!r}", "turns a proposal into an iron rule",
+        f"memoryd accept {memory_id}",
+    )  # fmt: skip
     outcome = accept(app, args.id, scope=args.scope)
     for warning in outcome.warnings:
         app.note(f"memoryd: warning: accepted, but ROOT.md was not updated: {warning}")

@@ -21,17 +21,13 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(app: App, args: argparse.Namespace) -> int:
-    from memoryd.agent.caller import agent_marker
+    from memoryd.agent.caller import refuse_agent
     from memoryd.agent.share import share
-    from memoryd.errors import Refused
 
-    marker = agent_marker(app.env)
-    if marker is not None:
-        raise Refused(
-            f"refusing to share {args.id!r}: this runs under an agent ({marker}), and only a "
-            "person moves a memory to the team",
-            hint=f"run 'memoryd share {args.id} --team {args.team}' yourself",
-        )
+    refuse_agent(
+        app.env, f"share {args.id!r}", "moves a memory to the team",
+        f"memoryd share {args.id} --team {args.team}",
+    )  # fmt: skip
     done = share(app, args.id, args.team, confirmed=args.yes)
     data = {"id": done.id, "team": done.team, "from": str(done.source), "to": str(done.path),
             "written": done.written, "text": done.data.decode("utf-8")}  # fmt: skip

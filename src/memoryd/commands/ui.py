@@ -29,11 +29,13 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 def run(app: App, args: argparse.Namespace) -> int:
     from memoryd.errors import UsageError
     from memoryd.ui.server import make_server
+    from memoryd.ui.views import warm_in_background
 
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port must be between 0 and 65535, got {args.port}",
                          hint="leave --port out for a random free port")  # fmt: skip
     server = make_server(app, args.port)
+    warm_in_background(app)
     try:
         app.out.write(f"{server.url}\n")
         app.out.flush()

@@ -114,7 +114,10 @@ def compile_root(
     blocked = set(plan.model.blocked)
     for folder in plan.targets:
         if folder not in blocked:
-            _settle_index(root.path, folder, plan.model.index(folder), check, report, expect=expect)
+            path = root.path / index_path(folder)
+            old = _read(path)
+            data = plan.model.index(folder, old)
+            _settle_index(path, old, data, check, report, expect=expect)
     if not blocked and (not plan.model.empty or (root.path / ROOT_FILE).exists()):
         _settle_root_md(root.path, plan, check, report, expect=expect)
     return report
@@ -194,27 +197,25 @@ def affected(root: Path, changed: Collection[Path], folders: set[str]) -> set[st
 
 
 def _settle_index(
-    root: Path,
-    folder: str,
+    path: Path,
+    old: bytes | None,
     data: bytes | None,
     check: bool,
     r: CompileReport,
     *,
     expect: Expect | None,
 ) -> None:
-    path = root / index_path(folder)
+    """Write (or delete) the index.md at ``path``, which holds ``old`` now, to ``data``."""
     if data is not None:
-        old = _read(path)
         if old is not None and not is_ours(old):  # a person's own index.md: never replaced
             r.problems.append(_own_index(path))
             return
         if check:
-            if _read(path) != data:
+            if old != data:
                 r.stale.append(path)
         elif _write(path, data, expect):
             r.written.append(path)
         return
-    old = _read(path)
     if old is None:
         return
     if not is_ours(old):

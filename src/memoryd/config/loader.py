@@ -234,6 +234,12 @@ class _Loader:
             given_keys = sync_raw if isinstance(sync_raw, dict) else {}  # else noted by build
             explicit = {k: getattr(given, k) for k in given_keys if k in names}
             policy = dataclasses.replace(base_policy, **explicit)
+        if policy.team_branch and not team:
+            raise self.fail(
+                f"{key}.sync.team_branch",
+                "only a team root syncs through a proposals branch (add 'team: NAME', or "
+                "remove team_branch)",
+            )
         return RootConfig(
             path=Path(path), layout=layout, scope=scope, sync=policy, watch=watch, team=team
         )

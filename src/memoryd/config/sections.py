@@ -36,6 +36,9 @@ class SyncPolicy:
     stale_lock_s: float = 60.0  # a git lock this old is moved aside (told while a git may hold it)
     backup_keep_days: float = 90.0  # replay backup refs older than this are deleted; 0: never
     ahead_warn_s: float = 900.0  # commits not pushed for this long are a problem; 0: never
+    # a team root reviewed as pull requests: push to memoryd/proposals/<user>/<device>,
+    # only fetch main (memoryd.sync.proposals)
+    team_branch: bool = False
 
 
 PROJECT_SYNC = SyncPolicy(commit=False, push=False, pull=False)

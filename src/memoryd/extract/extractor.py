@@ -142,7 +142,8 @@ class Extractor:
             scope = "global" if candidate.scope == "global" or conv.cwd is None else None
             request = Request(
                 kind=candidate.kind, summary=candidate.summary, body=candidate.body,
-                load_when=candidate.load_when, scope=scope, agent=True,
+                load_when=candidate.load_when, scope=scope, agent=True, session=conv.session,
+                client=conv.title, extracted_from=conv.transcript,
             )  # fmt: skip
             try:
                 outcome = remember(app, request)

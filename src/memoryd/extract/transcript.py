@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 
 USER, ASSISTANT = "user", "assistant"
 CLAUDE, OPENCODE = "claude", "opencode"
+TITLES = {CLAUDE: "Claude Code", OPENCODE: "OpenCode"}  # a memory's ``agent`` field
 # Claude Code's own lines that look like user prompts but are not: slash commands and their output.
 _CLAUDE_NOT_PROMPTS = ("<command-name>", "<command-message>", "<local-command-", "Caveat:")
 
@@ -55,6 +56,10 @@ class Conversation:
     @property
     def key(self) -> str:
         return f"{self.agent}:{self.session}"
+
+    @property
+    def title(self) -> str:
+        return TITLES.get(self.agent, self.agent)
 
     def turn_starts(self) -> list[int]:
         """The index of each turn's first message: a turn starts with a user message."""

@@ -38,7 +38,7 @@ from itertools import combinations
 from math import comb
 
 from memoryd.index.snippet import term_counts
-from memoryd.index.tokenizer import fts_expression, is_cjk_char, normalize
+from memoryd.index.tokenizer import fts_expression, normalize, phrase, phrases
 
 # Light on purpose: the lean ``memoryd recall`` (memoryd.lean_recall) fetches through this
 # module, and typing, dataclasses and the config's classes cost it more than its query.
@@ -204,7 +204,7 @@ def _and_or(
     The candidates are the same either way: a memory's bm25 is the same in the AND
     query and the OR query (the same phrases), so are their order and their ties.
     """
-    quoted = [f'"{t}"*' if is_cjk_char(t) else f'"{t}"' for t in terms]
+    quoted = phrases(terms)  # the same phrases in both: the same bm25
     with Snapshot(db.conn):
         both, either = " AND ".join(quoted), " OR ".join(quoted)
         held = {rowid for (rowid,) in db.conn.execute(_HOLDING_SQL, (both, enough))}
@@ -274,7 +274,9 @@ def _levels(count: int, strategy: str) -> list[int]:
 
 def at_least(terms: Sequence[str], need: int) -> str:
     """An FTS5 expression matching documents that contain ``need`` of ``terms``."""
-    quoted = [f'"{t}"*' if is_cjk_char(t) else f'"{t}"' for t in terms]
+    if need >= len(terms):  # every term: the phrases OR weighs them by, for the same bm25
+        return " AND ".join(phrases(terms))
+    quoted = [phrase(t) for t in terms]
     groups = [" AND ".join(group) for group in combinations(quoted, need)]
     return groups[0] if len(groups) == 1 else " OR ".join(f"({g})" for g in groups)
 

@@ -72,12 +72,31 @@ if TYPE_CHECKING:
         def conflict(self) -> dict[str, str]: ...
 
 
+def provenance(hit: Shown) -> tuple[dict[str, str], str]:
+    """A team root's hit's provenance fields and its line (:mod:`memoryd.team`), read from
+    its file (the index keeps none of it; a few small files an answer); nothing for other
+    hits, which import nothing for it (the lean recall stays light)."""
+    if hit.scope != "team":
+        return {}, ""
+    from memoryd.memory import parse
+    from memoryd.team import described
+    from memoryd.team import provenance as fields
+
+    try:
+        with open(str(hit.path), "rb") as file:
+            meta = parse(file.read()).meta
+    except OSError:
+        return {}, ""
+    return fields(meta), described(meta)
+
+
 def to_json(hit: Shown) -> dict[str, Any]:
     """The hit's JSON object (``memoryd recall --json``, the MCP tool, the UI)."""
     foreign = {}
     row = hit.row if hit.layout != "plugin" else None  # a plugin hit makes no row here
     if row is not None:
         foreign = {"layout": row.layout, "type": row.type, "scope_id": row.scope_id}
+    found, _ = provenance(hit)
     return {
         **foreign,
         **hit.conflict(),
@@ -93,6 +112,7 @@ def to_json(hit: Shown) -> dict[str, Any]:
         "snippet": hit.snippet,
         "body": hit.body,
         **({"oversized": True} if hit.oversized else {}),
+        **({"provenance": found} if found else {}),
     }
 
 
@@ -107,6 +127,9 @@ def text(hits: Sequence[Shown], verdicts: Mapping[Any, Sequence[_Verdict]], cap:
         lines = [f"{number}. {hit.id}  ({kind}{hit.scope}, score {hit.score:.3g})"]
         if hit.summary:
             lines.append(f"   {hit.summary}")
+        _, by = provenance(hit)
+        if by:
+            lines.append(f"   {by}")
         conflict = hit.conflict()
         if conflict:
             lines.append(

@@ -32,7 +32,7 @@ import operator
 import re
 import unicodedata
 from bisect import bisect_right
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Sequence
 
 # Bump when the output for some text changes: the index is rebuilt from the files.
 # 3: a compiled ROOT.md or index.md gives FTS5 no text (memoryd.index.store.compiled).
@@ -407,14 +407,41 @@ def query_terms(query: str) -> list[str]:
     return list(query_words(query))
 
 
-def fts_expression(terms: Iterable[str], operator: str = "OR") -> str | None:
-    """An FTS5 MATCH expression: quoted terms joined by OR (None when there are none).
+def phrase(term: str) -> str:
+    """A term as an FTS5 phrase: quoted, a CJK character as a prefix (``"部"*``).
 
     Tokens hold only letters, digits and ``_``, so quoting makes every FTS5
     operator in user input (``AND``, ``NEAR``, ``*``, ``(``, ``"``) a plain word.
     """
-    parts = [f'"{t}"*' if is_cjk_char(t) else f'"{t}"' for t in terms]
-    return f" {operator} ".join(parts) or None
+    return f'"{term}"*' if is_cjk_char(term) else f'"{term}"'
+
+
+def phrases(terms: Sequence[str]) -> list[str]:
+    """The phrases a query's ``terms`` are searched by (:func:`phrase`): in a prose query
+    (:data:`PROSE_BIGRAMS` Chinese bigrams or more), each term but the characters twice.
+
+    FTS5's bm25 is a sum over the expression's phrases, so a phrase given twice counts
+    twice: a prose query's bigrams and words weigh twice what its characters do. The
+    characters are a fallback for a memory telling the same thing in other words; a
+    bigram matched is a word matched, and at the weight of one character a memory
+    matching a dozen scattered characters (开 心 很 起) beat one holding the query's words
+    (MADial zh hit@1 0.344 -> 0.362, hit@10 0.794 -> 0.800). Repeating a phrase changes
+    neither which memories match nor, with every phrase doubled, any order: a query
+    without characters is given each term once.
+    """
+    quoted = [phrase(t) for t in terms]
+    if sum(1 for t in terms if len(t) == 2 and is_cjk(t[0])) < PROSE_BIGRAMS:
+        return quoted
+    chars = [q for q, t in zip(quoted, terms, strict=True) if is_cjk_char(t)]
+    if not chars:
+        return quoted
+    return quoted + [q for q, t in zip(quoted, terms, strict=True) if not is_cjk_char(t)]
+
+
+def fts_expression(terms: Sequence[str], operator: str = "OR") -> str | None:
+    """An FTS5 MATCH expression: the terms' :func:`phrases` joined by OR (None when there
+    are none)."""
+    return f" {operator} ".join(phrases(terms)) or None
 
 
 _MONTHS = (

@@ -54,12 +54,6 @@ class Batch:
     notices: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class MassDelete:
-    deleted: int
-    total: int
-
-
 def private_index(repo: Repo, tmp_dir: Path, rev: str | None) -> Path:
     """A private index file holding exactly ``rev``'s tree (empty for an unborn branch).
 
@@ -173,6 +167,8 @@ def _skip_worktree(repo: Repo) -> set[str]:
     update-index --skip-worktree): absent or changed here on purpose. The private index
     knows nothing of that, so a sparse checkout's missing files were committed as deleted
     and pushed, and every device lost them."""
+    if not _may_skip(repo):
+        return set()
     raw = repo.git.run(
         "ls-files", "-t", "-z", "--", repo.pathspec, readonly=True,
         env={"GIT_LITERAL_PATHSPECS": "1"},
@@ -182,6 +178,23 @@ def _skip_worktree(repo: Repo) -> set[str]:
         for record in raw.split(b"\0")
         if record.startswith(b"S ")
     }
+
+
+def _may_skip(repo: Repo) -> bool:
+    """Can the user's index hold a skip-worktree entry? Not when it is a whole version 2
+    index: git writes version 2 whenever no entry has extended flags (skip-worktree,
+    intent-to-add), so a one-edit cycle at 100k memories asks no ``ls-files`` (35 ms each).
+    A split index keeps entries in a shared file: asked, as any other version is."""
+    try:
+        with open(repo.git_dir / "index", "rb") as index:
+            head = index.read(8)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    if head != b"DIRC\0\0\0\2":
+        return True
+    return any(any(d.glob("sharedindex.*")) for d in {repo.git_dir, repo.common_dir})
 
 
 def sort_batch(
@@ -275,46 +288,7 @@ def _marker_line(data: bytes) -> int:
     return 1
 
 
-def mass_delete(
-    repo: Repo, head: str | None, batch: Batch, share: float, floor: int, *,
-    index: Path, agreed: str | None = None,
-) -> MassDelete | None:  # fmt: skip
-    """A deletion of more than ``share`` of the root's memories (and at least ``floor``).
-
-    ``index`` holds the staged batch: a memory git sees moved (renamed, maybe edited)
-    is not deleted. Nor is one also gone from ``agreed`` (the remote as last fetched):
-    a cycle killed after moving the work tree to the remote, before the branch, leaves
-    the other device's deletes on disk, and they are not this device's to guard.
-    """
-    if head is None:
-        return None
-    moved = set(renamed_from(repo, head, index))
-    gone: set[str] = set()
-    base = repo.git.merge_base(head, agreed) if agreed is not None else None
-    if agreed is not None and base is not None and base != agreed:  # the remote deleted them
-        there = {repo.root_path(p) for p in repo.git.ls_tree(agreed, repo.prefix)}
-        before = {repo.root_path(p) for p in repo.git.ls_tree(base, repo.prefix)}
-        gone = {r for r in batch.removed if r in before and r not in there}
-    deleted = [r for r in batch.removed if _is_memory(r) and r not in moved and r not in gone]
-    if len(deleted) < max(floor, 1):
-        return None
-    total = sum(1 for p in repo.git.ls_tree(head, repo.prefix) if _is_memory(repo.root_path(p)))
-    if total and len(deleted) > share * total:
-        return MassDelete(len(deleted), total)
-    return None
-
-
-def renamed_from(repo: Repo, head: str, index: Path) -> list[str]:
-    """Root-relative old paths of the renames git sees between ``head`` and ``index``."""
-    raw = repo.git.run(
-        "diff", "--cached", "--name-status", "-z", "-M", "--diff-filter=R", head,
-        "--", repo.pathspec, index=index, readonly=True,
-    ).out  # fmt: skip
-    items = [p.decode("utf-8", "surrogateescape") for p in raw.split(b"\0") if p]
-    return [repo.root_path(items[i + 1]) for i in range(0, len(items) - 2, 3)]
-
-
-def _is_memory(rel: str) -> bool:
+def is_memory(rel: str) -> bool:
     return is_memory_name(Path(rel).name) and not is_generated(rel)
 
 
@@ -365,8 +339,8 @@ def _shown(rel: str) -> str:
 def commit_message(device: str, batch: Batch) -> str:
     """Subject and body name the memories; compiled files are listed apart, not counted."""
     verbs = (("add", batch.added), ("change", batch.changed), ("remove", batch.removed))
-    kinds = {verb: [i for i in items if _is_memory(i)] for verb, items in verbs}
-    compiled = sorted(i for _verb, items in verbs for i in items if not _is_memory(i))
+    kinds = {verb: [i for i in items if is_memory(i)] for verb, items in verbs}
+    compiled = sorted(i for _verb, items in verbs for i in items if not is_memory(i))
     parts = [
         f"{verb} " + ", ".join(_shown(i) for i in items) for verb, items in kinds.items() if items
     ]
@@ -386,24 +360,39 @@ def commit_message(device: str, batch: Batch) -> str:
     return "\n".join(lines) + "\n"
 
 
+FEW_PATHS = 16  # paths refresh_user_index reads from the tree and refreshes by name
+
+
 def refresh_user_index(repo: Repo, paths: list[str], rev: str = "HEAD") -> None:
     """Make the user's index agree with ``rev`` for ``paths`` (their other staged work stays).
 
     HEAD's entries go in by name (``update-index --index-info``), then git re-reads their
-    stat data. ``git reset -q HEAD --pathspec-from-file`` matched every index entry against
-    every path given, quadratic in a first commit's size (5k paths 0.24 s CPU, 40k 12 s,
-    100k ~75 s: past git's timeout, on every cycle).
+    stat data: of those paths alone when they are few (``add --refresh``; a whole-index
+    ``update-index --refresh`` stat()ed all 100k files, a third of a one-edit cycle), else
+    of the whole index (a path given is matched against every entry). ``git reset -q HEAD
+    --pathspec-from-file`` matched every index entry against every path given, quadratic in
+    a first commit's size (5k paths 0.24 s CPU, 40k 12 s, 100k ~75 s: past git's timeout,
+    on every cycle).
     """
     inside = sorted({p for p in paths if not repo.prefix or p.startswith(repo.prefix + "/")})
     if not inside:
         return
-    tree = repo.git.ls_tree(rev, repo.prefix)
+    few = len(inside) <= FEW_PATHS
+    tree = repo.git.ls_tree(rev, repo.prefix, inside if few else ())
     lines = []
     for path in inside:
         mode, sha = tree.get(path, ("0", ZERO))
         lines.append(f"{mode} {sha}\t{path}".encode("utf-8", "surrogateescape") + b"\0")
     repo.git.run("update-index", "-z", "--index-info", input=b"".join(lines))
-    repo.git.run("update-index", "-q", "--refresh", check=False)
+    present = [p for p in inside if p in tree]
+    if not few:
+        repo.git.run("update-index", "-q", "--refresh", check=False)
+    elif present:  # only these entries' stat data: a whole refresh stat()ed every file
+        listing = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in present)
+        repo.git.run(
+            "add", "--refresh", "--pathspec-from-file=-", "--pathspec-file-nul",
+            input=listing, check=False, env={"GIT_LITERAL_PATHSPECS": "1"},
+        )  # fmt: skip
 
 
 def prune_exclude(repo: Repo) -> None:

@@ -34,14 +34,24 @@ from memoryd.memory import printable
 from memoryd.paths import Paths
 from memoryd.rootfs import STATE_FILE
 from memoryd.roots import ensure_gitignored
-from memoryd.sync import backups, casefold, exclude, heal, outgoing, remote, worktree
+from memoryd.sync import (
+    backups,
+    casefold,
+    exclude,
+    heal,
+    massdelete,
+    outgoing,
+    proposals,
+    remote,
+    worktree,
+)
 from memoryd.sync import commit as local
 from memoryd.sync.derived import Quarantined, is_generated, recompile
 from memoryd.sync.git import EMPTY_TREE, ZERO, GitTimeout
 from memoryd.sync.identity import IDENTITY_HINT, identity_error, is_identity_error
 from memoryd.sync.replay import OutsideRoot, replay
 from memoryd.sync.repo import Blocked, Repo, open_repo, preflight
-from memoryd.sync.resolve import write_conflicts_file
+from memoryd.sync.resolve import conflicts_may_differ, write_conflicts_file
 from memoryd.sync.state import (
     RepoBusy,
     SyncState,
@@ -255,6 +265,8 @@ class _Cycle:
             return
         try:
             t = remote.target(self.repo, self.policy.remote, branch) or t
+            if self.policy.team_branch and self.root.is_team:
+                t.proposals = proposals.branch_name(self.repo, self.config.device)
             self.exchange(t)
         except remote.Offline as exc:
             refused = remote.needs_the_user(str(exc))  # a wrong key: waiting never fixes it
@@ -275,14 +287,18 @@ class _Cycle:
     def commit_local(self) -> bool:
         """Commit the root's changes; False when the root is paused (mass delete)."""
         ensure_gitignored(self.root.path, STATE_FILE)
-        if write_conflicts_file(self.root.path):
-            recompile(self.root, self.config)  # the directory lists CONFLICTS.md
         local.prune_exclude(self.repo)  # a memory back to sync: true shows up again
         head = self.repo.git.rev("HEAD")
         index = local.kept_index(self.repo, self.tmp.parent / "kept", head)
         kept = False
         try:
             changes = local.clean_own_temp(self.repo, local.pending(self.repo, index))
+            changed = (self.repo.root_path(path) for _, path in changes)
+            if conflicts_may_differ(self.root.path, changed) and write_conflicts_file(
+                self.root.path
+            ):
+                recompile(self.root, self.config)  # the directory lists CONFLICTS.md
+                changes = local.clean_own_temp(self.repo, local.pending(self.repo, index))
             parted = casefold.part(self.repo, changes, head, self.device)
             if parted:  # a new name case-folding onto another: now a conflict copy
                 self.outcome.notices += parted
@@ -332,10 +348,17 @@ class _Cycle:
 
     def _paused(self, head: str | None, batch: local.Batch, index: Path) -> bool:
         share, floor = self.policy.mass_delete_share, self.policy.mass_delete_min
-        branch = self.repo.git.branch()
-        t = remote.target(self.repo, self.policy.remote, branch, probe=False) if branch else None
-        agreed = self.repo.git.rev(t.tracking) if t is not None else None
-        big = local.mass_delete(self.repo, head, batch, share, floor, index=index, agreed=agreed)
+
+        def agreed() -> str | None:
+            branch = self.repo.git.branch()
+            if branch is None:
+                return None
+            t = remote.target(self.repo, self.policy.remote, branch, probe=False)
+            return self.repo.git.rev(t.tracking) if t is not None else None
+
+        big = massdelete.mass_delete(
+            self.repo, head, batch, share, floor, index=index, agreed=agreed
+        )
         if big is None or self.allow_mass_delete:
             self.state.paused = None
             return False
@@ -379,16 +402,27 @@ class _Cycle:
                 if not self.policy.pull:
                     self.outcome.action = "the remote has new commits (pull is off for this root)"
                     return
+                if t.proposals and head is not None:
+                    head = self._take_merged(t, head, theirs)
                 self.integrate(head, theirs, t.tracking)
                 head = git.rev("HEAD")
+            head = self._taken_back(t, head, theirs)
             if head is None or head == theirs:
                 self.outcome.action = self.outcome.action or "up to date"
+                if t.proposals and proposals.drop(self.repo, t):
+                    self.outcome.notices.append(
+                        f"nothing of this device waits for review in {t.proposals} any more: "
+                        f"deleted it on {t.remote}"
+                    )
                 return
             if not self.policy.push:
                 self.outcome.action = self.outcome.action or "ahead of the remote (push is off)"
                 return
             self._refuse_leak(theirs, head, t)
-            if remote.push(self.repo, t, head):
+            if t.proposals and theirs is not None:  # main is a person's merge away
+                if self._propose(t, head, theirs):
+                    return
+            elif remote.push(self.repo, t, head):
                 self.outcome.pushed = True
                 self.outcome.action = (self.outcome.action + ", pushed").lstrip(", ")
                 return
@@ -400,6 +434,52 @@ class _Cycle:
             "memoryd tries again on the next cycle; if it keeps failing, a stale lock on the "
             "remote may hold the branch (a refs/heads/*.lock file there: remove it)",
         )
+
+    def _taken_back(self, t: remote.Target, head: str | None, theirs: str | None) -> str | None:
+        """The pull-request flow: ``theirs`` when this device's commits beyond main add up to
+        nothing (a proposal forgotten on its writer's device, docs/team.md's rejection): HEAD
+        moves there, and there is nothing to review. Else ``head``."""
+        git = self.repo.git
+        if not t.proposals or head is None or theirs is None or head == theirs:
+            return head
+        if git.tree_of(head) != git.tree_of(theirs):
+            return head
+        git.run("reset", "-q", theirs)  # the work tree is already main's
+        return theirs
+
+    def _take_merged(self, t: remote.Target, head: str, theirs: str) -> str | None:
+        """Proposals of this device that main took by a squash or rebase merge: the work
+        tree gets main's accepted file (when it still holds what was proposed), committed."""
+        taken = proposals.merged(self.repo, t, head, theirs)
+        ours = self.repo.git.ls_tree(head, self.repo.prefix)
+        for rel, data in taken.items():
+            path = self.root.path / rel
+            sha = ours[self.repo.repo_path(rel)][1]
+            if path.is_file() and self.repo.git.hash_blob(path.read_bytes()) == sha:
+                atomic_write(path, data)
+        if taken and self.policy.commit:
+            self.commit_local()
+        return self.repo.git.rev("HEAD")
+
+    def _propose(self, t: remote.Target, head: str, theirs: str) -> bool:
+        """Push what main has not to this device's proposals branch; False when rejected."""
+        message = f"memoryd({self.device}): proposed for review"
+        offer = proposals.offer(
+            self.repo, t, head, theirs, tmp=self.tmp, message=message,
+            descriptions=self.config.compile.folder_descriptions,
+        )  # fmt: skip
+        waiting = f"waiting in {t.proposals} for a person to merge it into {t.remote_branch}"
+        if self.repo.git.rev(t.proposals_tracking) == offer.commit:
+            self.outcome.action = (self.outcome.action + ", " + waiting).lstrip(", ")
+            return True
+        if not remote.push(self.repo, t, offer.commit):
+            return False
+        self.outcome.pushed = True
+        self.outcome.action = (self.outcome.action + f", pushed to {t.proposals}").lstrip(", ")
+        self.outcome.notices.append(
+            f"{len(offer.accepted)} proposal(s) {waiting}" if offer.accepted else waiting
+        )
+        return True
 
     def _refuse_leak(self, theirs: str | None, head: str, t: remote.Target) -> None:
         """A secret in a commit the user made by hand: not pushed (see memoryd.sync.outgoing)."""
@@ -597,10 +677,21 @@ class _Cycle:
             self.commit_local()
 
     def _count_unpushed(self, t: remote.Target) -> None:
+        if self.outcome.pushed:  # the remote has HEAD now
+            self.outcome.not_pushed = 0
+            return
         head = self.repo.git.rev("HEAD")
         if head is None:
             return
         known = self.repo.git.rev(t.tracking)
+        if known == head:  # pushed, or in step: nothing to count
+            self.outcome.not_pushed = 0
+            return
+        offered = self.repo.git.rev(t.proposals_tracking) if t.proposals else None
+        if offered is not None:  # on the proposals branch: pushed, waiting for a merge
+            both = ["^" + ref for ref in (known, offered) if ref]
+            self.outcome.not_pushed = int(self.repo.git.out("rev-list", "--count", head, *both))
+            return
         self.outcome.not_pushed = self.repo.git.count(f"{known}..{head}" if known else head)
 
     def _offline(self, error: str, t: remote.Target, backoff: bool) -> None:

@@ -36,11 +36,28 @@ class GitTimeout(GitError):
         return f"{self.step} ran longer than {self.seconds:g} s and was stopped"
 
 
+# what a Git answers once (its config, remotes, work trees, branch), until it writes one
+ASKED_ONCE = frozenset({"config", "remote", "worktree", "symbolic-ref"})
+
+
 class Git:
-    """git run in one work tree. ``index`` points a call at a private index file."""
+    """git run in one work tree. ``index`` points a call at a private index file.
+
+    One lives for one sync cycle: the repository's config, remotes, work trees and branch
+    are asked once (:meth:`asked`: each was asked two or three times a cycle, a process
+    each), and asked again after the cycle changes one of them itself.
+    """
 
     def __init__(self, workdir: Path) -> None:
         self.workdir = workdir
+        self._asked: dict[tuple[str, ...], gitcli.Done] = {}
+
+    def asked(self, *args: str) -> gitcli.Done:
+        """A read-only query of the config, remotes, work trees or branch (its first answer)."""
+        assert args[0] in ASKED_ONCE, args
+        if args not in self._asked:
+            self._asked[args] = self.run(*args, check=False, readonly=True)
+        return self._asked[args]
 
     def run(
         self,
@@ -52,6 +69,8 @@ class Git:
         readonly: bool = False,
         timeout: float | None = None,
     ) -> gitcli.Done:
+        if not readonly and args and args[0] in ASKED_ONCE:
+            self._asked.clear()
         extra = dict(env or {})
         if index is not None:
             extra["GIT_INDEX_FILE"] = str(index)
@@ -92,27 +111,32 @@ class Git:
         return self.run(*args, readonly=True, **kw).text.strip()  # type: ignore[arg-type]
 
     # -- facts about the repository (read-only: GIT_OPTIONAL_LOCKS=0)
-    def toplevel(self) -> Path:
-        return Path(self.out("rev-parse", "--show-toplevel"))
-
-    def git_dir(self) -> Path:
-        return Path(self.out("rev-parse", "--absolute-git-dir"))
-
-    def common_dir(self) -> Path:
-        """What every work tree of the repository shares (``info/exclude``, ``hooks``, refs):
-        the git dir, except in a linked work tree (``git worktree add``)."""
-        said = Path(self.out("rev-parse", "--git-common-dir"))
-        return said if said.is_absolute() else (self.workdir / said).resolve()
+    def places(self) -> tuple[Path, Path, Path]:
+        """The top of the work tree, its git dir, and what every work tree of the repository
+        shares (``info/exclude``, ``hooks``, refs): the git dir, except in a linked work tree
+        (``git worktree add``). One git for the three."""
+        said = self.out("rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir")
+        top, git_dir, common = said.splitlines()
+        common_dir = Path(common) if Path(common).is_absolute() else self.workdir / common
+        return Path(top), Path(git_dir), common_dir.resolve()
 
     def work_trees(self) -> list[Path]:
         """The top of every work tree of the repository (``git worktree list``)."""
-        listed = self.out("worktree", "list", "--porcelain").splitlines()
+        done = self.asked("worktree", "list", "--porcelain")
+        if done.code != 0:
+            raise GitError(("worktree", "list", "--porcelain"), done.code, done.err)
+        listed = done.text.strip().splitlines()
         return [Path(line[len("worktree ") :]) for line in listed if line.startswith("worktree ")]
+
+    def branch_ref(self) -> str | None:
+        """The current branch's full ref (``refs/heads/...``), or None on a detached HEAD."""
+        done = self.asked("symbolic-ref", "-q", "HEAD")
+        return done.text.strip() or None if done.code == 0 else None
 
     def branch(self) -> str | None:
         """The current branch, or None on a detached HEAD."""
-        done = self.run("symbolic-ref", "-q", "--short", "HEAD", check=False, readonly=True)
-        return done.text.strip() or None if done.code == 0 else None
+        ref = self.branch_ref()
+        return ref.removeprefix("refs/heads/") if ref else None
 
     def rev(self, ref: str) -> str | None:
         done = self.run(
@@ -144,19 +168,26 @@ class Git:
         return gitcli.net_env(self.config_get("core.sshCommand"), self.config_get("core.askPass"))
 
     def remotes(self) -> list[str]:
-        return self.out("remote").split()
+        done = self.asked("remote")
+        if done.code != 0:
+            raise GitError(("remote",), done.code, done.err)
+        return done.text.split()
 
     def config_get(self, key: str) -> str | None:
-        done = self.run("config", "--get", key, check=False, readonly=True)
+        done = self.asked("config", "--get", key)
         return done.text.strip() or None if done.code == 0 else None
 
-    def ls_tree(self, rev: str, prefix: str) -> dict[str, tuple[str, str]]:
-        """path -> (mode, blob sha) of every file under ``prefix`` ('' = all) in ``rev``."""
+    def ls_tree(
+        self, rev: str, prefix: str, paths: Sequence[str] = ()
+    ) -> dict[str, tuple[str, str]]:
+        """path -> (mode, blob sha) of every file under ``prefix`` ('' = all) in ``rev``, or
+        of those of ``paths`` (repository-relative, taken literally) that it holds."""
         args = ["ls-tree", "-r", "-z", "--full-tree", rev]
-        if prefix:
-            args += ["--", prefix]
+        if paths or prefix:
+            args += ["--", *(paths or [prefix])]
+        literal = {"GIT_LITERAL_PATHSPECS": "1"} if paths else None
         found: dict[str, tuple[str, str]] = {}
-        for record in self.run(*args, readonly=True).out.split(b"\0"):
+        for record in self.run(*args, readonly=True, env=literal).out.split(b"\0"):
             if not record:
                 continue
             meta, _, path = record.partition(b"\t")

@@ -65,7 +65,7 @@ def check(repo: Repo, whole: str) -> tuple[str, str | None]:
 
     ``whole``: the head the last cycle found whole (checked again only from there).
     """
-    ref = _branch_ref(repo)
+    ref = repo.git.branch_ref()
     if ref is None:  # a detached HEAD: the user's own business
         return whole, None
     said = repo.git.run("rev-parse", "-q", "--verify", ref, check=False, readonly=True)
@@ -98,16 +98,10 @@ def check(repo: Repo, whole: str) -> tuple[str, str | None]:
 
 def _partial(repo: Repo) -> bool:
     """A partial clone: a promisor remote (or extensions.partialClone) fetches on demand."""
-    done = repo.git.run(
-        "config", "--get-regexp", r"^(extensions\.partialclone|remote\..*\.promisor)$",
-        check=False, readonly=True,
-    )  # fmt: skip
+    done = repo.git.asked(
+        "config", "--get-regexp", r"^(extensions\.partialclone|remote\..*\.promisor)$"
+    )
     return any(not line.endswith(" false") for line in done.text.splitlines())
-
-
-def _branch_ref(repo: Repo) -> str | None:
-    done = repo.git.run("symbolic-ref", "-q", "HEAD", check=False, readonly=True)
-    return done.text.strip() or None if done.code == 0 else None
 
 
 def _exists(repo: Repo, sha: str) -> bool:

@@ -51,10 +51,17 @@ class Target:
     remote_branch: str
     last_rejection: str = ""
     remembered: str = ""  # what named remote_branch when this device kept it, not the remote
+    # sync.team_branch: where this device pushes (memoryd/proposals/<user>/<device>); remote_branch
+    # is then only fetched (memoryd.sync.proposals)
+    proposals: str = ""
 
     @property
     def tracking(self) -> str:
         return f"refs/remotes/{self.remote}/{self.remote_branch}"
+
+    @property
+    def proposals_tracking(self) -> str:
+        return f"refs/remotes/{self.remote}/{self.proposals}"
 
 
 def target(repo: Repo, remote: str, branch: str, *, probe: bool = True) -> Target | None:
@@ -76,7 +83,7 @@ def target(repo: Repo, remote: str, branch: str, *, probe: bool = True) -> Targe
     if merge and upstream_remote == remote and merge.startswith("refs/heads/"):
         return Target(remote, branch, merge[len("refs/heads/") :], remembered=UPSTREAM)
     head = f"refs/remotes/{remote}/HEAD"
-    known = repo.git.run("symbolic-ref", "-q", head, check=False, readonly=True).text.strip()
+    known = repo.git.asked("symbolic-ref", "-q", head).text.strip()
     if known.startswith(f"refs/remotes/{remote}/"):
         return Target(remote, branch, known[len(f"refs/remotes/{remote}/") :], remembered=KEPT)
     if not probe:
@@ -125,9 +132,7 @@ def follow_default(repo: Repo, t: Target) -> str | None:
     which = "its default branch" if name == default else "its only branch"
     if t.remembered == UPSTREAM:
         repo.git.run("config", f"branch.{t.branch}.merge", f"refs/heads/{name}")
-    repo.git.run(
-        "symbolic-ref", f"refs/remotes/{t.remote}/HEAD", f"refs/remotes/{t.remote}/{name}"
-    )
+    repo.git.run("symbolic-ref", f"refs/remotes/{t.remote}/HEAD", f"refs/remotes/{t.remote}/{name}")
     old, t.remote_branch, t.remembered = t.remote_branch, name, ""
     return (
         f"{t.remote} has no branch {old} ({kept}): {t.branch} syncs with {t.remote}/{name}, "
@@ -290,6 +295,9 @@ def fetch(repo: Repo, t: Target) -> str | None:
 def push(repo: Repo, t: Target, commit: str) -> bool:
     """Push ``commit`` to the remote branch; False when rejected (the remote moved on).
 
+    With ``t.proposals``, to that branch instead, forced: it is this device's own, made
+    again on top of each replay (:mod:`memoryd.sync.proposals`).
+
     The pack sent is built with no delta search (``pack.window=0``; deltas already in a
     local pack are sent as they are). git tries no delta between two whole objects of one
     pack, but does between packs, and a bulk commit's blobs are in one pack per chunk
@@ -298,6 +306,9 @@ def push(repo: Repo, t: Target, commit: str) -> bool:
     small texts: an edit travels whole, a few KiB, not as a delta.
     """
     dest = f"{commit}:refs/heads/{t.remote_branch}"
+    tracking = t.tracking
+    if t.proposals:
+        dest, tracking = f"+{commit}:refs/heads/{t.proposals}", t.proposals_tracking
     env = {**repo.git.net_env(), **_config_env({"pack.window": "0"})}
     try:
         done = repo.git.run(
@@ -307,7 +318,7 @@ def push(repo: Repo, t: Target, commit: str) -> bool:
     except subprocess.TimeoutExpired as exc:
         raise _timed_out("push", t.remote) from exc
     if done.code == 0:
-        repo.git.run("update-ref", t.tracking, commit)
+        repo.git.run("update-ref", tracking, commit)
         return True
     _stopped(done)
     said = done.text + done.err

@@ -61,9 +61,7 @@ class OutsideRoot(Exception):
     """Local commits change files outside the root: not memoryd's to rebase."""
 
 
-def replay(
-    repo: Repo, base: str, local: str, remote: str, *, index: Path, device: str
-) -> Replay:
+def replay(repo: Repo, base: str, local: str, remote: str, *, index: Path, device: str) -> Replay:
     git = repo.git
     outside = [p for p in git.changed_paths(base, local, "") if not _inside(repo, p)]
     if outside:

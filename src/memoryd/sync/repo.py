@@ -98,8 +98,8 @@ def open_repo(root: Path) -> Repo:
         raise Blocked("refused", f"{root} does not exist", "run 'memoryd init' or fix config.yaml")
     git = Git(root)
     try:
-        top = git.toplevel().resolve()
-        git_dir = git.git_dir()
+        top, git_dir, common_dir = git.places()
+        top = top.resolve()
     except GitError as exc:
         if "not a git repository" not in exc.stderr:  # there is one, and git will not use it
             raise _unusable(root, exc.stderr) from None
@@ -110,7 +110,7 @@ def open_repo(root: Path) -> Repo:
         ) from None
     real = root.resolve()
     prefix = "" if real == top else real.relative_to(top).as_posix()
-    return Repo(Git(top), top, git_dir, root, prefix, Git(top).common_dir())
+    return Repo(Git(top), top, git_dir, root, prefix, common_dir)
 
 
 def _unusable(root: Path, stderr: str) -> Blocked:

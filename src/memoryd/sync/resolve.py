@@ -9,6 +9,7 @@ copy's text at the path, ``both`` keeps the copy as a memory of its own.
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,6 +67,20 @@ def conflicts_in(root: Path) -> list[Conflict]:
 
 def all_conflicts(config: Config) -> list[Conflict]:
     return [c for root in config.roots for c in conflicts_in(root.path)]
+
+
+def conflicts_may_differ(root: Path, changed: Iterable[str]) -> bool:
+    """Could CONFLICTS.md be behind the copies on disk, given the root-relative paths git
+    found changed (``git status``: a copy made, edited or deleted is one of them)?
+
+    Only then does a cycle walk the root for copies: the walk read every name (100k
+    memories, most of a one-edit cycle's own CPU). While CONFLICTS.md exists it is always
+    walked, as before (a copy kept out of git, private to this device, is no change to
+    git); without it, a copy git ignores and nobody synced is the one it misses.
+    """
+    if (root / CONFLICTS_FILE).exists():
+        return True
+    return any(p == CONFLICTS_FILE or ".conflict-" in posixpath.basename(p) for p in changed)
 
 
 def write_conflicts_file(root: Path) -> bool:

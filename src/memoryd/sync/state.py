@@ -31,6 +31,7 @@ MAX_NOTICES = 20
 NAME_LINE = 0  # a quarantined file's line when the secret is in its name (the scanner's)
 CONFLICT_MARKERS = "conflict-markers"  # the rule of a file quarantined for <<<<<<< lines
 
+
 @dataclass
 class SyncState:
     """What the last cycles of one root left behind (JSON in the state folder)."""

@@ -25,16 +25,18 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.app import App
-from memoryd.config.sections import RootConfig
-from memoryd.errors import MemorydError, PathError, Refused, UsageError
+from memoryd.config.sections import SCOPES, RootConfig
+from memoryd.errors import MemorydError, PathError, UsageError
+from memoryd.team import ACCEPTED_BY, PROVENANCE, STATUS
 
 log = logging.getLogger(__name__)
 
 MAX_QUERY = 2000
 MAX_FILE = 1_000_000  # a memory page shows at most this many bytes of a file
 MAX_CHAIN = 20
-# frontmatter fields that say where a memory came from, when its writer recorded them
-ORIGIN = ("source", "session", "agent", "extracted_from", "transcript", "author")
+# frontmatter fields that say where a memory came from, when its writer recorded them (a
+# team memory's provenance too: memoryd.team)
+ORIGIN = ("source", "extracted_from", "transcript", *PROVENANCE, ACCEPTED_BY, STATUS)
 Params = Mapping[str, str]
 View = Callable[[App, Params], Any]
 
@@ -125,7 +127,7 @@ def memories(app: App, params: Params) -> dict[str, Any]:
     """One page of the memories of every root, filtered and sorted in the index (SQL), with
     each one's problems: its own (the index's) and the cached inspect result's."""
     from memoryd import inspect_cache
-    from memoryd.freshness import ensure_fresh
+    from memoryd.freshness import freshen
     from memoryd.index.hits import read_hits
 
     query = _browse_query(params)
@@ -139,13 +141,13 @@ def memories(app: App, params: Params) -> dict[str, Any]:
         findings.setdefault(finding["path"], []).append(finding)
     per_file = {Path(p): len(f) for p, f in findings.items()}
     hits = {path: read_hits(path) for path in paths}
-    with ensure_fresh(app, roots=roots):
-        pass  # brought up to date unless a daemon keeps it so
-    browser = _browser(app)
-    found = browser.page(
-        paths, query, hits=hits, findings=per_file, facets=params.get("facets") == "1"
-    )
-    counts = browser.counts(paths)  # the listing just made: no second scan
+    with _browsing:  # one request at a time on the kept connection and its listing
+        browser = _browser(app)
+        freshen(app, browser.db, roots=roots)  # brought up to date unless a daemon keeps it so
+        found = browser.page(
+            paths, query, hits=hits, findings=per_file, facets=params.get("facets") == "1"
+        )
+        counts = browser.counts(paths)  # the listing just made: no second scan
     rows = []
     for item in found.rows:
         file = str(Path(item["root"]) / item["path"])
@@ -168,6 +170,7 @@ def memories(app: App, params: Params) -> dict[str, Any]:
 
 
 _browsers: dict[tuple[str, int], Any] = {}
+_browsing = threading.Lock()  # the server answers requests on threads
 
 
 def _browser(app: App) -> Any:
@@ -177,12 +180,17 @@ def _browser(app: App) -> Any:
     from memoryd.index.browse import Browser
 
     file = app.paths.index_db
-    key = (str(file), file.stat().st_ino)
-    if key not in _browsers:
+    try:
+        key = (str(file), file.stat().st_ino)
+    except FileNotFoundError:  # no index yet: opening makes it
+        key = None
+    if key is None or key not in _browsers:
         for old in _browsers.values():
             old.db.close()
         _browsers.clear()
-        _browsers[key] = Browser(open_index(app.paths, check_same_thread=False))
+        browser = Browser(open_index(app.paths, check_same_thread=False))
+        _browsers[(str(file), file.stat().st_ino)] = browser
+        return browser
     return _browsers[key]
 
 
@@ -207,6 +215,22 @@ def _messages(item: dict[str, Any]) -> set[str]:
 
 
 _refreshing = threading.Lock()
+
+
+def warm_in_background(app: App) -> None:
+    """Open the index the Memories view keeps as the server starts, not when the page first
+    asks: opening reads the whole file once after each checkpoint (its integrity check: 0.5 s
+    of CPU at 100k memories). Nothing is reconciled or written here (the first request
+    does that, as it would have); a request that comes sooner waits (``_browsing``)."""
+
+    def run() -> None:
+        try:
+            with _browsing:
+                _browser(app)
+        except Exception:  # the page's own request says what is wrong
+            log.debug("memoryd ui: the index was not opened ahead", exc_info=True)
+
+    threading.Thread(target=run, name="memoryd-ui-warm", daemon=True).start()
 
 
 def _refresh_in_background(app: App) -> None:
@@ -237,9 +261,7 @@ def _browse_query(params: Params) -> Any:
     flag = params.get("flag") or None
     if flag is not None and flag not in FLAGS:
         raise UsageError(f"flag must be one of {', '.join(FLAGS)}, got {flag!r}")
-    scope = params.get("scope") or None
-    if scope is not None and scope not in ("global", "project"):
-        raise UsageError(f"scope must be global or project, got {scope!r}")
+    scope = _scope(params)
     text = params.get("q", "")
     if len(text) > MAX_QUERY:
         raise UsageError(f"the filter is longer than {MAX_QUERY} characters")
@@ -280,8 +302,19 @@ def memory(app: App, params: Params) -> dict[str, Any]:
         "history": [c.as_dict() for c in file_history(root.path, rel)],
         "commits": root.sync.commit,  # else nothing ever commits a file that is not in git
         "origin": {k: str(parsed.meta[k]) for k in ORIGIN if k in parsed.meta},
+        **_team(root, parsed.meta),
         "chain": supersedes_chain(root, parsed.id or _id(rel), parsed, rel),
     }
+
+
+def _team(root: RootConfig, meta: Mapping[str, Any]) -> dict[str, Any]:
+    """A team memory's provenance line (``memoryd inspect``'s) and whether it waits for a
+    person's accept; nothing for a personal root's memory."""
+    if not root.is_team:
+        return {}
+    from memoryd.team import described, is_proposed
+
+    return {"team": root.team, "by": described(meta), "proposed": is_proposed(meta)}
 
 
 def _shown_meta(meta: Mapping[str, Any]) -> dict[str, Any]:
@@ -430,18 +463,16 @@ def forget(app: App, params: Params) -> dict[str, Any]:
 
 
 def accept(app: App, params: Params) -> dict[str, Any]:
-    """``memoryd accept ID --scope SCOPE``: a person turns a rule-proposal into an iron rule."""
+    """``memoryd accept ID --scope SCOPE``: a person turns a rule-proposal into an iron rule,
+    or accepts a proposal to the team."""
     from memoryd.agent.accept import accept as make_rule
-    from memoryd.agent.caller import agent_marker
+    from memoryd.agent.caller import refuse_agent
 
     wanted = _required(params, "id")
-    marker = agent_marker(app.env)
-    if marker is not None:  # the command's refusal (commands/remember.py run_accept)
-        raise Refused(
-            f"refusing to accept {wanted!r}: this runs under an agent ({marker}), "
-            "and only a person turns a proposal into an iron rule",
-            hint=f"run 'memoryd accept {wanted}' yourself, in a terminal of your own",
-        )
+    refuse_agent(
+        app.env, f"accept {wanted!r}", "turns a proposal into an iron rule",
+        f"memoryd accept {wanted}",
+    )  # fmt: skip  # the command's refusal (commands/remember.py run_accept)
     outcome = make_rule(app, wanted, scope=_scope(params))
     log.info("memoryd ui: accepted %s as %s", wanted, outcome.id)
     return {**outcome.as_dict(), "warnings": list(outcome.warnings)}
@@ -459,8 +490,8 @@ def pin(app: App, params: Params) -> dict[str, Any]:
 
 def _scope(params: Params) -> str | None:
     scope = params.get("scope") or None
-    if scope not in (None, "global", "project"):
-        raise UsageError(f"scope must be global or project, got {scope!r}")
+    if scope not in (None, *SCOPES):
+        raise UsageError(f"scope must be one of {', '.join(SCOPES)}, got {scope!r}")
     return scope
 
 

@@ -276,7 +276,8 @@ VIEWS.memories = async (main) => {
   const folder = h("select", { id: "memories-folder" }, h("option", { value: "*" }, "every folder"),
     first.facets.folders.map((f) => h("option", { value: f }, f || "(top)")));
   const scope = h("select", { id: "memories-scope" }, h("option", { value: "*" }, "every scope"),
-    h("option", { value: "global" }, "global"), h("option", { value: "project" }, "project"));
+    h("option", { value: "global" }, "global"), h("option", { value: "team" }, "team"),
+    h("option", { value: "project" }, "project"));
   const flag = h("select", { id: "memories-flag" }, h("option", { value: "*" }, "all"),
     Object.entries(FLAGS).map(([k, v]) => h("option", { value: k }, v)));
   const body = h("tbody", {});
@@ -369,7 +370,12 @@ function actions(data) {
     onclick: () => run(`Accept ${data.id} as an iron rule? (memoryd accept ${data.id} --scope ${data.scope})`,
       "accept", { id: data.id, scope: data.scope }, (rule) => message.replaceChildren(
         h("div", { class: "ok" }, `accepted ${data.id} as ${rule.id}: it is now an iron rule `,
-          memoryLink(rule.root, rule.path.slice(rule.root.length + 1), `open ${rule.id}`)))) }, "Accept as an iron rule") : null;
+          memoryLink(rule.root, rule.path.slice(rule.root.length + 1), `open ${rule.id}`)))) }, "Accept as an iron rule")
+    : data.proposed ? h("button", { type: "button", "data-action": "accept",
+      onclick: () => run(`Accept ${data.id} for team ${data.team}? Every device of the team recalls it after its next sync. (memoryd accept ${data.id} --scope ${data.scope})`,
+        "accept", { id: data.id, scope: data.scope }, (done) => message.replaceChildren(
+          h("div", { class: "ok" }, `accepted ${done.id}: every device of team ${data.team} recalls it after its next sync`))) },
+      "Accept for the team") : null;
   const pinned = data.meta.pinned === true;
   const pin = h("button", { type: "button", class: "plain", "data-action": pinned ? "unpin" : "pin",
     onclick: () => run(`${pinned ? "Unpin" : "Pin"} ${data.id}? (memoryd pin ${data.id} --scope ${data.scope}${pinned ? " --off" : ""})`,
@@ -383,6 +389,8 @@ function origin(data) {
   const first = data.history[data.history.length - 1];
   const last = data.history[0];
   return h("div", { id: "memory-origin" },
+    data.by ? h("p", { id: "memory-provenance" }, `Team ${data.team}'s memory, ${data.by}`) : null,
+    data.proposed ? h("p", { class: "paused" }, "Proposed: only the device that wrote it recalls it until a person accepts it.") : null,
     fields.length ? h("dl", { class: "meta" }, fields.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])) :
       h("p", { class: "muted" }, "Its frontmatter records no source, session or agent."),
     first ? h("p", {}, "First committed by ", h("strong", {}, first.author), " ", dateEl(first.date),
