@@ -486,9 +486,9 @@ def test_a_secret_remembered_over_mcp_is_refused_to_the_model_with_the_fix(
     (answer,) = tool_results(sent[1])
     text = result_text(answer)
     assert answer.get("is_error") is True, answer
-    assert text.startswith(
+    assert text.startswith(  # line 10: below the agent and session lines Claude Code gives
         "refusing to remember: the memory contains what looks like a secret\n"
-        "  facts/stripe-live-key.md:8: stripe-secret-key sk_l…6Wd1 (fingerprint "
+        "  facts/stripe-live-key.md:10: stripe-secret-key sk_l…6Wd1 (fingerprint "
     ), text
     assert "hint: remove the secret (say where it lives instead" in text
     assert key not in text  # the refusal itself never repeats the secret
