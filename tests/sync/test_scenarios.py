@@ -125,6 +125,70 @@ def test_rename_against_edit_lands_the_edit_at_the_new_path(
         assert "FIVE" in device.read("facts/new.md")
 
 
+def test_an_edit_of_a_path_renamed_and_then_made_again_there_follows_the_rename(
+    world: World, tmp_path: Path
+) -> None:
+    """Another device renamed old.md to new.md, and then (a modify/delete kept on a third
+    device) old.md came back with an older copy of its text. Compared with the base the
+    remote's old.md looks edited, so this device's edit was line-merged into it: the older
+    copy's lines undid the base's, and this device's version (the base's lines with its
+    edit) was in no file. Found by the long simulation (seed 18, step 155). The remote's
+    history deleted old.md after the base, so its old.md is another file: the edit follows
+    the rename to new.md, and the old.md that came back stays as it is."""
+    world.a.write("facts/old.md", memory("facts/old", "moved", LINES))
+    world.settle()
+    world.b.write("facts/old.md", memory("facts/old", "moved", LINES.replace("line 2", "B2")))
+    world.settle()  # the base: line 2 edited
+    world.a.write("facts/old.md", memory("facts/old", "moved", LINES.replace("line 2", "B2")
+                                         .replace("line 6", "A6")))  # fmt: skip
+    third = tmp_path / "third"
+    subprocess.run(["git", "clone", "-q", str(world.remote), str(third)], check=True)
+    git(third, "mv", "facts/old.md", "facts/new.md")
+    git(third, "commit", "-q", "-m", "rename")
+    older = memory("facts/old", "moved", LINES.replace("line 4", "older 4"))
+    (third / "facts/old.md").write_text(older)
+    world.oracle.record("facts/old.md", older.encode())
+    git(third, "add", "facts/old.md")
+    git(third, "commit", "-q", "-m", "an older copy kept against the rename")
+    git(third, "push", "-q", "origin", "HEAD:main")
+    outcome = world.a.sync()
+    assert outcome.ok and outcome.conflicts == [], outcome
+    world.settle()
+    for device in world.devices:
+        assert device.read("facts/new.md") == memory(
+            "facts/old", "moved", LINES.replace("line 2", "B2").replace("line 6", "A6")
+        )
+        assert device.read("facts/old.md") == older
+
+
+def test_an_edit_from_elsewhere_follows_a_rename_made_here_before_the_path_came_back(
+    world: World,
+) -> None:
+    """The same, mirrored: offline, this device renamed old.md to new.md, synced (a local
+    commit), then made old.md again from an older copy; another device edited old.md.
+    The other device's edit follows the rename to new.md; old.md stays this device's."""
+    world.a.write("facts/old.md", memory("facts/old", "moved", LINES))
+    world.settle()
+    world.b.write("facts/old.md", memory("facts/old", "moved", LINES.replace("line 6", "B6")))
+    assert world.b.sync().pushed
+    away = world.remote.with_name("away.git")
+    world.remote.rename(away)
+    (world.a.root / "facts/old.md").rename(world.a.root / "facts/new.md")
+    assert world.a.sync().status == "offline"
+    older = memory("facts/old", "moved", LINES.replace("line 4", "older 4"))
+    world.a.write("facts/old.md", older)
+    assert world.a.sync().status == "offline"
+    away.rename(world.remote)
+    outcome = world.a.sync()
+    assert outcome.ok and outcome.conflicts == [], outcome
+    world.settle()
+    for device in world.devices:
+        assert device.read("facts/new.md") == memory(
+            "facts/old", "moved", LINES.replace("line 6", "B6")
+        )
+        assert device.read("facts/old.md") == older
+
+
 def test_generated_files_never_conflict(world: World) -> None:
     world.a.write("facts/shared.md", memory("facts/shared", "shared", "x\n"))
     world.settle()

@@ -238,6 +238,14 @@ class Git:
             found[items[i + 1]] = items[i + 2]
         return found
 
+    def deleted_in(self, a: str, b: str, path: str) -> str | None:
+        """The newest commit of ``a..b`` that deleted (or renamed away) ``path``, if any."""
+        done = self.run(
+            "log", "-1", "--format=%H", "--diff-filter=D", f"{a}..{b}", "--", path,
+            readonly=True, env={"GIT_LITERAL_PATHSPECS": "1"},
+        )  # fmt: skip
+        return done.text.strip() or None
+
     # -- building commits without touching the user's index
     def commit_tree(self, tree: str, parents: Iterable[str], message: str) -> str:
         args = ["commit-tree", tree]

@@ -12,7 +12,11 @@ tree plus the local side's changes, resolved file by file:
   to it as a conflict copy;
 - edit against delete: the edit survives, and a notice says the delete lost;
 - rename against edit: the edit lands at the new path when git sees the rename,
-  else both paths stay (and a notice names the duplicate).
+  else both paths stay (and a notice names the duplicate);
+- a path one side deleted or renamed away after the base and then made again
+  holds another file: the other side's edit follows the rename (or, with none,
+  the two are kept as two files), never line-merged against a base it does not
+  share.
 
 Whatever order the paths are reached in, a last pass checks that every side's
 version of every path it touched is in the result (at a path, inside a merge,
@@ -55,6 +59,7 @@ class Sides:
     base: dict[str, Entry]
     local: dict[str, Entry]
     remote: dict[str, Entry]
+    revs: tuple[str, str, str]  # the base, local and remote commits
 
 
 class OutsideRoot(Exception):
@@ -66,7 +71,9 @@ def replay(repo: Repo, base: str, local: str, remote: str, *, index: Path, devic
     outside = [p for p in git.changed_paths(base, local, "") if not _inside(repo, p)]
     if outside:
         raise OutsideRoot(outside[0])
-    sides = Sides(*(git.ls_tree(rev, repo.prefix) for rev in (base, local, remote)))
+    revs = (base, local, remote)
+    trees = [git.ls_tree(rev, repo.prefix) for rev in revs]
+    sides = Sides(trees[0], trees[1], trees[2], revs)
     ours = set(git.changed_paths(base, local, repo.prefix))
     theirs = set(git.changed_paths(base, remote, repo.prefix))
     moved_here = git.renames(base, local, repo.prefix)
@@ -119,7 +126,33 @@ def _both(
         w.set(path, mine, final=True)
         w.notices.append(f"the delete of {rel} on another device lost to your edit: it is kept")
         return
+    if base is not None and _made_again(w, path, s):
+        return
     w.merge_into(path, base, mine, theirs, rel=rel, keep_both=None)
+
+
+def _made_again(w: _Writer, path: str, s: Sides) -> bool:
+    """Whether one side deleted (or renamed away) ``path`` after the base and then made it
+    again; if so the other side's change is placed here. A line merge against the base
+    would take the new file's differences from it (an older copy's lines) as edits, and
+    the other side's version would be in no file: the change follows the rename instead,
+    or, with no rename, the two are kept as two files (a conflict copy)."""
+    git, rel = w.repo.git, w.repo.root_path(path)
+    base, mine, theirs = s.base.get(path), s.local[path], s.remote[path]
+    for there, tree, rev in ((True, s.remote, s.revs[2]), (False, s.local, s.revs[1])):
+        gone = git.deleted_in(s.revs[0], rev, path)
+        if gone is None:
+            continue
+        new = git.renames(gone + "^", gone, w.repo.prefix).get(path)
+        if new is not None and new in tree:
+            if there and w.merge_into(new, base, mine, tree[new], rel=rel, keep_both=path):
+                return True  # the file made again stays at the path
+            if not there and w.merge_into(new, base, tree[new], theirs, rel=rel, keep_both=path):
+                w.set(path, mine, final=True)
+                return True
+        w.merge_into(path, None, mine, theirs, rel=rel, keep_both=None)
+        return True
+    return False
 
 
 class _Writer:
