@@ -18,7 +18,7 @@ from memoryd.paths import resolve_paths
 from memoryd.sync import engine
 from memoryd.sync.backups import Backup, expired, parse
 from tests.helpers import git, run_cli
-from tests.sync.world import World, make_world, memory
+from tests.sync.world import World, memory
 
 DAY0 = datetime(2026, 1, 1, tzinfo=UTC)
 BACKUPS = "refs/memoryd/backup/"
@@ -30,11 +30,6 @@ class Clock:
 
     def day(self, n: float) -> None:
         self.now = DAY0 + timedelta(days=n)
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> World:
-    return make_world(tmp_path)
 
 
 @pytest.fixture

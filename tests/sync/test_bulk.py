@@ -18,12 +18,7 @@ from memoryd.sync import git as sync_git
 from memoryd.sync import pack
 from memoryd.sync.repo import Repo
 from tests.helpers import git
-from tests.sync.world import World, make_world, memory
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> World:
-    return make_world(tmp_path)
+from tests.sync.world import World, memory
 
 
 def _locks(root: Path, home: Path) -> list[Path]:

@@ -22,19 +22,10 @@ import pytest
 from memoryd.paths import resolve_paths
 from tests.helpers import git
 from tests.sync.cifs import mounted
-from tests.sync.world import Device, World, make_world, memory
+from tests.sync.world import Device, World, memory
 
 UPPER = memory("facts/Foo", "upper", "the upper-case text\n")
 LOWER = memory("facts/foo", "lower", "the lower-case text\n")
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> World:
-    world = make_world(tmp_path)
-    for device in world.devices:
-        device.paths.config_file.parent.mkdir(parents=True, exist_ok=True)
-        device.paths.config_file.write_text(f"device: {device.name}\n")
-    return world
 
 
 def _by_hand(world: World) -> None:

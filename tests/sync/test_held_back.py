@@ -8,13 +8,11 @@ the rest of the root syncs.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from memoryd.sync.report import sync_problems
 from tests.helpers import git
-from tests.sync.world import World, make_world, memory
+from tests.sync.world import World, memory
 
 LINES = "".join(f"line {n}\n" for n in range(1, 9))
 HELD = {
@@ -22,11 +20,6 @@ HELD = {
     "secret": memory("facts/t", "t", "db at postgres://admin:S3cr3tPassw0rdXYZ@db.internal/app\n"),
     "oversize": "x" * (1024 * 1024 + 10),
 }
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> World:
-    return make_world(tmp_path)
 
 
 @pytest.mark.parametrize("why", sorted(HELD))

@@ -11,15 +11,8 @@ import os
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from tests.helpers import git
-from tests.sync.world import World, make_world, memory
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> World:
-    return make_world(tmp_path)
+from tests.sync.world import World, memory
 
 
 def kept(world: World) -> list[Path]:

@@ -14,12 +14,7 @@ import pytest
 
 from memoryd.sync.git import Git
 from tests.helpers import git
-from tests.sync.world import World, make_world, memory
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> World:
-    return make_world(tmp_path)
+from tests.sync.world import World, memory
 
 
 def _prune(repo: Path) -> None:

@@ -14,21 +14,13 @@ import pytest
 
 from memoryd.sync.state import load_state
 from tests.helpers import git, run_cli
-from tests.sync.world import World, make_world, memory
+from tests.sync.world import World, memory
 
 FAKE_SSH = """#!/bin/sh
 for last; do :; done
 echo "$0 $*" >> "{log}"
 exec sh -c "$last"
 """
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> World:
-    world = make_world(tmp_path)
-    world.a.paths.config_file.parent.mkdir(parents=True, exist_ok=True)
-    world.a.paths.config_file.write_text("device: laptop\n")
-    return world
 
 
 def _sync_a(world: World) -> subprocess.CompletedProcess[str]:
@@ -56,8 +48,7 @@ def test_a_remote_path_that_vanished_names_git_s_reason_not_its_boilerplate(
     done = _sync_a(world)
     assert done.returncode == 1
     assert done.stdout.splitlines()[1] == (
-        f"  error: git fetch origin: fatal: '{world.remote}' does not appear to be a git "
-        "repository"
+        f"  error: git fetch origin: fatal: '{world.remote}' does not appear to be a git repository"
     )
 
 

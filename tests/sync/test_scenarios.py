@@ -15,14 +15,9 @@ from memoryd.sync.report import sync_problems
 from memoryd.sync.state import load_state
 from tests.helpers import git
 from tests.secrets.fake_tokens import github
-from tests.sync.world import Device, World, make_world, memory
+from tests.sync.world import Device, World, memory
 
 LINES = "".join(f"line {n}\n" for n in range(1, 9))
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> World:
-    return make_world(tmp_path)
 
 
 def test_first_sync_pushes_and_second_device_is_equal(world: World) -> None:

@@ -11,15 +11,10 @@ from memoryd.conflicts import copy_path
 from memoryd.sync.derived import recompile
 from memoryd.sync.state import load_state
 from tests.helpers import git, run_cli
-from tests.sync.world import World, make_world, memory
+from tests.sync.world import World, memory
 
 LINES = "".join(f"line {n}\n" for n in range(1, 9))
 LEAK = "db at postgres://admin:S3cr3tPassw0rdXYZ@db.internal:5432/app\n"
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> World:
-    return make_world(tmp_path)
 
 
 @pytest.mark.parametrize("why", ["oversize", "secret"])

@@ -12,14 +12,9 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import git
-from tests.sync.world import World, make_world, memory
+from tests.sync.world import World, memory
 
 BODY = "".join(f"fact number {n} about the build\n" for n in range(12))
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> World:
-    return make_world(tmp_path)
 
 
 def _texts(root: Path) -> list[bytes]:

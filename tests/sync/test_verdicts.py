@@ -4,16 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from memoryd.sync.state import load_state
 from tests.helpers import git
-from tests.sync.world import World, make_world, memory
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> World:
-    return make_world(tmp_path)
+from tests.sync.world import World, memory
 
 
 def _six(world: World) -> None:
@@ -111,7 +104,8 @@ def test_a_pre_push_hook_under_a_hooks_path_with_a_tilde_is_found(world: World) 
     world.a.write("facts/a.md", memory("facts/a", "a", "a\n"))
     outcome = world.a.sync()
     assert (outcome.status, outcome.error) == (
-        "error", "the pre-push hook refused the push: memory pushes wait for Friday"
+        "error",
+        "the pre-push hook refused the push: memory pushes wait for Friday",
     )
     assert outcome.hint is not None and f"fix the hook in {hooks})" in outcome.hint
     assert load_state(world.a.paths, world.a.root).failures == 0

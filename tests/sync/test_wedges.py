@@ -21,16 +21,7 @@ import pytest
 
 from memoryd.sync.repo import GitProcess, git_command, held_by
 from tests.helpers import git, run_cli, waiting_git
-from tests.sync.world import World, make_world, memory
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> World:
-    world = make_world(tmp_path)
-    for device in world.devices:
-        device.paths.config_file.parent.mkdir(parents=True, exist_ok=True)
-        device.paths.config_file.write_text(f"device: {device.name}\n")
-    return world
+from tests.sync.world import World, memory
 
 
 def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:

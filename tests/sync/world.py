@@ -159,6 +159,9 @@ def make_world(tmp_path: Path) -> World:
     assert a.sync().pushed
     b = _device("desktop", tmp_path / "b", oracle)
     subprocess.run(["git", "clone", "-q", str(remote), str(b.root)], check=True)
+    for device in (a, b):  # a CLI run in a test sees the same name as sync_root
+        device.paths.config_file.parent.mkdir(parents=True, exist_ok=True)
+        device.paths.config_file.write_text(f"device: {device.name}\n")
     return World(remote, a, b, oracle)
 
 
@@ -167,12 +170,9 @@ def make_conflict(
 ) -> tuple[World, str]:
     """A real conflict on ``rel``: both devices changed it, desktop (b) synced second.
 
-    Each device's config.yaml names it. Returns the world (settled) and the conflict copy's
-    root-relative path.
+    Returns the world (settled) and the conflict copy's root-relative path.
     """
     world = make_world(tmp_path)
-    for device in world.devices:
-        device.paths.config_file.write_text(f"device: {device.name}\n")
     world.a.write(rel, base)
     world.settle()
     world.a.write(rel, a_text)
