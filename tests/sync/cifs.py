@@ -132,7 +132,16 @@ def _serve(backing: str, mountpoint: str) -> None:
     # by SIGKILL; without it a dead server's mount stayed ("Transport endpoint is not
     # connected"). Root mounts without fusermount, so only where there is one.
     watched = {"auto_unmount": True} if shutil.which("fusermount") else {}
-    FUSE(CaseInsensitive(backing), mountpoint, foreground=True, nothreads=True, **watched)
+    # As a Mac's disk does: use_ino, a file's inode is the backing file's, so note.md and
+    # Note.md are one inode (libfuse numbered each name it was asked for, and git, which
+    # compares inodes to tell a case twin from a new file, took Note.md for an untracked
+    # file); no kernel cache of names or attributes, since the kernel caches each spelling
+    # apart and kept "Note.md" alive after note.md was unlinked (git: "unable to unlink old
+    # 'Note.md': No such file or directory").
+    FUSE(
+        CaseInsensitive(backing), mountpoint, foreground=True, nothreads=True, use_ino=True,
+        entry_timeout=0, attr_timeout=0, negative_timeout=0, **watched,
+    )  # fmt: skip
 
 
 def _end_with(parent: int) -> None:
