@@ -141,3 +141,35 @@ def test_a_rename_that_changes_only_case_stays_a_rename(world: World) -> None:
     tracked = git(world.remote, "ls-tree", "-r", "--name-only", "main", "facts").split()
     assert "facts/Note.md" in tracked and "facts/note.md" not in tracked
     assert not [p for p in tracked if ".conflict-" in p]
+
+
+def test_a_name_a_mac_committed_offline_meets_its_case_twin_from_another_device(
+    world: World, tmp_path: Path
+) -> None:
+    """The Mac committed note.md offline; another device pushed Note.md. The replay saves
+    the Mac's text as a conflict copy of Note.md, and moving the work tree then found
+    "Note.md" on the disk (note.md, one file) and moved it aside under that very copy's
+    name: git refused to write the copy over it ("Untracked working tree file ... would be
+    overwritten"), and every cycle failed the same way. Found by the long simulation (seed
+    23). A tracked file in another case is git's to move; only untracked ones go aside."""
+    with mounted(tmp_path / "backing", tmp_path / "mnt") as disk:
+        if isinstance(disk, str):
+            pytest.skip(f"NO CASE-INSENSITIVE FUSE DISK: {disk}")
+        mac = _mac(world, tmp_path, disk / "memory")
+        away = world.remote.with_name("away.git")
+        world.remote.rename(away)
+        mac.write("facts/note.md", memory("facts/note", "note", "from the mac, offline\n"))
+        assert mac.sync().status == "offline"
+        away.rename(world.remote)
+        world.b.write("facts/Note.md", memory("facts/Note", "Note", "from the desktop\n"))
+        assert world.b.sync().pushed
+        outcome = mac.sync()
+        assert outcome.ok and outcome.pushed, outcome
+        assert [n for n in outcome.notices if "which another device added" in n], outcome
+        texts = _texts(mac.root)
+        assert [t for t in texts if b"from the mac" in t] and [
+            t for t in texts if b"from the desktop" in t
+        ], texts
+        assert git(mac.root, "status", "--porcelain", "--untracked-files=all", "facts") == ""
+        again = mac.sync()
+        assert again.ok and again.commits == [], again

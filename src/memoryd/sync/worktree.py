@@ -12,6 +12,7 @@ the remote (:mod:`memoryd.sync.remote` does).
 from __future__ import annotations
 
 import os
+import posixpath
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -177,11 +178,17 @@ def _clear_the_way(
     ).out  # fmt: skip
     notices: list[str] = []
     kept: dict[Path, bytes] = {}
+    tracked: set[str] | None = None
     for item in raw.split(b"\0"):
         path = item.decode("utf-8", "surrogateescape")
         full = repo.top / path
         if not path or not full.is_file() or full.is_symlink():
             continue
+        twin = _case_twin(full)
+        if twin is not None and old is not None:
+            tracked = set(repo.git.ls_tree(old, repo.prefix)) if tracked is None else tracked
+            if posixpath.join(posixpath.dirname(path), twin) in tracked:
+                continue  # a tracked file in another case: the move replaces it, as git does
         if full.name == STATE_FILE:
             kept[full] = full.read_bytes()
             continue
@@ -192,6 +199,16 @@ def _clear_the_way(
         os.replace(full, repo.root / target)
         notices.append(f"{rel} arrived from another device; your local file was moved to {target}")
     return notices, kept
+
+
+def _case_twin(full: Path) -> str | None:
+    """The name under which a case-insensitive disk holds ``full`` when it is not ``full``'s
+    own (``note.md`` found for ``Note.md``), else None."""
+    names = os.listdir(full.parent)
+    if full.name in names:
+        return None
+    key = full.name.casefold()
+    return next((n for n in sorted(names) if n.casefold() == key), None)
 
 
 def _ignored(repo: Repo, path: str) -> bool:
