@@ -11,7 +11,7 @@ from memoryd.conflicts import copy_path
 from memoryd.sync.derived import recompile
 from memoryd.sync.state import load_state
 from tests.helpers import git, run_cli
-from tests.sync.world import World, memory
+from tests.sync.world import World, make_conflict, memory
 
 LINES = "".join(f"line {n}\n" for n in range(1, 9))
 LEAK = "db at postgres://admin:S3cr3tPassw0rdXYZ@db.internal:5432/app\n"
@@ -38,15 +38,18 @@ def test_a_left_out_memory_is_not_compiled_and_devices_settle(world: World, why:
         assert device.sync().commits == []
 
 
-def test_conflict_copies_are_listed_in_conflicts_md_only(world: World) -> None:
-    world.a.write("facts/x.md", memory("facts/x", "shared", LINES))
-    world.settle()
-    world.a.write("facts/x.md", memory("facts/x", "shared", LINES.replace("line 4", "A4")))
-    world.b.write("facts/x.md", memory("facts/x", "shared", LINES.replace("line 4", "B4")))
-    world.a.sync()
-    [conflict] = world.b.sync().conflicts
-    world.settle()
-    copy_id = conflict["copy"][:-3]
+def _x_conflict(tmp_path: Path) -> tuple[World, str]:
+    """facts/x.md changed on line 4 by both devices: the world and the copy's path."""
+    return make_conflict(
+        tmp_path, "facts/x.md", memory("facts/x", "shared", LINES),
+        memory("facts/x", "shared", LINES.replace("line 4", "A4")),
+        memory("facts/x", "shared", LINES.replace("line 4", "B4")),
+    )  # fmt: skip
+
+
+def test_conflict_copies_are_listed_in_conflicts_md_only(tmp_path: Path) -> None:
+    world, copy = _x_conflict(tmp_path)
+    copy_id = copy[:-3]
     for device in world.devices:
         assert copy_id not in device.read("facts/index.md")
         assert copy_id not in device.read("ROOT.md")
@@ -81,19 +84,13 @@ def test_a_copy_made_or_deleted_by_hand_is_told_in_conflicts_md_by_the_next_cycl
 
 
 def test_a_tracked_conflict_copy_held_back_on_one_device_lets_devices_settle(
-    world: World,
+    tmp_path: Path,
 ) -> None:
     """A conflict copy the user pasted conflict markers into on one device: its index.md
     listed the copy (committed text of a held-back file), the other's did not, and the two
     rewrote each other's index.md forever, a commit per cycle per device."""
-    world.a.write("facts/x.md", memory("facts/x", "shared", LINES))
-    world.settle()
-    world.a.write("facts/x.md", memory("facts/x", "shared", LINES.replace("line 4", "A4")))
-    world.b.write("facts/x.md", memory("facts/x", "shared", LINES.replace("line 4", "B4")))
-    world.a.sync()
-    [conflict] = world.b.sync().conflicts
-    world.settle()
-    copy = world.b.root / conflict["copy"]
+    world, rel = _x_conflict(tmp_path)
+    copy = world.b.root / rel
     copy.write_bytes(copy.read_bytes() + b"<<<<<<< mine\nA\n=======\nB\n>>>>>>> theirs\n")
     recompile(world.b.root_config, world.b.config)
     for _ in range(2):
@@ -102,7 +99,7 @@ def test_a_tracked_conflict_copy_held_back_on_one_device_lets_devices_settle(
     for device in world.devices:
         outcome = device.sync()
         assert outcome.commits == [] and outcome.action == "up to date", (device.name, outcome)
-        assert conflict["copy"][:-3] not in device.read("facts/index.md")
+        assert rel[:-3] not in device.read("facts/index.md")
 
 
 def _join_on_master(world: World) -> None:
