@@ -19,7 +19,7 @@ from pathlib import Path
 
 from memoryd.fsutil import atomic_write
 from memoryd.rootfs import STATE_FILE
-from memoryd.sync import exclude
+from memoryd.sync import casefold, exclude
 from memoryd.sync.git import EMPTY_TREE, ZERO
 from memoryd.sync.repo import Repo, device_of
 
@@ -178,7 +178,6 @@ def _clear_the_way(
     ).out  # fmt: skip
     notices: list[str] = []
     kept: dict[Path, bytes] = {}
-    tracked: set[str] | None = None
     for item in raw.split(b"\0"):
         path = item.decode("utf-8", "surrogateescape")
         full = repo.top / path
@@ -186,8 +185,8 @@ def _clear_the_way(
             continue
         twin = _case_twin(full)
         if twin is not None and old is not None:
-            tracked = set(repo.git.ls_tree(old, repo.prefix)) if tracked is None else tracked
-            if posixpath.join(posixpath.dirname(path), twin) in tracked:
+            twin = posixpath.join(posixpath.dirname(path), twin)
+            if repo.git.ls_tree(old, repo.prefix, [twin]):
                 continue  # a tracked file in another case: the move replaces it, as git does
         if full.name == STATE_FILE:
             kept[full] = full.read_bytes()
@@ -207,8 +206,8 @@ def _case_twin(full: Path) -> str | None:
     names = os.listdir(full.parent)
     if full.name in names:
         return None
-    key = full.name.casefold()
-    return next((n for n in sorted(names) if n.casefold() == key), None)
+    key = casefold.fold(full.name)
+    return next((n for n in sorted(names) if casefold.fold(n) == key), None)
 
 
 def _ignored(repo: Repo, path: str) -> bool:
