@@ -35,10 +35,16 @@ def agent_marker(env: Mapping[str, str]) -> str | None:
     named = one_line(env.get(AGENT_ENV, ""))
     if named:
         return f"{AGENT_ENV}={named}"
+    marked = _marked(env)
+    return f"{marked[0]}={marked[1]} ({marked[2]})" if marked else None
+
+
+def _marked(env: Mapping[str, str]) -> tuple[str, str, str] | None:
+    """(variable, value, client) of the first of :data:`MARKERS` set in ``env`` (not to 0)."""
     for name, client in MARKERS:
         value = env.get(name, "")
         if value and value != "0":
-            return f"{name}={value} ({client})"
+            return name, value, client
     return None
 
 
@@ -59,11 +65,8 @@ def agent_name(env: Mapping[str, str], client: str | None = None) -> str | None:
     named = one_line(client or "") or one_line(env.get(AGENT_ENV, ""))
     if named:
         return named
-    for name, marked in MARKERS:
-        value = env.get(name, "")
-        if value and value != "0":
-            return marked
-    return None
+    marked = _marked(env)
+    return marked[2] if marked else None
 
 
 def one_line(text: str) -> str:
