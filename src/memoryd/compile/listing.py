@@ -54,7 +54,7 @@ class Scanned:
     size: int
     memory: Memory | None  # None when the file could not be read, or is generated
     error: str | None = None
-    fingerprint: fp.Fingerprint | None = None  # None: not to be trusted next time
+    fingerprint: int | None = None  # fingerprint.packed; None: not to be trusted next time
     shows: Entry | None = None  # the entry, computed when the file was read
 
     @property
@@ -164,7 +164,7 @@ class ScanCache:
             return any(f == rel or f.startswith(rel + "/") for f in folders) or rel == ""
 
 
-KEPT_FORMAT = 2
+KEPT_FORMAT = 3  # 3: the fingerprint packed in one int
 _ENTRY_FIELDS = tuple(f.name for f in dataclasses.fields(Entry))
 KEPT_KEY = (KEPT_FORMAT, __version__, sys.hexversion, _ENTRY_FIELDS)
 
@@ -313,7 +313,7 @@ def _scan(root: Path, path: Path | str, old: Mapping[str, Scanned], cache: ScanC
         return Scanned(top, rel, 0, None, _reason(exc))
     if not stat.S_ISREG(st.st_mode):  # a FIFO or device named like a memory: never open it
         return Scanned(top, rel, 0, None, NOT_REGULAR)
-    fingerprint = fp.of(st)
+    fingerprint = fp.packed(st)
     known = old.get(rel)
     if known is not None and known.fingerprint == fingerprint and known.memory is not None:
         return known
