@@ -90,7 +90,8 @@ def compile_one_edit(root: Path, files: list[Path]) -> Row:
     from memoryd.compile.writer import compile_root
     from memoryd.config.sections import Config, RootConfig
 
-    rc, config, cache = RootConfig(root), Config(), ScanCache(slim=True)
+    # the daemon's cache (memoryd.compile.writer)
+    rc, config, cache = RootConfig(root), Config(), ScanCache(slim=True, packed=True)
     compile_root(rc, config, cache=cache)
     times = []
     for i in range(EDITS):

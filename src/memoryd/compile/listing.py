@@ -33,7 +33,7 @@ import threading
 import time
 import zlib
 from collections import Counter
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,6 +41,7 @@ from typing import Any
 from memoryd import __version__, cachefile
 from memoryd import fingerprint as fp
 from memoryd.compile.blocks import Entry, entry_for, is_generated
+from memoryd.compile.packed import Packed, entry_from, entry_record
 from memoryd.memory import BINARY, NOT_REGULAR, Memory, looks_binary, parse
 from memoryd.roots import listed, walk_files, walk_root, walks_into
 
@@ -89,15 +90,20 @@ class ScanCache:
     ``slim``: keep only what compile reads of each memory (its entry and sync flag).
     ``folder`` (slim caches): also keep each root's listing there for the next process
     (see the module docstring); a listing from there is trusted file by file only.
+    ``packed`` (slim caches: the daemon's): each listing packed by folder between
+    compiles (:mod:`memoryd.compile.packed`, :meth:`pack`), no object per file kept.
     """
 
-    def __init__(self, slim: bool = False, folder: Path | None = None) -> None:
+    def __init__(
+        self, slim: bool = False, folder: Path | None = None, packed: bool = False
+    ) -> None:
         self._lock = threading.Lock()
-        self._listings: dict[Path, Listing] = {}
+        self._listings: dict[Path, MutableMapping[str, Scanned]] = {}
         self._folders: dict[Path, Counter[str]] = {}  # each listing's folders: files in each
         self._versions: dict[Path, int] = {}  # bumped on every change of a root's listing
         self.slim = slim
         self.folder = folder if slim else None
+        self.packed = packed and slim
         self.parsed = 0  # how many files were read and parsed (for tests and benchmarks)
 
     def listing_view(self, root: Path) -> Mapping[str, Scanned] | None:
@@ -130,18 +136,31 @@ class ScanCache:
     def store(self, root: Path, listing: Listing, keep: bool = True) -> None:
         """Remember ``listing``; with ``keep`` (it changed), also in ``folder``."""
         folders = Counter(posixpath.dirname(rel) for rel in listing)
+        kept: MutableMapping[str, Scanned] = listing
+        if self.packed:
+            kept = Packed(_record, lambda rel, record: _unpacked(top_of(root), rel, record))
+            kept.update(listing)
         with self._lock:
-            self._listings[root] = listing
+            self._listings[root] = kept
             self._folders[root] = folders
             self._versions[root] = self._versions.get(root, 0) + 1
         self._keep(root, listing, keep)
 
-    def _keep(self, root: Path, listing: Listing, keep: bool) -> None:
+    def _keep(self, root: Path, listing: Mapping[str, Scanned], keep: bool) -> None:
         if self.folder is not None and keep:
             key = (*KEPT_KEY, str(root))
             cachefile.write(listing_file(self.folder, root), key, _kept_items(listing))
 
-    def _update(self, root: Path, changes: Mapping[str, Scanned | None]) -> tuple[Listing, int]:
+    def pack(self, root: Path) -> None:
+        """A compile of ``root`` is done: its listing packed again (``packed`` caches)."""
+        with self._lock:
+            found = self._listings.get(root)
+        if isinstance(found, Packed):
+            found.pack()
+
+    def _update(
+        self, root: Path, changes: Mapping[str, Scanned | None]
+    ) -> tuple[MutableMapping[str, Scanned], int]:
         """Apply ``changes`` (path -> its item, None: gone) to ``root``'s listing in place."""
         with self._lock:
             listing, folders = self._listings[root], self._folders[root]
@@ -182,6 +201,20 @@ def _kept_items(listing: Mapping[str, Scanned]) -> list[tuple[Any, ...]]:
             entry = tuple(getattr(s.shows, name) for name in _ENTRY_FIELDS)
             items.append((s.rel, s.size, s.fingerprint, s.memory.sync, entry))
     return items
+
+
+def _record(rel: str, s: Scanned) -> tuple[Any, ...]:
+    """What a packed listing keeps of ``s`` (a slim cache's: its memory is its sync flag)."""
+    sync = None if s.memory is None else s.memory.sync
+    entry = None if s.shows is None else entry_record(rel, s.shows)
+    return (s.size, sync, s.error, s.fingerprint, entry)
+
+
+def _unpacked(top: str, rel: str, record: tuple[Any, ...]) -> Scanned:
+    size, sync, error, fingerprint, entry = record
+    memory = None if sync is None else SLIM_SYNCED if sync else SLIM_LOCAL
+    shows = None if entry is None else entry_from(rel, entry)
+    return Scanned(top, rel, size, memory, error, fingerprint, shows)
 
 
 def _unkept(top: str, item: tuple[Any, ...]) -> Scanned:
@@ -281,7 +314,7 @@ def _changes(
         changes[rel] = _scan(root, full, old, cache)
 
 
-def _kept_keys(listing: Listing) -> set[str]:
+def _kept_keys(listing: Mapping[str, Scanned]) -> set[str]:
     """The files of ``listing`` that a kept listing holds (:func:`_kept_items`): comparing
     every key wrote the kept listing again after every scan of a root with an index.md,
     which a kept listing never holds (20% of compiling 10k unchanged memories)."""

@@ -32,7 +32,8 @@ from memoryd.roots import ROOT_FILE, ROOT_TEMPLATE
 log = logging.getLogger(__name__)
 
 COMPILED_LAYOUTS = ("plugin",)  # the other layouts keep their own index files
-_CACHE = ScanCache(slim=True)  # one per process: the daemon re-parses only changed files
+# one per process: the daemon re-parses only changed files, and keeps no object per file
+_CACHE = ScanCache(slim=True, packed=True)
 Expect = Callable[[Path, bytes | None], None]  # (path, the bytes it will hold; None: deleted)
 _KEPT: dict[Path, ScanCache] = {}
 LISTINGS = "listings"  # in memoryd's cache folder
@@ -120,6 +121,9 @@ def compile_root(
             _settle_index(path, old, data, check, report, expect=expect)
     if not blocked and (not plan.model.empty or (root.path / ROOT_FILE).exists()):
         _settle_root_md(root.path, plan, check, report, expect=expect)
+    with lock:  # nothing reads the entries until the next compile (memoryd.compile.packed)
+        plan.model.pack()
+        cache.pack(root.path)
     return report
 
 
