@@ -72,7 +72,7 @@ def test_a_packed_mapping_reads_as_a_dict_whatever_is_packed_or_open(
                 del mapping[rel], model[rel]
             elif op == "pack":
                 mapping.pack()
-            assert dict(mapping) == model
+            assert dict(mapping) == dict(mapping.items()) == model
             assert len(mapping) == len(model)
             assert sorted(mapping.folders()) == sorted({r.rpartition("/")[0] for r in model})
             for folder in mapping.folders():
@@ -91,3 +91,25 @@ def test_ids_say_when_an_id_came_and_went_as_a_counter_does(ops: list[tuple[bool
             counts[id_] -= 1
             assert ids.remove(id_) == (counts[id_] == 0)
         assert {i for i in ("i1", "i2", "a/x", "部署") if i in ids} == set((+counts).keys())
+
+
+def test_a_whole_root_compile_follows_what_no_batch_told(tmp_path: Path) -> None:
+    """The daemon's periodic whole-root compile applies what it finds to its kept model:
+    a file deleted, a folder removed, a file edited and one added while no watcher told."""
+    import shutil
+
+    root = tmp_path / "root"
+    rc, config = RootConfig(root), Config()
+    daemon = ScanCache(slim=True, packed=True)
+    write_memories(root, range(40))
+    compile_root(rc, config, cache=daemon)
+    (root / "facts" / "1" / "m1.md").unlink()
+    shutil.rmtree(root / "facts" / "2")
+    edited = root / "facts" / "3" / "m3.md"
+    edited.write_text(edited.read_text().replace("memory 3", "memory three"))
+    write_memories(root, range(40, 41))
+    report = compile_root(rc, config, cache=daemon)
+    assert compile_root(rc, config, check=True, cache=ScanCache()).stale == []
+    assert root / "facts" / "1" / "index.md" in report.written
+    assert "memory three" in (root / "facts" / "3" / "index.md").read_text()
+    assert "m1.md" not in (root / "facts" / "1" / "index.md").read_text()

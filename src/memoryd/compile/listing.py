@@ -115,7 +115,7 @@ class ScanCache:
     def listing(self, root: Path) -> Listing | None:
         with self._lock:
             found = self._listings.get(root)
-            return None if found is None else dict(found)
+            return None if found is None else dict(found.items())
 
     def kept(self, root: Path) -> Listing | None:
         """The listing an earlier process kept in ``folder``, if any."""
@@ -260,19 +260,24 @@ def scan_root(
 
 
 def rescan(
-    root: Path, cache: ScanCache, changed: Collection[Path]
+    root: Path, cache: ScanCache, changed: Collection[Path] | None
 ) -> tuple[dict[str, Scanned | None], int] | None:
-    """Bring the cache's listing of ``root`` in line with ``changed`` without a walk: each
-    path that changed, with its new item (None: gone), and the listing's new version.
+    """Bring the cache's listing of ``root`` in line with ``changed`` without a walk (None:
+    with a walk of the whole root, each file stat'ed and only new fingerprints parsed):
+    each path that changed, with its new item (None: gone), and the listing's new version.
     None when the cache holds no listing of ``root`` yet (:func:`scan_root` walks)."""
     old = cache.listing_view(root)
     if old is None:
         return None
     parsed = cache.parsed
     changes: dict[str, Scanned | None] = {}
-    for path in changed:
+    if changed is None:
+        found = {item.rel: item for item in (_scan(root, p, old, cache) for p in walk_files(root))}
+        changes = {rel: None for rel in old if rel not in found}
+        changes.update(found)
+    for path in changed or ():
         _changes(root, path, old, cache, changes)
-    changes = {rel: item for rel, item in changes.items() if old.get(rel) is not item}
+    changes = {rel: item for rel, item in changes.items() if not _same(old.get(rel), item)}
     listing, version = cache._update(root, changes)
     if changes:
         cache._keep(
@@ -284,6 +289,12 @@ def rescan(
             ),
         )
     return changes, version
+
+
+def _same(old: Scanned | None, new: Scanned | None) -> bool:
+    """Is ``new`` what the listing holds already? An index.md is a new item at each look,
+    and a whole-root pass found every folder changed (each rendered again: 1 s at 100k)."""
+    return old is new or (old is not None and new is not None and old == new)
 
 
 def _changes(

@@ -141,6 +141,7 @@ class RootModel:
         # the last ROOT.md spliced: (bytes read, blocks, bytes made, why it cannot be)
         self.spliced: tuple[bytes | None, dict[str, str], bytes | None, str | None] | None = None
         self.rendered: dict[str, bytes] = {}  # folder -> digest of the index.md last given
+        self.current: set[str] = set()  # folders no change touched since they were rendered
         # folder -> the lines to swap in it since (old, new); None: to render in full
         self.swaps: dict[str, list[tuple[bytes, bytes]] | None] = {}
 
@@ -188,6 +189,7 @@ class RootModel:
         # an id that went and came back (an edit keeps its id) leaves every other line as it was
         came_or_went = ids - {i for i in had if i in self.ids}
         self._swap(swapped, came_or_went, folders)
+        self.current -= folders
         return folders
 
     def _swap(
@@ -288,20 +290,26 @@ class RootModel:
     def index(self, folder: str, on_disk: bytes | None = None) -> bytes | None:
         """The bytes of ``folder``'s index.md (None: the folder holds no memory), from
         ``on_disk`` (its bytes now) with the edited lines swapped when those are the bytes
-        this model last gave it, else rendered in full."""
+        this model last gave it, else rendered in full. A folder no change touched since
+        (a whole-root compile settles every folder) keeps those bytes as they are."""
         swaps = self.swaps.pop(folder, None)
         if folder not in self.entries.folders():
             self.rendered.pop(folder, None)
+            self.current.discard(folder)
             return None
         data = None
         last = self.rendered.get(folder)
-        if swaps is not None and on_disk is not None and last == _digest(on_disk):
-            data = _swapped(on_disk, swaps)
+        if on_disk is not None and last == _digest(on_disk):
+            if swaps is None and folder in self.current:
+                return on_disk
+            if swaps is not None:
+                data = _swapped(on_disk, swaps)
         if data is None:
             entries = self.entries.in_folder(folder)  # only now: a folder's every entry
             ordered = sorted((live(e, self.ids) for e in entries), key=index_order)
             data = render_lines(folder, [index_line(e) for e in ordered])
         self.rendered[folder] = _digest(data)
+        self.current.add(folder)
         return data
 
     def root(self) -> dict[str, str]:

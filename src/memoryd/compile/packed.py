@@ -22,7 +22,14 @@ import posixpath
 import sys
 import zlib
 from array import array
-from collections.abc import Callable, Iterable, Iterator, KeysView, MutableMapping
+from collections.abc import (
+    Callable,
+    ItemsView,
+    Iterable,
+    Iterator,
+    KeysView,
+    MutableMapping,
+)
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -40,6 +47,7 @@ class _Folder:
     buckets: list[bytes | Bucket] = field(default_factory=lambda: [b""])
     count: int = 0
     opened: bool = False  # a bucket is open (a dict), to pack when the compile is done
+    clean: dict[int, bytes] = field(default_factory=dict)  # open, unchanged: their blobs
 
 
 class Packed(MutableMapping[str, V]):
@@ -73,11 +81,11 @@ class Packed(MutableMapping[str, V]):
         return bucket is not None and rel in bucket
 
     def __setitem__(self, rel: str, item: V) -> None:
-        name = posixpath.dirname(rel)
+        name = folder_of(rel)
         folder = self._folders.get(name)
         if folder is None:
             folder = self._folders[name] = _Folder()
-        bucket = self._open(folder, rel)
+        bucket = self._open(folder, rel, change=True)
         if rel not in bucket:
             folder.count += 1
             self._len += 1
@@ -86,11 +94,12 @@ class Packed(MutableMapping[str, V]):
             self._grow(folder)
 
     def __delitem__(self, rel: str) -> None:
-        name = posixpath.dirname(rel)
+        name = folder_of(rel)
         folder = self._folders.get(name)
         bucket = None if folder is None else self._open(folder, rel)
         if folder is None or bucket is None or rel not in bucket:
             raise KeyError(rel)
+        self._open(folder, rel, change=True)
         del bucket[rel]
         folder.count -= 1
         self._len -= 1
@@ -104,6 +113,15 @@ class Packed(MutableMapping[str, V]):
 
     def __len__(self) -> int:
         return self._len
+
+    def items(self) -> ItemsView[str, V]:
+        """Every item, each bucket read once and left as it was (a whole-root pass)."""
+        return _Items(self)
+
+    def pairs(self) -> Iterator[tuple[str, V]]:
+        for folder in list(self._folders.values()):
+            for bucket in list(folder.buckets):
+                yield from list(self._read(bucket).items())
 
     # -- by folder
     def folders(self) -> KeysView[str]:
@@ -121,20 +139,30 @@ class Packed(MutableMapping[str, V]):
         """Close every open bucket: the compile that read them is done."""
         for folder in self._folders.values():
             if folder.opened:
-                folder.buckets = [self._dump(b) for b in folder.buckets]
+                clean = folder.clean
+                folder.buckets = [
+                    clean.get(i) or self._dump(b) for i, b in enumerate(folder.buckets)
+                ]
                 folder.opened = False
+                clean.clear()
 
     # -- buckets
     def _bucket(self, rel: str) -> Bucket | None:
-        folder = self._folders.get(posixpath.dirname(rel))
+        folder = self._folders.get(folder_of(rel))
         return None if folder is None else self._open(folder, rel)
 
-    def _open(self, folder: _Folder, rel: str) -> Bucket:
+    def _open(self, folder: _Folder, rel: str, change: bool = False) -> Bucket:
+        """The bucket of ``rel``, open; ``change``: it is about to change (packed anew)."""
         at = hash(rel) & (len(folder.buckets) - 1)
         bucket = folder.buckets[at]
         if isinstance(bucket, bytes):
-            bucket = folder.buckets[at] = self._load(bucket)
-            folder.opened = True
+            folder.buckets[at], folder.opened = self._load(bucket), True
+            if bucket and not change:  # read only, so far: its blob is still good
+                folder.clean[at] = bucket
+            bucket = folder.buckets[at]
+            assert isinstance(bucket, dict)
+        elif change:
+            folder.clean.pop(at, None)
         return bucket
 
     def _read(self, bucket: bytes | Bucket) -> Bucket:
@@ -163,6 +191,16 @@ class Packed(MutableMapping[str, V]):
             assert isinstance(bucket, dict)
             bucket[rel] = item
         folder.buckets, folder.opened = buckets, True
+        folder.clean.clear()
+
+
+class _Items(ItemsView[str, V]):
+    def __init__(self, packed: Packed[V]) -> None:
+        super().__init__(packed)
+        self._packed = packed
+
+    def __iter__(self) -> Iterator[tuple[str, V]]:
+        return self._packed.pairs()
 
 
 class Ids:
@@ -197,20 +235,20 @@ class Ids:
 def entry_record(rel: str, e: Entry) -> tuple[Any, ...]:
     """What :class:`Packed` keeps of the entry of the file at ``rel`` (its path and folder
     are ``rel``'s, unless they differ)."""
-    where = None if e.path == rel and e.folder == _folder_of(rel) else (e.path, e.folder)
+    where = None if e.path == rel and e.folder == folder_of(rel) else (e.path, e.folder)
     return (e.id, e.kind, e.summary, e.load_when, e.superseded_by, e.proposed, where)
 
 
 def entry_from(rel: str, record: tuple[Any, ...]) -> Entry:
     """:func:`entry_record` back (kinds and folders shared again, as entry_for shares them)."""
     id_, kind, summary, load_when, superseded_by, proposed, where = record
-    path, folder = (rel, _folder_of(rel)) if where is None else where
+    path, folder = (rel, folder_of(rel)) if where is None else where
     kind = None if kind is None else sys.intern(kind)
     return Entry(path, id_, kind, summary, load_when, superseded_by, sys.intern(folder), proposed)
 
 
-def _folder_of(rel: str) -> str:
-    """The folder of a root-relative path, as blocks.folder_of gives it for a path with no
-    doubled slash (five times quicker: 100k of them a whole-root decode); a path for which
-    the two differ keeps its folder in its record."""
-    return rel.rpartition("/")[0]
+def folder_of(rel: str) -> str:
+    """blocks.folder_of (posixpath.dirname), five times quicker for a path with no doubled
+    slash: 300k of them in a whole-root pass at 100k memories."""
+    head = rel.rpartition("/")[0]
+    return posixpath.dirname(rel) if head.endswith("/") else head

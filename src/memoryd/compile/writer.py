@@ -139,16 +139,15 @@ def _plan(
     models = _MODELS.setdefault(cache, {})
     model = models.get(root)
     rescanned = None
-    if (
-        changed is not None
-        and model is not None
-        and model.settings == settings
-        and model.version == cache.version(root)
-    ):
-        rescanned = rescan(root, cache, changed)
+    if model is not None and model.settings == settings and model.version == cache.version(root):
+        rescanned = rescan(root, cache, changed)  # changed None: a walk, the changes applied
     if rescanned is not None and model is not None:
         changes, model.version = rescanned
-        targets = model.apply(changes) | affected(root, changed or (), model.known_folders())
+        folders = model.apply(changes)
+        if changed is None:  # every folder settled, as a whole compile does
+            targets = folders | model.known_folders()
+        else:
+            targets = folders | affected(root, changed, model.known_folders())
     else:
         scan_root(root, cache, changed)
         listing = cache.listing_view(root) or {}
