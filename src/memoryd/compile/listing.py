@@ -41,7 +41,7 @@ from typing import Any
 from memoryd import __version__, cachefile
 from memoryd import fingerprint as fp
 from memoryd.compile.blocks import Entry, entry_for, is_generated
-from memoryd.compile.packed import Packed, entry_from, entry_record
+from memoryd.compile.packed import PACK_EVERY, Packed, entry_from, entry_record
 from memoryd.memory import BINARY, NOT_REGULAR, Memory, looks_binary, parse
 from memoryd.roots import listed, walk_files, walk_root, walks_into
 
@@ -133,13 +133,16 @@ class ScanCache:
         with self._lock:
             return self._versions.get(root, 0)
 
-    def store(self, root: Path, listing: Listing, keep: bool = True) -> None:
+    def store(self, root: Path, listing: MutableMapping[str, Scanned], keep: bool = True) -> None:
         """Remember ``listing``; with ``keep`` (it changed), also in ``folder``."""
         folders = Counter(posixpath.dirname(rel) for rel in listing)
-        kept: MutableMapping[str, Scanned] = listing
-        if self.packed:
-            kept = Packed(_record, lambda rel, record: _unpacked(top_of(root), rel, record))
-            kept.update(listing)
+        kept = listing
+        if self.packed:  # packed at once: the model is built from it a bucket at a time
+            if not isinstance(kept, Packed):
+                kept = self.fresh(root)
+                kept.update(listing)
+            assert isinstance(kept, Packed)
+            kept.pack()
         with self._lock:
             self._listings[root] = kept
             self._folders[root] = folders
@@ -150,6 +153,12 @@ class ScanCache:
         if self.folder is not None and keep:
             key = (*KEPT_KEY, str(root))
             cachefile.write(listing_file(self.folder, root), key, _kept_items(listing))
+
+    def fresh(self, root: Path) -> MutableMapping[str, Scanned]:
+        """An empty listing for ``root``, packed in a packed cache."""
+        if not self.packed:
+            return {}
+        return Packed(_record, lambda rel, record: _unpacked(top_of(root), rel, record))
 
     def pack(self, root: Path) -> None:
         """A compile of ``root`` is done: its listing packed again (``packed`` caches)."""
@@ -239,13 +248,30 @@ def scan_root(
 ) -> list[Scanned]:
     """Every memory-named file of ``root``, sorted by path; generated ones are not parsed."""
     cache = cache if cache is not None else ScanCache()
+    new = relist(root, cache, changed)
+    return [new[rel] for rel in sorted(new)]
+
+
+def relist(
+    root: Path, cache: ScanCache, changed: Collection[Path] | None = None
+) -> Mapping[str, Scanned]:
+    """:func:`scan_root`'s listing, stored in ``cache``. A packed cache's is packed as it
+    is made (:data:`memoryd.compile.packed.PACK_EVERY`), never held whole: the daemon's
+    first compile held 100k items at once, and the few objects kept among them pinned
+    Python's arenas, freed but never given back."""
     old = cache.listing(root)
     walk = old is None or changed is None
     if old is None:  # a kept listing spares parsing unchanged files, never the walk
         old = cache.kept(root) or {}
     parsed = cache.parsed
+    new: MutableMapping[str, Scanned]
     if walk:
-        new = {s.rel: s for s in (_scan(root, p, old, cache) for p in walk_files(root))}
+        new = cache.fresh(root)
+        for n, found in enumerate(walk_files(root), 1):
+            scanned = _scan(root, found, old, cache)
+            new[scanned.rel] = scanned
+            if not n % PACK_EVERY and isinstance(new, Packed):
+                new.pack()
     else:
         new, changes = dict(old), dict[str, Scanned | None]()
         for path in changed or ():
@@ -256,7 +282,7 @@ def scan_root(
             else:
                 new[rel] = item
     cache.store(root, new, keep=cache.parsed != parsed or _kept_keys(new) != _kept_keys(old))
-    return [new[rel] for rel in sorted(new)]
+    return new
 
 
 def rescan(

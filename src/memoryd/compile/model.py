@@ -38,7 +38,7 @@ from memoryd.compile.blocks import (
     utf8,
 )
 from memoryd.compile.listing import Scanned
-from memoryd.compile.packed import Ids, Packed, entry_from, entry_record
+from memoryd.compile.packed import PACK_EVERY, Ids, Packed, entry_from, entry_record
 from memoryd.conflicts import is_conflict_copy
 from memoryd.held import Held
 from memoryd.memory import BINARY, looks_binary, parse
@@ -149,8 +149,10 @@ class RootModel:
     def build(cls, listing: Mapping[str, Scanned], settings: Settings, version: int) -> RootModel:
         model, ids = cls(settings, version), set[str]()
         model._building = []
-        for rel, item in listing.items():
+        for n, (rel, item) in enumerate(listing.items(), 1):
             model._add(rel, part_of(rel, item, settings), ids)
+            if not n % PACK_EVERY:  # never every entry at once (memoryd.compile.packed)
+                model.pack()
         for rel in settings.held.committed.keys() - listing.keys():
             model._add(rel, part_of(rel, None, settings), ids)
         model.ids, model._building = Ids(model._building), None

@@ -21,7 +21,7 @@ from weakref import WeakKeyDictionary
 
 from memoryd.compile import markers
 from memoryd.compile.blocks import folder_of, index_path, is_ours, utf8
-from memoryd.compile.listing import ScanCache, Scanned, rescan, scan_root
+from memoryd.compile.listing import ScanCache, Scanned, relist, rescan
 from memoryd.compile.model import RootModel, Settings
 from memoryd.config.sections import Config, RootConfig
 from memoryd.findings import Finding
@@ -149,8 +149,7 @@ def _plan(
         else:
             targets = folders | affected(root, changed, model.known_folders())
     else:
-        scan_root(root, cache, changed)
-        listing = cache.listing_view(root) or {}
+        listing = relist(root, cache, changed)
         stale = model is not None
         model = models[root] = RootModel.build(listing, settings, cache.version(root))
         folders = model.known_folders()

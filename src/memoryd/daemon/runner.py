@@ -246,6 +246,7 @@ class Daemon:
         root = self._root(command.roots[0]) if command.roots else None
         if root is not None and self.guard.live(root.path):
             self.engine.refresh(self.config, root, command.paths)
+            self.trimmer.worked()  # a tick may have trimmed between the compile and this
             self.syncer.touch(root)
 
     def _root(self, path: Path) -> RootConfig | None:
