@@ -66,9 +66,10 @@ def edit_summary(path: Path, word: str) -> None:
 
 
 def proc(pid: int) -> tuple[float, float, float]:
-    """(CPU seconds, RSS MB, peak RSS MB) of ``pid``."""
+    """(CPU seconds, RSS MB, peak RSS MB) of ``pid``; the CPU of its children it waited for
+    included (the daemon's inspect for the page runs in one, see memoryd.inspect_cache)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    cpu = sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
     status = dict(
         line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
     )
@@ -89,7 +90,8 @@ def compile_one_edit(root: Path, files: list[Path]) -> Row:
     from memoryd.compile.writer import compile_root
     from memoryd.config.sections import Config, RootConfig
 
-    rc, config, cache = RootConfig(root), Config(), ScanCache(slim=True)
+    # the daemon's cache (memoryd.compile.writer)
+    rc, config, cache = RootConfig(root), Config(), ScanCache(slim=True, packed=True)
     compile_root(rc, config, cache=cache)
     times = []
     for i in range(EDITS):

@@ -15,10 +15,12 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from unittest.mock import patch
 
 from hypothesis import given, seed, settings
 from hypothesis import strategies as st
 
+from memoryd.compile import packed
 from memoryd.compile.listing import ScanCache
 from memoryd.compile.writer import compile_root
 from memoryd.config.sections import Config, RootConfig
@@ -115,20 +117,24 @@ def problems(report: object) -> list[tuple[str, str]]:
 
 @seed(3939)
 @settings(max_examples=60)
-@given(st.lists(steps, min_size=1, max_size=14), st.booleans())
+@given(
+    st.lists(st.tuples(steps, st.booleans()), min_size=1, max_size=14),
+    st.sampled_from(["plain", "slim", "packed"]),
+)
 def test_a_compile_after_each_batch_writes_what_a_full_compile_writes(
-    batches: list[tuple[object, ...]], slim: bool
+    batches: list[tuple[tuple[object, ...], bool]], kind: str
 ) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, patch.object(packed, "BUCKET", 1):
+        # buckets of one item on average: a folder of three memories has its buckets doubled
         root = Path(tmp, "root")
         (root / ".git").mkdir(parents=True)  # a repository, so sync's held-back record is read
         rc = RootConfig(root)
-        daemon = ScanCache(slim=slim)
+        daemon = ScanCache(slim=kind != "plain", packed=kind == "packed")  # packed: the daemon's
         compile_root(rc, CONFIG, cache=daemon)
         held: dict[str, object] = {}
-        for step in batches:
+        for step, whole in batches:  # whole: the daemon's periodic compile of the whole root
             changed = apply(root, step, held)
-            after = compile_root(rc, CONFIG, changed, cache=daemon)
+            after = compile_root(rc, CONFIG, None if whole else changed, cache=daemon)
             full = compile_root(rc, CONFIG, check=True, cache=ScanCache())
             assert full.stale == [], (step, [p.name for p in full.stale])
             assert set(problems(after)) <= set(problems(full)), step  # index.md: its folder only

@@ -28,6 +28,23 @@ def of(st: os.stat_result) -> Fingerprint:
     return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
+_WORD = (1 << 64) - 1
+
+
+def packed(st: os.stat_result) -> int:
+    """:func:`of` as one int, for a cache that keeps one per file (the daemon's compile
+    listing): a tuple of four ints cost 210 bytes a file, 21 MB at 100k memories; this
+    is 60."""
+    return pack(of(st))
+
+
+def pack(fingerprint: Fingerprint) -> int:
+    """``fingerprint`` in one int, equal exactly when the fingerprints are (each part
+    kept to 64 bits, as a stat gives them: a time before 1970 is negative)."""
+    size, mtime, ctime, inode = (part & _WORD for part in fingerprint)
+    return size << 192 | mtime << 128 | ctime << 64 | inode
+
+
 def of_path(path: Path) -> Fingerprint | None:
     """The fingerprint of ``path`` (following links), or None when it cannot be stat'ed."""
     try:

@@ -33,7 +33,7 @@ import threading
 import time
 import zlib
 from collections import Counter
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,6 +41,7 @@ from typing import Any
 from memoryd import __version__, cachefile
 from memoryd import fingerprint as fp
 from memoryd.compile.blocks import Entry, entry_for, is_generated
+from memoryd.compile.packed import PACK_EVERY, Packed, entry_from, entry_record
 from memoryd.memory import BINARY, NOT_REGULAR, Memory, looks_binary, parse
 from memoryd.roots import listed, walk_files, walk_root, walks_into
 
@@ -54,7 +55,7 @@ class Scanned:
     size: int
     memory: Memory | None  # None when the file could not be read, or is generated
     error: str | None = None
-    fingerprint: fp.Fingerprint | None = None  # None: not to be trusted next time
+    fingerprint: int | None = None  # fingerprint.packed; None: not to be trusted next time
     shows: Entry | None = None  # the entry, computed when the file was read
 
     @property
@@ -89,15 +90,20 @@ class ScanCache:
     ``slim``: keep only what compile reads of each memory (its entry and sync flag).
     ``folder`` (slim caches): also keep each root's listing there for the next process
     (see the module docstring); a listing from there is trusted file by file only.
+    ``packed`` (slim caches: the daemon's): each listing packed by folder between
+    compiles (:mod:`memoryd.compile.packed`, :meth:`pack`), no object per file kept.
     """
 
-    def __init__(self, slim: bool = False, folder: Path | None = None) -> None:
+    def __init__(
+        self, slim: bool = False, folder: Path | None = None, packed: bool = False
+    ) -> None:
         self._lock = threading.Lock()
-        self._listings: dict[Path, Listing] = {}
+        self._listings: dict[Path, MutableMapping[str, Scanned]] = {}
         self._folders: dict[Path, Counter[str]] = {}  # each listing's folders: files in each
         self._versions: dict[Path, int] = {}  # bumped on every change of a root's listing
         self.slim = slim
         self.folder = folder if slim else None
+        self.packed = packed and slim
         self.parsed = 0  # how many files were read and parsed (for tests and benchmarks)
 
     def listing_view(self, root: Path) -> Mapping[str, Scanned] | None:
@@ -109,7 +115,7 @@ class ScanCache:
     def listing(self, root: Path) -> Listing | None:
         with self._lock:
             found = self._listings.get(root)
-            return None if found is None else dict(found)
+            return None if found is None else dict(found.items())
 
     def kept(self, root: Path) -> Listing | None:
         """The listing an earlier process kept in ``folder``, if any."""
@@ -127,21 +133,43 @@ class ScanCache:
         with self._lock:
             return self._versions.get(root, 0)
 
-    def store(self, root: Path, listing: Listing, keep: bool = True) -> None:
+    def store(self, root: Path, listing: MutableMapping[str, Scanned], keep: bool = True) -> None:
         """Remember ``listing``; with ``keep`` (it changed), also in ``folder``."""
         folders = Counter(posixpath.dirname(rel) for rel in listing)
+        kept = listing
+        if self.packed:  # packed at once: the model is built from it a bucket at a time
+            if not isinstance(kept, Packed):
+                kept = self.fresh(root)
+                kept.update(listing)
+            assert isinstance(kept, Packed)
+            kept.pack()
         with self._lock:
-            self._listings[root] = listing
+            self._listings[root] = kept
             self._folders[root] = folders
             self._versions[root] = self._versions.get(root, 0) + 1
         self._keep(root, listing, keep)
 
-    def _keep(self, root: Path, listing: Listing, keep: bool) -> None:
+    def _keep(self, root: Path, listing: Mapping[str, Scanned], keep: bool) -> None:
         if self.folder is not None and keep:
             key = (*KEPT_KEY, str(root))
             cachefile.write(listing_file(self.folder, root), key, _kept_items(listing))
 
-    def _update(self, root: Path, changes: Mapping[str, Scanned | None]) -> tuple[Listing, int]:
+    def fresh(self, root: Path) -> MutableMapping[str, Scanned]:
+        """An empty listing for ``root``, packed in a packed cache."""
+        if not self.packed:
+            return {}
+        return Packed(_record, lambda rel, record: _unpacked(top_of(root), rel, record))
+
+    def pack(self, root: Path) -> None:
+        """A compile of ``root`` is done: its listing packed again (``packed`` caches)."""
+        with self._lock:
+            found = self._listings.get(root)
+        if isinstance(found, Packed):
+            found.pack()
+
+    def _update(
+        self, root: Path, changes: Mapping[str, Scanned | None]
+    ) -> tuple[MutableMapping[str, Scanned], int]:
         """Apply ``changes`` (path -> its item, None: gone) to ``root``'s listing in place."""
         with self._lock:
             listing, folders = self._listings[root], self._folders[root]
@@ -164,7 +192,7 @@ class ScanCache:
             return any(f == rel or f.startswith(rel + "/") for f in folders) or rel == ""
 
 
-KEPT_FORMAT = 2
+KEPT_FORMAT = 3  # 3: the fingerprint packed in one int
 _ENTRY_FIELDS = tuple(f.name for f in dataclasses.fields(Entry))
 KEPT_KEY = (KEPT_FORMAT, __version__, sys.hexversion, _ENTRY_FIELDS)
 
@@ -182,6 +210,20 @@ def _kept_items(listing: Mapping[str, Scanned]) -> list[tuple[Any, ...]]:
             entry = tuple(getattr(s.shows, name) for name in _ENTRY_FIELDS)
             items.append((s.rel, s.size, s.fingerprint, s.memory.sync, entry))
     return items
+
+
+def _record(rel: str, s: Scanned) -> tuple[Any, ...]:
+    """What a packed listing keeps of ``s`` (a slim cache's: its memory is its sync flag)."""
+    sync = None if s.memory is None else s.memory.sync
+    entry = None if s.shows is None else entry_record(rel, s.shows)
+    return (s.size, sync, s.error, s.fingerprint, entry)
+
+
+def _unpacked(top: str, rel: str, record: tuple[Any, ...]) -> Scanned:
+    size, sync, error, fingerprint, entry = record
+    memory = None if sync is None else SLIM_SYNCED if sync else SLIM_LOCAL
+    shows = None if entry is None else entry_from(rel, entry)
+    return Scanned(top, rel, size, memory, error, fingerprint, shows)
 
 
 def _unkept(top: str, item: tuple[Any, ...]) -> Scanned:
@@ -206,13 +248,30 @@ def scan_root(
 ) -> list[Scanned]:
     """Every memory-named file of ``root``, sorted by path; generated ones are not parsed."""
     cache = cache if cache is not None else ScanCache()
+    new = relist(root, cache, changed)
+    return [new[rel] for rel in sorted(new)]
+
+
+def relist(
+    root: Path, cache: ScanCache, changed: Collection[Path] | None = None
+) -> Mapping[str, Scanned]:
+    """:func:`scan_root`'s listing, stored in ``cache``. A packed cache's is packed as it
+    is made (:data:`memoryd.compile.packed.PACK_EVERY`), never held whole: the daemon's
+    first compile held 100k items at once, and the few objects kept among them pinned
+    Python's arenas, freed but never given back."""
     old = cache.listing(root)
     walk = old is None or changed is None
     if old is None:  # a kept listing spares parsing unchanged files, never the walk
         old = cache.kept(root) or {}
     parsed = cache.parsed
+    new: MutableMapping[str, Scanned]
     if walk:
-        new = {s.rel: s for s in (_scan(root, p, old, cache) for p in walk_files(root))}
+        new = cache.fresh(root)
+        for n, found in enumerate(walk_files(root), 1):
+            scanned = _scan(root, found, old, cache)
+            new[scanned.rel] = scanned
+            if not n % PACK_EVERY and isinstance(new, Packed):
+                new.pack()
     else:
         new, changes = dict(old), dict[str, Scanned | None]()
         for path in changed or ():
@@ -223,23 +282,28 @@ def scan_root(
             else:
                 new[rel] = item
     cache.store(root, new, keep=cache.parsed != parsed or _kept_keys(new) != _kept_keys(old))
-    return [new[rel] for rel in sorted(new)]
+    return new
 
 
 def rescan(
-    root: Path, cache: ScanCache, changed: Collection[Path]
+    root: Path, cache: ScanCache, changed: Collection[Path] | None
 ) -> tuple[dict[str, Scanned | None], int] | None:
-    """Bring the cache's listing of ``root`` in line with ``changed`` without a walk: each
-    path that changed, with its new item (None: gone), and the listing's new version.
+    """Bring the cache's listing of ``root`` in line with ``changed`` without a walk (None:
+    with a walk of the whole root, each file stat'ed and only new fingerprints parsed):
+    each path that changed, with its new item (None: gone), and the listing's new version.
     None when the cache holds no listing of ``root`` yet (:func:`scan_root` walks)."""
     old = cache.listing_view(root)
     if old is None:
         return None
     parsed = cache.parsed
     changes: dict[str, Scanned | None] = {}
-    for path in changed:
+    if changed is None:
+        found = {item.rel: item for item in (_scan(root, p, old, cache) for p in walk_files(root))}
+        changes = {rel: None for rel in old if rel not in found}
+        changes.update(found)
+    for path in changed or ():
         _changes(root, path, old, cache, changes)
-    changes = {rel: item for rel, item in changes.items() if old.get(rel) is not item}
+    changes = {rel: item for rel, item in changes.items() if not _same(old.get(rel), item)}
     listing, version = cache._update(root, changes)
     if changes:
         cache._keep(
@@ -251,6 +315,12 @@ def rescan(
             ),
         )
     return changes, version
+
+
+def _same(old: Scanned | None, new: Scanned | None) -> bool:
+    """Is ``new`` what the listing holds already? An index.md is a new item at each look,
+    and a whole-root pass found every folder changed (each rendered again: 1 s at 100k)."""
+    return old is new or (old is not None and new is not None and old == new)
 
 
 def _changes(
@@ -281,7 +351,7 @@ def _changes(
         changes[rel] = _scan(root, full, old, cache)
 
 
-def _kept_keys(listing: Listing) -> set[str]:
+def _kept_keys(listing: Mapping[str, Scanned]) -> set[str]:
     """The files of ``listing`` that a kept listing holds (:func:`_kept_items`): comparing
     every key wrote the kept listing again after every scan of a root with an index.md,
     which a kept listing never holds (20% of compiling 10k unchanged memories)."""
@@ -313,7 +383,7 @@ def _scan(root: Path, path: Path | str, old: Mapping[str, Scanned], cache: ScanC
         return Scanned(top, rel, 0, None, _reason(exc))
     if not stat.S_ISREG(st.st_mode):  # a FIFO or device named like a memory: never open it
         return Scanned(top, rel, 0, None, NOT_REGULAR)
-    fingerprint = fp.of(st)
+    fingerprint = fp.packed(st)
     known = old.get(rel)
     if known is not None and known.fingerprint == fingerprint and known.memory is not None:
         return known

@@ -38,6 +38,7 @@ from memoryd.compile.blocks import (
     utf8,
 )
 from memoryd.compile.listing import Scanned
+from memoryd.compile.packed import PACK_EVERY, Ids, Packed, entry_from, entry_record
 from memoryd.conflicts import is_conflict_copy
 from memoryd.held import Held
 from memoryd.memory import BINARY, looks_binary, parse
@@ -118,16 +119,18 @@ def routed(part: Part | None) -> tuple[object, ...] | None:
 class RootModel:
     """One root's parts, by path, with what a folder's index.md and ROOT.md need of them.
 
-    Kept lean (the daemon keeps one per root, beside the listing): an entry is stored
-    once, in its folder; the other parts are a path in a set, and the few counts and
-    links the blocks need."""
+    Kept lean (the daemon keeps one per root, beside the listing): the entries packed by
+    folder and their ids as hashes (:mod:`memoryd.compile.packed`: :meth:`pack` when a
+    compile is done); the other parts are a path in a set (index.md files, unreadable
+    and local files: few), and the few counts and links the blocks need."""
 
     def __init__(self, settings: Settings, version: int) -> None:
         self.settings = settings
         self.version = version  # the cache listing's version this model follows
-        self.folders: dict[str, dict[str, Entry]] = defaultdict(dict)  # the entries
+        self.entries: Packed[Entry] = Packed(entry_record, entry_from)  # by path
         self.extras: set[str] = set()  # entries of held-back files not in this work tree
-        self.ids: Counter[str] = Counter()  # the entries' ids
+        self.ids = Ids()  # the entries' ids
+        self._building: list[str] | None = None  # while built: the ids, counted at the end
         self.pointing: dict[str, set[str]] = defaultdict(set)  # superseded_by -> paths
         self.generated: set[str] = set()  # the index.md files of the listing
         self.indexed: Counter[str] = Counter()  # folders with an index.md in the listing
@@ -138,17 +141,26 @@ class RootModel:
         # the last ROOT.md spliced: (bytes read, blocks, bytes made, why it cannot be)
         self.spliced: tuple[bytes | None, dict[str, str], bytes | None, str | None] | None = None
         self.rendered: dict[str, bytes] = {}  # folder -> digest of the index.md last given
+        self.current: set[str] = set()  # folders no change touched since they were rendered
         # folder -> the lines to swap in it since (old, new); None: to render in full
         self.swaps: dict[str, list[tuple[bytes, bytes]] | None] = {}
 
     @classmethod
     def build(cls, listing: Mapping[str, Scanned], settings: Settings, version: int) -> RootModel:
         model, ids = cls(settings, version), set[str]()
-        for rel, item in listing.items():
+        model._building = []
+        for n, (rel, item) in enumerate(listing.items(), 1):
             model._add(rel, part_of(rel, item, settings), ids)
+            if not n % PACK_EVERY:  # never every entry at once (memoryd.compile.packed)
+                model.pack()
         for rel in settings.held.committed.keys() - listing.keys():
             model._add(rel, part_of(rel, None, settings), ids)
+        model.ids, model._building = Ids(model._building), None
         return model
+
+    def pack(self) -> None:
+        """The compile is done: nothing reads the entries until the next one."""
+        self.entries.pack()
 
     def apply(self, changes: Mapping[str, Scanned | None]) -> set[str]:
         """Bring the model in line with ``changes`` (path -> its item, None: gone); the
@@ -177,8 +189,9 @@ class RootModel:
             self.blocks = None
             folders |= {folder_of(rel) for rel in self.pointing[target]}
         # an id that went and came back (an edit keeps its id) leaves every other line as it was
-        came_or_went = ids - (had & self.ids.keys())
+        came_or_went = ids - {i for i in had if i in self.ids}
         self._swap(swapped, came_or_went, folders)
+        self.current -= folders
         return folders
 
     def _swap(
@@ -201,7 +214,7 @@ class RootModel:
     def _stored(self, rel: str) -> Part | None:
         """The part the model holds for ``rel``."""
         folder = folder_of(rel)
-        entry = self.folders[folder].get(rel) if folder in self.folders else None
+        entry = self.entries.get(rel)
         if entry is not None:
             return Part(entry, listed=rel not in self.extras)
         if rel in self.generated:
@@ -223,11 +236,12 @@ class RootModel:
             self.blocked[folder][rel] = part.blocked
         elif part.entry is not None:
             e = part.entry
-            self.folders[folder][rel] = e
+            self.entries[rel] = e
             if not part.listed:
                 self.extras.add(rel)
-            self.ids[e.id] += 1
-            if self.ids[e.id] == 1:
+            if self._building is not None:
+                self._building.append(e.id)
+            elif self.ids.add(e.id):
                 ids.add(e.id)
             if e.superseded_by is not None:
                 self.pointing[e.superseded_by].add(rel)
@@ -248,13 +262,9 @@ class RootModel:
                 del self.blocked[folder]
         elif part.entry is not None:
             e = part.entry
-            del self.folders[folder][rel]
-            if not self.folders[folder]:
-                del self.folders[folder]
+            del self.entries[rel]
             self.extras.discard(rel)
-            self.ids[e.id] -= 1
-            if not self.ids[e.id]:
-                del self.ids[e.id]
+            if self.ids.remove(e.id):
                 ids.add(e.id)
             if e.superseded_by is not None:
                 self.pointing[e.superseded_by].discard(rel)
@@ -267,7 +277,7 @@ class RootModel:
 
     def known_folders(self) -> set[str]:
         """Folders with a memory, an index.md or an unreadable file."""
-        return set(self.folders) | set(self.indexed) | set(self.blocked)
+        return set(self.entries.folders()) | set(self.indexed) | set(self.blocked)
 
     def unreadable(self) -> list[Scanned]:
         """The files that cannot be read, by path."""
@@ -277,33 +287,39 @@ class RootModel:
     @property
     def empty(self) -> bool:
         """The root holds no memory file at all (generated files aside)."""
-        return not self.folders and not self.listed
+        return not self.entries and not self.listed
 
     def index(self, folder: str, on_disk: bytes | None = None) -> bytes | None:
         """The bytes of ``folder``'s index.md (None: the folder holds no memory), from
         ``on_disk`` (its bytes now) with the edited lines swapped when those are the bytes
-        this model last gave it, else rendered in full."""
+        this model last gave it, else rendered in full. A folder no change touched since
+        (a whole-root compile settles every folder) keeps those bytes as they are."""
         swaps = self.swaps.pop(folder, None)
-        entries = self.folders.get(folder)
-        if not entries:
+        if folder not in self.entries.folders():
             self.rendered.pop(folder, None)
+            self.current.discard(folder)
             return None
         data = None
         last = self.rendered.get(folder)
-        if swaps is not None and on_disk is not None and last == _digest(on_disk):
-            data = _swapped(on_disk, swaps)
+        if on_disk is not None and last == _digest(on_disk):
+            if swaps is None and folder in self.current:
+                return on_disk
+            if swaps is not None:
+                data = _swapped(on_disk, swaps)
         if data is None:
-            ordered = sorted((live(e, self.ids) for e in entries.values()), key=index_order)
+            entries = self.entries.in_folder(folder)  # only now: a folder's every entry
+            ordered = sorted((live(e, self.ids) for e in entries), key=index_order)
             data = render_lines(folder, [index_line(e) for e in ordered])
         self.rendered[folder] = _digest(data)
+        self.current.add(folder)
         return data
 
     def root(self) -> dict[str, str]:
         """ROOT.md's blocks, compiled again only when something they show changed."""
         if self.blocks is None:
             by_folder = {
-                folder: [live(e, self.ids) for e in entries.values()]
-                for folder, entries in self.folders.items()
+                folder: [live(e, self.ids) for e in self.entries.in_folder(folder)]
+                for folder in self.entries.folders()
             }
             entries = [e for listed in by_folder.values() for e in listed]
             self.blocks = root_blocks(entries, by_folder, dict(self.settings.descriptions))

@@ -21,7 +21,7 @@ from weakref import WeakKeyDictionary
 
 from memoryd.compile import markers
 from memoryd.compile.blocks import folder_of, index_path, is_ours, utf8
-from memoryd.compile.listing import ScanCache, Scanned, rescan, scan_root
+from memoryd.compile.listing import ScanCache, Scanned, relist, rescan
 from memoryd.compile.model import RootModel, Settings
 from memoryd.config.sections import Config, RootConfig
 from memoryd.findings import Finding
@@ -32,7 +32,8 @@ from memoryd.roots import ROOT_FILE, ROOT_TEMPLATE
 log = logging.getLogger(__name__)
 
 COMPILED_LAYOUTS = ("plugin",)  # the other layouts keep their own index files
-_CACHE = ScanCache(slim=True)  # one per process: the daemon re-parses only changed files
+# one per process: the daemon re-parses only changed files, and keeps no object per file
+_CACHE = ScanCache(slim=True, packed=True)
 Expect = Callable[[Path, bytes | None], None]  # (path, the bytes it will hold; None: deleted)
 _KEPT: dict[Path, ScanCache] = {}
 LISTINGS = "listings"  # in memoryd's cache folder
@@ -120,6 +121,9 @@ def compile_root(
             _settle_index(path, old, data, check, report, expect=expect)
     if not blocked and (not plan.model.empty or (root.path / ROOT_FILE).exists()):
         _settle_root_md(root.path, plan, check, report, expect=expect)
+    with lock:  # nothing reads the entries until the next compile (memoryd.compile.packed)
+        plan.model.pack()
+        cache.pack(root.path)
     return report
 
 
@@ -135,19 +139,17 @@ def _plan(
     models = _MODELS.setdefault(cache, {})
     model = models.get(root)
     rescanned = None
-    if (
-        changed is not None
-        and model is not None
-        and model.settings == settings
-        and model.version == cache.version(root)
-    ):
-        rescanned = rescan(root, cache, changed)
+    if model is not None and model.settings == settings and model.version == cache.version(root):
+        rescanned = rescan(root, cache, changed)  # changed None: a walk, the changes applied
     if rescanned is not None and model is not None:
         changes, model.version = rescanned
-        targets = model.apply(changes) | affected(root, changed or (), model.known_folders())
+        folders = model.apply(changes)
+        if changed is None:  # every folder settled, as a whole compile does
+            targets = folders | model.known_folders()
+        else:
+            targets = folders | affected(root, changed, model.known_folders())
     else:
-        scan_root(root, cache, changed)
-        listing = cache.listing_view(root) or {}
+        listing = relist(root, cache, changed)
         stale = model is not None
         model = models[root] = RootModel.build(listing, settings, cache.version(root))
         folders = model.known_folders()

@@ -246,6 +246,7 @@ class Daemon:
         root = self._root(command.roots[0]) if command.roots else None
         if root is not None and self.guard.live(root.path):
             self.engine.refresh(self.config, root, command.paths)
+            self.trimmer.worked()  # a tick may have trimmed between the compile and this
             self.syncer.touch(root)
 
     def _root(self, path: Path) -> RootConfig | None:
@@ -295,10 +296,11 @@ class Daemon:
 
     def _inspect(self) -> None:
         """Inspect's findings stored for the page (memoryd.inspect_cache), a little after a
-        batch of changes: one run for a burst of saves, not one per file."""
-        from memoryd.inspect_cache import refresh
+        batch of changes: one run for a burst of saves, not one per file. In a child process:
+        its parse of every file must not stay in the daemon's memory (memoryd.inspect_cache)."""
+        from memoryd.inspect_cache import refresh_apart
 
-        refresh(App(env=self.app.env, cwd=self.app.cwd))  # config.yaml as it is now
+        refresh_apart(self.app)  # config.yaml as it is now
 
     def _periodic_reconcile(self) -> None:
         self.worker.send(Cmd.RECONCILE)
