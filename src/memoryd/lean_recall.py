@@ -390,11 +390,10 @@ def _recall(
     roots: list[_Root],
     args: Mapping[str, Any],
     *,
-    dates: Sequence[tuple[int, int]] = (),
-    once: bool = True,
+    dates: Sequence[tuple[int, int]] = (), once: bool = True,
 ) -> list[_Hit]:
-    """memoryd.index.search.recall for plugin roots, with the same functions. ``once``: this
-    process answers one recall (the counts asked for are read, not every count parsed)."""
+    """memoryd.index.search.recall for plugin roots, with the same functions (``once``: for
+    one recall, so hits.hit_reader reads the counts asked for, not every count)."""
     from types import SimpleNamespace  # (memoryd.index loaded types)
 
     from memoryd.index.hits import hit_lookup, hit_reader
@@ -408,8 +407,7 @@ def _recall(
     if not roots:
         return []
     filters = {"kind": args.get("kind"), "type": None, "scope_id": None}
-    lookup = hit_reader if once else hit_lookup  # the daemon's reads on from where it stopped
-    counts = {r.path: lookup(r.path, strict=True) for r in roots}
+    counts = {r.path: (hit_reader if once else hit_lookup)(r.path, strict=True) for r in roots}
     kept = pick(
         _Index(conn), forms, roots, filters, limit, settings, counts, int(time.time() * 1000),
         dates=dates, admit=_plugin_only,
