@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.index.hits import read_hits
+from memoryd.index.hits import bump_hits, read_hits, render
 from memoryd.paths import resolve_paths
 from memoryd.runlock import DaemonLock
 from tests.helpers import git, run_cli
@@ -246,6 +246,21 @@ def test_hit_counts_are_written_alike(home: Home) -> None:
     assert lean.lean
     assert lean.states[home.global_root / ".state.json"] is not None
     assert read_hits(home.global_root)["pitfalls/deploy"] >= 1
+    lean.same_as(full)
+
+
+def test_hit_counts_are_read_for_the_hits_alone(home: Home) -> None:
+    """The lean path finds the counts of its candidates in the sorted file, appended hits
+    included, and parses no JSON (at 100k memories parsing every count cost more than the
+    query): the full path, which parses them all, ranks and counts alike."""
+    counts = {f"facts/other{n:04d}": n for n in range(3000)}
+    counts.update({"pitfalls/ci": 2, "pitfalls/deploy": 40})
+    file = home.global_root / ".state.json"
+    file.write_text(render({"hits": counts}), encoding="utf-8")
+    bump_hits(home.global_root, ["facts/sqlite"] * 3)
+    lean, full = home.both(["recall", "pnpm", "wal"])
+    assert lean.lean
+    assert "json" not in lean.modules
     lean.same_as(full)
 
 

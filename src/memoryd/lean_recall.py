@@ -240,7 +240,7 @@ def _answer(
     conn = _open(file, snapshot) if kept is None else _kept(kept, file, snapshot)
     try:
         _fresh(conn, roots, [r for r in roots if r.listed], os.path.join(state_dir, "daemon.lock"))
-        hits = _recall(conn, snapshot, forms, roots, args, dates=dates)
+        hits = _recall(conn, snapshot, forms, roots, args, dates=dates, once=kept is None)
     finally:
         if kept is None:
             conn.close()
@@ -390,12 +390,13 @@ def _recall(
     roots: list[_Root],
     args: Mapping[str, Any],
     *,
-    dates: Sequence[tuple[int, int]] = (),
+    dates: Sequence[tuple[int, int]] = (), once: bool = True,
 ) -> list[_Hit]:
-    """memoryd.index.search.recall for plugin roots, with the same functions."""
+    """memoryd.index.search.recall for plugin roots, with the same functions (``once``: for
+    one recall, so hits.hit_reader reads the counts asked for, not every count)."""
     from types import SimpleNamespace  # (memoryd.index loaded types)
 
-    from memoryd.index.hits import hit_lookup
+    from memoryd.index.hits import hit_lookup, hit_reader
     from memoryd.index.pick import pick
     from memoryd.index.snippet import MARKERS, explain
 
@@ -406,7 +407,7 @@ def _recall(
     if not roots:
         return []
     filters = {"kind": args.get("kind"), "type": None, "scope_id": None}
-    counts = {r.path: hit_lookup(r.path, strict=True) for r in roots}
+    counts = {r.path: (hit_reader if once else hit_lookup)(r.path, strict=True) for r in roots}
     kept = pick(
         _Index(conn), forms, roots, filters, limit, settings, counts, int(time.time() * 1000),
         dates=dates, admit=_plugin_only,

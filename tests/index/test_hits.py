@@ -120,3 +120,45 @@ def test_the_file_folds_itself_as_it_grows(tmp_path: Path, monkeypatch: pytest.M
         bump_hits(tmp_path, [f"facts/m{n % 7}"])
     assert (tmp_path / ".state.json").stat().st_size < 200  # folded: the object, few lines
     assert read_hits(tmp_path) == {f"facts/m{k}": 6 if k < 5 else 5 for k in range(7)}
+
+
+@seed(3939)
+@settings(max_examples=300, deadline=None)
+@given(st.none() | states, st.lists(ids, max_size=8), st.lists(ids, max_size=4))
+def test_a_reader_that_asks_once_counts_as_the_whole_parse(
+    state: dict[str, Any] | None, appended: list[str], others: list[str]
+) -> None:
+    """hit_reader (the lean recall's: a binary search of the sorted lines, not a parse of
+    every count) gives every id, present or not, the count hit_lookup's parse gives it:
+    for a file of any state, hits appended to it or to no file at all (None)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        if state is not None:
+            text = render(state)
+            Path(tmp, ".state.json").write_text(text, encoding="utf-8", errors="surrogatepass")
+        bump_hits(tmp, appended)
+        hits._SEEN.clear()
+        whole = hit_lookup(tmp)
+        once = hits.hit_reader(tmp)
+        asked = [*appended, *others, *((state or {}).get("hits") or {})]
+        assert [once(i) for i in asked] == [whole(i) for i in asked]
+
+
+def test_a_reader_that_asks_once_does_not_parse_every_count(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At 100k memories parsing every count cost the lean recall more than its query: the
+    reader of one recall finds the ids it is asked for and decodes no JSON."""
+    (tmp_path / ".state.json").write_text(
+        render({"hits": {f"facts/m{n:05d}": n for n in range(5000)}}), encoding="utf-8"
+    )
+    bump_hits(tmp_path, ["facts/m00007", "facts/new"])
+
+    def refused(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("parsed as JSON")
+
+    monkeypatch.setattr(json, "loads", refused)
+    monkeypatch.setattr(json.JSONDecoder, "raw_decode", refused)
+    lookup = hits.hit_reader(tmp_path, strict=True)
+    assert [lookup(i) for i in ("facts/m00007", "facts/m04999", "facts/new", "facts/x")] == [
+        8, 4999, 1, 0,
+    ]

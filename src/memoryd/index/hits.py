@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import _thread
 import fcntl
-import json
 import os
+from collections import Counter
 from collections.abc import Callable, Sequence
 
 from memoryd.fsutil import atomic_write, new_file_mode
@@ -107,12 +107,175 @@ class Lookups(dict[str, "Callable[[str], int]"]):
         return lookup
 
 
+_HEAD = b'{\n "hits": {\n  "'  # render's file of counts only, up to its first key
+_TAIL = b"\n }\n}\n"  # ...and where its object ends
+
+
+class _Unusual(Exception):
+    """Not a file of counts alone as :func:`render` writes it: parse it whole."""
+
+
+def hit_reader(root: StrPath, *, strict: bool = False) -> Callable[[str], int]:
+    """:func:`hit_lookup`'s counts for a process that asks once: the file is read, not parsed.
+
+    Each id asked for is found by a binary search of the object's lines (:func:`render`
+    writes one count a line, keys sorted) and its appended lines are counted; a file not
+    of that form (other keys, other values, a line the search cannot read) is parsed
+    whole as :func:`hit_lookup` parses it. Kept nowhere: a later call reads the file again.
+    """
+    file = os.path.join(root, STATE_FILE)
+    try:
+        fd = os.open(file, os.O_RDONLY)
+        try:
+            data = _read_all(fd)
+        finally:
+            os.close(fd)
+    except FileNotFoundError:
+        return lambda _memory_id: 0
+    except OSError as exc:
+        if strict:
+            raise
+        _warn(file, exc)
+        return lambda _memory_id: 0
+    if data.startswith(_HEAD):
+        end = data.find(b"}", len(_HEAD))
+        while end > 0 and data[end - 2 : end] != b"\n ":  # a brace in an id, or a nested value
+            end = data.find(b"}", end + 1)
+        end -= 2  # where the object of counts ends (find(b"\n }") is slower than memchr)
+        if end < 0 or data[end : end + len(_TAIL)] != _TAIL:
+            return _parsed(file, data, strict)
+        lines = end + len(_TAIL) - 1
+    elif data[:1] in (b'"', b""):  # hits appended and never folded: no object yet
+        end = lines = 0
+    else:
+        return _parsed(file, data, strict)
+    appended = Counter(data[lines : data.rfind(b"\n") + 1].split(b"\n"))
+    found: dict[str, int] = {}
+    whole: list[Callable[[str], int]] = []  # the file parsed, once a line was not a count
+    escaped: list[Counter[str]] = []  # the appended lines json escaped, read once asked for
+
+    def lookup(memory_id: str) -> int:
+        if whole:
+            return whole[0](memory_id)
+        count = found.get(memory_id)
+        if count is None:
+            key = memory_id.encode("utf-8", "surrogatepass")
+            try:
+                count = _search(data, len(_HEAD) - 3, end, key) if end else 0
+            except (_Unusual, ValueError):
+                whole.append(_parsed(file, data, strict))
+                return whole[0](memory_id)
+            if _plain(memory_id):
+                count += appended[b'"' + memory_id.encode("ascii") + b'"']
+            else:  # the lines of an id json escaped: as json reads them
+                if not escaped:
+                    escaped.append(_unescaped(appended))
+                count += escaped[0][memory_id]
+            found[memory_id] = count
+        return count
+
+    return lookup
+
+
+def _parsed(file: str, data: bytes, strict: bool) -> Callable[[str], int]:
+    """:func:`hit_reader` for a file of another form: every count parsed, as by hit_lookup."""
+    try:
+        hits = _parse(data)[0]["hits"]
+    except ValueError as exc:
+        if strict:
+            raise
+        _warn(file, exc)
+        hits = {}
+
+    def lookup(memory_id: str) -> int:
+        value = hits.get(memory_id, 0)
+        return value if type(value) is int else 0
+
+    return lookup
+
+
+def _search(data: bytes, lo: int, hi: int, key: bytes) -> int:
+    """The count of ``key`` (an id's UTF-8) among the lines of ``data[lo:hi]`` (each
+    ``  "<id>": <count>,`` in the order of the ids), 0 when none holds it; raises
+    :class:`_Unusual` at a line that is not one count."""
+    while lo < hi:
+        start = data.rfind(b"\n", lo, (lo + hi) // 2) + 1 or lo
+        stop = data.find(b"\n", start, hi)
+        if stop < 0:
+            stop = hi
+        if data[start : start + 3] != b'  "':
+            raise _Unusual  # not an id of the object's own (a nested value's line)
+        quote = data.find(b'"', start + 3, stop)
+        if quote < 0:
+            raise _Unusual
+        name = data[start + 3 : quote]
+        if b"\\" in name:  # an escaped id (or a quote in it): json reads the line
+            name = _escaped(data[start:stop])
+        if name == key:
+            return _count_of(data[start:stop])
+        if name < key:  # UTF-8 sorts as the code points do (json's sort_keys)
+            lo = stop + 1
+        else:
+            hi = start
+    return 0
+
+
+def _escaped(line: bytes) -> bytes:
+    """The id (UTF-8) of a line whose id json escaped."""
+    import json
+
+    try:
+        ((name, _count),) = json.loads(b"{" + line.rstrip(b",") + b"}").items()
+    except ValueError as exc:
+        raise _Unusual from exc
+    return str(name).encode("utf-8", "surrogatepass")
+
+
+def _count_of(line: bytes) -> int:
+    """The count a line of the object holds (:class:`_Unusual`: not a whole number)."""
+    digits = line[line.rindex(b'": ') + 3 :].removesuffix(b",")
+    if not digits.lstrip(b"-").isdigit():
+        raise _Unusual  # a float, true, null, a text, a list, an object
+    return int(digits)
+
+
+def _unescaped(lines: Counter[bytes]) -> Counter[str]:
+    """The ids of the appended ``lines`` that hold an escape, counted as json reads them."""
+    import json
+
+    ids: Counter[str] = Counter()
+    for line, times in lines.items():
+        if b"\\" not in line:
+            continue
+        try:
+            memory_id = json.loads(line)
+        except ValueError:  # torn by a crash: not a hit
+            continue
+        if type(memory_id) is str:
+            ids[memory_id] += times
+    return ids
+
+
+def _plain(memory_id: str) -> bool:
+    """Is ``memory_id`` its own line's text, ``json.dumps`` escaping nothing in it?"""
+    return memory_id.isascii() and memory_id.isprintable() and not {'"', "\\"} & set(memory_id)
+
+
+def _line(memory_id: str) -> str:
+    """An id as a line of hits holds it: ``json.dumps(memory_id)`` (ASCII, escaped)."""
+    if _plain(memory_id):
+        return f'"{memory_id}"'  # what json.dumps gives it, without importing json
+    import json
+
+    return json.dumps(memory_id)
+
+
 def bump_hits(root: StrPath, ids: Sequence[str], *, strict: bool = False) -> None:
     """Add one hit to each id (an id listed twice gets two; ``strict``: see hit_lookup)."""
     if not ids or not os.path.isdir(root):
         return
     file = os.path.join(root, STATE_FILE)
-    lines = "".join(json.dumps(memory_id) + "\n" for memory_id in ids)  # ASCII: any id
+    lines = "".join(_line(memory_id) + "\n" for memory_id in ids)  # ASCII: any id
     fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     try:
         fcntl.flock(fd, fcntl.LOCK_SH)
@@ -161,6 +324,8 @@ def render(state: dict[str, Any]) -> str:
     third of a recall answered by the daemon. The usual state (only counts) is written by
     json's C encoder with separators that give the same indentation.
     """
+    import json
+
     hits = state.get("hits")
     if len(state) == 1 and type(hits) is dict and hits and _only_counts(hits):
         inner = json.dumps(hits, ensure_ascii=False, sort_keys=True, separators=(",\n  ", ": "))
@@ -213,6 +378,8 @@ def _read_all(fd: int) -> bytes:
 
 def _parse(data: bytes) -> tuple[dict[str, Any], int]:
     """The state ``data`` holds, appended hits counted in, and where its last line ends."""
+    import json
+
     text = data.decode("utf-8", "surrogatepass")
     start = len(text) - len(text.lstrip())
     state: Any = {}
@@ -247,6 +414,8 @@ def _read_on(file: str, fd: int, offset: int, hits: dict[Any, Any], strict: bool
 
 def _count(data: bytes, start: int, hits: dict[Any, Any]) -> int:
     """Add the hit lines of ``data`` after ``start``; where the last whole line ends."""
+    import json
+
     end = data.rfind(b"\n") + 1
     if end <= start:
         return start

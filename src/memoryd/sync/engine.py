@@ -374,11 +374,13 @@ class _Cycle:
 
     def _repair_user_index(self) -> None:
         """Index entries under the root left behind HEAD (a cycle killed mid-way): refresh."""
-        if self.repo.git.rev("HEAD") is None:
-            return
-        raw = self.repo.git.run(
-            "diff", "--cached", "--name-only", "-z", "HEAD", "--", self.repo.pathspec, readonly=True
-        ).out
+        args = ("diff", "--cached", "--name-only", "-z", "HEAD", "--", self.repo.pathspec)
+        done = self.repo.git.run(*args, readonly=True, check=False)
+        if done.code != 0:
+            if self.repo.git.rev("HEAD") is None:
+                return  # an unborn branch: nothing committed to be behind
+            raise GitError(args, done.code, done.err)
+        raw = done.out
         stale = [p.decode("utf-8", "surrogateescape") for p in raw.split(b"\0") if p]
         if stale:
             local.refresh_user_index(self.repo, stale)

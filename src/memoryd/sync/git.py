@@ -174,8 +174,23 @@ class Git:
         return done.text.split()
 
     def config_get(self, key: str) -> str | None:
-        done = self.asked("config", "--get", key)
-        return done.text.strip() or None if done.code == 0 else None
+        """What ``git config --get key`` says (its last value), or None."""
+        values = self.config().get(_canonical(key))
+        return values[-1].strip() or None if values and values[-1] is not None else None
+
+    def config(self) -> dict[str, list[str | None]]:
+        """Every variable of the config git reads here (every scope, includes followed) with
+        its values in order (None: a name with no ``=``), from one ``config --list``: a
+        cycle asked for six variables, a git each."""
+        done = self.asked("config", "-z", "--list")
+        found: dict[str, list[str | None]] = {}
+        if done.code != 0:
+            return found
+        for item in done.out.split(b"\0"):
+            if item:
+                name, newline, value = item.decode("utf-8", "replace").partition("\n")
+                found.setdefault(name, []).append(value if newline else None)
+        return found
 
     def ls_tree(
         self, rev: str, prefix: str, paths: Sequence[str] = ()
@@ -256,6 +271,14 @@ class Git:
     def update_ref(self, ref: str, new: str, old: str | None, reason: str) -> None:
         """Compare-and-swap a ref: fails when it no longer points at ``old``."""
         self.run("update-ref", "-m", reason, ref, new, old if old else ZERO)
+
+
+def _canonical(key: str) -> str:
+    """A config variable's name as ``config --list`` gives it: its section and its name
+    lower case, a subsection (``branch.<name>.merge``) as it is."""
+    section, _, rest = key.partition(".")
+    middle, dot, name = rest.rpartition(".")
+    return f"{section.lower()}.{middle}{dot}{name.lower()}"
 
 
 def _split_z(raw: bytes) -> list[str]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 from pathlib import Path
 
 from memoryd.sync.git import ZERO
@@ -74,7 +75,7 @@ def check(repo: Repo, whole: str) -> tuple[str, str | None]:
         return head, None
     if _partial(repo):  # objects missing by design (a clone with --filter)
         return head, None
-    if not missing(repo, head, whole if whole and _exists(repo, whole) else None):
+    if not missing(repo, head, whole or None):  # (a ``whole`` gone: all of head is read)
         return head, None
     good, where = _newest_whole(repo, ref, head)
     if good is None:
@@ -98,10 +99,12 @@ def check(repo: Repo, whole: str) -> tuple[str, str | None]:
 
 def _partial(repo: Repo) -> bool:
     """A partial clone: a promisor remote (or extensions.partialClone) fetches on demand."""
-    done = repo.git.asked(
-        "config", "--get-regexp", r"^(extensions\.partialclone|remote\..*\.promisor)$"
+    return any(
+        value is None or not f" {value}".endswith(" false")
+        for name, values in repo.git.config().items()
+        if name == "extensions.partialclone" or re.fullmatch(r"remote\..*\.promisor", name)
+        for value in values
     )
-    return any(not line.endswith(" false") for line in done.text.splitlines())
 
 
 def _exists(repo: Repo, sha: str) -> bool:
