@@ -394,3 +394,30 @@ def test_a_file_name_that_is_not_utf8_is_compiled_as_the_cli_compiles_it(
     said = [r.getMessage() for r in caplog.records if "cannot index" in r.getMessage()]
     assert len(said) == 1, said
     assert not [r for r in caplog.records if "hand edit" in r.getMessage()]
+
+
+def test_the_start_up_pass_merges_two_big_segments_of_the_index(
+    tmp_path: Path, threads_checked: None, monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A cold index leaves big segments that FTS5 later merged inside a one-file save (2 s at
+    100k memories); the daemon merges them after a whole-root pass instead."""
+    from memoryd.index import open_index, reconcile, segments
+
+    app, root = app_with_root()
+    with open_index(app.paths) as db:
+        for batch in range(2):  # two transactions: two segments
+            for i in range(5):
+                (root / "facts").mkdir(exist_ok=True)
+                (root / "facts" / f"n{batch}-{i}.md").write_text(memory(f"crane note {batch} {i}"))
+            reconcile(db, app.config)
+        assert segments.big_segments(db.conn) == 0
+    monkeypatch.setattr(segments, "BIG_PAGES", 1)
+    with caplog.at_level(logging.INFO, logger="memoryd.index.segments"):
+        daemon = start(app)
+        try:
+            assert "index: merged the full-text index" in caplog.text
+            with open_index(app.paths) as db:
+                assert segments.big_segments(db.conn) == 1
+        finally:
+            daemon.stop()

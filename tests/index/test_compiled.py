@@ -121,4 +121,25 @@ def test_an_index_of_tokenizer_2_is_rebuilt_so_no_compiled_text_is_left_to_delet
         assert db.conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 0
         reconcile(db, world.config)
         assert instances(db) == set()
-    assert "the tokenizer changed (version 2, now 7): rebuilding the index" in caplog.text
+    assert "the tokenizer changed (version 2, now 8): rebuilding the index" in caplog.text
+
+
+def test_a_summary_equal_to_the_body_leaves_as_it_came(
+    world: World, db: IndexDB, tmp_path: Path
+) -> None:
+    """A summary that is the whole body gives FTS5 no tokens (memoryd.index.store.fts_tokens);
+    edits that make it so and undo it take out exactly what went in."""
+    path = world.write(world.global_root, "facts/tide.md", "neap tide", summary="Neap  tide")
+    reconcile(db, world.config)
+    assert {(term, col) for _, term, col, _ in instances(db)} == {
+        ("fact", "id"), ("tide", "id"), ("neap", "body"), ("tide", "body")
+    }
+    for summary, body in [("neap", "neap tide"), ("spring tide", "spring tide"),
+                          ("", "spring tide"), ("spring tide", "spring tide")]:  # fmt: skip
+        world.write(world.global_root, "facts/tide.md", body, summary=summary)
+        reconcile(db, world.config)
+        assert instances(db) == fresh(world, tmp_path / summary.replace(" ", "-"))
+    db.conn.execute("INSERT INTO memories_fts(memories_fts, rank) VALUES ('integrity-check', 0)")
+    path.unlink()
+    reconcile(db, world.config)
+    assert instances(db) == set()

@@ -272,6 +272,25 @@ def test_a_summary_repeating_the_body_does_not_outweigh_two_terms(
     assert ids(search(db, world, "kafka topic retention"))[0] == "facts/two"
 
 
+def test_a_summary_that_is_the_whole_body_is_not_counted_twice(
+    world: World, db: IndexDB
+) -> None:
+    """A one-sentence memory whose summary is its whole text counted every word twice, a
+    question's filler too: it scores as the same memory without a summary, while a summary
+    that is only the body's first sentence still counts."""
+    filler(world)
+    body = "the staging deploy waits for the nightly kafka backup"
+    world.write(world.global_root, "facts/twice.md", body, summary=body, updated=NOW_MS)
+    world.write(world.global_root, "facts/once.md", body, updated=NOW_MS)
+    world.write(world.global_root, "facts/lead.md", f"{body}. It takes an hour.",
+                summary=body, updated=NOW_MS)  # fmt: skip
+    world.write(world.global_root, "facts/plain.md", f"{body}. It takes an hour.",
+                updated=NOW_MS)  # fmt: skip
+    hits = {h.id: h.score for h in search(db, world, "kafka backup")}
+    assert hits["facts/twice"] == pytest.approx(hits["facts/once"])
+    assert hits["facts/lead"] > hits["facts/plain"]
+
+
 def test_a_chinese_sentence_searches_its_characters_too(world: World, db: IndexDB) -> None:
     """A sentence's bigrams mostly straddle two words (我今 天早); a memory telling the same
     thing in other words (吵架 for 争吵) shared none of them and was never found."""

@@ -584,7 +584,7 @@ def test_an_index_of_the_unstemmed_tokenizer_is_rebuilt_from_the_files(
         assert db.conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 0
         assert len(reconcile(db, world.config).added) == 1
         assert fts_count(db, '"deploy"') == 1
-    assert "the tokenizer changed (version 1, now 7): rebuilding the index" in caplog.text
+    assert "the tokenizer changed (version 1, now 8): rebuilding the index" in caplog.text
     assert not list(world.paths.index_db.parent.glob("*.bad-*"))  # rebuilt, not moved aside
 
 
@@ -611,7 +611,7 @@ def test_an_index_of_tokenizer_3_reads_a_frontmatter_with_an_impossible_date_aga
         assert fts_count(db, '"quokka"') == 1
         summary = db.conn.execute("SELECT summary FROM memories WHERE path = ?", (str(path),))
         assert summary.fetchone()[0] == "quokka rota"
-    assert "the tokenizer changed (version 3, now 7): rebuilding the index" in caplog.text
+    assert "the tokenizer changed (version 3, now 8): rebuilding the index" in caplog.text
 
 
 def test_an_index_of_tokenizer_4_reads_a_frontmatter_with_spaced_fences_again(
@@ -633,7 +633,7 @@ def test_an_index_of_tokenizer_4_reads_a_frontmatter_with_spaced_fences_again(
         assert len(reconcile(db, world.config).added) == 1
         summary = db.conn.execute("SELECT summary FROM memories WHERE path = ?", (str(path),))
         assert summary.fetchone()[0] == "quokka rota"
-    assert "the tokenizer changed (version 4, now 7): rebuilding the index" in caplog.text
+    assert "the tokenizer changed (version 4, now 8): rebuilding the index" in caplog.text
 
 
 def test_quick_check_runs_again_only_when_the_file_changed(

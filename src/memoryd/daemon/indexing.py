@@ -147,6 +147,12 @@ class Engine:
         unindexed = [] if only is None else [path for path, _ in report.unknown]
         return [*report.added, *report.changed, *report.removed, *unindexed]
 
+    def tidy(self) -> bool:
+        """Merge the index's big segments now rather than inside a later save."""
+        from memoryd.index.segments import tidy
+
+        return tidy(self.db.conn)
+
     def _warn_malformed(self, paths: list[Path]) -> None:
         """One line for each new or changed file whose frontmatter does not parse: the
         memory is indexed by its text alone (no kind, summary, pin), which nothing said

@@ -220,8 +220,12 @@ class Daemon:
         self._reconcile(None)
 
     def _refresh(self, root: RootConfig, only: Collection[Path] | None) -> int:
-        """Reindex now (searchable at once), recompile on the compile thread."""
+        """Reindex now (searchable at once), recompile on the compile thread. After a whole
+        root (the start-up pass, a rescan, the periodic one) the index's big segments are
+        merged if there are two, so no later save waits for it (memoryd.index.segments)."""
         changed = self.engine.refresh(self.config, root, only)
+        if only is None:
+            self.engine.tidy()
         self.trimmer.worked()
         if changed or only is None:
             self.compiler.request(root.path, None if only is None else changed)

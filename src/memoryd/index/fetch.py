@@ -106,7 +106,8 @@ else:
 
 # bm25 column weights: id, summary, load_when, body. The summary weighs as the body does: most
 # summaries repeat the body's first words, and at 4 a question's filler matched twice in the
-# short memories whose summary is their whole text (docs/search.md).
+# short memories whose summary is their whole text (such a summary now gives FTS5 no text at
+# all: memoryd.index.store.fts_tokens; docs/search.md).
 COLUMN_WEIGHTS = (3.0, 1.0, 4.0, 1.0)
 GROWTH = 8
 # Rows FTS5's top k holds beyond ``fetch`` for the filters to refuse: superseded memories

@@ -19,7 +19,6 @@ from memoryd.config.sections import RootConfig
 from memoryd.index import store
 from memoryd.index.db import dump_problems, join_lines
 from memoryd.index.layout import expected_id, identify, summary
-from memoryd.index.tokenizer import index_text
 from memoryd.memory import NOT_REGULAR, Problem, parse
 from memoryd.team import visible_to
 from memoryd.validation import validate
@@ -200,9 +199,7 @@ def _load_read(
     ]
     reads = [HIDDEN if row is HIDDEN else done for row, done in zip(rows, reads, strict=True)]
     rows = [None if row is HIDDEN else row for row in rows]
-    texts = [store.texts(row) for row in rows if row is not None]
-    columns = [list(map(index_text, column)) for column in zip(*texts, strict=True)]
-    tokens = iter(zip(*columns, strict=True))
+    tokens = iter(store.fts_tokens([store.texts(row) for row in rows if row is not None]))
     out: list[Loaded | Failed] = []
     for done, row in zip(reads, rows, strict=True):
         if isinstance(done, Failed):

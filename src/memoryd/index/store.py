@@ -57,6 +57,29 @@ def texts(row: Sequence[Any]) -> tuple[str | None, ...]:
 
 
 _NO_TEXT = ("",) * len(TEXT_COLUMNS)
+_SUMMARY, _BODY = TEXT_COLUMNS.index("summary"), TEXT_COLUMNS.index("body")
+
+
+def fts_tokens(rows: Sequence[Sequence[str | None]]) -> list[tuple[str, ...]]:
+    """What FTS5 is given for each of ``rows`` (each a :func:`texts`): every column's
+    :func:`index_text`, one column at a time (``map`` runs in C), except a summary that
+    is the body over again (:func:`_unrepeated`)."""
+    columns = [list(map(index_text, column)) for column in zip(*rows, strict=True)]
+    if columns:
+        columns[_SUMMARY] = list(map(_unrepeated, columns[_SUMMARY], columns[_BODY]))
+    return list(zip(*columns, strict=True))
+
+
+def _unrepeated(summary: str, body: str) -> str:
+    """A summary's tokens, or none when they are the body's own: a one-sentence memory
+    whose summary is its whole text would count every word twice, a question's filler
+    too ("What did you get?" outranked the long memory holding the answer). A summary
+    that says more than the body, or less (the first sentence of several), still counts.
+    (Equal token lists give strings whose lengths differ only by the double spaces of
+    pieces without a token, so a much shorter summary is not compared word by word.)"""
+    if summary == body or (2 * len(summary) >= len(body) and summary.split() == body.split()):
+        return ""
+    return summary
 
 
 def compiled(path: str, root: str, layout: str) -> bool:
@@ -74,8 +97,8 @@ def compiled(path: str, root: str, layout: str) -> bool:
 
 
 def put(conn: sqlite3.Connection, row: Sequence[Any], tokens: Sequence[str]) -> None:
-    """Insert or replace the row for ``row[0]`` (its path); ``tokens`` is the
-    :func:`index_text` of each of its :data:`TEXT_COLUMNS`, in order."""
+    """Insert or replace the row for ``row[0]`` (its path); ``tokens`` is what
+    :func:`fts_tokens` gives its :func:`texts`."""
     inserted = conn.execute(_INSERT, tuple(row))
     if inserted.rowcount == 1:
         rowid = inserted.lastrowid
@@ -140,5 +163,5 @@ def _forget_text(conn: sqlite3.Connection, old: Sequence[Any]) -> None:
     """Take a row's tokens out of the full-text table (the exact ones it was given):
     ``old`` is an :data:`_OLD` row, and its text goes to FTS5 as :func:`texts` gave it."""
     rowid, path, root, layout, *text = old
-    tokens = _NO_TEXT if compiled(path, root, layout) else tuple(map(index_text, text))
-    conn.execute(_FTS_DELETE, (rowid, *tokens))
+    (given,) = fts_tokens([_NO_TEXT if compiled(path, root, layout) else text])
+    conn.execute(_FTS_DELETE, (rowid, *given))

@@ -43,7 +43,9 @@ from collections.abc import Callable, Sequence
 # 6: UTF-16 text after its byte order mark is read as text (memoryd.memory.utf16_codec),
 #    not as UTF-8 with a replacement character for every other byte.
 # 7: irregular English forms become their base word's stem (went, gone -> go; :data:`IRREGULAR`).
-TOKENIZER_VERSION = 7
+# 8: a summary that is the whole body over again gives FTS5 no tokens of its own
+#    (memoryd.index.store.fts_tokens): such a memory counted every word twice.
+TOKENIZER_VERSION = 8
 # Function words a query does not search for (unless it is made of nothing else): articles,
 # conjunctions, prepositions, auxiliaries, pronouns, question words, and what an apostrophe
 # leaves of a contraction or a possessive ("Kate's" -> kate s, "didn't" -> didn t). In a
