@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -57,6 +58,13 @@ def test_the_daemon_trims_after_an_edit_once_quiet(tmp_path: Path, threads_check
         save(root / "facts" / "new.md", memory("an edit"))  # one batch: one piece of work
         assert wait_until(lambda: settled(app, tmp_path / "s"))
         assert wait_until(lambda: len(calls) > started)
+
+        def done() -> bool:  # the compile's own writes reindexed after it, and trimmed after
+            before = len(calls)
+            time.sleep(0.3)  # three ticks
+            return len(calls) == before
+
+        assert wait_until(done)
         quiet = len(calls)
         assert not wait_until(lambda: len(calls) > quiet, timeout=0.5)  # idle: no more trims
     finally:

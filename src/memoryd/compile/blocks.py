@@ -22,7 +22,7 @@ import posixpath
 import re
 import sys
 from collections import defaultdict
-from collections.abc import Collection, Container, Iterable, Mapping
+from collections.abc import Collection, Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 
 from memoryd.compile import markers
@@ -139,7 +139,7 @@ def compile_entries(
     by_folder = group(entries)
     wanted = sorted(by_folder if folders is None else set(folders) & set(by_folder))
     indexes = {folder: render_index(folder, by_folder[folder]) for folder in wanted}
-    blocks = root_blocks(entries, by_folder, descriptions or {})
+    blocks = root_blocks(by_folder.items(), descriptions or {})
     try:
         text = ROOT_TEMPLATE if root_md is None else root_md.decode("utf-8")
         spliced = markers.splice(text, blocks)
@@ -180,14 +180,32 @@ def group(entries: Iterable[Entry]) -> dict[str, list[Entry]]:
 
 
 def root_blocks(
-    entries: list[Entry], by_folder: Mapping[str, list[Entry]], descriptions: Mapping[str, str]
+    by_folder: Iterable[tuple[str, list[Entry]]], descriptions: Mapping[str, str]
 ) -> dict[str, str]:
+    """ROOT.md's blocks from each folder's entries, read once, a folder at a time: the
+    daemon decodes its folders one by one (memoryd.compile.packed), never all at once."""
+    counts: dict[str, int] = {}
+    rules: list[Entry] = []
+
+    def entries() -> Iterator[Entry]:
+        for folder, listed in by_folder:
+            if listed:
+                counts[folder] = current(listed)
+            rules.extend(e for e in listed if e.kind == "rule")
+            yield from listed
+
+    routing = routing_lines(entries())
     bodies = {
-        "rules": rules_lines(entries),
-        "directory": directory_lines(by_folder, descriptions),
-        "routing": routing_lines(entries),
+        "rules": rules_lines(rules),
+        "directory": directory_rows(counts, descriptions),
+        "routing": routing,
     }
     return {name: _block(name, bodies[name]) for name in BLOCKS}
+
+
+def current(entries: Iterable[Entry]) -> int:
+    """How many of ``entries`` are current (not superseded)."""
+    return sum(1 for e in entries if not e.superseded_by)
 
 
 def _block(name: str, body: list[str]) -> str:
@@ -209,12 +227,19 @@ def rules_lines(entries: Iterable[Entry]) -> list[str]:
 def directory_lines(
     by_folder: Mapping[str, list[Entry]], descriptions: Mapping[str, str]
 ) -> list[str]:
+    counts = {folder: current(listed) for folder, listed in by_folder.items() if listed}
+    return directory_rows(counts, descriptions)
+
+
+def directory_rows(counts: Mapping[str, int], descriptions: Mapping[str, str]) -> list[str]:
+    """The directory block's lines; ``counts``: each folder holding a memory -> how many
+    of them are current (superseded ones are not counted)."""
     described = {k.strip("/"): one_line(v) for k, v in descriptions.items()}
-    folders = sorted(set(DEFAULT_DESCRIPTIONS) | set(by_folder))
+    folders = sorted(set(DEFAULT_DESCRIPTIONS) | set(counts))
     rows = []
     for folder in folders:
-        listed = by_folder.get(folder, ())
-        count = sum(1 for e in listed if not e.superseded_by)  # current memories only
+        listed = folder in counts
+        count = counts.get(folder, 0)
         label = shown_name(folder or ".") + "/"
         shown = f"[{cell(label)}]({link(index_path(folder))})" if listed else cell(label)
         about = described.get(folder) or DEFAULT_DESCRIPTIONS.get(folder)

@@ -316,13 +316,12 @@ class RootModel:
 
     def root(self) -> dict[str, str]:
         """ROOT.md's blocks, compiled again only when something they show changed."""
-        if self.blocks is None:
-            by_folder = {
-                folder: [live(e, self.ids) for e in self.entries.in_folder(folder)]
-                for folder in self.entries.folders()
-            }
-            entries = [e for listed in by_folder.values() for e in listed]
-            self.blocks = root_blocks(entries, by_folder, dict(self.settings.descriptions))
+        if self.blocks is None:  # a folder's entries at a time, never every one at once
+            by_folder = (
+                (folder, [live(e, self.ids) for e in self.entries.in_folder(folder)])
+                for folder in list(self.entries.folders())
+            )
+            self.blocks = root_blocks(by_folder, dict(self.settings.descriptions))
         return self.blocks
 
 
