@@ -135,6 +135,7 @@ def with_daemon(root: Path, files: list[Path], home: Path, env: dict[str, str], 
             rewritten.append((time.perf_counter() - t0) * 1000)
             _quiet(pid)
             cpus.append((proc(pid)[0] - before) * 1000)
+        last_edit = time.monotonic()
         conn.close()
         row["daemon CPU per single save, p50 ms"] = statistics.median(cpus)
         row["save -> searchable p95, wall ms"] = percentile(searchable, 0.95)
@@ -148,6 +149,7 @@ def with_daemon(root: Path, files: list[Path], home: Path, env: dict[str, str], 
         row["recall with the daemon, wall ms p50"] = percentile(mine, 0.5)
         row["bare query, wall ms p50"] = percentile(bare, 0.5)
         row["recall with the daemon / bare query"] = percentile(mine, 0.5) / percentile(bare, 0.5)
+        row["inspect for the page after the edits, CPU s"] = _after_inspect(pid, last_edit)
         c0 = proc(pid)[0]
         time.sleep(idle)
         row["idle daemon CPU, %"] = (proc(pid)[0] - c0) / idle * 100
@@ -181,6 +183,28 @@ def _daemon(memoryd: list[str], env: dict[str, str], paths: Any) -> Iterator[dic
     for part in closed[-1].rpartition("closed:")[2].split(",") if closed else ():
         number, _, what = part.strip().partition(" ")
         counts[what] = int(number)
+
+
+def _after_inspect(pid: int, since: float) -> float:
+    """Wait out the inspect the edits scheduled (``inspect_after_s`` after the last batch, in
+    a child process: memoryd.inspect_cache) and return its CPU seconds: work the edits
+    caused, which the idle window after it must not count."""
+    from memoryd.config.sections import DaemonConfig
+
+    c0 = proc(pid)[0]
+    time.sleep(max(0.0, since + DaemonConfig().inspect_after_s + 1 - time.monotonic()))
+    wait_for(lambda: not _children(pid), timeout=1800, step=0.1)
+    _quiet(pid)
+    return proc(pid)[0] - c0
+
+
+def _children(pid: int) -> list[str]:
+    """The process ids of ``pid``'s children, from each of its threads."""
+    out: list[str] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):
+            out += (task / "children").read_text().split()
+    return out
 
 
 def _daemon_pid(paths: Any) -> int | None:
