@@ -96,6 +96,7 @@ class ScanCache:
         self._listings: dict[Path, Listing] = {}
         self._folders: dict[Path, Counter[str]] = {}  # each listing's folders: files in each
         self._versions: dict[Path, int] = {}  # bumped on every change of a root's listing
+        self._seeds: dict[Path, Listing] = {}  # files read by someone else: see seed
         self.slim = slim
         self.folder = folder if slim else None
         self.parsed = 0  # how many files were read and parsed (for tests and benchmarks)
@@ -121,6 +122,24 @@ class ScanCache:
             return {item[0]: _unkept(top, item) for item in items or ()} or None
         except (ValueError, TypeError):  # another shape under the same key: a miss
             return None
+
+    def seed(
+        self, root: Path, path: str, fingerprint: fp.Fingerprint | None, meta: dict[Any, Any]
+    ) -> None:
+        """Take the frontmatter a reindex just parsed (a file of ``root`` with this
+        ``fingerprint``) for the next :func:`scan_root` of ``root``, which then reads only
+        the files whose fingerprint is not that one any more: one pass over the files, not
+        two. An untrusted fingerprint (None) is no use to it and dropped."""
+        rel = _rel(root, path)
+        if fingerprint is None or rel is None or rel in (".", "") or is_generated(rel):
+            return
+        item = _item(top_of(root), rel, fingerprint[0], fingerprint, Memory(meta), self.slim)
+        with self._lock:
+            self._seeds.setdefault(root, {})[rel] = item
+
+    def _take_seeds(self, root: Path) -> Listing:
+        with self._lock:
+            return self._seeds.pop(root, {})
 
     def version(self, root: Path) -> int:
         """The version of ``root``'s listing: another one, another listing."""
@@ -210,8 +229,11 @@ def scan_root(
     walk = old is None or changed is None
     if old is None:  # a kept listing spares parsing unchanged files, never the walk
         old = cache.kept(root) or {}
+    seeds = cache._take_seeds(root)  # files read just now: a walk checks each, a batch not
     parsed = cache.parsed
     if walk:
+        old.update(seeds)
+        parsed -= len(seeds)  # each seed a file read anew: the listing is kept again
         new = {s.rel: s for s in (_scan(root, p, old, cache) for p in walk_files(root))}
     else:
         new, changes = dict(old), dict[str, Scanned | None]()
@@ -235,6 +257,7 @@ def rescan(
     old = cache.listing_view(root)
     if old is None:
         return None
+    cache._take_seeds(root)  # a whole listing's worth, for scan_root: not for a batch
     parsed = cache.parsed
     changes: dict[str, Scanned | None] = {}
     for path in changed:
@@ -328,10 +351,18 @@ def _scan(root: Path, path: Path | str, old: Mapping[str, Scanned], cache: ScanC
     cache.parsed += 1
     trusted = fingerprint if fp.settled(st.st_mtime_ns, time.time_ns()) else None
     memory = Memory(parsed.meta, problems=parsed.problems)
+    return _item(top, rel, st.st_size, trusted, memory, cache.slim)
+
+
+def _item(  # noqa: PLR0917 - a Scanned's parts
+    top: str, rel: str, size: int, fingerprint: fp.Fingerprint | None, memory: Memory, slim: bool
+) -> Scanned:
+    """The listing's item of a memory of ``size`` bytes parsed from a file with
+    ``fingerprint`` (None: not to be trusted next time)."""
     entry = entry_for(rel, memory)
-    if cache.slim:
+    if slim:
         memory = SLIM_SYNCED if memory.sync else SLIM_LOCAL
-    return Scanned(top, rel, st.st_size, memory, None, trusted, entry)
+    return Scanned(top, rel, size, memory, None, fingerprint, entry)
 
 
 def _reason(exc: OSError) -> str:
