@@ -33,7 +33,7 @@ import threading
 import time
 import zlib
 from collections import Counter
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -116,7 +116,7 @@ class ScanCache:
         """The listing an earlier process kept in ``folder``, if any."""
         if self.folder is None:
             return None
-        items = cachefile.read(listing_file(self.folder, root), (*KEPT_KEY, str(root)))
+        items = cachefile.read_list(listing_file(self.folder, root), (*KEPT_KEY, str(root)))
         try:
             top = top_of(root)
             return {item[0]: _unkept(top, item) for item in items or ()} or None
@@ -158,7 +158,7 @@ class ScanCache:
     def _keep(self, root: Path, listing: Listing, keep: bool) -> None:
         if self.folder is not None and keep:
             key = (*KEPT_KEY, str(root))
-            cachefile.write(listing_file(self.folder, root), key, _kept_items(listing))
+            cachefile.write_list(listing_file(self.folder, root), key, _kept_items(listing))
 
     def _update(self, root: Path, changes: Mapping[str, Scanned | None]) -> tuple[Listing, int]:
         """Apply ``changes`` (path -> its item, None: gone) to ``root``'s listing in place."""
@@ -183,7 +183,7 @@ class ScanCache:
             return any(f == rel or f.startswith(rel + "/") for f in folders) or rel == ""
 
 
-KEPT_FORMAT = 2
+KEPT_FORMAT = 3
 _ENTRY_FIELDS = tuple(f.name for f in dataclasses.fields(Entry))
 KEPT_KEY = (KEPT_FORMAT, __version__, sys.hexversion, _ENTRY_FIELDS)
 
@@ -193,14 +193,12 @@ def listing_file(folder: Path, root: Path) -> Path:
     return folder / f"{zlib.crc32(os.fsencode(root)):08x}.listing"
 
 
-def _kept_items(listing: Mapping[str, Scanned]) -> list[tuple[Any, ...]]:
+def _kept_items(listing: Mapping[str, Scanned]) -> Iterator[tuple[Any, ...]]:
     """The trusted, readable memories of ``listing``, as marshal can keep them."""
-    items = []
     for s in listing.values():
         if s.memory is not None and _keepable(s):
             entry = tuple(getattr(s.shows, name) for name in _ENTRY_FIELDS)
-            items.append((s.rel, s.size, s.fingerprint, s.memory.sync, entry))
-    return items
+            yield (s.rel, s.size, s.fingerprint, s.memory.sync, entry)
 
 
 def _unkept(top: str, item: tuple[Any, ...]) -> Scanned:
