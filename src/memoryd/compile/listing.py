@@ -129,9 +129,10 @@ class ScanCache:
         """Take the frontmatter a reindex just parsed (a file of ``root`` with this
         ``fingerprint``) for the next :func:`scan_root` of ``root``, which then reads only
         the files whose fingerprint is not that one any more: one pass over the files, not
-        two. An untrusted fingerprint (None) is no use to it and dropped."""
+        two. An untrusted fingerprint (None) is no use to it and dropped, and so is every
+        seed of a full cache: it keeps each memory's problems, which a seed does not hold."""
         rel = _rel(root, path)
-        if fingerprint is None or rel is None or rel in (".", "") or is_generated(rel):
+        if not self.slim or fingerprint is None or rel in (None, ".", "") or is_generated(rel):
             return
         item = _item(top_of(root), rel, fingerprint[0], fingerprint, Memory(meta), self.slim)
         with self._lock:
