@@ -183,6 +183,41 @@ def test_a_damaged_or_foreign_listing_is_a_miss(tmp_path: Path, damage: str) -> 
     assert cache.parsed == 3
 
 
+def test_a_kept_listing_is_written_and_read_a_part_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The listing of 300k memories was one marshal blob, and a tuple for each memory
+    before it: 150 MB at once, the peak of a cold reindex. It goes out in parts now (here
+    of two memories), each part made when it is written; a file cut short is a miss."""
+    import marshal
+
+    from memoryd import cachefile
+    from memoryd.compile.listing import listing_file
+
+    monkeypatch.setattr(cachefile, "PART_ITEMS", 2)
+    root, folder = kept_root(tmp_path), tmp_path / "listings"
+    for i in range(3):
+        write(root / f"facts/more{i}.md", f"---\nsummary: more {i}\n---\n")
+    old(root)
+    dumped: list[object] = []
+    real_dump = marshal.dump
+
+    def dump(value: object, handle: object) -> None:
+        dumped.append(value)
+        real_dump(value, handle)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(marshal, "dump", dump)
+    expected = entries(root, ScanCache())
+    assert entries(root, ScanCache(slim=True, folder=folder)) == expected
+    assert [len(p) for p in dumped[1:-1]] == [2, 2, 2] and dumped[-1] is None  # type: ignore[arg-type]
+    later = ScanCache(slim=True, folder=folder)
+    assert entries(root, later) == expected and later.parsed == 0
+    file = listing_file(folder, root)
+    file.write_bytes(file.read_bytes()[:-1])  # the end mark lost: a miss, every file read
+    cut = ScanCache(slim=True, folder=folder)
+    assert entries(root, cut) == expected and cut.parsed == 6
+
+
 def test_a_kept_listing_is_written_again_only_when_it_changes(tmp_path: Path) -> None:
     from memoryd.compile.listing import listing_file
 

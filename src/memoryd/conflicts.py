@@ -98,7 +98,8 @@ def parse_copy_name(relpath: str) -> CopyName | None:
 
 
 def is_conflict_copy(relpath: str) -> bool:
-    return parse_copy_name(relpath) is not None
+    # the look for the word first: a compile asks of every memory (0.5 s of 300k)
+    return ".conflict-" in relpath and parse_copy_name(relpath) is not None
 
 
 def strip_copy_fields(data: bytes, original: str) -> bytes:

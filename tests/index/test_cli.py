@@ -1,8 +1,10 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -241,6 +243,66 @@ def test_reindex_collects_garbage_rarely_while_it_works_and_as_before_after(
     assert done.returncode == 0, done.stderr
     assert seen == [(reindex.REINDEX_GC_THRESHOLD, *before[1:])]
     assert gc.get_threshold() == before
+
+
+def test_a_full_reindex_reads_and_parses_each_memory_once_and_compiles_the_same_bytes(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The compile after the index takes the frontmatter the index just parsed: it read
+    and parsed every file a second time (a third of a cold reindex of 300k). A file
+    changed too recently to trust its fingerprint is read again, and the compiled bytes
+    are those of a compile that reads every file itself."""
+    import collections
+
+    from memoryd.compile import listing
+    from memoryd.compile.listing import ScanCache
+    from memoryd.compile.writer import compile_root
+    from memoryd.config.loader import load_config
+    from memoryd.index import loader
+    from memoryd.paths import resolve_paths
+
+    kinds = ["fact", "rule", "decision", "pitfall", "preference"]
+    for i in range(300):
+        meta: dict[str, object] = {"kind": kinds[i % 5], "summary": f"memory {i} 第{i}条"}
+        if i % 7 == 0:
+            meta["load_when"] = [f"topic {i % 4}", "deploy"]
+        if i % 50 == 1:
+            meta["superseded_by"] = f"{kinds[(i + 1) % 5]}s/m{i + 1}"
+        if i == 33:
+            meta["sync"] = False
+        write_memory(home, f"{kinds[i % 5]}s/m{i}.md", f"body {i}", **meta)
+    past = time.time() - 86_400  # settled: write_memory's day before 2027 is to come here
+    for path in home.rglob("*.md"):
+        os.utime(path, (past, past))
+    fresh = home / "facts/fresh.md"  # just written: its fingerprint is not trusted yet
+    fresh.write_text("---\nkind: fact\nsummary: fresh one\n---\nnew\n", encoding="utf-8")
+    (home / "facts/image.md").write_bytes(b"\x89PNG\x00\x00binary")
+    parsed: collections.Counter[bytes] = collections.Counter()
+    for module in (loader, listing):
+        real = module.parse
+
+        def counting(raw: bytes, *args: object, real: object = real, **kw: object) -> object:
+            parsed[raw] += 1
+            return real(raw, *args, **kw)  # type: ignore[operator]
+
+        monkeypatch.setattr(module, "parse", counting)
+    done = run_cli("reindex", "--full", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    memories = [p for p in home.rglob("*.md") if p.name not in ("ROOT.md", "index.md")]
+    times = {p.relative_to(home).as_posix(): parsed[p.read_bytes()] for p in memories}
+    assert times.pop("facts/fresh.md") == 2
+    assert times.pop("facts/image.md") == 1  # read by the index; the compile reads it itself
+    assert len(times) == 300 and set(times.values()) == {1}, collections.Counter(times.values())
+    config = load_config(resolve_paths())
+    for root in config.roots:  # every file read by the compile itself: the same bytes
+        cold = compile_root(root, config, check=True, cache=ScanCache(slim=True))
+        assert cold.stale == [] and cold.problems == []
+    assert "topic 3" in (home / "ROOT.md").read_text()
+    assert "memory 32 " in (home / "decisions/index.md").read_text()
+    # kept for the next command, as a compile that parsed them keeps them (the fresh file
+    # is not: its fingerprint is not to be trusted)
+    kept = ScanCache(slim=True, folder=resolve_paths().cache_dir / "listings").kept(home)
+    assert kept is not None and sorted(kept) == sorted(times)
 
 
 IMPORT_COLLECTIONS = """

@@ -18,6 +18,7 @@ from memoryd.app import App
 from memoryd.commands import add_json
 
 if TYPE_CHECKING:
+    from memoryd.compile.listing import ScanCache
     from memoryd.config.sections import RootConfig
     from memoryd.findings import Finding
     from memoryd.index.reconcile import ReconcileReport
@@ -34,6 +35,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 def run(app: App, args: argparse.Namespace) -> int:
     with _rare_collections():  # from the imports on: they make no garbage either
+        from memoryd.compile.writer import kept_cache, seeder
         from memoryd.freshness import search_roots
         from memoryd.index import open_index, reconcile
         from memoryd.locate import refuse_missing
@@ -42,9 +44,11 @@ def run(app: App, args: argparse.Namespace) -> int:
         roots += [r for r in search_roots(app.config, app.cwd) if r not in roots]
         # its rows kept and exit 0 read as "indexed": the root's files are not there
         refuse_missing(app, roots, "nothing was reindexed")
+        cache = kept_cache(app.paths.cache_dir)
         with open_index(app.paths, discard=args.full) as db:
-            report = reconcile(db, app.config, roots)  # --full: emptied first, then checked
-            compiled, problems = _recompile(app, db, roots, report)
+            # --full: emptied first, then checked; what it parses, the compile takes
+            report = reconcile(db, app.config, roots, parsed=seeder(cache))
+            compiled, problems = _recompile(app, db, roots, report, cache)
             total = db.count()
     # The JSON lists every path, sorted (a tenth of a second at 100k): only --json asks for it.
     data = (
@@ -73,15 +77,14 @@ def run(app: App, args: argparse.Namespace) -> int:
 
 
 def _recompile(
-    app: App, db: Any, roots: list[RootConfig], report: ReconcileReport
+    app: App, db: Any, roots: list[RootConfig], report: ReconcileReport, cache: ScanCache
 ) -> tuple[list[str], list[Finding]]:
     """Compile every root (only stale files are written), index what that wrote or
     removed into ``report`` (a path counted once: a ROOT.md added, then recompiled, is
     added), and return those paths and the compile's problems (a file it left stale)."""
-    from memoryd.compile.writer import compile_root, kept_cache
+    from memoryd.compile.writer import compile_root
     from memoryd.index import reconcile
 
-    cache = kept_cache(app.paths.cache_dir)
     touched: list[str] = []
     problems: list[Finding] = []
     for root in roots:

@@ -33,7 +33,7 @@ import threading
 import time
 import zlib
 from collections import Counter
-from collections.abc import Collection, Mapping, MutableMapping
+from collections.abc import Collection, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -101,6 +101,7 @@ class ScanCache:
         self._listings: dict[Path, MutableMapping[str, Scanned]] = {}
         self._folders: dict[Path, Counter[str]] = {}  # each listing's folders: files in each
         self._versions: dict[Path, int] = {}  # bumped on every change of a root's listing
+        self._seeds: dict[Path, Listing] = {}  # files read by someone else: see seed
         self.slim = slim
         self.folder = folder if slim else None
         self.packed = packed and slim
@@ -121,12 +122,32 @@ class ScanCache:
         """The listing an earlier process kept in ``folder``, if any."""
         if self.folder is None:
             return None
-        items = cachefile.read(listing_file(self.folder, root), (*KEPT_KEY, str(root)))
+        items = cachefile.read_list(listing_file(self.folder, root), (*KEPT_KEY, str(root)))
         try:
             top = top_of(root)
             return {item[0]: _unkept(top, item) for item in items or ()} or None
         except (ValueError, TypeError):  # another shape under the same key: a miss
             return None
+
+    def seed(
+        self, root: Path, path: str, fingerprint: fp.Fingerprint | None, meta: dict[Any, Any]
+    ) -> None:
+        """Take the frontmatter a reindex just parsed (a file of ``root`` with this
+        ``fingerprint``) for the next :func:`scan_root` of ``root``, which then reads only
+        the files whose fingerprint is not that one any more: one pass over the files, not
+        two. An untrusted fingerprint (None) is no use to it and dropped, and so is every
+        seed of a full cache: it keeps each memory's problems, which a seed does not hold."""
+        rel = _rel(root, path)
+        if not self.slim or fingerprint is None or rel in (None, ".", "") or is_generated(rel):
+            return
+        packed, memory = fp.pack(fingerprint), Memory(meta)
+        item = _item(top_of(root), rel, fingerprint[0], packed, memory, self.slim)
+        with self._lock:
+            self._seeds.setdefault(root, {})[rel] = item
+
+    def _take_seeds(self, root: Path) -> Listing:
+        with self._lock:
+            return self._seeds.pop(root, {})
 
     def version(self, root: Path) -> int:
         """The version of ``root``'s listing: another one, another listing."""
@@ -152,7 +173,7 @@ class ScanCache:
     def _keep(self, root: Path, listing: Mapping[str, Scanned], keep: bool) -> None:
         if self.folder is not None and keep:
             key = (*KEPT_KEY, str(root))
-            cachefile.write(listing_file(self.folder, root), key, _kept_items(listing))
+            cachefile.write_list(listing_file(self.folder, root), key, _kept_items(listing))
 
     def fresh(self, root: Path) -> MutableMapping[str, Scanned]:
         """An empty listing for ``root``, packed in a packed cache."""
@@ -192,7 +213,7 @@ class ScanCache:
             return any(f == rel or f.startswith(rel + "/") for f in folders) or rel == ""
 
 
-KEPT_FORMAT = 3  # 3: the fingerprint packed in one int
+KEPT_FORMAT = 4  # 3: the fingerprint packed in one int; 4: written a part at a time
 _ENTRY_FIELDS = tuple(f.name for f in dataclasses.fields(Entry))
 KEPT_KEY = (KEPT_FORMAT, __version__, sys.hexversion, _ENTRY_FIELDS)
 
@@ -202,14 +223,12 @@ def listing_file(folder: Path, root: Path) -> Path:
     return folder / f"{zlib.crc32(os.fsencode(root)):08x}.listing"
 
 
-def _kept_items(listing: Mapping[str, Scanned]) -> list[tuple[Any, ...]]:
+def _kept_items(listing: Mapping[str, Scanned]) -> Iterator[tuple[Any, ...]]:
     """The trusted, readable memories of ``listing``, as marshal can keep them."""
-    items = []
     for s in listing.values():
         if s.memory is not None and _keepable(s):
             entry = tuple(getattr(s.shows, name) for name in _ENTRY_FIELDS)
-            items.append((s.rel, s.size, s.fingerprint, s.memory.sync, entry))
-    return items
+            yield (s.rel, s.size, s.fingerprint, s.memory.sync, entry)
 
 
 def _record(rel: str, s: Scanned) -> tuple[Any, ...]:
@@ -263,9 +282,12 @@ def relist(
     walk = old is None or changed is None
     if old is None:  # a kept listing spares parsing unchanged files, never the walk
         old = cache.kept(root) or {}
+    seeds = cache._take_seeds(root)  # files read just now: a walk checks each, a batch not
     parsed = cache.parsed
     new: MutableMapping[str, Scanned]
     if walk:
+        old.update(seeds)
+        parsed -= len(seeds)  # each seed a file read anew: the listing is kept again
         new = cache.fresh(root)
         for n, found in enumerate(walk_files(root), 1):
             scanned = _scan(root, found, old, cache)
@@ -295,6 +317,7 @@ def rescan(
     old = cache.listing_view(root)
     if old is None:
         return None
+    cache._take_seeds(root)  # a whole listing's worth, for scan_root: not for a batch
     parsed = cache.parsed
     changes: dict[str, Scanned | None] = {}
     if changed is None:
@@ -398,10 +421,18 @@ def _scan(root: Path, path: Path | str, old: Mapping[str, Scanned], cache: ScanC
     cache.parsed += 1
     trusted = fingerprint if fp.settled(st.st_mtime_ns, time.time_ns()) else None
     memory = Memory(parsed.meta, problems=parsed.problems)
+    return _item(top, rel, st.st_size, trusted, memory, cache.slim)
+
+
+def _item(  # noqa: PLR0917 - a Scanned's parts
+    top: str, rel: str, size: int, fingerprint: int | None, memory: Memory, slim: bool
+) -> Scanned:
+    """The listing's item of a memory of ``size`` bytes parsed from a file with
+    ``fingerprint`` (None: not to be trusted next time)."""
     entry = entry_for(rel, memory)
-    if cache.slim:
+    if slim:
         memory = SLIM_SYNCED if memory.sync else SLIM_LOCAL
-    return Scanned(top, rel, st.st_size, memory, None, trusted, entry)
+    return Scanned(top, rel, size, memory, None, fingerprint, entry)
 
 
 def _reason(exc: OSError) -> str:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 from weakref import WeakKeyDictionary
 
+from memoryd import fingerprint as fp
 from memoryd.compile import markers
 from memoryd.compile.blocks import folder_of, index_path, is_ours, utf8
 from memoryd.compile.listing import ScanCache, Scanned, relist, rescan
@@ -47,6 +48,23 @@ def kept_cache(cache_dir: Path) -> ScanCache:
     """
     folder = cache_dir / LISTINGS
     return _KEPT.setdefault(folder, ScanCache(slim=True, folder=folder))
+
+
+Seed = Callable[[RootConfig, str, fp.Fingerprint | None, dict[Any, Any]], None]
+
+
+def seeder(cache: ScanCache) -> Seed:
+    """Where a reconcile tells of each file it parsed (memoryd.index.reconcile's
+    ``parsed``): kept in ``cache`` for the next compile of that root, which then reads
+    again only what changed since (``memoryd reindex``: one pass over the files)."""
+
+    def parsed(
+        root: RootConfig, path: str, fingerprint: fp.Fingerprint | None, meta: dict[Any, Any]
+    ) -> None:
+        if root.layout in COMPILED_LAYOUTS:
+            cache.seed(root.path, path, fingerprint, meta)
+
+    return parsed
 
 
 @dataclass

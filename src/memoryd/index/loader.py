@@ -16,10 +16,11 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from memoryd.config.sections import RootConfig
+from memoryd.fingerprint import Fingerprint
 from memoryd.index import store
 from memoryd.index.db import dump_problems, join_lines
 from memoryd.index.layout import expected_id, identify, summary
-from memoryd.memory import NOT_REGULAR, Problem, parse
+from memoryd.memory import NOT_REGULAR, Problem, looks_binary, parse
 from memoryd.team import visible_to
 from memoryd.validation import validate
 
@@ -52,6 +53,8 @@ class Read(NamedTuple):
     mtime_ns: int
     hash: str
     oversized: bool
+    ctime_ns: int  # with size, mtime_ns and inode: its fingerprint (memoryd.fingerprint)
+    inode: int
 
 
 class Loaded(NamedTuple):
@@ -68,6 +71,10 @@ class Loaded(NamedTuple):
     oversized: bool
     row: tuple[Any, ...] | None  # the memories row (None: same hash as before)
     tokens: tuple[str, ...]  # the index text of each full-text column (store.TEXT_COLUMNS)
+    fingerprint: Fingerprint  # as memoryd.fingerprint.of gives it, from the read's fstat
+    # the frontmatter the row was made from, for a compile of the same pass (see reconcile's
+    # ``parsed``): None when no row was made, or the file is binary or was read in part only
+    meta: dict[Any, Any] | None
 
 
 class Failed(NamedTuple):
@@ -92,12 +99,13 @@ def read_file(path: str, cap: int) -> Read:
         if st.st_size <= cap:
             data = _read_to_end(fd, st.st_size)
             digest = hashlib.blake2b(data, digest_size=16).hexdigest()
-            return Read(data, len(data), st.st_mtime_ns, digest, oversized=False)
+            return Read(data, len(data), st.st_mtime_ns, digest, False, st.st_ctime_ns, st.st_ino)
         head = _read_exactly(fd, HEAD_BYTES)
         hasher = hashlib.blake2b(head, digest_size=16)
         while chunk := os.read(fd, 1 << 20):
             hasher.update(chunk)
-        return Read(head, st.st_size, st.st_mtime_ns, hasher.hexdigest(), oversized=True)
+        digest = hasher.hexdigest()
+        return Read(head, st.st_size, st.st_mtime_ns, digest, True, st.st_ctime_ns, st.st_ino)
     finally:
         os.close(fd)
 
@@ -193,21 +201,27 @@ def _load_read(
     reads: list[tuple[Read, int] | Failed],
 ) -> list[Loaded | Failed]:
     """:func:`load_many` of files already read: their rows, then their columns' tokens."""
-    rows = [
+    made = [
         None if isinstance(done, Failed) or done[0].hash == old else record(root, path, *done)
         for (path, old), done in zip(items, reads, strict=True)
     ]
-    reads = [HIDDEN if row is HIDDEN else done for row, done in zip(rows, reads, strict=True)]
-    rows = [None if row is HIDDEN else row for row in rows]
-    tokens = iter(store.fts_tokens([store.texts(row) for row in rows if row is not None]))
+    hidden = [isinstance(one, Failed) for one in made]  # a record that failed is HIDDEN
+    reads = [HIDDEN if no else done for no, done in zip(hidden, reads, strict=True)]
+    records = [None if isinstance(one, Failed) else one for one in made]
+    tokens = iter(store.fts_tokens([store.texts(one[0]) for one in records if one is not None]))
     out: list[Loaded | Failed] = []
-    for done, row in zip(reads, rows, strict=True):
+    for done, one in zip(reads, records, strict=True):
         if isinstance(done, Failed):
             out.append(done)
             continue
         read, checked = done
+        row, meta = (None, None) if one is None else one
         text = () if row is None else next(tokens)
-        out.append(Loaded(read.size, read.mtime_ns, checked, read.hash, read.oversized, row, text))
+        fingerprint = (read.size, read.mtime_ns, read.ctime_ns, read.inode)
+        out.append(
+            Loaded(read.size, read.mtime_ns, checked, read.hash, read.oversized, row, text,
+                   fingerprint, meta)
+        )  # fmt: skip
     return out
 
 
@@ -216,9 +230,11 @@ def _load_read(
 HIDDEN = Failed(gone=True, reason="a proposal of another device, not yet accepted")
 
 
-def record(root: RootConfig, path: str, read: Read, checked_ns: int) -> tuple[Any, ...]:
-    """The memories row for a file (pure: a function of its bytes and place), or
-    :data:`HIDDEN`."""
+def record(
+    root: RootConfig, path: str, read: Read, checked_ns: int
+) -> tuple[tuple[Any, ...], dict[Any, Any] | None] | Failed:
+    """The memories row for a file (pure: a function of its bytes and place) and the
+    frontmatter it was made from (:attr:`Loaded.meta`), or :data:`HIDDEN`."""
     relative = path[len(str(root.path)) + 1 :].replace(os.sep, "/")
     memory = parse(read.data, keep_source=False)
     if not visible_to(memory.meta, root.viewer):
@@ -231,13 +247,15 @@ def record(root: RootConfig, path: str, read: Read, checked_ns: int) -> tuple[An
         problems.append(
             Problem("file.oversized", f"{read.size} bytes: only the frontmatter is indexed")
         )
-    return (
+    row = (
         path, str(root.path), root.scope, root.layout, ident.type, ident.scope_id,
         ident.id, memory.kind, summary(root, memory), join_lines(memory.load_when),
         int(memory.pinned), join_lines(memory.supersedes), memory.superseded_by,
         memory.created, memory.updated, read.size, read.mtime_ns, checked_ns, read.hash,
         int(read.oversized), dump_problems(problems), body,
     )  # fmt: skip
+    whole = not read.oversized and not looks_binary(read.data)
+    return row, memory.meta if whole else None
 
 
 def reason(exc: OSError) -> str:

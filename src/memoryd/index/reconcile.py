@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from memoryd import fingerprint as fp
 from memoryd.config.sections import Config, RootConfig
 from memoryd.index import store
 from memoryd.index.db import IndexDB
@@ -111,6 +112,10 @@ class ReconcileReport:
 
 
 SPREAD = Spread()  # a cold index of thousands of files is loaded by worker processes too
+# Told of each file a pass parsed whole: its root, path, fingerprint (None: read too soon
+# after its last change to be trusted, see memoryd.fingerprint.settled) and frontmatter. A
+# compile after the reconcile takes them and need not read and parse every file again.
+Parsed = Callable[[RootConfig, str, fp.Fingerprint | None, dict[Any, Any]], None]
 
 
 NOT_UTF8 = "the file name is not valid UTF-8, so it cannot be searched; rename it to index it"
@@ -138,12 +143,14 @@ def reconcile(
     only: Collection[Path] | None = None,
     *,
     spread: Spread = SPREAD,
+    parsed: Parsed | None = None,
 ) -> ReconcileReport:
-    """Reconcile ``roots`` (default: every configured root), or just the paths in ``only``."""
+    """Reconcile ``roots`` (default: every configured root), or just the paths in ``only``;
+    ``parsed`` hears of each file read and parsed (see :data:`Parsed`)."""
     started = time.perf_counter()
     report = ReconcileReport()
     for root in config.roots if roots is None else roots:
-        _Pass(db, config, root, report, spread).run(only)
+        _Pass(db, config, root, report, spread, parsed).run(only)
     if only is None:
         _drop_unlisted_foreign_roots(db, [*config.roots, *(roots or ())], report)
     if config.search.semantic:  # the optional embeddings follow the rows they were made of
@@ -160,11 +167,18 @@ class _Pass:
     Paths are plain strings here (``pathlib`` costs more than the syscalls at 100k files).
     """
 
-    def __init__(
-        self, db: IndexDB, config: Config, root: RootConfig, report: ReconcileReport, spread: Spread
+    def __init__(  # noqa: PLR0917 - the pass's parts, from reconcile
+        self,
+        db: IndexDB,
+        config: Config,
+        root: RootConfig,
+        report: ReconcileReport,
+        spread: Spread,
+        parsed: Parsed | None,
     ) -> None:
         self.db = db
         self.spread = spread
+        self.parsed = parsed
         self.root = root
         self.base = str(root.path)
         self.cap = config.search.max_file_bytes
@@ -295,6 +309,9 @@ class _Pass:
             return
         if result.oversized:
             self.report.names["oversized"].append(path)
+        if self.parsed is not None and result.meta is not None:
+            settled = fp.settled(result.mtime_ns, result.checked_ns)
+            self.parsed(self.root, path, result.fingerprint if settled else None, result.meta)
         if result.row is None:  # the load found the hash it was given: only the fingerprint moved
             fingerprint = (result.size, result.mtime_ns, result.checked_ns)
             self.ops.append(lambda conn: store.touch(conn, path, *fingerprint))
