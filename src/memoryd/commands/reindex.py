@@ -44,7 +44,7 @@ def run(app: App, args: argparse.Namespace) -> int:
         roots += [r for r in search_roots(app.config, app.cwd) if r not in roots]
         # its rows kept and exit 0 read as "indexed": the root's files are not there
         refuse_missing(app, roots, "nothing was reindexed")
-        cache = kept_cache(app.paths.cache_dir)
+        cache = kept_cache(app.paths.cache_dir, packed=True)  # no object per memory kept
         with open_index(app.paths, discard=args.full) as db:
             # --full: emptied first, then checked; what it parses, the compile takes
             report = reconcile(db, app.config, roots, parsed=seeder(cache))

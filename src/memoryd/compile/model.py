@@ -153,7 +153,7 @@ class RootModel:
             model._add(rel, part_of(rel, item, settings), ids)
             if not n % PACK_EVERY:  # never every entry at once (memoryd.compile.packed)
                 model.pack()
-        for rel in settings.held.committed.keys() - listing.keys():
+        for rel in [rel for rel in settings.held.committed if rel not in listing]:
             model._add(rel, part_of(rel, None, settings), ids)
         model.ids, model._building = Ids(model._building), None
         return model
