@@ -321,7 +321,8 @@ class RootModel:
                 (folder, [live(e, self.ids) for e in self.entries.in_folder(folder)])
                 for folder in list(self.entries.folders())
             )
-            self.blocks = root_blocks(by_folder, dict(self.settings.descriptions))
+            descriptions = dict(self.settings.descriptions)
+            self.blocks = root_blocks(by_folder, descriptions, self.ids.alone)
         return self.blocks
 
 

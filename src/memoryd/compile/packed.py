@@ -280,6 +280,14 @@ class Ids:
         del self._hashes[at]
         return at == len(self._hashes) or self._hashes[at] != h
 
+    def alone(self, id_: str) -> bool:
+        """Is ``id_`` held by exactly one entry? (Another id of its hash counts as another
+        entry: then the caller treats it as shared, which is never wrong.)"""
+        hashes, h = self._hashes, hash(id_)
+        at = bisect.bisect_left(hashes, h)
+        end = len(hashes)
+        return at < end and hashes[at] == h and (at + 1 == end or hashes[at + 1] != h)
+
     def __contains__(self, id_: object) -> bool:
         h = hash(id_)
         at = bisect.bisect_left(self._hashes, h)
