@@ -41,9 +41,12 @@ log = logging.getLogger(__name__)
 # memoryd.index.schema); the byte cap keeps a batch of large files from filling memory. The
 # byte cap is what ends a batch of memories (a few KB each): a cold index of 10k (9 MB) is
 # one transaction, and FTS5 one segment for a query to read where 5000 files a batch left
-# three (a first-run query at 10k took 11% less; the cold index the same CPU).
+# three (a first-run query at 10k took 11% less; the cold index the same CPU). A batch's
+# rows and tokens are Python objects several times the size of its text, at the peak of a
+# cold index: 12 MB, not 16, took 25 MB off a cold reindex's peak at 100k (196 -> 171 MB)
+# for no CPU that could be told apart from the machine's noise.
 BATCH = 20_000
-BATCH_BYTES = 16 << 20
+BATCH_BYTES = 12 << 20
 # A pass that reads this many files writes with a page cache of BULK_CACHE_KIB (see
 # _page_cache): 32 MiB made a cold index's writes of 100k files a fifth cheaper; 128 MiB
 # gained less (more memory to manage than pages to reuse).
