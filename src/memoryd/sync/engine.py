@@ -39,6 +39,7 @@ from memoryd.sync import (
     casefold,
     exclude,
     heal,
+    kept,
     massdelete,
     outgoing,
     proposals,
@@ -239,12 +240,12 @@ class _Cycle:
         self.policy = root.sync
         self.device = safe_device(config.device)
         self.tmp = paths.state_dir / "sync" / "tmp"
-        self.kept = paths.state_dir / "sync" / "kept"
+        self.kept_dir = paths.state_dir / "sync" / "kept"
         self.user_at_head = False  # the user's index agrees with HEAD under the root
         self.committed_on: str | None = None  # the head this cycle's first commit was made on
 
     def run(self) -> None:
-        local.clean_tmp(self.tmp)
+        kept.clean_tmp(self.tmp)
         self.outcome.notices += preflight(self.repo, self.policy.stale_lock_s)
         self.state.whole_head, repaired = heal.check(self.repo, self.state.whole_head)
         if repaired:
@@ -306,8 +307,8 @@ class _Cycle:
         local.prune_exclude(self.repo)  # a memory back to sync: true shows up again
         if isinstance(head, bool):
             head = self.repo.git.rev("HEAD")
-        index = local.kept_index(self.repo, self.kept, head)
-        kept = False
+        index = kept.kept_index(self.repo, self.kept_dir, head)
+        finished = False
         try:
             changes = local.clean_own_temp(self.repo, local.pending(self.repo, index))
             changed = (self.repo.root_path(path) for _, path in changes)
@@ -334,12 +335,12 @@ class _Cycle:
             if self._paused(head, batch, index):
                 return False
             new = local.commit(self.repo, index, head, batch, self.device)
-            local.keep_index(self.repo, index, new or head, user_at_head=self.user_at_head)
+            kept.keep_index(self.repo, index, new or head, user_at_head=self.user_at_head)
             self.user_at_head = False  # a move or a reset of the cycle writes it next
-            kept = True
+            finished = True
         finally:
-            if not kept:
-                local.drop_index(index)
+            if not finished:
+                kept.drop_index(index)
         if new is not None:
             self.outcome.commits.append(new)
         if batch.untrack and new is not None:
@@ -355,8 +356,8 @@ class _Cycle:
         if casefold.folds(self.repo):
             pairs = casefold.twins(self.repo, {path for _, path in changes}, head)
         if pairs and head is not None:
-            kept = casefold.keep_twins(self.repo, pairs, head, self.device)
-            self.outcome.notices += [n for n in kept if n not in self.outcome.notices]
+            said = casefold.keep_twins(self.repo, pairs, head, self.device)
+            self.outcome.notices += [n for n in said if n not in self.outcome.notices]
             changes = [c for c in local.pending(self.repo, index) if c[1] not in pairs]
         batch = local.sort_batch(self.repo, self.config, changes, self.root.layout)
         for path, other in sorted(pairs.items()):
@@ -394,9 +395,9 @@ class _Cycle:
         """Index entries under the root left behind HEAD (a cycle killed mid-way): refresh.
 
         Not asked when the user's index and HEAD are as the last cycle left them, agreeing
-        (:func:`memoryd.sync.commit.user_index_as_left`)."""
+        (:func:`memoryd.sync.kept.user_index_as_left`)."""
         self.user_at_head = True
-        if head is not None and local.user_index_as_left(self.repo, self.kept, head):
+        if head is not None and kept.user_index_as_left(self.repo, self.kept_dir, head):
             return
         args = ("diff", "--cached", "--name-only", "-z", "HEAD", "--", self.repo.pathspec)
         done = self.repo.git.run(*args, readonly=True, check=False)
@@ -591,7 +592,7 @@ class _Cycle:
             base = fork if since is not None else self._rewritten_base(fork, theirs)
             since = fork
         base = base or EMPTY_TREE
-        index = local.private_index(self.repo, self.tmp, None)
+        index = kept.private_index(self.repo, self.tmp, None)
         try:
             result = replay(self.repo, base, head, theirs, index=index, device=self.device)
             tree = git.run("write-tree", index=index).text.strip()
@@ -673,7 +674,7 @@ class _Cycle:
         git = self.repo.git
         prefix = self.repo.prefix
         gone = sorted(set(git.ls_tree(fork, prefix)) - set(git.ls_tree(theirs, prefix)))
-        index = local.private_index(self.repo, self.tmp, fork)
+        index = kept.private_index(self.repo, self.tmp, fork)
         try:
             if gone:
                 lines = [f"0 {ZERO}\t{p}".encode("utf-8", "surrogateescape") + b"\0" for p in gone]
@@ -681,11 +682,11 @@ class _Cycle:
             tree = git.run("write-tree", index=index).text.strip()
         finally:
             index.unlink(missing_ok=True)
-        kept = f"; {len(gone)} file(s) it no longer has are kept here" if gone else ""
+        left = f"; {len(gone)} file(s) it no longer has are kept here" if gone else ""
         self.outcome.notices.append(
             "the remote's history shares no commit with this branch (rewritten and "
             f"force-pushed, or another repository): merged from where this device last "
-            f"fetched it ({fork[:12]}){kept}"
+            f"fetched it ({fork[:12]}){left}"
         )
         return tree
 
