@@ -51,6 +51,7 @@ LEAN_NEVER = (
     "_socket",  # no socket file, no daemon to ask: memoryd.recall_client does not import it
     "re", "enum",  # a query is cut without a regex (memoryd.index.tokenizer._tokens)
     "importlib", "warnings",  # memoryd.index loads its names without importlib
+    "memoryd.errors",  # ten classes to make: memoryd.runlock.running_pid needs none
 )  # fmt: skip
 ENTRY_PROBE = PROBE.replace("from memoryd.cli import main", "from memoryd.entry import main")
 

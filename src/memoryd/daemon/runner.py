@@ -34,7 +34,8 @@ from memoryd.daemon.syncing import Syncer
 from memoryd.daemon.trim import Trimmer, one_arena
 from memoryd.daemon.wake import SetBackDetector, WakeDetector
 from memoryd.daemon.watch import ObserverFactory, Watcher, native_observer
-from memoryd.runlock import AlreadyRunning, DaemonLock
+from memoryd.errors import AlreadyRunning
+from memoryd.runlock import DaemonLock
 
 log = logging.getLogger(__name__)
 
