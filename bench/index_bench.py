@@ -175,7 +175,7 @@ def _measure(  # noqa: PLR0917 - the measurement's settings, passed through
         db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     out["db_mb"] = sum(f.stat().st_size for f in paths.cache_dir.iterdir()) / 2**20
-    for key, seed, locked in (("cli", 2, False), ("cli_daemon", 3, True)):
+    for key, seed, locked in (("cli", 2, False), ("cli_daemon", 3, True)) if cli_runs else ():
         qs = queries(cli_runs, seed=seed)
         run = functools.partial(_cli_latency, env, scratch, qs)
         wall, cpu = _with_lock(paths.lock_file, run) if locked else run()
@@ -331,7 +331,10 @@ def table(rows: list[dict[str, Any]], columns: list[tuple[str, str, str]]) -> st
     header = " | ".join(title for _key, title, _fmt in columns)
     lines = [header, "-" * len(header)]
     for row in rows:
-        cells = [fmt.format(row[key]).rjust(len(title)) for key, title, fmt in columns]
+        cells = [  # a measure not taken (--cli-runs 0) is a dash
+            (fmt.format(row[key]) if key in row else "-").rjust(len(title))
+            for key, title, fmt in columns
+        ]
         lines.append(" | ".join(cells))
     return "\n".join(lines)
 

@@ -49,15 +49,19 @@ LEAN_NEVER = (
     "memoryd.config.sections", "memoryd.config.loader",  # the lean path reads config.snapshot
     "memoryd.index.db", "memoryd.index.search", "memoryd.index.reconcile", "memoryd.roots",
     "_socket",  # no socket file, no daemon to ask: memoryd.recall_client does not import it
+    "re", "enum",  # a query is cut without a regex (memoryd.index.tokenizer._tokens)
+    "importlib", "warnings",  # memoryd.index loads its names without importlib
+    "memoryd.errors",  # ten classes to make: memoryd.runlock.running_pid needs none
 )  # fmt: skip
 ENTRY_PROBE = PROBE.replace("from memoryd.cli import main", "from memoryd.entry import main")
 
 # Everything a recall answered by the daemon (memoryd.recall_client) imports beyond what a
 # bare interpreter has loaded before its script runs: the socket module's C half (the
-# socket module itself imports enum, selectors and more) and four small modules (not even
-# __future__: a tenth of what they cost).
+# socket module itself imports enum, selectors and more), four small modules (not even
+# __future__: a tenth of what they cost) and gc.
 SOCKET_CLIENT = (
     "_socket", "memoryd", "memoryd.entry", "memoryd.homedirs", "memoryd.recall_client",
+    "gc",  # built in: a recall runs without the cyclic collector (memoryd.entry)
 )  # fmt: skip
 BARE_PROBE = "import sys\nsys.stderr.write('modules: ' + ' '.join(sorted(sys.modules)) + '\\n')\n"
 

@@ -6,6 +6,10 @@ sees exactly this text and nothing else (no traceback for user errors).
 
 from __future__ import annotations
 
+TYPE_CHECKING = False  # not typing's: the lean recall imports neither
+if TYPE_CHECKING:
+    from pathlib import Path
+
 
 class MemorydError(Exception):
     """A problem the user must act on. Exit code 1."""
@@ -63,3 +67,15 @@ class ProjectLost(PathError):
     def __init__(self, cause: str, message: str, hint: str) -> None:
         super().__init__(message, hint)
         self.cause = cause  # why the project is unknown, without what follows from it
+
+
+class AlreadyRunning(MemorydError):
+    """Another daemon holds this home's lock (:class:`memoryd.runlock.DaemonLock`)."""
+
+    def __init__(self, pid: int | None, lock_file: Path) -> None:
+        who = f"pid {pid}" if pid else "another process"
+        super().__init__(
+            f"memoryd is already running ({who}, lock {lock_file})",
+            hint="stop that daemon first (memoryd service uninstall, or kill the pid)",
+        )
+        self.pid = pid

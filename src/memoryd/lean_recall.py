@@ -323,8 +323,8 @@ def _checked(file: str) -> str:
     """The identity of ``file`` when it is the file that last passed ``quick_check``."""
     try:
         st = os.stat(file)
-        with open(file + ".checked", encoding="ascii") as handle:
-            checked = handle.read()
+        with open(file + ".checked", "rb") as handle:  # a text file would load a codec
+            checked = handle.read().decode("ascii")
     except (OSError, ValueError) as exc:
         raise Fallback from exc
     if checked != f"{st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino}\n":

@@ -15,22 +15,10 @@ from __future__ import annotations
 import fcntl
 import os
 
-from memoryd.errors import MemorydError
-
 TYPE_CHECKING = False  # light: the lean recall asks running_pid (memoryd.lean_recall)
 if TYPE_CHECKING:
     from pathlib import Path
     from types import TracebackType
-
-
-class AlreadyRunning(MemorydError):
-    def __init__(self, pid: int | None, lock_file: Path) -> None:
-        who = f"pid {pid}" if pid else "another process"
-        super().__init__(
-            f"memoryd is already running ({who}, lock {lock_file})",
-            hint="stop that daemon first (memoryd service uninstall, or kill the pid)",
-        )
-        self.pid = pid
 
 
 class DaemonLock:
@@ -48,6 +36,8 @@ class DaemonLock:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
+            from memoryd.errors import AlreadyRunning  # the error classes: not for recall
+
             os.close(fd)
             raise AlreadyRunning(running_pid(self.path), self.path) from None
         os.ftruncate(fd, 0)

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.runlock import AlreadyRunning, DaemonLock, running_pid
+from memoryd.errors import AlreadyRunning
+from memoryd.runlock import DaemonLock, running_pid
 
 
 def test_lock_holds_pid_and_refuses_a_second_holder(tmp_path: Path) -> None:

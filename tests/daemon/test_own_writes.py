@@ -88,3 +88,23 @@ def test_once_the_last_write_is_seen_an_earlier_state_is_a_change_again(tmp_path
     path.unlink()  # now the user deletes it: not the daemon's deletion of before
     ops = {path: Op.DELETED}
     assert own.drop_own(ops) == 0 and ops == {path: Op.DELETED}
+
+
+def test_the_daemons_writes_vouch_for_the_index_file_they_checkpoint() -> None:
+    """The daemon's checkpoints change the main file all day: a command that opened it
+    next read every page (a second at 100k memories) unless the writes vouched for it."""
+    from memoryd.index import schema
+
+    app, root = app_with_root()
+    [root_config] = [r for r in app.config.roots if r.path == root]
+    engine = Engine(app.paths)
+    engine.open()
+    engine.db.conn.execute("PRAGMA wal_autocheckpoint = 1")  # every commit checkpoints
+    try:
+        for i in range(3):
+            (root / "facts" / f"f{i}.md").write_text(memory(f"fact {i} 部署"))
+            engine.refresh(app.config, root_config, None)
+            marker = schema._marker(app.paths.index_db).read_text()
+            assert marker == schema._stamp(app.paths.index_db)
+    finally:
+        engine.close()

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from memoryd.app import App
-from memoryd.daemon.runner import Daemon
+from memoryd.daemon.runner import INSPECT_SHARE, Daemon, inspect_delay
 from memoryd.daemon.trim import Trimmer, glibc_trim
 from tests.daemon.harness import app_with_root, memory, new_threads, save, settled, wait_until
 
@@ -105,3 +105,37 @@ def test_the_findings_for_the_page_are_made_in_a_child_process(
     app.paths.config_file.write_text("roots: [unclosed\n")  # the child fails: said, not raised
     Daemon(app)._inspect()
     assert "inspect's findings for the page were not refreshed (exit 1): " in caplog.text
+
+
+def test_the_inspect_for_the_page_takes_a_bounded_share_of_the_time() -> None:
+    """At 100k memories inspect parses every file for 22 s: after every burst of saves,
+    an agent saving a memory a minute kept a core a third busy."""
+    assert inspect_delay(20.0, 0.0, 0.0) == 20.0  # the first: a little after the batch
+    assert inspect_delay(20.0, 0.2, 0.0) == 20.0  # a small root: as before
+    assert inspect_delay(20.0, 22.0, 0.0) == 22.0 / INSPECT_SHARE - 22.0
+    assert inspect_delay(20.0, 22.0, 300.0) == 22.0 / INSPECT_SHARE - 22.0 - 300.0
+    assert inspect_delay(20.0, 22.0, 3600.0) == 20.0  # long ago: a little after the batch
+
+
+def test_the_daemon_waits_after_an_inspect_as_long_as_it_took(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import memoryd.inspect_cache
+
+    app, _root = app_with_root()
+    daemon = Daemon(app)
+    clock = [1000.0]
+    delays: list[float] = []
+
+    def took_30_s(_app: App) -> bool:
+        clock[0] += 30.0
+        return True
+
+    monkeypatch.setattr(memoryd.inspect_cache, "refresh_apart", took_30_s)
+    monkeypatch.setattr(time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(daemon.scheduler, "after", lambda _key, s, _func: delays.append(s))
+    daemon._inspect_soon()
+    daemon._inspect()
+    clock[0] += 100.0  # saves 100 s after it ended
+    daemon._inspect_soon()
+    assert delays == [daemon.config.daemon.inspect_after_s, 30.0 / INSPECT_SHARE - 30.0 - 100.0]

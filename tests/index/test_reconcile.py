@@ -3,6 +3,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import os
+import shutil
 import sqlite3
 import sys
 import threading
@@ -385,7 +386,7 @@ def test_a_discarded_index_is_checked_once_emptied_not_page_by_page_before(
         world.write(world.global_root, f"facts/a{i}.md", f"alpha {i} " * 100)
     with open_index(world.paths) as db:
         reconcile(db, world.config)
-        db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the file now differs from the checked
+    os.utime(world.paths.index_db)  # the file now differs from the checked (from outside)
     live: list[int] = []  # the pages in use when quick_check ran
     real_check = schema.quick_check
 
@@ -398,8 +399,8 @@ def test_a_discarded_index_is_checked_once_emptied_not_page_by_page_before(
     with open_index(world.paths, discard=True) as db:
         assert db.rows() == [] and live and max(live) < 20  # the empty schema's ten pages
         assert len(reconcile(db, world.config).added) == 200
-        db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     live.clear()
+    os.utime(world.paths.index_db)
     with open_index(world.paths) as db:  # a checked open of the rebuilt file
         assert len(db.rows()) == 200 and live and min(live) > 100
 
@@ -656,17 +657,42 @@ def test_quick_check_runs_again_only_when_the_file_changed(
         reconcile(db, world.config)
         db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the main file changes
     assert checks() == 1
-    with open_index(world.paths) as db:
-        assert len(db.rows()) == 1
-    assert checks() == 2  # changed by the checkpoint since it was checked
     for _ in range(3):
         with open_index(world.paths) as db:
             assert len(db.rows()) == 1
-    assert checks() == 2  # the same file that passed: not read page by page again
+    assert checks() == 1  # changed by its own writes, which vouched for it: not read again
+    world.write(world.global_root, "facts/b.md", "beta")
+    with open_index(world.paths) as db:  # a write whose close checkpoints (the last one)
+        reconcile(db, world.config)
+    with open_index(world.paths) as db:
+        assert len(db.rows()) == 2
+    assert checks() == 1
     os.utime(world.paths.index_db)  # touched from outside
     with open_index(world.paths):
         pass
+    assert checks() == 2
+    other = real_connect(world.paths.index_db)  # another program's write, and checkpoint
+    other.execute("CREATE TABLE elsewhere (x)")
+    other.close()
+    with open_index(world.paths) as db:
+        assert len(db.rows()) == 2
     assert checks() == 3
+
+
+def test_a_write_vouches_only_for_the_file_it_opened(world: World) -> None:
+    """A file put in its place while a connection wrote (a restore, a copy) is checked
+    by the next open, as any file from elsewhere is."""
+    world.write(world.global_root, "facts/a.md", "alpha")
+    with open_index(world.paths) as db:
+        reconcile(db, world.config)
+        marker = world.paths.index_db.with_name("index.sqlite3.checked")
+        before = marker.read_text()
+        shutil.copy(world.paths.index_db, world.paths.index_db.with_name("copy"))
+        os.replace(world.paths.index_db.with_name("copy"), world.paths.index_db)
+        db.conn.execute("DELETE FROM memories WHERE 0")  # no row: total_changes moves not
+        world.write(world.global_root, "facts/b.md", "beta")
+        reconcile(db, world.config)  # writes to the file it opened, now unlinked
+    assert marker.read_text() == before
 
 
 def test_a_file_two_roots_list_has_one_row_with_the_last_roots_tokens(

@@ -33,10 +33,10 @@ def test_a_replay_cut_short_and_run_again_makes_one_copy_of_a_text(
     assert world.a.sync().pushed
     real = Git.update_ref
 
-    def cut(self: Git, ref: str, new: str, old: str | None, reason: str) -> None:
+    def cut(self: Git, ref: str, new: str, old: str | None, reason: str, **kw: str) -> None:
         if reason == "memoryd: replay local commits":  # the files moved; the branch did not
             raise KeyboardInterrupt
-        real(self, ref, new, old, reason)
+        real(self, ref, new, old, reason, **kw)
 
     monkeypatch.setattr(Git, "update_ref", cut)
     with pytest.raises(KeyboardInterrupt):

@@ -39,10 +39,10 @@ def test_a_prune_between_the_commit_and_the_branch_loses_nothing(
     world.a.write("facts/raced.md", memory("facts/raced", "raced", "written as gc ran\n"))
     real = Git.update_ref
 
-    def prune_first(self: Git, ref: str, new: str, old: str | None, reason: str) -> None:
+    def prune_first(self: Git, ref: str, new: str, old: str | None, reason: str, **kw: str) -> None:
         if ref == "HEAD":  # the user's gc, at the worst moment
             _prune(self.workdir)
-        real(self, ref, new, old, reason)
+        real(self, ref, new, old, reason, **kw)
 
     monkeypatch.setattr(Git, "update_ref", prune_first)
     outcome = world.a.sync()

@@ -268,11 +268,11 @@ def test_push_race_fetches_and_goes_again(world: World, monkeypatch: pytest.Monk
     real_push = remote.push
     raced: list[object] = []
 
-    def push_after_b(*args: object) -> bool:
-        if not raced:  # B pushes between A's fetch and A's push
+    def push_after_b(*args: object, **kw: str) -> bool:
+        if not raced:  # B pushes between A's fetch (or its last one) and A's push
             raced.append("racing")
             raced[0] = world.b.sync()
-        return real_push(*args)  # type: ignore[arg-type]
+        return real_push(*args, **kw)  # type: ignore[arg-type]
 
     world.a.write("facts/a.md", memory("facts/a", "a", "from A\n"))
     world.b.write("facts/b.md", memory("facts/b", "b", "from B\n"))

@@ -138,6 +138,7 @@ class Engine:
         if only is not None and len(only) > ONLY_MAX:
             only = None
         report = reconcile(self.db, config, [root], only)
+        self.db.vouch()  # its commit may have checkpointed the WAL into the main file
         for path, reason in report.unknown:
             if path not in self.told:
                 self.told.add(path)
@@ -151,7 +152,9 @@ class Engine:
         """Merge the index's big segments now rather than inside a later save."""
         from memoryd.index.segments import tidy
 
-        return tidy(self.db.conn)
+        merged = tidy(self.db.conn)
+        self.db.vouch()
+        return merged
 
     def _warn_malformed(self, paths: list[Path]) -> None:
         """One line for each new or changed file whose frontmatter does not parse: the

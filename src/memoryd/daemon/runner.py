@@ -34,7 +34,8 @@ from memoryd.daemon.syncing import Syncer
 from memoryd.daemon.trim import Trimmer, one_arena
 from memoryd.daemon.wake import SetBackDetector, WakeDetector
 from memoryd.daemon.watch import ObserverFactory, Watcher, native_observer
-from memoryd.runlock import AlreadyRunning, DaemonLock
+from memoryd.errors import AlreadyRunning
+from memoryd.runlock import DaemonLock
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +43,17 @@ INDEX_FAILED = "the index was not updated"
 CLOCK_CHECK_S = 1.0  # how often the main thread compares the wall and monotonic clocks
 RETRY_S = 30.0  # after a failed batch, a full reconcile this often until one succeeds
 RETRY = f"recall misses those changes until a retry succeeds (every {RETRY_S:.0f} s)"
+# The most of the daemon's time the inspect for the page may take: it parses every file
+# (22 s of CPU at 100k memories, 164 s at 300k), and an agent saving a memory a minute
+# kept a core a third busy at 100k with one after every burst.
+INSPECT_SHARE = 0.05
+
+
+def inspect_delay(after_s: float, last_cost_s: float, since_end_s: float) -> float:
+    """How long from now the page's next inspect waits: ``after_s`` (a burst of saves is
+    one run), and until the last run (``last_cost_s`` long, over ``since_end_s`` ago) is
+    no more than :data:`INSPECT_SHARE` of the time from its start to the next one's."""
+    return max(after_s, last_cost_s / INSPECT_SHARE - last_cost_s - since_end_s)
 
 
 class Daemon:
@@ -69,6 +81,7 @@ class Daemon:
         )
         self.overflow = OverflowTrap(lambda: self.worker.send(Cmd.RECONCILE))
         self.wake = WakeDetector()
+        self._inspected = (0.0, 0.0)  # the last inspect's wall seconds, and its end (monotonic)
         self.set_back = SetBackDetector()  # read by the main thread, which waits for signals
         self.trimmer = Trimmer()
         self.extraction = Extraction(app, self.scheduler, self.config, native)
@@ -296,7 +309,9 @@ class Daemon:
         self.scheduler.every("tick", settings.root_check_s, self._tick)
 
     def _inspect_soon(self) -> None:
-        self.scheduler.after("inspect-cache", self.config.daemon.inspect_after_s, self._inspect)
+        cost, ended = self._inspected
+        delay = inspect_delay(self.config.daemon.inspect_after_s, cost, time.monotonic() - ended)
+        self.scheduler.after("inspect-cache", delay, self._inspect)
 
     def _inspect(self) -> None:
         """Inspect's findings stored for the page (memoryd.inspect_cache), a little after a
@@ -304,7 +319,10 @@ class Daemon:
         its parse of every file must not stay in the daemon's memory (memoryd.inspect_cache)."""
         from memoryd.inspect_cache import refresh_apart
 
+        began = time.monotonic()
         refresh_apart(self.app)  # config.yaml as it is now
+        ended = time.monotonic()
+        self._inspected = (ended - began, ended)
 
     def _periodic_reconcile(self) -> None:
         self.worker.send(Cmd.RECONCILE)

@@ -12,7 +12,6 @@ its name on the package: a property of the package's class keeps the name the fu
 
 from __future__ import annotations
 
-import importlib
 import sys
 import types
 
@@ -41,11 +40,19 @@ _HOME = {
 }  # fmt: skip
 
 
+def _submodule(name: str) -> types.ModuleType:
+    """``importlib.import_module``, without importing importlib and warnings (a tenth of
+    what the lean recall's own imports cost)."""
+    qualified = f"{__name__}.{name}"
+    __import__(qualified)
+    return sys.modules[qualified]
+
+
 def __getattr__(name: str) -> Any:
     module = _HOME.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    value = getattr(_submodule(module), name)
     globals()[name] = value
     return value
 
@@ -53,10 +60,10 @@ def __getattr__(name: str) -> Any:
 class _Package(types.ModuleType):
     @property
     def reconcile(self) -> Any:
-        return importlib.import_module(f"{__name__}.reconcile").reconcile
+        return _submodule("reconcile").reconcile
 
     @reconcile.setter
-    def reconcile(self, _submodule: Any) -> None:
+    def reconcile(self, _module: Any) -> None:
         """The import system binding the submodule: the function stays the name."""
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
+from memoryd import fingerprint
 from memoryd.index import schema
 from memoryd.index.fetch import Candidate
 from memoryd.memory import Problem
@@ -163,6 +164,16 @@ class IndexDB:
     def __init__(self, conn: sqlite3.Connection, file: Path) -> None:
         self.conn = conn
         self.file = file
+        self.identity = fingerprint.identity(file)  # the file opened and checked
+        self._vouched = 0  # conn.total_changes when the file was last vouched for
+
+    def vouch(self) -> None:
+        """After this connection's writes (committed): the file as they left it passes as
+        checked (:func:`memoryd.index.schema.vouch`). Nothing to do when it wrote nothing."""
+        changes = self.conn.total_changes
+        if changes != self._vouched and not self.conn.in_transaction:
+            self._vouched = changes
+            schema.vouch(self.file, self.identity)
 
     def rows(self, root: Path | None = None) -> list[Row]:
         """Every indexed file (of one root), sorted by path."""
@@ -203,7 +214,12 @@ class IndexDB:
         schema.reset(self.conn)
 
     def close(self) -> None:
+        """Close the connection; the checkpoint of a last connection that wrote changes the
+        main file, which it then vouches for."""
+        wrote = self.conn.total_changes != self._vouched and not self.conn.in_transaction
         self.conn.close()
+        if wrote:
+            schema.vouch(self.file, self.identity)
 
     def __enter__(self) -> IndexDB:
         return self

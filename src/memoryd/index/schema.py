@@ -5,10 +5,12 @@ a database, ``quick_check`` fails, an application id or schema version this
 code does not know) makes :func:`connect` move it aside and start an
 empty one, which the next reconcile fills from the files.
 
-``quick_check`` reads every page (15 ms at 10k memories, far more at 100k), so
+``quick_check`` reads every page (15 ms at 10k memories, a second at 100k), so
 it runs when the file is not the one that last passed it: ``index.sqlite3.checked``
-holds that file's inode, size and mtime. memoryd's own writes go to the WAL and
-reach the main file only at a checkpoint, after which the next open checks again.
+holds that file's inode, size and mtime. memoryd's own writes reach the main file at
+a checkpoint; a connection that wrote vouches for the file they left (:func:`vouch`),
+so only a change from elsewhere (a copy, a restore, another program, the disk) makes
+the next open read every page again.
 
 The full-text table is *contentless* (``content=''``): the memories table keeps
 the original text and FTS5 gets the pre-tokenized text. Deleting from a
@@ -259,6 +261,19 @@ def _remember_checked(file: Path, stamp: str | None) -> None:
         atomic_write(_marker(file), stamp.encode(), durable=False)
     except OSError as exc:
         log.debug("index: cannot record the check of %s: %s", file, exc)
+
+
+def vouch(file: Path, identity: tuple[int, int] | None) -> None:
+    """Note that ``file`` passes as checked as memoryd's own committed writes left it,
+    when it is still the file they went to (``identity``, taken when it was opened and
+    checked). SQLite's own writes are not the damage ``quick_check`` looks for, and
+    reading every page after each checkpoint made the first command after a write wait
+    (a second of CPU at 100k memories, and again after the daemon's every checkpoint)."""
+    if identity is None or fingerprint.identity(file) != identity:
+        return  # replaced or gone: the next open checks what is there
+    stamp = _stamp(file)
+    if stamp is not None and _checked(file) != stamp:
+        _remember_checked(file, stamp)
 
 
 def _known_versions() -> set[int]:

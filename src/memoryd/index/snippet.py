@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import bisect
 import functools
-import re
 import unicodedata
 from collections.abc import Sequence
 
@@ -193,8 +192,9 @@ def _words_starting_with(text: str, terms: Sequence[str]) -> list[tuple[int, int
 
 
 def _word_spans(text: str, heads: Sequence[str]) -> list[tuple[int, int]]:
-    """:func:`_words_starting_with`, given the heads. A word's ASCII letters, digits and
-    ``_`` are skipped by one small regex, the rest of a word character by character."""
+    """:func:`_words_starting_with`, given the heads: each word walked character by
+    character from its start (no regex: importing ``re`` costs the lean recall more than
+    its snippets)."""
     starts: set[int] = set()
     for head in heads:
         at = text.find(head)
@@ -203,7 +203,7 @@ def _word_spans(text: str, heads: Sequence[str]) -> list[tuple[int, int]]:
             at = text.find(head, at + 1)
     spans: list[tuple[int, int]] = []
     end, size = 0, len(text)
-    ascii_run, ascii_word = _ASCII_RUN.match, _ASCII_WORD
+    ascii_word = _ASCII_WORD
     for start in sorted(starts):
         if start < end:
             continue
@@ -212,19 +212,16 @@ def _word_spans(text: str, heads: Sequence[str]) -> list[tuple[int, int]]:
             if before in ascii_word or (not before.isascii() and _is_word(before)):
                 continue
         end = start + 1
-        while True:
-            end = ascii_run(text, end).end()  # type: ignore[union-attr]  # * matches always
-            if end < size and not text[end].isascii() and _is_word(text[end]):
-                end += 1
-                continue
-            break
+        while end < size:
+            char = text[end]
+            if char not in ascii_word and (char.isascii() or not _is_word(char)):
+                break
+            end += 1
         spans.append((start, end))
     return spans
 
 
-# The ASCII characters of a word (what _is_word holds for ASCII): the regex compiles in
-# microseconds, unlike one with the CJK classes.
-_ASCII_RUN = re.compile("[0-9A-Za-z_]*")
+# The ASCII characters of a word (what _is_word holds for ASCII).
 _ASCII_WORD = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 
 

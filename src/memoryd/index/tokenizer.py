@@ -29,10 +29,13 @@ from __future__ import annotations
 import functools
 import itertools
 import operator
-import re
 import unicodedata
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
+
+TYPE_CHECKING = False  # not typing's: the lean recall imports neither typing nor re
+if TYPE_CHECKING:
+    import re
 
 # Bump when the output for some text changes: the index is rebuilt from the files.
 # 3: a compiled ROOT.md or index.md gives FTS5 no text (memoryd.index.store.compiled).
@@ -116,34 +119,13 @@ CJK_RANGES = (
     "\uf900-\ufaff"  # CJK compatibility ideographs
     "\U00020000-\U0003ffff"  # CJK extensions B and later
 )
-# The characters of CJK_RANGES that \w does not match (radicals, a few kana marks, unassigned
-# code points): \w plus these is \w plus CJK_RANGES (a test checks every code point), and a
-# tenth of the cost to compile, which every query pays.
-CJK_NOT_WORD = (
-    "\u2e80-\u2fdf\u3040\u3097-\u309c\u30a0\u30fb\u3130\u318f\ua97d-\ua97f\ud7a4-\ud7af"
-    "\ud7c7-\ud7ca\ud7fc-\ud7ff\ufa6e-\ufa6f\ufada-\ufaff\U0002a6e0-\U0002a6ff"
-    "\U0002b739-\U0002b73f\U0002b81e-\U0002b81f\U0002cea2-\U0002ceaf\U0002ebe1-\U0002f7ff"
-    "\U0002fa1e-\U0002ffff\U0003134b-\U0003ffff"
+# CJK_RANGES is made of "lo-hi" triples of characters.
+_CJK_BOUNDS = tuple(
+    (ord(CJK_RANGES[at]), ord(CJK_RANGES[at + 2])) for at in range(0, len(CJK_RANGES), 3)
 )
-# A run of word or CJK characters.
-_WORD_RE = re.compile(f"[\\w{CJK_NOT_WORD}]+")
-_CJK_BOUNDS = tuple((ord(lo), ord(hi)) for lo, hi in re.findall(r"(.)-(.)", CJK_RANGES, flags=re.S))
 # Each range's first code point and the one after its last, in order (the ranges are sorted
 # and apart): a code point is CJK when an odd number of these are at or below it.
 _CJK_EDGES = tuple(code for lo, hi in _CJK_BOUNDS for code in (lo, hi + 1))
-
-
-_PART_RE: list[re.Pattern[str]] = []  # _part_re's pattern, once something needed it
-
-
-def _part_re() -> re.Pattern[str]:
-    """Within a non-ASCII run, a CJK run or a run of other word characters.
-
-    Compiled on first use (2 ms: the CJK classes are large): a query in ASCII never needs it.
-    """
-    if not _PART_RE:
-        _PART_RE.append(re.compile(f"([{CJK_RANGES}]+)|([^\\W{CJK_RANGES}]+)"))
-    return _PART_RE[0]
 
 
 def is_cjk(char: str) -> bool:
@@ -183,26 +165,19 @@ def normalize(text: str) -> str:
 def _tokens(text: str, tails: bool, stemmed: bool = True) -> list[str]:
     """The tokens of ``text``; with ``tails``, also each CJK run's last character.
 
-    Runs of word characters are found first and only the non-ASCII ones are
-    split into CJK and other parts: most text is ASCII, and this is the hot loop
-    of a cold index.
+    A query's (the index's text is cut by :func:`index_text`), so it is cut without a
+    regex: importing ``re`` and compiling the CJK classes cost a ``memoryd recall`` a
+    sixth of its instructions. An ASCII text is cut as :func:`index_text` cuts it
+    (``bytes.translate``: ``\\w`` in ASCII is ``[A-Za-z0-9_]``), any other by
+    :func:`split_run`, a Python loop per character.
     """
-    out: list[str] = []
-    append, extend = out.append, out.extend
     word_of = stem if stemmed else str
-    for run in _WORD_RE.findall(normalize(text)):
-        if run.isascii():
-            append(word_of(run))
-        else:
-            extend(_mixed_run(run, tails, word_of))
-    return out
-
-
-def _mixed_run(run: str, tails: bool, word_of: Callable[[str], str]) -> list[str]:
-    """The tokens of a run that is not all ASCII: its CJK parts as bigrams, its words."""
+    folded = normalize(text)
+    if folded.isascii():
+        return list(map(word_of, folded.encode("ascii").translate(_PIECES).decode("ascii").split()))
     out: list[str] = []
     append, extend = out.append, out.extend
-    for cjk, word in _parts(run):
+    for cjk, word in split_run(folded):
         if word or len(cjk) == 1:
             append(word_of(word) if word else cjk)
         else:
@@ -212,25 +187,22 @@ def _mixed_run(run: str, tails: bool, word_of: Callable[[str], str]) -> list[str
     return out
 
 
-def _parts(run: str) -> list[tuple[str, str]]:
-    """``_part_re().findall(run)``; a short run, until something needed the regex, is
-    split here instead: compiling it costs a ``memoryd recall`` of a CJK word 2 ms. (The
-    split here is a Python loop per character: indexing compiles the regex at once.)"""
-    if _PART_RE or len(run) > SHORT_RUN:
-        return _part_re().findall(run)
-    return split_run(run)
-
-
-SHORT_RUN = 32
-
-
-def split_run(run: str) -> list[tuple[str, str]]:
-    """A run of word and CJK characters cut into its CJK parts and its other parts, as
-    ``(cjk, "")`` and ``("", word)`` (what :func:`_part_re` finds)."""
+def split_run(text: str) -> list[tuple[str, str]]:
+    """``text`` cut into its runs of CJK characters and its runs of other word characters
+    (``\\w``: alphanumeric or ``_``), in order, as ``(cjk, "")`` and ``("", word)``; any
+    other character only parts them (what :func:`_index_re` finds, as pairs)."""
     return [
-        ("".join(chars), "") if cjk else ("", "".join(chars))
-        for cjk, chars in itertools.groupby(run, is_cjk)
+        ("".join(chars), "") if kind == 2 else ("", "".join(chars))
+        for kind, chars in itertools.groupby(text, _kind)
+        if kind
     ]
+
+
+def _kind(char: str) -> int:
+    """2 for a CJK character, 1 for another word character (what ``\\w`` matches), else 0."""
+    if is_cjk(char):
+        return 2
+    return 1 if char.isalnum() or char == "_" else 0
 
 
 RUN_MEMO_SIZE = 1 << 16  # runs remembered by index_text (a few MB at most)
@@ -239,12 +211,11 @@ _INDEX_RE: list[re.Pattern[str]] = []  # _index_re's pattern, once something ind
 
 
 def _index_re() -> re.Pattern[str]:
-    """A CJK run or a run of other word characters (no groups: findall gives strings).
-
-    The same parts as :func:`_part_re` finds inside each :data:`_WORD_RE` run, found in
-    the whole text at once: a part never spans a character outside a run.
-    """
+    """A CJK run or a run of other word characters (no groups: findall gives strings):
+    the parts :func:`split_run` cuts, found by a regex, as indexing cuts whole files."""
     if not _INDEX_RE:
+        import re
+
         _INDEX_RE.append(re.compile(f"[{CJK_RANGES}]+|[^\\W{CJK_RANGES}]+"))
     return _INDEX_RE[0]
 
@@ -258,6 +229,8 @@ def _han_re() -> re.Pattern[str]:
     a CJK character), found without cutting. A Chinese clause is most often such a piece,
     and none of it is in the memo."""
     if not _HAN_RE:
+        import re
+
         _HAN_RE.append(re.compile("([\u4e00-\u9fff]+)\u3002?"))
     return _HAN_RE[0]
 
@@ -491,6 +464,8 @@ def _dates(query: str) -> tuple[tuple[tuple[int, int], ...], str]:
     if not any(c.isdigit() for c in query):
         return (), query
     if not _DATE_RE:
+        import re
+
         _DATE_RE.append(re.compile("|".join(f"(?:{p})" for p, _ in _DATE_PATTERNS)))
         _DATE_GROUPS.extend(re.compile(p).groups for p, _ in _DATE_PATTERNS)
     found: list[tuple[int, int]] = []

@@ -1,7 +1,7 @@
 """Commit a root's local changes without touching the user's index or staged work.
 
-The commit is built in a private index (``GIT_INDEX_FILE``) read from HEAD,
-limited to the root's paths, and moved in with a compare-and-swap
+The commit is built in a private index (``GIT_INDEX_FILE``, :mod:`memoryd.sync.kept`)
+holding HEAD, limited to the root's paths, and moved in with a compare-and-swap
 ``update-ref``; only then are the user's index entries for those same paths
 brought up to date. Files that must not travel are left out: ``.state.json``,
 editor temp files, ``sync: false`` memories (kept out of ``git status`` through
@@ -17,22 +17,19 @@ import contextlib
 import logging
 import os
 import re
-import tempfile
 import time
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from memoryd.config.sections import Config
 from memoryd.conflicts import has_conflict_markers, never_synced
-from memoryd.fsutil import atomic_write, private_dirs
 from memoryd.layouts import syncable
 from memoryd.memory import id_for_path, parse, shown_name
 from memoryd.oversize import over
 from memoryd.rootfs import STATE_FILE, is_memory_name
 from memoryd.sync import exclude, heal, pack
 from memoryd.sync.derived import Quarantined, is_generated, scan_file
-from memoryd.sync.git import ZERO
+from memoryd.sync.git import ZERO, config_env
 from memoryd.sync.repo import Repo
 from memoryd.sync.state import CONFLICT_MARKERS
 
@@ -52,76 +49,6 @@ class Batch:
     local_only: list[str] = field(default_factory=list)  # sync: false (root-relative)
     untrack: list[str] = field(default_factory=list)  # tracked .state.json (repo-relative)
     notices: list[str] = field(default_factory=list)
-
-
-def private_index(repo: Repo, tmp_dir: Path, rev: str | None) -> Path:
-    """A private index file holding exactly ``rev``'s tree (empty for an unborn branch).
-
-    Built fresh, with no stat data, so ``git status`` reads every file under the root.
-    It used to be seeded from a copy of the user's index to reuse its stat data; under
-    load that made a cycle miss a same-size rewrite of a file (shared.md went from
-    "laptop 0" to "laptop 1" and the commit took only the new laptop-1.md): a lost edit.
-    """
-    private_dirs(tmp_dir)
-    fd, name = tempfile.mkstemp(prefix="index-", dir=tmp_dir)
-    os.close(fd)
-    index = Path(name)
-    index.unlink()  # git wants to create it
-    if rev is None:
-        repo.git.run("read-tree", "--empty", index=index)
-    else:
-        repo.git.run("read-tree", rev, index=index)
-    return index
-
-
-def kept_index(repo: Repo, kept_dir: Path, head: str | None) -> Path:
-    """The root's private index kept from its last cycle, when that cycle left it holding
-    ``head``'s tree; else one built fresh (:func:`private_index`), in the same place.
-
-    A kept index has the stat data git recorded, so ``git status`` reads only the files
-    whose size or times changed, not every byte under the root (a cycle's cost was the
-    root's size, not the change's). The index is only ever written by git itself (never
-    copied: a copy's newer mtime hid a same-size rewrite from git's racy-entry check, see
-    :func:`private_index`), and the cycle keeps it only once it committed (or found nothing
-    to commit): :func:`keep_index`. Any other ending deletes it.
-    """
-    private_dirs(kept_dir)  # git writes the index files in it with the umask's mode
-    name = f"{zlib.crc32(os.fsencode(repo.root)):08x}-{zlib.crc32(os.fsencode(repo.git_dir)):08x}"
-    index = kept_dir / f"{name}.index"
-    try:
-        said = (kept_dir / f"{name}.head").read_text(encoding="ascii").strip()
-    except (OSError, UnicodeDecodeError):
-        said = None
-    if head is not None and said == head and index.is_file():
-        return index
-    index.unlink(missing_ok=True)
-    repo.git.run("read-tree", *([head] if head else ["--empty"]), index=index)
-    return index
-
-
-def keep_index(index: Path, head: str | None) -> None:
-    """Record that ``index`` holds ``head``'s tree, for the next cycle (see kept_index)."""
-    record = index.with_suffix(".head")
-    if head is None:
-        record.unlink(missing_ok=True)
-        index.unlink(missing_ok=True)
-    else:
-        atomic_write(record, head.encode("ascii") + b"\n", durable=False)
-
-
-def drop_index(index: Path) -> None:
-    """Forget a kept index a cycle did not finish with (it may hold staged changes)."""
-    index.with_suffix(".head").unlink(missing_ok=True)
-    index.unlink(missing_ok=True)
-
-
-def clean_tmp(tmp_dir: Path, older_than_s: float = 600.0) -> None:
-    """Private index files a killed cycle left behind."""
-    cutoff = time.time() - older_than_s
-    for leftover in tmp_dir.glob("index-*") if tmp_dir.is_dir() else ():
-        with contextlib.suppress(OSError):
-            if leftover.stat().st_mtime < cutoff:
-                leftover.unlink()
 
 
 _OWN_TEMP = re.compile(r"^\.memoryd-tmp-[a-z0-9_]{8}$")  # what fsutil.atomic_write makes
@@ -318,15 +245,19 @@ def commit(repo: Repo, index: Path, head: str | None, batch: Batch, device: str)
         return None
     message = commit_message(device, batch)
     heal.keep(repo, tree)  # a prune run by hand now leaves it be (see memoryd.sync.heal)
+    moved = False
     try:
         new = repo.git.commit_tree(tree, [head] if head else [], message)
         heal.keep(repo, new)
         # the user's index first: after the branch moved, an index without these entries (a
         # new root has none) showed every memory staged for deletion until it was refreshed
         refresh_user_index(repo, batch.stage + batch.untrack, new)
-        repo.git.update_ref("HEAD", new, head, f"memoryd: commit from {device}")
+        reason = f"memoryd: commit from {device}"
+        repo.git.update_ref("HEAD", new, head, reason, dropping=heal.keep_ref(repo))
+        moved = True  # the keep ref went with it
     finally:
-        heal.release(repo)
+        if not moved:
+            heal.release(repo)
     return new
 
 
@@ -361,6 +292,9 @@ def commit_message(device: str, batch: Batch) -> str:
 
 
 FEW_PATHS = 16  # paths refresh_user_index reads from the tree and refreshes by name
+# git's preload starts threads that each match their share of every index entry against the
+# pathspec, twice in an 'add --refresh' of a few paths: 3 of its 10 ms at 10k memories
+NO_PRELOAD = config_env({"core.preloadIndex": "false"})
 
 
 def refresh_user_index(repo: Repo, paths: list[str], rev: str = "HEAD") -> None:
@@ -391,7 +325,7 @@ def refresh_user_index(repo: Repo, paths: list[str], rev: str = "HEAD") -> None:
         listing = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in present)
         repo.git.run(
             "add", "--refresh", "--pathspec-from-file=-", "--pathspec-file-nul",
-            input=listing, check=False, env={"GIT_LITERAL_PATHSPECS": "1"},
+            input=listing, check=False, env={"GIT_LITERAL_PATHSPECS": "1", **NO_PRELOAD},
         )  # fmt: skip
 
 

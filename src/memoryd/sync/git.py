@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import subprocess
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -34,6 +35,20 @@ class GitTimeout(GitError):
 
     def __str__(self) -> str:
         return f"{self.step} ran longer than {self.seconds:g} s and was stopped"
+
+
+def config_env(settings: dict[str, str]) -> dict[str, str]:
+    """``settings`` as git reads them from the environment (``GIT_CONFIG_COUNT``, git 2.31
+    and later; older ones ignore it), after any the environment already gives git."""
+    try:
+        first = int(os.environ.get("GIT_CONFIG_COUNT", "0"))
+    except ValueError:
+        first = 0
+    env = {"GIT_CONFIG_COUNT": str(first + len(settings))}
+    for n, (key, value) in enumerate(settings.items(), start=first):
+        env[f"GIT_CONFIG_KEY_{n}"] = key
+        env[f"GIT_CONFIG_VALUE_{n}"] = value
+    return env
 
 
 # what a Git answers once (its config, remotes, work trees, branch), until it writes one
@@ -268,9 +283,16 @@ class Git:
             args += ["-p", parent]
         return self.run(*args, input=message.encode("utf-8")).text.strip()
 
-    def update_ref(self, ref: str, new: str, old: str | None, reason: str) -> None:
-        """Compare-and-swap a ref: fails when it no longer points at ``old``."""
-        self.run("update-ref", "-m", reason, ref, new, old if old else ZERO)
+    def update_ref(
+        self, ref: str, new: str, old: str | None, reason: str, *, dropping: str = ""
+    ) -> None:
+        """Compare-and-swap a ref: fails when it no longer points at ``old``. ``dropping``:
+        a ref deleted in the same transaction (one git, and neither happens without the other)."""
+        if not dropping:
+            self.run("update-ref", "-m", reason, ref, new, old if old else ZERO)
+            return
+        said = f"update {ref} {new} {old if old else ZERO}\ndelete {dropping}\n"
+        self.run("update-ref", "-m", reason, "--stdin", input=said.encode())
 
 
 def _canonical(key: str) -> str:

@@ -29,7 +29,7 @@ from memoryd.conflicts import is_conflict_copy
 from memoryd.frontmatter_edit import edit_fields
 from memoryd.memory import Memory, looks_binary, parse
 from memoryd.roots import ROOT_FILE
-from memoryd.sync import commit as local
+from memoryd.sync import kept
 from memoryd.sync.git import NET_TIMEOUT_S
 from memoryd.sync.remote import Target
 from memoryd.sync.repo import Repo
@@ -100,7 +100,7 @@ def offer(
         mode = entries[path][0] if path in entries else "100644"
         new = git.hash_blob(data)
         lines.append(f"{mode} {new}\t{path}".encode("utf-8", "surrogateescape") + b"\0")
-    index = local.private_index(repo, tmp, head)
+    index = kept.private_index(repo, tmp, head)
     try:
         git.run("update-index", "-z", "--index-info", input=b"".join(lines), index=index)
         tree = git.run("write-tree", index=index).text.strip()

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from memoryd import gitcli
 from memoryd.gitcli import GitError
-from memoryd.sync.git import NET_TIMEOUT_S
+from memoryd.sync.git import NET_TIMEOUT_S, config_env
 from memoryd.sync.repo import Blocked, Repo
 
 
@@ -76,7 +76,7 @@ def target(repo: Repo, remote: str, branch: str, *, probe: bool = True) -> Targe
     ``probe=False`` never asks the remote (the local branch's name, at worst).
     :class:`Unanswered` when the remote took the whole timeout to say nothing.
     """
-    if remote not in repo.git.remotes():
+    if remote not in repo.remotes():
         return None
     merge = repo.git.config_get(f"branch.{branch}.merge")
     upstream_remote = repo.git.config_get(f"branch.{branch}.remote")
@@ -292,8 +292,9 @@ def fetch(repo: Repo, t: Target) -> str | None:
     return repo.git.rev(t.tracking)
 
 
-def push(repo: Repo, t: Target, commit: str) -> bool:
-    """Push ``commit`` to the remote branch; False when rejected (the remote moved on).
+def push(repo: Repo, t: Target, commit: str, *, lease: str = "") -> bool:
+    """Push ``commit`` to the remote branch; False when rejected (the remote moved on, or no
+    longer names ``lease`` there: the caller's own check that ``commit`` descends from it).
 
     With ``t.proposals``, to that branch instead, forced: it is this device's own, made
     again on top of each replay (:mod:`memoryd.sync.proposals`).
@@ -309,16 +310,18 @@ def push(repo: Repo, t: Target, commit: str) -> bool:
     tracking = t.tracking
     if t.proposals:
         dest, tracking = f"+{commit}:refs/heads/{t.proposals}", t.proposals_tracking
-    env = {**repo.git.net_env(), **_config_env({"pack.window": "0"})}
+    env = {**repo.git.net_env(), **config_env({"pack.window": "0"})}
+    leased = [f"--force-with-lease=refs/heads/{t.remote_branch}:{lease}"] if lease else []
     try:
         done = repo.git.run(
-            "push", "--porcelain", "--quiet", t.remote, dest,
+            "push", "--porcelain", "--quiet", *leased, t.remote, dest,
             check=False, timeout=NET_TIMEOUT_S, env=env,
         )  # fmt: skip
     except subprocess.TimeoutExpired as exc:
         raise _timed_out("push", t.remote) from exc
     if done.code == 0:
-        repo.git.run("update-ref", tracking, commit)
+        if not _tracked_by_push(repo, t.remote, dest.partition(":")[2], tracking):
+            repo.git.run("update-ref", tracking, commit)
         return True
     _stopped(done)
     said = done.text + done.err
@@ -352,18 +355,21 @@ def push(repo: Repo, t: Target, commit: str) -> bool:
     raise Offline(f"git push {t.remote}: {_reason(done.err)}")
 
 
-def _config_env(settings: dict[str, str]) -> dict[str, str]:
-    """``settings`` as git reads them from the environment (``GIT_CONFIG_COUNT``, git 2.31
-    and later; older ones ignore it), after any the environment already gives git."""
-    try:
-        first = int(os.environ.get("GIT_CONFIG_COUNT", "0"))
-    except ValueError:
-        first = 0
-    env = {"GIT_CONFIG_COUNT": str(first + len(settings))}
-    for n, (key, value) in enumerate(settings.items(), start=first):
-        env[f"GIT_CONFIG_KEY_{n}"] = key
-        env[f"GIT_CONFIG_VALUE_{n}"] = value
-    return env
+def _tracked_by_push(repo: Repo, remote: str, pushed: str, tracking: str) -> bool:
+    """Does git's push move ``tracking`` itself? It does for a branch the remote's fetch
+    refspecs map there (``+refs/heads/*:refs/remotes/origin/*``, as clone and remote add
+    write them), "update by push" in its reflog; memoryd's own update-ref was one more git."""
+    specs = [v for v in repo.git.config().get(f"remote.{remote}.fetch", []) if v is not None]
+    if any(spec.startswith("^") for spec in specs):  # an exclusion: git's rules, not these
+        return False
+    for spec in specs:
+        src, _, dst = spec.removeprefix("+").partition(":")
+        if (src, dst) == (pushed, tracking):
+            return True
+        glob = src.endswith("/*") and dst.endswith("/*") and pushed.startswith(src[:-1])
+        if glob and dst[:-1] + pushed[len(src) - 1 :] == tracking:
+            return True
+    return False
 
 
 def _refusal_hint(repo: Repo, t: Target, reason: str) -> str:

@@ -76,8 +76,28 @@ class Repo:
 
     def work_trees(self) -> list[Path]:
         """This work tree's top and every other one of the repository (``info/exclude`` is
-        theirs too: a block entry stays while any of them still needs it)."""
+        theirs too: a block entry stays while any of them still needs it).
+
+        git keeps each linked work tree under ``worktrees/`` in the shared git dir: with none
+        there, this one is the only one, and git is not asked (a process each cycle)."""
+        if not (self.common_dir / "worktrees").is_dir():
+            return [self.top]
         return [self.top, *(t for t in self.git.work_trees() if t != self.top)]
+
+    def remotes(self) -> list[str]:
+        """The repository's remotes, as ``git remote`` lists them: every ``remote.<name>.*``
+        of the config a cycle reads anyway (no git of its own), unless the git dir keeps
+        remotes in its old files (``remotes/``, ``branches/``): then git is asked."""
+        old = (self.common_dir / kind for kind in ("remotes", "branches"))
+        config = self.git.config()
+        if not config or any(d.is_dir() and any(d.iterdir()) for d in old):
+            return self.git.remotes()
+        found: dict[str, None] = {}
+        for key in config:
+            name = key.removeprefix("remote.").rpartition(".")[0]
+            if key.startswith("remote.") and name:  # remote.pushDefault names none
+                found[name] = None
+        return sorted(found)
 
     def repo_path(self, rel: str) -> str:
         """Repository-relative path of a root-relative one."""
