@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from memoryd.compile.blocks import (
     _LINK_UNSAFE,
+    Entry,
     compile_files,
     entries_of,
     is_generated,
@@ -220,3 +221,43 @@ def test_generated_names() -> None:
     assert is_generated("a/b/index.md")
     assert not is_generated("a/ROOT.md")
     assert not is_generated("a/my-index.md")
+
+
+ROUTED = st.lists(
+    st.tuples(
+        st.sampled_from(["a/x", "a/y", "b/z", "b/w", "c/v", "d/u"]),  # ids, some held twice
+        st.lists(st.sampled_from(["deploy", "db", "Deploy", "ci"]), max_size=3),  # repeats too
+        st.booleans(),  # superseded
+    ),
+    max_size=30,
+)
+
+
+@given(ROUTED)
+def test_routing_counts_each_id_once_whether_or_not_it_is_known_to_be_alone(
+    routed: list[tuple[str, list[str], bool]],
+) -> None:
+    """The routing block counts the distinct ids of a trigger and names the first three:
+    told which ids no other entry holds (the model's :class:`Ids` knows), it keeps only
+    the others (765k ids held at 300k memories, issue 39), and the lines are the same."""
+    from collections import Counter
+
+    from memoryd.compile.blocks import routing_lines
+    from memoryd.compile.packed import Ids
+
+    entries = [
+        Entry(f"m{n}.md", id_, "fact", "s", tuple(when), "a/x" if gone else None)
+        for n, (id_, when, gone) in enumerate(routed)
+    ]
+    held = Counter(e.id for e in entries)
+    sets: dict[str, set[str]] = {}
+    for e in entries:
+        for trigger in [] if e.superseded_by else e.load_when:
+            sets.setdefault(trigger, set()).add(e.id)
+    lines = routing_lines(entries)
+    for trigger, ids in sets.items():  # what the block says, from the sets themselves
+        row = next(line for line in lines if line.startswith(f"| {trigger} |"))
+        assert all(f"`{i}`" in row for i in sorted(ids)[:3])
+        assert (f"and {len(ids) - 3} more" in row) == (len(ids) > 3)
+    assert routing_lines(entries, lambda i: held[i] == 1) == lines
+    assert routing_lines(entries, Ids(e.id for e in entries).alone) == lines

@@ -6,6 +6,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -303,6 +304,56 @@ def test_a_full_reindex_reads_and_parses_each_memory_once_and_compiles_the_same_
     # is not: its fingerprint is not to be trusted)
     kept = ScanCache(slim=True, folder=resolve_paths().cache_dir / "listings").kept(home)
     assert kept is not None and sorted(kept) == sorted(times)
+
+
+def test_a_full_reindex_keeps_no_object_per_memory_while_it_indexes_or_after(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the index pass parsed for the compile was an object per memory, held while
+    the index's batches were written, and the compile's listing after it (444 MB at 300k
+    memories, the floor 185, issue 39): both are packed as they come. A file removed or
+    edited between the index pass and the compile is what the compile finds, and the
+    bytes are those of a compile that reads every file itself."""
+    import gc
+
+    from memoryd.compile import listing, writer
+    from memoryd.compile.blocks import Entry
+    from memoryd.compile.listing import ScanCache, Scanned
+    from memoryd.config.loader import load_config
+    from memoryd.paths import resolve_paths
+
+    def alive() -> int:
+        gc.collect()
+        return sum(type(o) in (Entry, Scanned) for o in gc.get_objects())
+
+    kinds = ["fact", "rule", "decision", "pitfall", "preference"]
+    for i in range(400):
+        write_memory(home, f"{kinds[i % 5]}s/m{i}.md", f"body {i}", kind=kinds[i % 5],
+                     summary=f"memory {i}", load_when=[f"topic {i % 3}"])  # fmt: skip
+    monkeypatch.setattr(listing, "PACK_EVERY", 16)  # packed many times over, as at 300k
+    gone, edited = home / "facts/m5.md", home / "rules/m6.md"
+    counts: list[int] = []
+    real = writer.compile_root
+
+    def compile_root(*args: Any, **kw: Any) -> Any:
+        counts.append(alive())  # the index pass done: what it parsed for the compile held
+        if gone.exists():
+            gone.unlink()
+            edited.write_text(edited.read_text().replace("memory 6", "memory six"))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(writer, "compile_root", compile_root)
+    before = alive()
+    done = run_cli("reindex", "--full", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    counts.append(alive())  # the compile's listing and model, kept for another compile
+    assert max(counts) - before < 400 // 4, (before, counts)
+    assert "memory six" in (home / "rules/index.md").read_text()
+    assert "m5.md" not in (home / "facts/index.md").read_text()
+    config = load_config(resolve_paths())
+    for root in config.roots:  # every file read by the compile itself: the same bytes
+        cold = real(root, config, check=True, cache=ScanCache(slim=True))
+        assert cold.stale == [] and cold.problems == []
 
 
 IMPORT_COLLECTIONS = """

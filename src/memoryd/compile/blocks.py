@@ -18,12 +18,13 @@ with 30 rules (tests/test_root_size.py).
 
 from __future__ import annotations
 
+import bisect
 import functools
 import posixpath
 import re
 import sys
 from collections import defaultdict
-from collections.abc import Collection, Container, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 
 from memoryd.compile import markers
@@ -190,10 +191,13 @@ def group(entries: Iterable[Entry]) -> dict[str, list[Entry]]:
 
 
 def root_blocks(
-    by_folder: Iterable[tuple[str, list[Entry]]], descriptions: Mapping[str, str]
+    by_folder: Iterable[tuple[str, list[Entry]]],
+    descriptions: Mapping[str, str],
+    alone: Callable[[str], bool] | None = None,
 ) -> dict[str, str]:
     """ROOT.md's blocks from each folder's entries, read once, a folder at a time: the
-    daemon decodes its folders one by one (memoryd.compile.packed), never all at once."""
+    daemon decodes its folders one by one (memoryd.compile.packed), never all at once.
+    ``alone``: is this id held by no other entry? (see :func:`routing_lines`)."""
     counts: dict[str, int] = {}
     rules: list[Entry] = []
 
@@ -204,7 +208,7 @@ def root_blocks(
             rules.extend(e for e in listed if e.kind == "rule")
             yield from listed
 
-    routing = routing_lines(entries())
+    routing = routing_lines(entries(), alone)
     bodies = {
         "rules": rules_lines(rules),
         "directory": directory_rows(counts, descriptions),
@@ -276,18 +280,56 @@ def _within(rows: list[tuple[int, str, str]], budget: int) -> list[tuple[int, st
     return kept
 
 
-def routing_lines(entries: Iterable[Entry]) -> list[str]:
-    routes: dict[str, set[str]] = defaultdict(set)
+class _Route:
+    """The ids one trigger loads: how many (each counted once), and the first few by name.
+
+    Not a set of them all: at 300k memories the routes held 765k ids (40 MB) to name
+    three a trigger. An id that no other entry holds (``alone``) is only counted; the
+    others are kept, so that one held by two entries still counts once."""
+
+    __slots__ = ("alone", "first", "shared")
+
+    def __init__(self) -> None:
+        self.alone = 0
+        self.shared: set[str] = set()
+        self.first: list[str] = []  # the ROUTE_IDS smallest ids, in order
+
+    def add(self, id_: str, alone: bool) -> None:
+        if alone:
+            self.alone += 1
+        elif id_ in self.shared:
+            return
+        else:
+            self.shared.add(id_)
+        first = self.first
+        if len(first) < ROUTE_IDS or id_ < first[-1]:
+            bisect.insort(first, id_)
+            del first[ROUTE_IDS:]
+
+    def __len__(self) -> int:
+        return self.alone + len(self.shared)
+
+
+def routing_lines(
+    entries: Iterable[Entry], alone: Callable[[str], bool] | None = None
+) -> list[str]:
+    """The routing block's lines; ``alone``: is this id held by no other of ``entries``
+    (None: none is taken to be)."""
+    routes: dict[str, _Route] = {}
     for entry in entries:
-        if not entry.superseded_by:
-            for trigger in entry.load_when:
-                routes[trigger].add(entry.id)
+        if not entry.superseded_by and entry.load_when:
+            single = alone is not None and alone(entry.id)
+            for trigger in dict.fromkeys(entry.load_when):  # a trigger listed twice: once
+                route = routes.get(trigger)
+                if route is None:
+                    route = routes[trigger] = _Route()
+                route.add(entry.id, single)
     lines = ["## Routing", ""]
     if not routes:
         return [*lines, "_No memory has `load_when` triggers yet._"]
     rows = []
     for trigger, ids in routes.items():
-        named = ", ".join(code(i) for i in sorted(ids)[:ROUTE_IDS])
+        named = ", ".join(code(i) for i in ids.first)
         more = f" and {len(ids) - ROUTE_IDS} more" if len(ids) > ROUTE_IDS else ""
         rows.append((len(ids), trigger, f"| {cell(trigger)} | {cell(named + more)} |"))
     kept = _within(rows, ROUTING_CHARS)

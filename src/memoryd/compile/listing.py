@@ -25,6 +25,7 @@ again. A file of another format, memoryd, Python or root is a miss.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import posixpath
 import stat
@@ -32,8 +33,8 @@ import sys
 import threading
 import time
 import zlib
-from collections import Counter
-from collections.abc import Collection, Iterator, Mapping, MutableMapping
+from collections import ChainMap, Counter
+from collections.abc import Callable, Collection, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,7 +42,7 @@ from typing import Any
 from memoryd import __version__, cachefile
 from memoryd import fingerprint as fp
 from memoryd.compile.blocks import Entry, entry_for, is_generated
-from memoryd.compile.packed import PACK_EVERY, Packed, entry_from, entry_record
+from memoryd.compile.packed import PACK_EVERY, Packed, entry_fields, entry_from, entry_record
 from memoryd.memory import BINARY, NOT_REGULAR, Memory, looks_binary, parse
 from memoryd.roots import listed, walk_files, walk_root, walks_into
 
@@ -101,7 +102,7 @@ class ScanCache:
         self._listings: dict[Path, MutableMapping[str, Scanned]] = {}
         self._folders: dict[Path, Counter[str]] = {}  # each listing's folders: files in each
         self._versions: dict[Path, int] = {}  # bumped on every change of a root's listing
-        self._seeds: dict[Path, Listing] = {}  # files read by someone else: see seed
+        self._seeds: dict[Path, Packed[Scanned]] = {}  # files read by someone else: see seed
         self.slim = slim
         self.folder = folder if slim else None
         self.packed = packed and slim
@@ -118,16 +119,21 @@ class ScanCache:
             found = self._listings.get(root)
             return None if found is None else dict(found.items())
 
-    def kept(self, root: Path) -> Listing | None:
+    def kept(self, root: Path) -> MutableMapping[str, Scanned] | None:
         """The listing an earlier process kept in ``folder``, if any."""
         if self.folder is None:
             return None
         items = cachefile.read_list(listing_file(self.folder, root), (*KEPT_KEY, str(root)))
+        found = self.fresh(root)
         try:
             top = top_of(root)
-            return {item[0]: _unkept(top, item) for item in items or ()} or None
+            for n, item in enumerate(items or (), 1):
+                found[item[0]] = _unkept(top, item)
+                if not n % PACK_EVERY and isinstance(found, Packed):
+                    found.pack()
         except (ValueError, TypeError):  # another shape under the same key: a miss
             return None
+        return found or None
 
     def seed(
         self, root: Path, path: str, fingerprint: fp.Fingerprint | None, meta: dict[Any, Any]
@@ -136,18 +142,25 @@ class ScanCache:
         ``fingerprint``) for the next :func:`scan_root` of ``root``, which then reads only
         the files whose fingerprint is not that one any more: one pass over the files, not
         two. An untrusted fingerprint (None) is no use to it and dropped, and so is every
-        seed of a full cache: it keeps each memory's problems, which a seed does not hold."""
+        seed of a full cache: it keeps each memory's problems, which a seed does not hold.
+        The seeds are packed as they come (:mod:`memoryd.compile.packed`): a reindex of 300k
+        held 195 MB of them while its index pass was still writing."""
         rel = _rel(root, path)
         if not self.slim or fingerprint is None or rel in (None, ".", "") or is_generated(rel):
             return
         packed, memory = fp.pack(fingerprint), Memory(meta)
         item = _item(top_of(root), rel, fingerprint[0], packed, memory, self.slim)
         with self._lock:
-            self._seeds.setdefault(root, {})[rel] = item
+            seeds = self._seeds.get(root)
+            if seeds is None:
+                seeds = self._seeds[root] = _packed(root)
+            seeds[rel] = item
+            if not len(seeds) % PACK_EVERY:
+                seeds.pack()
 
-    def _take_seeds(self, root: Path) -> Listing:
+    def _take_seeds(self, root: Path) -> Packed[Scanned] | None:
         with self._lock:
-            return self._seeds.pop(root, {})
+            return self._seeds.pop(root, None)
 
     def version(self, root: Path) -> int:
         """The version of ``root``'s listing: another one, another listing."""
@@ -156,7 +169,10 @@ class ScanCache:
 
     def store(self, root: Path, listing: MutableMapping[str, Scanned], keep: bool = True) -> None:
         """Remember ``listing``; with ``keep`` (it changed), also in ``folder``."""
-        folders = Counter(posixpath.dirname(rel) for rel in listing)
+        if isinstance(listing, Packed):
+            folders = Counter(listing.counts())
+        else:
+            folders = Counter(posixpath.dirname(rel) for rel in listing)
         kept = listing
         if self.packed:  # packed at once: the model is built from it a bucket at a time
             if not isinstance(kept, Packed):
@@ -177,9 +193,7 @@ class ScanCache:
 
     def fresh(self, root: Path) -> MutableMapping[str, Scanned]:
         """An empty listing for ``root``, packed in a packed cache."""
-        if not self.packed:
-            return {}
-        return Packed(_record, lambda rel, record: _unpacked(top_of(root), rel, record))
+        return _packed(root) if self.packed else {}
 
     def pack(self, root: Path) -> None:
         """A compile of ``root`` is done: its listing packed again (``packed`` caches)."""
@@ -224,7 +238,13 @@ def listing_file(folder: Path, root: Path) -> Path:
 
 
 def _kept_items(listing: Mapping[str, Scanned]) -> Iterator[tuple[Any, ...]]:
-    """The trusted, readable memories of ``listing``, as marshal can keep them."""
+    """The trusted, readable memories of ``listing``, as marshal can keep them (a packed
+    listing's from its records, no item made: a reindex of 300k writes them all)."""
+    if isinstance(listing, Packed):
+        for rel, (size, sync, _error, fingerprint, entry) in listing.records():
+            if sync is not None and fingerprint is not None and entry is not None:
+                yield (rel, size, fingerprint, sync, entry_fields(rel, entry))
+        return
     for s in listing.values():
         if s.memory is not None and _keepable(s):
             entry = tuple(getattr(s.shows, name) for name in _ENTRY_FIELDS)
@@ -236,6 +256,11 @@ def _record(rel: str, s: Scanned) -> tuple[Any, ...]:
     sync = None if s.memory is None else s.memory.sync
     entry = None if s.shows is None else entry_record(rel, s.shows)
     return (s.size, sync, s.error, s.fingerprint, entry)
+
+
+def _packed(root: Path) -> Packed[Scanned]:
+    """An empty listing of ``root``, packed by folder."""
+    return Packed(_record, lambda rel, record: _unpacked(top_of(root), rel, record))
 
 
 def _unpacked(top: str, rel: str, record: tuple[Any, ...]) -> Scanned:
@@ -278,7 +303,7 @@ def relist(
     is made (:data:`memoryd.compile.packed.PACK_EVERY`), never held whole: the daemon's
     first compile held 100k items at once, and the few objects kept among them pinned
     Python's arenas, freed but never given back."""
-    old = cache.listing(root)
+    old: Mapping[str, Scanned] | None = cache.listing(root)
     walk = old is None or changed is None
     if old is None:  # a kept listing spares parsing unchanged files, never the walk
         old = cache.kept(root) or {}
@@ -286,16 +311,11 @@ def relist(
     parsed = cache.parsed
     new: MutableMapping[str, Scanned]
     if walk:
-        old.update(seeds)
-        parsed -= len(seeds)  # each seed a file read anew: the listing is kept again
-        new = cache.fresh(root)
-        for n, found in enumerate(walk_files(root), 1):
-            scanned = _scan(root, found, old, cache)
-            new[scanned.rel] = scanned
-            if not n % PACK_EVERY and isinstance(new, Packed):
-                new.pack()
+        if seeds:  # each seed a file read anew: the listing is kept again
+            old, parsed = ChainMap(seeds, old), parsed - len(seeds)  # type: ignore[arg-type]
+        new = _walk(root, cache, old, seeds)
     else:
-        new, changes = dict(old), dict[str, Scanned | None]()
+        new, changes = dict(old.items()), dict[str, Scanned | None]()
         for path in changed or ():
             _changes(root, path, old, cache, changes)
         for rel, item in changes.items():
@@ -305,6 +325,49 @@ def relist(
                 new[rel] = item
     cache.store(root, new, keep=cache.parsed != parsed or _kept_keys(new) != _kept_keys(old))
     return new
+
+
+def _walk(
+    root: Path, cache: ScanCache, old: Mapping[str, Scanned], seeds: Packed[Scanned] | None
+) -> MutableMapping[str, Scanned]:
+    """``root``'s listing from a walk, each file looked up in ``old`` first. In a packed
+    cache the ``seeds`` become the listing: a seed the walk finds as it is stays packed as
+    it is (a reindex of 300k packed every item again)."""
+    new = seeds if seeds and cache.packed else cache.fresh(root)
+    sown, met = len(seeds or ()), 0
+    same = None if new is not seeds else functools.partial(_same_record, new)
+    for n, found in enumerate(walk_files(root), 1):
+        scanned = _scan(root, found, old, cache, same)
+        if scanned is SAME:  # a seed as it is: left packed
+            met += 1
+        else:
+            was = new.get(scanned.rel) if new is seeds else None
+            met += was is not None
+            if was is not scanned:
+                new[scanned.rel] = scanned
+        if not n % PACK_EVERY:  # what the walk opened, closed again
+            _pack(new, seeds, old)
+    if new is seeds and met != sown:  # a seed's file gone since: out of the listing
+        walked = {_rel(root, found) or os.path.basename(found) for found in walk_files(root)}
+        for rel in [rel for rel in new if rel not in walked]:
+            del new[rel]
+    return new
+
+
+def _same_record(listing: Packed[Scanned], rel: str, fingerprint: int) -> bool:
+    """Does ``listing`` hold the readable memory at ``rel`` with this ``fingerprint``, as
+    :func:`_scan` would take it (:func:`_record`: its sync flag and fingerprint)?"""
+    record = listing.record(rel)
+    return record is not None and record[1] is not None and record[3] == fingerprint
+
+
+def _pack(*listings: object) -> None:
+    """Every packed listing of ``listings`` (or of a ChainMap of them) packed again."""
+    for listing in listings:
+        if isinstance(listing, ChainMap):
+            _pack(*listing.maps)
+        elif isinstance(listing, Packed):
+            listing.pack()
 
 
 def rescan(
@@ -395,7 +458,19 @@ def _rel(root: Path, path: Path | str) -> str | None:
     return rel.replace(os.sep, "/") if os.sep != "/" else rel
 
 
-def _scan(root: Path, path: Path | str, old: Mapping[str, Scanned], cache: ScanCache) -> Scanned:
+# what _scan gives for a file ``same`` says the listing holds as it is
+SAME = Scanned("", "", 0, None, "the listing's own")
+
+
+def _scan(
+    root: Path,
+    path: Path | str,
+    old: Mapping[str, Scanned],
+    cache: ScanCache,
+    same: Callable[[str, int], bool] | None = None,
+) -> Scanned:
+    """``path``'s item: ``old``'s when its fingerprint is the file's, else read anew;
+    :data:`SAME` when ``same`` says the listing holds it as it is (nothing made)."""
     rel = _rel(root, path) or os.path.basename(path)
     where, top = str(path), top_of(root)
     if is_generated(rel):
@@ -407,6 +482,8 @@ def _scan(root: Path, path: Path | str, old: Mapping[str, Scanned], cache: ScanC
     if not stat.S_ISREG(st.st_mode):  # a FIFO or device named like a memory: never open it
         return Scanned(top, rel, 0, None, NOT_REGULAR)
     fingerprint = fp.packed(st)
+    if same is not None and same(rel, fingerprint):
+        return SAME
     known = old.get(rel)
     if known is not None and known.fingerprint == fingerprint and known.memory is not None:
         return known

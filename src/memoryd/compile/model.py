@@ -153,7 +153,7 @@ class RootModel:
             model._add(rel, part_of(rel, item, settings), ids)
             if not n % PACK_EVERY:  # never every entry at once (memoryd.compile.packed)
                 model.pack()
-        for rel in settings.held.committed.keys() - listing.keys():
+        for rel in [rel for rel in settings.held.committed if rel not in listing]:
             model._add(rel, part_of(rel, None, settings), ids)
         model.ids, model._building = Ids(model._building), None
         return model
@@ -321,7 +321,8 @@ class RootModel:
                 (folder, [live(e, self.ids) for e in self.entries.in_folder(folder)])
                 for folder in list(self.entries.folders())
             )
-            self.blocks = root_blocks(by_folder, dict(self.settings.descriptions))
+            descriptions = dict(self.settings.descriptions)
+            self.blocks = root_blocks(by_folder, descriptions, self.ids.alone)
         return self.blocks
 
 

@@ -29,6 +29,7 @@ from collections.abc import (
     Iterator,
     KeysView,
     MutableMapping,
+    ValuesView,
 )
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -68,6 +69,7 @@ class Packed(MutableMapping[str, V]):
         self._encode, self._decode = encode, decode
         self._folders: dict[str, _Folder] = {}
         self._len = 0
+        self._records: dict[bytes, dict[str, Any]] = {}  # packed buckets' records, by blob
         for rel, item in items:
             self[rel] = item
 
@@ -112,9 +114,9 @@ class Packed(MutableMapping[str, V]):
             del self._folders[name]
 
     def __iter__(self) -> Iterator[str]:
-        for folder in list(self._folders.values()):
-            for bucket in list(folder.buckets):
-                yield from list(self._read(bucket))
+        """The paths, no item decoded (a packed bucket's records are read, not kept)."""
+        for rel, _record in self.records():
+            yield rel
 
     def __len__(self) -> int:
         return self._len
@@ -123,15 +125,52 @@ class Packed(MutableMapping[str, V]):
         """Every item, each bucket read once and left as it was (a whole-root pass)."""
         return _Items(self)
 
+    def values(self) -> ValuesView[V]:
+        """Every item, each bucket read once and left as it was (as :meth:`items`)."""
+        return _Values(self)
+
     def pairs(self) -> Iterator[tuple[str, V]]:
         for folder in list(self._folders.values()):
             for bucket in list(folder.buckets):
                 yield from list(self._read(bucket).items())
 
+    def records(self) -> Iterator[tuple[str, Any]]:
+        """Every path with what ``encode`` makes of its item (a packed bucket's records as
+        they are kept: no item made of them, as a whole-root pass that copies them out)."""
+        for folder in list(self._folders.values()):
+            for bucket in list(folder.buckets):
+                if isinstance(bucket, bytes):
+                    yield from marshal.loads(zlib.decompress(bucket)) if bucket else ()
+                else:
+                    yield from [(rel, self._encode(rel, item)) for rel, item in bucket.items()]
+
+    def record(self, rel: str) -> Any:
+        """What ``encode`` made of the item at ``rel`` (None: no such item), without
+        making the item of it: a whole-root pass that only compares (memoryd.compile.listing)
+        decodes no item it leaves as it is. The records of a packed bucket read so are
+        kept until :meth:`pack`."""
+        folder = self._folders.get(folder_of(rel))
+        if folder is None:
+            return None
+        bucket = folder.buckets[hash(rel) & (len(folder.buckets) - 1)]
+        if isinstance(bucket, dict):
+            item = bucket.get(rel)
+            return None if item is None else self._encode(rel, item)
+        records = self._records.get(bucket)
+        if records is None:
+            records = self._records[bucket] = dict(
+                marshal.loads(zlib.decompress(bucket)) if bucket else ()
+            )
+        return records.get(rel)
+
     # -- by folder
     def folders(self) -> KeysView[str]:
         """The folders holding an item."""
         return self._folders.keys()
+
+    def counts(self) -> dict[str, int]:
+        """How many items each folder holds."""
+        return {name: folder.count for name, folder in self._folders.items()}
 
     def in_folder(self, name: str) -> list[V]:
         """The items of the folder ``name`` (decoded, not kept open)."""
@@ -142,6 +181,7 @@ class Packed(MutableMapping[str, V]):
 
     def pack(self) -> None:
         """Close every open bucket: the compile that read them is done."""
+        self._records.clear()
         for folder in self._folders.values():
             if folder.opened:
                 clean = folder.clean
@@ -208,6 +248,15 @@ class _Items(ItemsView[str, V]):
         return self._packed.pairs()
 
 
+class _Values(ValuesView[V]):
+    def __init__(self, packed: Packed[V]) -> None:
+        super().__init__(packed)
+        self._packed = packed
+
+    def __iter__(self) -> Iterator[V]:
+        return (item for _rel, item in self._packed.pairs())
+
+
 class Ids:
     """How many entries hold each id, as a sorted array of the ids' hashes (see the module
     docstring). Two ids of one hash would count as one: a chance of 1 in 10^9 at 100k ids
@@ -231,6 +280,14 @@ class Ids:
         del self._hashes[at]
         return at == len(self._hashes) or self._hashes[at] != h
 
+    def alone(self, id_: str) -> bool:
+        """Is ``id_`` held by exactly one entry? (Another id of its hash counts as another
+        entry: then the caller treats it as shared, which is never wrong.)"""
+        hashes, h = self._hashes, hash(id_)
+        at = bisect.bisect_left(hashes, h)
+        end = len(hashes)
+        return at < end and hashes[at] == h and (at + 1 == end or hashes[at + 1] != h)
+
     def __contains__(self, id_: object) -> bool:
         h = hash(id_)
         at = bisect.bisect_left(self._hashes, h)
@@ -246,10 +303,17 @@ def entry_record(rel: str, e: Entry) -> tuple[Any, ...]:
 
 def entry_from(rel: str, record: tuple[Any, ...]) -> Entry:
     """:func:`entry_record` back (kinds and folders shared again, as entry_for shares them)."""
-    id_, kind, summary, load_when, superseded_by, proposed, where = record
-    path, folder = (rel, folder_of(rel)) if where is None else where
+    path, id_, kind, summary, load_when, superseded_by, folder, proposed = entry_fields(rel, record)
     kind = None if kind is None else sys.intern(kind)
     return Entry(path, id_, kind, summary, load_when, superseded_by, sys.intern(folder), proposed)
+
+
+def entry_fields(rel: str, record: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The fields of the :class:`Entry` that :func:`entry_record` made ``record`` of, in
+    their order, no Entry made."""
+    id_, kind, summary, load_when, superseded_by, proposed, where = record
+    path, folder = (rel, folder_of(rel)) if where is None else where
+    return (path, id_, kind, summary, load_when, superseded_by, folder, proposed)
 
 
 def folder_of(rel: str) -> str:

@@ -36,18 +36,20 @@ COMPILED_LAYOUTS = ("plugin",)  # the other layouts keep their own index files
 # one per process: the daemon re-parses only changed files, and keeps no object per file
 _CACHE = ScanCache(slim=True, packed=True)
 Expect = Callable[[Path, bytes | None], None]  # (path, the bytes it will hold; None: deleted)
-_KEPT: dict[Path, ScanCache] = {}
+_KEPT: dict[tuple[Path, bool], ScanCache] = {}
 LISTINGS = "listings"  # in memoryd's cache folder
 
 
-def kept_cache(cache_dir: Path) -> ScanCache:
+def kept_cache(cache_dir: Path, packed: bool = False) -> ScanCache:
     """A compile cache whose listings are also kept in ``cache_dir`` between processes.
 
     For commands, which start with no listing: compiling a root then re-parses only
     the files that changed since the last command (see memoryd.compile.listing).
+    ``packed``: its listings packed by folder (a whole-root pass over a large root, as
+    ``memoryd reindex --full``, holds no object per memory: memoryd.compile.packed).
     """
     folder = cache_dir / LISTINGS
-    return _KEPT.setdefault(folder, ScanCache(slim=True, folder=folder))
+    return _KEPT.setdefault((folder, packed), ScanCache(slim=True, folder=folder, packed=packed))
 
 
 Seed = Callable[[RootConfig, str, fp.Fingerprint | None, dict[Any, Any]], None]

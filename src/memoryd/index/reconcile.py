@@ -41,9 +41,12 @@ log = logging.getLogger(__name__)
 # memoryd.index.schema); the byte cap keeps a batch of large files from filling memory. The
 # byte cap is what ends a batch of memories (a few KB each): a cold index of 10k (9 MB) is
 # one transaction, and FTS5 one segment for a query to read where 5000 files a batch left
-# three (a first-run query at 10k took 11% less; the cold index the same CPU).
+# three (a first-run query at 10k took 11% less; the cold index the same CPU). A batch's
+# rows and tokens are Python objects several times the size of its text, at the peak of a
+# cold index: 12 MB, not 16, took 25 MB off a cold reindex's peak at 100k (196 -> 171 MB)
+# for no CPU that could be told apart from the machine's noise.
 BATCH = 20_000
-BATCH_BYTES = 16 << 20
+BATCH_BYTES = 12 << 20
 # A pass that reads this many files writes with a page cache of BULK_CACHE_KIB (see
 # _page_cache): 32 MiB made a cold index's writes of 100k files a fifth cheaper; 128 MiB
 # gained less (more memory to manage than pages to reuse).
@@ -216,18 +219,19 @@ class _Pass:
         """``(path, load result)`` for each path; large batches in worker processes, in the
         order they finish (:mod:`memoryd.index.pool`), small ones here, in order (a chunk
         at a time, phase by phase: :func:`memoryd.index.loader.load_many`)."""
-        items = list(zip(paths, old_hashes, strict=True))
         cpus = os.cpu_count() or 1
-        if len(items) >= self.spread.min_files and cpus >= self.spread.min_cpus:
+        if len(paths) >= self.spread.min_files and cpus >= self.spread.min_cpus:
             from memoryd.index.pool import load_parallel  # subprocess stays off small batches
 
+            items = list(zip(paths, old_hashes, strict=True))
             workers = max(1, min(3, cpus - 1))
             yield from load_parallel(self.root, items, self.cap, workers, self.spread)
             return
-        for start in range(0, len(items), LOAD_CHUNK):
-            chunk = items[start : start + LOAD_CHUNK]
+        for start in range(0, len(paths), LOAD_CHUNK):  # a pair a file, a chunk at a time
+            end = start + LOAD_CHUNK  # (all at once: 17 MB of tuples held at 300k)
+            chunk = list(zip(paths[start:end], old_hashes[start:end], strict=True))
             loaded = load_many(self.root, chunk, self.cap)
-            yield from zip((path for path, _ in chunk), loaded, strict=True)
+            yield from zip(paths[start:end], loaded, strict=True)
 
     def known(self, prefixes: Iterable[str] | None) -> dict[str, _Known]:
         sql = FINGERPRINT_SQL.format(more=", hash")

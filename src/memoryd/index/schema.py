@@ -144,7 +144,7 @@ CREATE INDEX memories_listing ON memories(
 """
 
 # FTS5 keeps a transaction's new terms in memory up to its hashsize (1 MB by default) before it
-# writes them out as a segment; a reconcile's large batch (up to 16 MB of text, see
+# writes them out as a segment; a reconcile's large batch (up to 12 MB of text, see
 # memoryd.index.reconcile.BATCH_BYTES) then becomes one segment, not one per megabyte, and
 # far less merging. A setting stored in the database; small writes never come near it.
 FTS_HASHSIZE = 16 << 20
