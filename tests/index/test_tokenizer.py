@@ -171,11 +171,11 @@ def test_split_run_sorts_every_code_point_as_the_regex_classes_do() -> None:
     CJK, another word character or neither to both."""
     cjk = re.compile(f"[{CJK_RANGES}]")
     word = re.compile(f"[^\\W{CJK_RANGES}]")
-    kinds = {2: cjk, 1: word}
+    kinds = {tokenizer.CJK_CHAR: cjk, tokenizer.WORD_CHAR: word}
     differ = [
         hex(c) for c in range(0x110000)
         if [k for k, pattern in kinds.items() if pattern.match(chr(c))] != (
-            [tokenizer._kind(chr(c))] if tokenizer._kind(chr(c)) else []
+            [tokenizer.char_kind(chr(c))] if tokenizer.char_kind(chr(c)) else []
         )
     ]  # fmt: skip
     assert differ == []

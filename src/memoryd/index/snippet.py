@@ -13,7 +13,7 @@ import functools
 import unicodedata
 from collections.abc import Sequence
 
-from memoryd.index.tokenizer import is_cjk, is_cjk_char, normalize, stem
+from memoryd.index.tokenizer import WORD_CHAR, char_kind, is_cjk, is_cjk_char, normalize, stem
 
 TYPE_CHECKING = False  # typing stays off the lean recall's imports (memoryd.lean_recall)
 if TYPE_CHECKING:
@@ -226,8 +226,8 @@ _ASCII_WORD = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrs
 
 
 def _is_word(char: str) -> bool:
-    """A character of a word token: what ``\\w`` matches (alphanumeric or ``_``), not CJK."""
-    return (char.isalnum() or char == "_") and not is_cjk(char)
+    """A character of a word token that is not CJK (the tokenizer's :func:`char_kind`)."""
+    return char_kind(char) == WORD_CHAR
 
 
 @functools.lru_cache(maxsize=1024)

@@ -192,17 +192,21 @@ def split_run(text: str) -> list[tuple[str, str]]:
     (``\\w``: alphanumeric or ``_``), in order, as ``(cjk, "")`` and ``("", word)``; any
     other character only parts them (what :func:`_index_re` finds, as pairs)."""
     return [
-        ("".join(chars), "") if kind == 2 else ("", "".join(chars))
-        for kind, chars in itertools.groupby(text, _kind)
+        ("".join(chars), "") if kind == CJK_CHAR else ("", "".join(chars))
+        for kind, chars in itertools.groupby(text, char_kind)
         if kind
     ]
 
 
-def _kind(char: str) -> int:
-    """2 for a CJK character, 1 for another word character (what ``\\w`` matches), else 0."""
+NOT_A_WORD, WORD_CHAR, CJK_CHAR = 0, 1, 2  # what char_kind says of a character
+
+
+def char_kind(char: str) -> int:
+    """:data:`CJK_CHAR` for a CJK character, :data:`WORD_CHAR` for another character of a
+    word token (what ``\\w`` matches: alphanumeric or ``_``), else :data:`NOT_A_WORD`."""
     if is_cjk(char):
-        return 2
-    return 1 if char.isalnum() or char == "_" else 0
+        return CJK_CHAR
+    return WORD_CHAR if char.isalnum() or char == "_" else NOT_A_WORD
 
 
 RUN_MEMO_SIZE = 1 << 16  # runs remembered by index_text (a few MB at most)
