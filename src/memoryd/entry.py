@@ -7,6 +7,7 @@ by :mod:`memoryd.lean_recall` when that can (most of the time), and everything e
 and every recall both decline, by the full CLI (:func:`memoryd.cli.main`).
 """
 
+import gc
 import os
 import sys
 
@@ -14,8 +15,6 @@ import sys
 def main() -> int:
     argv = sys.argv[1:]
     if argv[:1] == ["recall"]:
-        import gc
-
         # A recall is over in milliseconds and makes few objects, none in a cycle worth
         # freeing: the collections its imports set off cost it a twentieth of its
         # instructions. The full CLI below decides for itself.
@@ -30,8 +29,6 @@ def main() -> int:
         code = run(argv[1:], os.environ, sys.stdout, sys.stderr)
         if code is not None:
             return code
-    import gc
-
     gc.disable()  # importing the CLI makes only long-lived objects: no garbage to look for
     try:
         from memoryd.cli import main as full

@@ -6,7 +6,7 @@ sees exactly this text and nothing else (no traceback for user errors).
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # not typing's: the lean recall imports neither
+TYPE_CHECKING = False  # not typing's: the one leaf every command imports needs none
 if TYPE_CHECKING:
     from pathlib import Path
 

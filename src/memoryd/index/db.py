@@ -170,10 +170,13 @@ class IndexDB:
     def vouch(self) -> None:
         """After this connection's writes (committed): the file as they left it passes as
         checked (:func:`memoryd.index.schema.vouch`). Nothing to do when it wrote nothing."""
-        changes = self.conn.total_changes
-        if changes != self._vouched and not self.conn.in_transaction:
-            self._vouched = changes
+        if self._unvouched():
+            self._vouched = self.conn.total_changes
             schema.vouch(self.file, self.identity)
+
+    def _unvouched(self) -> bool:
+        """Has this connection committed writes since it last vouched for the file?"""
+        return self.conn.total_changes != self._vouched and not self.conn.in_transaction
 
     def rows(self, root: Path | None = None) -> list[Row]:
         """Every indexed file (of one root), sorted by path."""
@@ -216,7 +219,7 @@ class IndexDB:
     def close(self) -> None:
         """Close the connection; the checkpoint of a last connection that wrote changes the
         main file, which it then vouches for."""
-        wrote = self.conn.total_changes != self._vouched and not self.conn.in_transaction
+        wrote = self._unvouched()
         self.conn.close()
         if wrote:
             schema.vouch(self.file, self.identity)
