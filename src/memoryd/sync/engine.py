@@ -299,14 +299,11 @@ class _Cycle:
             self.committed_on = head
         return True
 
-    def commit_local(self, head: str | bool | None = True) -> bool:
-        """Commit the root's changes; False when the root is paused (mass delete).
-
-        ``head``: HEAD when the caller knows it (None: an unborn branch), else True."""
+    def commit_local(self, head: str | None) -> bool:
+        """Commit the root's changes on ``head`` (HEAD; None: an unborn branch); False when
+        the root is paused (mass delete)."""
         ensure_gitignored(self.root.path, STATE_FILE)
         local.prune_exclude(self.repo)  # a memory back to sync: true shows up again
-        if isinstance(head, bool):
-            head = self.repo.git.rev("HEAD")
         index = kept.kept_index(self.repo, self.kept_dir, head)
         finished = False
         try:
@@ -512,7 +509,7 @@ class _Cycle:
             if path.is_file() and self.repo.git.hash_blob(path.read_bytes()) == sha:
                 atomic_write(path, data)
         if taken and self.policy.commit:
-            self.commit_local()
+            self.commit_local(self.repo.git.rev("HEAD"))
         return self.repo.git.rev("HEAD")
 
     def _propose(self, t: remote.Target, head: str, theirs: str) -> bool:
@@ -728,7 +725,7 @@ class _Cycle:
         recompile(self.root, self.config)
         worktree.restat(self.repo)  # a compiled file git checked out with CRLF, written with LF
         if self.policy.commit:
-            self.commit_local()
+            self.commit_local(self.repo.git.rev("HEAD"))
 
     def _count_unpushed(self, t: remote.Target) -> None:
         if self.outcome.pushed:  # the remote has HEAD now
